@@ -1,0 +1,42 @@
+"""Pre-flight: can the partition launch an MPI job across its nodes?
+
+Every acceptance figure rests on srun + PMIx + MPI placing ranks where we
+ask.  This check runs a tiny MPI program over all idle nodes with block
+distribution and verifies that every rank started, on the expected number
+of distinct nodes, and that ``MPI_Allreduce`` gives the right sum.
+"""
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+
+
+@rfm.simple_test
+class MPILaunchSanity(rfm.RegressionTest):
+    descr = 'MPI launch across all idle nodes (srun, block distribution)'
+    tags = {'preflight'}
+    valid_systems = ['+mpi']
+    valid_prog_environs = ['+mpi']
+    build_system = 'SingleSource'
+    sourcepath = 'mpi_allreduce.c'
+    #: Ranks started on each node.
+    ranks_per_node = variable(int, value=2)
+    num_tasks = 0  # flexible: as many nodes as are idle
+    time_limit = '2m'
+
+    @run_before('run')
+    def set_layout(self):
+        self.num_tasks_per_node = self.ranks_per_node
+        self.job.launcher.options = ['--distribution=block']
+
+    @sanity_function
+    def all_ranks_reported_and_sum_right(self):
+        ranks = sn.extractall(r'^rank (\d+) of \d+ on node (\S+)', self.stdout, 1, int)
+        nodes = sn.extractall(r'^rank \d+ of \d+ on node (\S+)', self.stdout, 1)
+        total = sn.extractsingle(r'^allreduce sum (\d+)', self.stdout, 1, int)
+        expected = sn.extractsingle(r'expected (\d+)', self.stdout, 1, int)
+        return sn.all([
+            sn.assert_eq(sn.count(sn.defer(sorted(set(ranks)))), self.job.num_tasks),
+            sn.assert_eq(sn.len(sn.defer(set(nodes))),
+                         self.job.num_tasks // self.ranks_per_node),
+            sn.assert_eq(total, expected),
+        ])

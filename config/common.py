@@ -1,0 +1,15 @@
+"""Configuration shared by every system: programming environments that any
+site can use, and general options."""
+
+site_configuration = {
+    'environments': [
+        {
+            # MPI compilers from PATH (the local cluster: Debian's Open MPI).
+            'name': 'openmpi',
+            'cc': 'mpicc',
+            'cxx': 'mpicxx',
+            'ftn': 'mpif90',
+            'features': ['mpi'],
+        },
+    ],
+}

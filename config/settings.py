@@ -1,0 +1,32 @@
+"""ReFrame site configuration of fsaccept.
+
+The common part lives in ``common.py``; each system has one file in
+``systems/`` that defines ``site_configuration = {'systems': [...],
+'environments': [...]}`` (environments optional).  To add your site, copy
+``systems/example_lustre.py`` and adapt it; nothing else needs editing.
+
+Use: ``reframe -C config/settings.py -c checks -r [--system NAME]``.
+"""
+
+import importlib.util
+import pathlib
+
+_here = pathlib.Path(__file__).resolve().parent
+
+
+def _load(path):
+    # ReFrame imports this file by path, so plain relative imports would not work.
+    spec = importlib.util.spec_from_file_location(f'fsaccept_config_{path.stem}', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.site_configuration
+
+
+_common = _load(_here / 'common.py')
+_systems = [_load(p) for p in sorted((_here / 'systems').glob('*.py'))]
+
+site_configuration = {
+    'systems': [s for conf in _systems for s in conf['systems']],
+    'environments': (_common['environments'] +
+                     [e for conf in _systems for e in conf.get('environments', [])]),
+}

@@ -1,0 +1,36 @@
+"""System ``local``: the Slurm cluster that ``scripts/local-cluster up``
+emulates on this host (munged, slurmctld, one slurmd per node).
+
+Never picked by host name: select it with ``--system local``.
+"""
+
+from fsaccept.localcluster import OPENMPI_ENV, PARTITION, slurm_conf_path
+
+site_configuration = {
+    'systems': [
+        {
+            'name': 'local',
+            'descr': 'Slurm cluster emulated on this host (scripts/local-cluster)',
+            'hostnames': [],
+            'modules_system': 'nomod',
+            # Loaded into ReFrame's own environment, so that sbatch/squeue talk
+            # to the emulated cluster and not to any system Slurm.
+            'env_vars': [['SLURM_CONF', str(slurm_conf_path())]],
+            'partitions': [
+                {
+                    'name': PARTITION,
+                    'descr': 'Emulated compute nodes n1..nN',
+                    # No accounting daemon here, so not the `slurm` backend (it calls sacct).
+                    'scheduler': 'squeue',
+                    'launcher': 'srun',
+                    'access': [f'--partition={PARTITION}'],
+                    'environs': ['openmpi'],
+                    # Benchmark jobs must never overlap: they would share the file system.
+                    'max_jobs': 1,
+                    'env_vars': [[k, v] for k, v in OPENMPI_ENV.items()],
+                    'features': ['mpi', 'emulated'],
+                },
+            ],
+        },
+    ],
+}
