@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Benchmark fsaccept.ior.parse_ior on a -vv output of 44,080 ranks (not a test).
+
+Builds, in a temporary directory, the output a 44,080-rank run would print by expanding
+the per-rank ``N: stonewalling pairs accessed: K`` lines of a real capture (one line per
+rank per phase, ranks in shuffled order as MPI delivers them), then times ``parse_ior``
+over it (best of 5, file read included). Prints the time; exits 1 if it is above the budget.
+
+    python bench/bench_parse_ior.py [--ranks 44080] [--capture NAME] [--budget 1.0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "ior"
+MARK = ": stonewalling pairs accessed: "
+
+
+def expand(text: str, ranks: int, seed: int = 0) -> str:
+    """Replace each block of per-rank lines with ``ranks`` lines (same value range)."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    block: list[int] = []
+
+    def flush() -> None:
+        if not block:
+            return
+        lo, hi = min(block), max(block)
+        order = list(range(ranks))
+        rng.shuffle(order)
+        out.extend(f"{r}{MARK}{rng.randint(lo, hi) if r else lo}" for r in order)
+        block.clear()
+
+    for line in text.splitlines():
+        head, sep, tail = line.partition(MARK)
+        if sep and head.isdigit():
+            block.append(int(tail))
+            continue
+        flush()
+        out.append(line.replace("tasks               : 4", f"tasks               : {ranks}"))
+    flush()
+    return "\n".join(out) + "\n"
+
+
+def main() -> int:
+    sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+    from fsaccept.ior import parse_ior
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ranks", type=int, default=44080)
+    ap.add_argument("--capture", default="write-stonewall-wearout")
+    ap.add_argument("--budget", type=float, default=1.0, help="seconds (default 1.0)")
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+
+    src = (DATA / f"{args.capture}.txt").read_text()
+    with tempfile.TemporaryDirectory(prefix="fsaccept-bench-") as tmp:
+        path = Path(tmp) / f"{args.capture}-{args.ranks}.txt"
+        path.write_text(expand(src, args.ranks))
+        size = path.stat().st_size
+        best = float("inf")
+        run = None
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            run = parse_ior(path.read_text())
+            best = min(best, time.perf_counter() - t0)
+
+    assert run is not None
+    reported = sum(p.ranks_reported for p in run.stonewall)
+    print(f"parse_ior: {args.ranks} ranks, {size / 1e6:.1f} MB, "
+          f"{reported} per-rank lines folded into {len(run.stonewall)} phase(s), "
+          f"valid={run.valid}: best of {args.repeat} = {best * 1000:.1f} ms "
+          f"(budget {args.budget * 1000:.0f} ms)")
+    if reported < args.ranks or not run.summary:
+        print("bench: expanded output did not parse as expected", file=sys.stderr)
+        return 1
+    return 0 if best <= args.budget else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

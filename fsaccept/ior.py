@@ -1,0 +1,753 @@
+"""Parse IOR 4.0.0 output: the text printed on stdout/stderr, and the JSON summary file.
+
+Pure functions, standard library only. Every figure is taken from what IOR printed,
+never recomputed: numbers are ``float(printed_text)``, so ``204.36`` stays ``204.36``,
+and the whole printed line is kept (with its 1-based line number) next to each row.
+
+Anything that makes a run untrustworthy becomes a :class:`Finding`:
+
+* severity ``"invalid"``: ``ERROR`` lines, ``returned EOF prematurely``,
+  ``cannot read from file``, ``Incorrect data``, ``Could not read back the stonewalling
+  status``, ``MPI_ABORT``, IOR's refusals (``choose blocksize > transferSize``, invalid
+  options), ``FAILED in``, launcher errors; output that is empty or truncated (no summary
+  table or no ``Finished`` line); non-finite figures in the summary.
+* severity ``"warning"``: any other ``WARNING:`` line (``Maybe caused by
+  deadlineForStonewalling``, expected-size mismatches under a deadline, DUMMY notices) and a
+  phase whose ``wr/rd(s)`` is shorter than the stonewall deadline (``-D``): it ended on size,
+  so the deadline contract ("sustained for D seconds") was not exercised.
+
+A run is ``valid`` when it has no ``invalid`` finding.
+
+Entry points: :func:`parse_ior` (text output), :func:`parse_ior_json` (the file written
+with ``-O summaryFormat=JSON -O summaryFile=F``). Both return an :class:`IorRun`;
+:meth:`IorRun.to_dict` gives a JSON-serialisable dict.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = [
+    "INVALID",
+    "WARNING",
+    "Finding",
+    "IorParameters",
+    "IorRun",
+    "IterationResult",
+    "MaxBandwidth",
+    "StonewallPhase",
+    "SummaryRow",
+    "parse_ior",
+    "parse_ior_json",
+    "parse_size",
+]
+
+INVALID = "invalid"
+WARNING = "warning"
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass
+class Finding:
+    """A line (or the absence of one) that bears on whether the run can be trusted."""
+
+    severity: str  #: ``"invalid"`` or ``"warning"``
+    kind: str  #: short machine tag: ``error``, ``eof``, ``refused``, ``truncated``, ...
+    line: int | None  #: 1-based line number in the parsed text; ``None`` when not tied to a line
+    text: str  #: the line as printed (or a description for derived findings)
+
+
+@dataclass
+class IorParameters:
+    """Typed view of the ``Options:`` block (raw strings are in ``IorRun.parameters``)."""
+
+    api: str | None = None
+    test_filename: str | None = None
+    access: str | None = None  #: ``file-per-process`` or ``single-shared-file``
+    type: str | None = None  #: ``independent`` or ``collective``
+    segments: int | None = None
+    ordering_in_file: str | None = None  #: ``sequential`` or ``random`` (``-z``)
+    ordering_inter_file: str | None = None
+    nodes: int | None = None  #: as IOR counted them (shared-memory communicators)
+    tasks: int | None = None
+    clients_per_node: int | None = None
+    repetitions: int | None = None
+    xfersize: str | None = None  #: as printed, e.g. ``1 MiB``, ``4096 bytes``
+    blocksize: str | None = None
+    aggregate_filesize: str | None = None  #: as printed (rounded by IOR, e.g. ``390.62 GiB``)
+    xfer_bytes: int | None = None
+    block_bytes: int | None = None
+    stonewalling_time: int | None = None  #: ``-D`` seconds; ``None`` when not printed (no -D)
+    stonewalling_wearout: int | None = None  #: ``-O stoneWallingWearOut``; printed only with -D
+
+
+@dataclass
+class IterationResult:
+    """One row of the per-iteration table (``write``, ``read`` or ``remove``).
+
+    Numeric fields are ``float(printed)``; IOR prints a negative/absent value as ``-``,
+    which becomes ``None`` (all but ``total_s`` on ``remove`` rows). IOR prints values
+    >= 3600 with no decimals (``5482`` in the row vs ``5481.85`` in the summary).
+    ``iops`` here is computed by IOR over ``wr/rd(s)`` only, whereas the summary's OPs use
+    the whole phase time: the two differ, use the summary for acceptance figures.
+    """
+
+    access: str
+    bw_mib: float | None
+    iops: float | None
+    latency_s: float | None
+    block_kib: float | None
+    xfer_kib: float | None
+    open_s: float | None
+    wrrd_s: float | None
+    close_s: float | None
+    total_s: float | None
+    iteration: int | None
+    line: int | None = None  #: 1-based line number (``None`` when parsed from JSON)
+
+
+@dataclass
+class SummaryRow:
+    """One operation row of ``Summary of all tests:`` (or the JSON ``summary[]``)."""
+
+    operation: str  #: ``write`` or ``read``
+    max_mib: float  #: Max(MiB): best iteration's aggregate bandwidth, MiB/s
+    min_mib: float  #: Min(MiB), MiB/s
+    mean_mib: float  #: Mean(MiB), MiB/s (mean over iterations)
+    stddev_mib: float  #: first StdDev column, MiB/s
+    max_ops: float  #: Max(OPs): aggregate operations/s (transfer-size operations)
+    min_ops: float
+    mean_ops: float
+    stddev_ops: float  #: second StdDev column
+    mean_s: float  #: Mean(s): mean phase time over iterations
+    stonewall_s: float | None
+    """Stonewall(s): mean time until the stonewall (deadline) was hit; ``None`` (``NA``)
+    unless ``stoneWallingWearOut`` was set."""
+    stonewall_mib: float | None
+    """Stonewall(MiB) / JSON ``StoneWallbwMeanMIB``: despite the header, this is a
+    **per-rank mean bandwidth in MiB/s** during the stonewall phase (mean data moved per rank
+    divided by the stonewall time), NOT an aggregate and not an amount of data. Multiply by
+    ``tasks`` for an aggregate estimate. ``None`` (``NA``) without wear-out."""
+    test_id: int | None
+    tasks: int | None  #: #Tasks
+    tasks_per_node: int | None  #: tPN (ranks on node 0)
+    reps: int | None
+    fpp: int | None  #: file per process (``-F``)
+    reord: int | None  #: ``-C``
+    reordoff: int | None
+    reordrand: int | None
+    seed: int | None
+    segments: int | None  #: segcnt
+    block_bytes: int | None  #: blksiz
+    xfer_bytes: int | None  #: xsize
+    agg_mib: float | None  #: aggs(MiB): data actually moved in iteration 0, MiB
+    api: str | None
+    ref_num: int | None
+    line: int | None = None  #: 1-based line number (``None`` when parsed from JSON)
+    printed: dict[str, str] = field(default_factory=dict)
+    """Field name -> the exact token IOR printed (text output only)."""
+
+
+@dataclass
+class MaxBandwidth:
+    """``Max Write:`` / ``Max Read:`` line (printed only with ``-v``)."""
+
+    operation: str  #: ``write`` or ``read``
+    mib_per_s: float
+    mb_per_s: float
+    line: int | None = None
+
+
+@dataclass
+class StonewallPhase:
+    """One wear-out phase: ``stonewalling pairs accessed min: .. max: .. -- min data: ..``.
+
+    The per-rank lines (``N: stonewalling pairs accessed: K``, printed with ``-v``) that
+    precede it are folded into ``ranks_reported`` / ``rank_pairs_min`` / ``rank_pairs_max``.
+    Data figures are GiB with one decimal, as printed.
+    """
+
+    pairs_min: int | None = None
+    pairs_max: int | None = None
+    min_data_gib: float | None = None  #: least data moved by one rank before the deadline
+    mean_data_gib: float | None = None  #: mean data per rank before the deadline
+    time_s: float | None = None  #: time until the stonewall was hit
+    ranks_reported: int = 0
+    rank_pairs_min: int | None = None
+    rank_pairs_max: int | None = None
+    line: int | None = None
+
+
+@dataclass
+class IorRun:
+    """Everything parsed from one IOR run."""
+
+    source: str = "text"  #: ``text`` or ``json``
+    version: str | None = None  #: e.g. ``IOR-4.0.0``
+    command_line: str | None = None
+    began: str | None = None
+    machine: str | None = None
+    start_time: str | None = None
+    finished: str | None = None
+    header: dict[str, str] = field(default_factory=dict)
+    """Other ``key : value`` lines outside the Options block (TestID, Path, FS, ...)."""
+    parameters: dict[str, str] = field(default_factory=dict)
+    """The first ``Options:`` block, raw strings as printed."""
+    params: IorParameters = field(default_factory=IorParameters)
+    results: list[IterationResult] = field(default_factory=list)
+    summary: list[SummaryRow] = field(default_factory=list)
+    max_bandwidth: list[MaxBandwidth] = field(default_factory=list)
+    stonewall: list[StonewallPhase] = field(default_factory=list)
+    pairs_deadline_accessed: list[int] = field(default_factory=list)
+    """``Pairs deadlineForStonewallingaccessed: N`` values (IOR's typo). Not printed when a
+    stonewalling status file is used (the count goes to the file instead)."""
+    summary_file: str | None = None
+    """Set when stdout says ``Writing output to F`` (``-O summaryFile``): figures are in F."""
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        """True when no finding has severity ``invalid``."""
+        return not any(f.severity == INVALID for f in self.findings)
+
+    @property
+    def reasons(self) -> list[str]:
+        """Human-readable reasons for ``valid == False`` (one per invalid finding)."""
+        out = []
+        for f in self.findings:
+            if f.severity == INVALID:
+                out.append(f"line {f.line}: {f.text}" if f.line else f.text)
+        return out
+
+    def summary_for(self, operation: str) -> SummaryRow | None:
+        """First summary row for ``write`` or ``read``, or ``None``."""
+        for row in self.summary:
+            if row.operation == operation:
+                return row
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable dict (non-finite floats become ``None``)."""
+        d: dict[str, Any] = _finite(asdict(self))
+        d["valid"] = self.valid
+        d["reasons"] = self.reasons
+        return d
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+# --------------------------------------------------------------------------- helpers
+
+_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(bytes|KiB|MiB|GiB|TiB|KB|MB|GB|TB)\s*$")
+_SIZE_MULT = {
+    "bytes": 1,
+    "KiB": 1 << 10,
+    "MiB": 1 << 20,
+    "GiB": 1 << 30,
+    "TiB": 1 << 40,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+}
+
+
+def parse_size(text: str | None) -> int | None:
+    """Bytes from IOR's human-readable size (``1 MiB``, ``4096 bytes``); ``None`` if the
+    text is missing, not a size, or rounded (a fractional value such as ``390.62 GiB``)."""
+    if not text:
+        return None
+    m = _SIZE_RE.match(text)
+    if not m:
+        return None
+    num, unit = m.groups()
+    if "." in num:
+        return None
+    return int(num) * _SIZE_MULT[unit]
+
+
+def _num(tok: str) -> float | None:
+    """Printed number -> float; ``-`` / ``NA`` -> None."""
+    if tok in ("-", "NA"):
+        return None
+    try:
+        return float(tok)
+    except ValueError:
+        return None
+
+
+def _int(tok: str | None) -> int | None:
+    if tok is None:
+        return None
+    try:
+        return int(tok)
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------- text parser
+
+_STONEWALL_RE = re.compile(
+    r"^stonewalling pairs accessed min: (-?\d+) max: (\d+) -- min data: (\S+) GiB "
+    r"mean data: (\S+) GiB time: (\S+)s"
+)
+_MAX_RE = re.compile(r"^Max (Write|Read):\s+(\S+) MiB/sec \((\S+) MB/sec\)")
+_RANK_PAIRS = ": stonewalling pairs accessed: "
+# Anything that invalidates a run, searched for in lines not already classified.
+_BAD_RE = re.compile(
+    r"ERROR|EOF prematurely|Incorrect data|MPI_ABORT|Could not read back|"
+    r"cannot read from file|choose blocksize|: FAILED in |Invalid options|"
+    r"Error invalid argument|srun: error|slurmstepd: error|CANCELLED|"
+    r"Segmentation fault|exited on signal|non-zero (?:status|exit code)"
+)
+
+_SUMMARY_FIELDS = (
+    "operation", "max_mib", "min_mib", "mean_mib", "stddev_mib", "max_ops", "min_ops",
+    "mean_ops", "stddev_ops", "mean_s", "stonewall_s", "stonewall_mib", "test_id", "tasks",
+    "tasks_per_node", "reps", "fpp", "reord", "reordoff", "reordrand", "seed", "segments",
+    "block_bytes", "xfer_bytes", "agg_mib", "api", "ref_num",
+)  # 27 columns, in the order of IOR's header
+_ROW_OPS = ("write", "read", "remove")
+_KV_SEP = ": "
+
+
+def _classify(line: str) -> tuple[str, str] | None:
+    """(severity, kind) for a line that matters, else None."""
+    if line.startswith("WARNING:"):
+        if "EOF prematurely" in line:
+            return INVALID, "eof"
+        if "Incorrect data" in line:
+            return INVALID, "incorrect-data"
+        if "Could not read back the stonewalling status" in line:
+            return INVALID, "stonewall-status"
+        return WARNING, "warning"
+    if not _BAD_RE.search(line):
+        return None
+    if "cannot read from file" in line:
+        return INVALID, "cannot-read"
+    if "EOF prematurely" in line:
+        return INVALID, "eof"
+    if "Incorrect data" in line:
+        return INVALID, "incorrect-data"
+    if "Could not read back" in line:
+        return INVALID, "stonewall-status"
+    if "MPI_ABORT" in line:
+        if line.startswith("NOTE: invoking MPI_ABORT"):  # Open MPI's boilerplate after the abort
+            return None
+        return INVALID, "mpi-abort"
+    if (
+        "choose blocksize" in line
+        or "only sensible" in line
+        or "Invalid options" in line
+        or "Error invalid argument" in line
+    ):
+        return INVALID, "refused"
+    if "ERROR" in line or ": FAILED in " in line:
+        return INVALID, "error"
+    return INVALID, "launcher"
+
+
+def _set_params(run: IorRun) -> None:
+    p = run.parameters
+    run.params = IorParameters(
+        api=p.get("api"),
+        test_filename=p.get("test filename"),
+        access=p.get("access"),
+        type=p.get("type"),
+        segments=_int(p.get("segments")),
+        ordering_in_file=p.get("ordering in a file"),
+        ordering_inter_file=p.get("ordering inter file"),
+        nodes=_int(p.get("nodes")),
+        tasks=_int(p.get("tasks")),
+        clients_per_node=_int(p.get("clients per node")),
+        repetitions=_int(p.get("repetitions")),
+        xfersize=p.get("xfersize"),
+        blocksize=p.get("blocksize"),
+        aggregate_filesize=p.get("aggregate filesize"),
+        xfer_bytes=parse_size(p.get("xfersize")),
+        block_bytes=parse_size(p.get("blocksize")),
+        stonewalling_time=_int(p.get("stonewallingTime")),
+        stonewalling_wearout=_int(p.get("stoneWallingWearOut")),
+    )
+
+
+def _summary_row(toks: list[str], lineno: int | None) -> SummaryRow:
+    printed = dict(zip(_SUMMARY_FIELDS, toks, strict=True))
+    n = _num
+    return SummaryRow(
+        operation=toks[0],
+        max_mib=float(toks[1]),
+        min_mib=float(toks[2]),
+        mean_mib=float(toks[3]),
+        stddev_mib=float(toks[4]),
+        max_ops=float(toks[5]),
+        min_ops=float(toks[6]),
+        mean_ops=float(toks[7]),
+        stddev_ops=float(toks[8]),
+        mean_s=float(toks[9]),
+        stonewall_s=n(toks[10]),
+        stonewall_mib=n(toks[11]),
+        test_id=_int(toks[12]),
+        tasks=_int(toks[13]),
+        tasks_per_node=_int(toks[14]),
+        reps=_int(toks[15]),
+        fpp=_int(toks[16]),
+        reord=_int(toks[17]),
+        reordoff=_int(toks[18]),
+        reordrand=_int(toks[19]),
+        seed=_int(toks[20]),
+        segments=_int(toks[21]),
+        block_bytes=_int(toks[22]),
+        xfer_bytes=_int(toks[23]),
+        agg_mib=n(toks[24]),
+        api=toks[25],
+        ref_num=_int(toks[26]),
+        line=lineno,
+        printed=printed,
+    )
+
+
+def parse_ior(text: str) -> IorRun:
+    """Parse IOR's text output (stdout+stderr of one run, any verbosity).
+
+    Never raises on odd input: problems become findings. Single pass over the lines.
+    """
+    run = IorRun(source="text")
+    findings = run.findings
+    if not text.strip():
+        findings.append(Finding(INVALID, "empty", None, "IOR output is empty"))
+        return run
+
+    lines = text.splitlines()
+    in_options = False
+    options_done = False
+    pending = StonewallPhase()  # collects per-rank lines until the phase summary line
+    in_summary = False
+
+    for idx, line in enumerate(lines):
+        if not line:
+            if in_options:
+                in_options, options_done = False, True
+            continue
+        c = line[0]
+
+        # Hot path: per-rank lines "N: stonewalling pairs accessed: K" (one per rank).
+        if "0" <= c <= "9":
+            k = line.find(_RANK_PAIRS)
+            if k > 0:
+                try:
+                    v = int(line[k + len(_RANK_PAIRS):])
+                except ValueError:
+                    pass
+                else:
+                    pending.ranks_reported += 1
+                    if pending.rank_pairs_min is None or v < pending.rank_pairs_min:
+                        pending.rank_pairs_min = v
+                    if pending.rank_pairs_max is None or v > pending.rank_pairs_max:
+                        pending.rank_pairs_max = v
+                    continue
+
+        lineno = idx + 1
+
+        # Result rows: per-iteration (11 tokens) or summary (27 tokens).
+        if c in "wr" and line.startswith(_ROW_OPS):
+            toks = line.split()
+            if toks[0] in _ROW_OPS:
+                if len(toks) == 11:
+                    n = _num
+                    run.results.append(IterationResult(
+                        toks[0], n(toks[1]), n(toks[2]), n(toks[3]), n(toks[4]), n(toks[5]),
+                        n(toks[6]), n(toks[7]), n(toks[8]), n(toks[9]),
+                        iteration=_int(toks[10]), line=lineno,
+                    ))
+                    continue
+                if len(toks) == 27 and in_summary:
+                    try:
+                        run.summary.append(_summary_row(toks, lineno))
+                    except ValueError:
+                        findings.append(
+                            Finding(INVALID, "unparseable", lineno, f"bad summary row: {line}")
+                        )
+                    continue
+
+        if c == "W" or c == "E":
+            cls = _classify(line)
+            if cls is not None:
+                findings.append(Finding(cls[0], cls[1], lineno, line))
+                continue
+            if line.startswith("Writing output to "):
+                run.summary_file = line[len("Writing output to "):].strip()
+                continue
+
+        # Options block: "%-20s: %s" (every ShowSetup key is shorter than 20 characters)
+        if in_options and len(line) > 20 and line[20] == ":" and c != " ":
+            run.parameters[line[:20].rstrip()] = line[21:].strip()
+            continue
+
+        if c == "s" and line.startswith("stonewalling pairs accessed min:"):
+            m = _STONEWALL_RE.match(line)
+            if m:
+                pending.pairs_min = int(m.group(1))
+                pending.pairs_max = int(m.group(2))
+                pending.min_data_gib = _num(m.group(3))
+                pending.mean_data_gib = _num(m.group(4))
+                pending.time_s = _num(m.group(5))
+            pending.line = lineno
+            run.stonewall.append(pending)
+            pending = StonewallPhase()
+            continue
+
+        if c == "M" and line.startswith("Max "):
+            m = _MAX_RE.match(line)
+            if m:
+                run.max_bandwidth.append(
+                    MaxBandwidth(m.group(1).lower(), float(m.group(2)), float(m.group(3)), lineno)
+                )
+                continue
+
+        if c == "P" and line.startswith("Pairs deadlineForStonewallingaccessed:"):
+            pairs = _int(line.split(":", 1)[1].strip())
+            if pairs is not None:
+                run.pairs_deadline_accessed.append(pairs)
+            continue
+
+        if c == "S" and line.startswith("Summary of all tests:"):
+            in_summary = True
+            continue
+
+        if c == "O" and line.startswith("Options:"):
+            if not options_done and not run.parameters:
+                in_options = True
+            continue
+
+        if line.startswith("IOR-") and ": MPI Coordinated Test" in line:
+            run.version = line.split(":", 1)[0]
+            continue
+
+        # "key                 : value" header lines
+        if line[:1].isalpha() and len(line) > 20 and line[20:22] == _KV_SEP:
+            key = line[:20].rstrip()
+            val = line[22:].rstrip()
+            if key == "Command line":
+                run.command_line = run.command_line or val
+            elif key == "Began":
+                run.began = run.began or val
+            elif key == "Machine":
+                run.machine = run.machine or val
+            elif key == "StartTime":
+                run.start_time = run.start_time or val
+            elif key == "Finished":
+                run.finished = val
+            else:
+                run.header.setdefault(key, val)
+            continue
+
+        cls = _classify(line)
+        if cls is not None:
+            findings.append(Finding(cls[0], cls[1], lineno, line))
+
+    if pending.ranks_reported:  # per-rank lines with no closing phase line (truncated)
+        run.stonewall.append(pending)
+
+    _set_params(run)
+    _derived_findings(run)
+    return run
+
+
+def _derived_findings(run: IorRun) -> None:
+    f = run.findings
+    if run.source == "text":
+        if not run.summary:
+            if run.summary_file and not run.results:
+                f.append(Finding(
+                    INVALID, "no-summary", None,
+                    f"no figures in this output: IOR wrote its summary to {run.summary_file}"
+                    " (parse that file with parse_ior_json)",
+                ))
+            else:
+                f.append(Finding(
+                    INVALID, "truncated", None,
+                    "no 'Summary of all tests:' table: output truncated or run aborted",
+                ))
+        if run.finished is None and not run.summary_file:
+            f.append(Finding(INVALID, "truncated", None,
+                             "no 'Finished' line: output truncated or run aborted"))
+    elif not run.summary:
+        f.append(Finding(INVALID, "no-summary", None, "JSON summary has no summary[] rows"))
+
+    for row in run.summary:
+        figures = (row.max_mib, row.min_mib, row.mean_mib, row.max_ops, row.min_ops,
+                   row.mean_ops, row.mean_s)
+        if not all(math.isfinite(x) for x in figures):
+            f.append(Finding(INVALID, "non-finite", row.line,
+                             f"non-finite figure in {row.operation} summary"))
+
+    tasks = run.params.tasks
+    for ph in run.stonewall:
+        if ph.ranks_reported and tasks and ph.ranks_reported != tasks:
+            f.append(Finding(
+                WARNING, "rank-lines", ph.line,
+                f"{ph.ranks_reported} per-rank 'stonewalling pairs accessed' lines for {tasks}"
+                " tasks (lost or interleaved output)",
+            ))
+
+    deadline = run.params.stonewalling_time
+    if deadline:
+        for r in run.results:
+            if r.access in ("write", "read") and r.wrrd_s is not None \
+                    and r.wrrd_s < 0.99 * deadline:
+                f.append(Finding(
+                    WARNING, "ended-before-deadline", r.line,
+                    f"{r.access} iteration {r.iteration} took {r.wrrd_s:g} s < stonewall "
+                    f"deadline {deadline} s: ended on data size, not on the deadline",
+                ))
+
+
+# --------------------------------------------------------------------------- JSON parser
+
+_NAN_RE = re.compile(r'(:\s*)(-?nan|-?inf)\b', re.IGNORECASE)
+
+
+def parse_ior_json(text: str) -> IorRun:
+    """Parse the JSON summary file (``-O summaryFormat=JSON -O summaryFile=F``).
+
+    Raises ``ValueError`` with a clear message when the text is empty, not JSON (IOR 4.0.0
+    writes invalid JSON into the summary file when run with ``-v``), or lacks IOR's keys.
+    """
+    if not text.strip():
+        raise ValueError("IOR JSON summary is empty")
+
+    def _bad(m: re.Match[str]) -> str:
+        v = m.group(2).lower()
+        if "nan" in v:
+            return m.group(1) + "NaN"
+        return m.group(1) + ("-Infinity" if v.startswith("-") else "Infinity")
+
+    try:
+        doc = json.loads(_NAN_RE.sub(_bad, text))
+    except json.JSONDecodeError as e:
+        raise ValueError(
+            f"IOR JSON summary is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg});"
+            " IOR 4.0.0 writes a broken summary file when run with -v"
+        ) from None
+    if not isinstance(doc, dict) or "tests" not in doc or "summary" not in doc:
+        raise ValueError("not an IOR JSON summary: expected an object with 'tests' and 'summary'")
+
+    run = IorRun(source="json")
+    ver = doc.get("Version")
+    run.version = f"IOR-{ver}" if ver else None
+    run.command_line = doc.get("Command line")
+    run.began = doc.get("Began")
+    run.machine = doc.get("Machine")
+    run.finished = doc.get("Finished")
+    try:
+        tests = doc["tests"] or []
+        if tests:
+            t0 = tests[0]
+            run.start_time = t0.get("StartTime")
+            for k in ("TestID", "Path", "Capacity", "Used Capacity", "Inodes", "Used Inodes"):
+                if k in t0:
+                    run.header[k] = str(t0[k])
+            run.parameters = {k: str(v) for k, v in (t0.get("Options") or {}).items()}
+            prm = t0.get("Parameters") or {}
+            # the Options block lacks the stonewall settings unless -D; take them from Parameters
+            if prm.get("deadlineForStonewall"):
+                run.parameters.setdefault("stonewallingTime", str(prm["deadlineForStonewall"]))
+                run.parameters.setdefault(
+                    "stoneWallingWearOut", str(prm.get("stoneWallingWearOut", 0)))
+        for t in tests:
+            counters: dict[str, int] = {}
+            for item in _flatten(t.get("Results") or []):
+                acc = item.get("access", "?")
+                it = counters.get(acc, 0)
+                counters[acc] = it + 1
+                run.results.append(IterationResult(
+                    access=acc,
+                    bw_mib=_jnum(item.get("bwMiB")),
+                    iops=_jnum(item.get("iops")),
+                    latency_s=_jnum(item.get("latency")),
+                    block_kib=_jnum(item.get("blockKiB")),
+                    xfer_kib=_jnum(item.get("xferKiB")),
+                    open_s=_jnum(item.get("openTime")),
+                    wrrd_s=_jnum(item.get("wrRdTime")),
+                    close_s=_jnum(item.get("closeTime")),
+                    total_s=_jnum(item.get("totalTime")),
+                    iteration=it,
+                ))
+            mx = t.get("max")
+            if isinstance(mx, dict):
+                for op in ("write", "read"):
+                    if f"{op}MiB" in mx:
+                        run.max_bandwidth.append(
+                            MaxBandwidth(op, float(mx[f"{op}MiB"]), float(mx.get(f"{op}MB", "nan")))
+                        )
+        for s in doc["summary"] or []:
+            run.summary.append(SummaryRow(
+                operation=s["operation"],
+                max_mib=float(s["bwMaxMIB"]),
+                min_mib=float(s["bwMinMIB"]),
+                mean_mib=float(s["bwMeanMIB"]),
+                stddev_mib=float(s["bwStdMIB"]),
+                max_ops=float(s["OPsMax"]),
+                min_ops=float(s["OPsMin"]),
+                mean_ops=float(s["OPsMean"]),
+                stddev_ops=float(s["OPsSD"]),
+                mean_s=float(s["MeanTime"]),
+                stonewall_s=_jnum(s.get("StoneWallTime")),
+                stonewall_mib=_jnum(s.get("StoneWallbwMeanMIB")),
+                test_id=s.get("TestID"),
+                tasks=s.get("numTasks"),
+                tasks_per_node=s.get("tasksPerNode"),
+                reps=s.get("repetitions"),
+                fpp=s.get("filePerProc"),
+                reord=s.get("reorderTasks"),
+                reordoff=s.get("taskPerNodeOffset"),
+                reordrand=s.get("reorderTasksRandom"),
+                seed=s.get("reorderTasksRandomSeed"),
+                segments=s.get("segmentCount"),
+                block_bytes=s.get("blockSize"),
+                xfer_bytes=s.get("transferSize"),
+                agg_mib=_jnum(s.get("xsizeMiB")),
+                api=s.get("API"),
+                ref_num=s.get("ReferenceNumber"),
+            ))
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        raise ValueError(f"IOR JSON summary has an unexpected structure: {e!r}") from None
+
+    _set_params(run)
+    if run.finished is None:
+        run.findings.append(Finding(INVALID, "truncated", None, "JSON summary has no 'Finished'"))
+    _derived_findings(run)
+    return run
+
+
+def _flatten(items: list[Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for it in items:
+        if isinstance(it, list):
+            out.extend(_flatten(it))
+        elif isinstance(it, dict):
+            out.append(it)
+    return out
+
+
+def _jnum(v: Any) -> float | None:
+    if v is None:
+        return None
+    try:
+        return float(v)  # IOR prints inf as the string "inf"
+    except (TypeError, ValueError):
+        return None

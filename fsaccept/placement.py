@@ -1,0 +1,76 @@
+"""Where a test runs: node counts from fractions, usable nodes, rank placement."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+
+#: Slurm node states (any of them) that make a node unusable for a benchmark.
+UNUSABLE_STATES = frozenset({"DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING",
+                             "NOT_RESPONDING", "POWERED_DOWN", "POWERING_DOWN",
+                             "MAINTENANCE", "RESERVED", "INVALID_REG", "FUTURE"})
+
+
+def nodes_for_fraction(fraction: float, total_nodes: int) -> int:
+    """Nodes a test uses: the fraction of the nodes, rounded up, at least 1.
+
+    90 % of 1,536 nodes is 1,383 (1,382.4 rounded up): a fraction is a floor
+    on the share of the machine a test covers, never less.
+    """
+    if not 0 < fraction <= 1:
+        raise ValueError(f"node fraction must be in (0, 1], got {fraction}")
+    if total_nodes < 1:
+        raise ValueError(f"the partition has no nodes (total {total_nodes})")
+    # round() first: 0.9 * 10 is 9.000000000000002 in binary floating point.
+    return max(1, math.ceil(round(fraction * total_nodes, 9)))
+
+
+def is_usable(states: Iterable[str]) -> bool:
+    """Whether a node in these Slurm states (e.g. {'IDLE', 'DRAIN'}) can run a job."""
+    return not UNUSABLE_STATES.intersection(s.upper().rstrip("*") for s in states)
+
+
+def node_memory_bytes(scontrol_line: str) -> int | None:
+    """RealMemory (MiB in Slurm) of a ``scontrol show node -o`` line, in bytes."""
+    match = re.search(r"\bRealMemory=(\d+)", scontrol_line)
+    return int(match.group(1)) * 2**20 if match else None
+
+
+def parse_rank_map(text: str, marker: str = "fsaccept-rank") -> dict[int, str]:
+    """Rank → node from lines ``<marker> <rank> <node>`` (printed by one
+    ``srun bash -c 'echo <marker> $SLURM_PROCID $SLURMD_NODENAME'``)."""
+    ranks = {}
+    for match in re.finditer(rf"^{re.escape(marker)} (\d+) (\S+)$", text, re.M):
+        ranks[int(match.group(1))] = match.group(2)
+    return ranks
+
+
+def format_rank_map(ranks: dict[int, str]) -> str:
+    """Compact, ordered rank map: 'n1:0-3,n2:4-7'; non-contiguous ranks are listed."""
+    parts: list[str] = []
+    run_node, run_start, prev = None, None, None
+    for rank in sorted(ranks):
+        node = ranks[rank]
+        if node != run_node or prev is None or rank != prev + 1:
+            if run_node is not None:
+                parts.append(_run(run_node, run_start, prev))
+            run_node, run_start = node, rank
+        prev = rank
+    if run_node is not None:
+        parts.append(_run(run_node, run_start, prev))
+    return ",".join(parts)
+
+
+def _run(node: str | None, start: int | None, end: int | None) -> str:
+    return f"{node}:{start}" if start == end else f"{node}:{start}-{end}"
+
+
+def is_block_placement(ranks: dict[int, str], ranks_per_node: int) -> bool:
+    """True when ranks 0..k-1 share the first node, k..2k-1 the next, and so on
+    (what IOR's -C shift assumes: its shift is the rank count of node 0)."""
+    order = [ranks[r] for r in sorted(ranks)]
+    if not order or sorted(ranks) != list(range(len(order))) or len(order) % ranks_per_node:
+        return False
+    blocks = [order[i:i + ranks_per_node] for i in range(0, len(order), ranks_per_node)]
+    return all(len(set(b)) == 1 for b in blocks) and len({b[0] for b in blocks}) == len(blocks)

@@ -1,0 +1,182 @@
+"""Per-system acceptance parameters: ``reference/<system>.yaml``.
+
+A reference file holds, per test, the node fraction, ranks per node, sizes,
+deadlines and the threshold.  It is validated against a JSON Schema
+(``fsaccept/schemas/reference.schema.json``) when loaded; every error names
+the file and the key, and nothing is submitted with a bad file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from fsaccept.localcluster import REPO_ROOT
+
+REFERENCE_DIR = REPO_ROOT / "reference"
+#: Buffered reads of less data per node than this × node memory may be served from cache.
+DEFAULT_MIN_CACHE_RATIO = 1.5
+
+_UNITS = {"": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+_SIZE = re.compile(r"^([1-9][0-9]*)(KiB|MiB|GiB|TiB)?$")
+
+
+class ReferenceError(ValueError):
+    """A bad reference file; the message names the file and the key."""
+
+
+def parse_size(text: str | int) -> int:
+    """Bytes in a binary size such as ``4KiB``, ``1MiB``, ``16GiB`` or ``4096``."""
+    if isinstance(text, int) and not isinstance(text, bool) and text > 0:
+        return text
+    match = _SIZE.match(str(text))
+    if not match:
+        raise ValueError(f"{text!r} is not a binary size; use bytes or KiB, MiB, GiB, TiB "
+                         "(IOR sizes are powers of 2: 1MB would be ambiguous)")
+    return int(match.group(1)) * _UNITS[match.group(2) or ""]
+
+
+def format_size(nbytes: int) -> str:
+    """The largest exact binary unit: 1048576 → '1MiB'."""
+    for unit in ("TiB", "GiB", "MiB", "KiB"):
+        if nbytes % _UNITS[unit] == 0:
+            return f"{nbytes // _UNITS[unit]}{unit}"
+    return str(nbytes)
+
+
+@dataclass(frozen=True)
+class Threshold:
+    value: float
+    unit: str
+    tolerance: float = 0.0
+
+    def as_reframe_reference(self) -> tuple[float, float, None, str]:
+        """(value, lower, upper, unit): a shortfall beyond the tolerance fails;
+        there is no upper bound (a figure above its ceiling is judged elsewhere)."""
+        return (self.value, -self.tolerance, None, self.unit)
+
+
+@dataclass(frozen=True)
+class TestParameters:
+    """One test's entry under ``tests:`` (sizes in bytes, times in seconds)."""
+
+    name: str
+    node_fraction: float
+    ranks_per_node: int
+    transfer_size: int
+    block_size: int
+    deadline_s: int
+    threshold: Threshold
+    segments: int = 1
+    direct_io: bool = False
+    min_cache_ratio: float = DEFAULT_MIN_CACHE_RATIO
+    generation_deadline_s: int | None = None
+    generation_transfer_size: int | None = None
+
+
+@dataclass(frozen=True)
+class Reference:
+    path: Path
+    system: str
+    target_path: Path
+    target_fstype: str
+    tests: dict[str, TestParameters] = field(default_factory=dict)
+    description: str = ""
+
+    def test(self, name: str, needed_by: str = "") -> TestParameters:
+        try:
+            return self.tests[name]
+        except KeyError:
+            by = f" (needed by {needed_by})" if needed_by else ""
+            raise ReferenceError(f"{self.path}: tests.{name}: missing{by}; "
+                                 f"the file has: {', '.join(sorted(self.tests)) or 'no tests'}"
+                                 ) from None
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    text = resources.files("fsaccept").joinpath("schemas/reference.schema.json").read_text()
+    return json.loads(text)
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    return ".".join(str(p) for p in error.absolute_path) or "(top level)"
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    last = str(error.absolute_path[-1]) if error.absolute_path else ""
+    if error.validator == "pattern" and last.endswith("_size"):
+        return parse_size_error(error.instance)
+    if error.validator == "unevaluatedProperties":
+        return error.message.replace("Unevaluated properties are not allowed",
+                                     "unknown key(s)")
+    if error.validator == "additionalProperties":
+        return error.message.replace("Additional properties are not allowed",
+                                     "unknown key(s)")
+    return error.message
+
+
+def parse_size_error(value: Any) -> str:
+    try:
+        parse_size(value)
+    except ValueError as err:
+        return str(err)
+    return f"{value!r} is not a valid size"
+
+
+def validation_errors(data: Any) -> list[str]:
+    """Every schema violation as 'key.path: message', sorted by key."""
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{_key_path(e)}: {_message(e)}" for e in errors]
+
+
+def load_reference(path: Path | str) -> Reference:
+    """Read and validate a reference file; raises ReferenceError naming file and keys."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as err:
+        raise ReferenceError(f"{path}: cannot read reference file: {err.strerror}") from None
+    except yaml.YAMLError as err:
+        raise ReferenceError(f"{path}: not valid YAML: {err}") from None
+    errors = validation_errors(data)
+    if errors:
+        raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
+    tests = {}
+    for name, entry in data["tests"].items():
+        sizes = {k: parse_size(v) for k, v in entry.items() if k.endswith("_size")}
+        plain = {k: v for k, v in entry.items() if not k.endswith("_size") and k != "threshold"}
+        tests[name] = TestParameters(name=name, threshold=Threshold(**entry["threshold"]),
+                                     **sizes, **plain)
+        _check_consistency(path, tests[name])
+    return Reference(path=path, system=data["system"], description=data.get("description", ""),
+                     target_path=Path(data["target"]["path"]),
+                     target_fstype=data["target"]["fstype"], tests=tests)
+
+
+def _check_consistency(path: Path, t: TestParameters) -> None:
+    """Rules the schema cannot express (IOR would refuse these at run time)."""
+    key = f"{path}: tests.{t.name}"
+    if t.block_size % t.transfer_size:
+        raise ReferenceError(f"{key}.block_size: {format_size(t.block_size)} is not a multiple "
+                             f"of transfer_size {format_size(t.transfer_size)}")
+    if t.name.startswith("ior_random") and t.block_size <= t.transfer_size:
+        raise ReferenceError(f"{key}.block_size: random offsets need block_size > "
+                             f"transfer_size (IOR refuses -z with -b = -t)")
+    gen = t.generation_transfer_size
+    if gen is not None and t.block_size % gen:
+        raise ReferenceError(f"{key}.block_size: {format_size(t.block_size)} is not a multiple "
+                             f"of generation_transfer_size {format_size(gen)}")
+
+
+def reference_path(system: str, directory: Path = REFERENCE_DIR) -> Path:
+    return directory / f"{system}.yaml"

@@ -1,0 +1,272 @@
+"""ReFrame base tests shared by the checks in ``checks/``.
+
+The checks only say *which* acceptance test they are (reference key, IOR
+phase, figure); everything else is here, once:
+
+- ``AcceptanceTest``: reads ``reference/<system>.yaml``, places the test on
+  the node fraction it prescribes (rounded up), block rank distribution,
+  exclusive nodes, a time limit that follows from the deadlines, thresholds
+  as ReFrame references, and provenance as loggable variables.
+- ``IORTest``: runs one IOR phase (``fsaccept.iorcmd``), parses IOR's
+  output (``fsaccept.ior``) and turns validity findings into INVALID
+  (``fsaccept.validity``).
+
+Verdicts: PASS is ReFrame's pass; FAIL is a performance failure against the
+threshold; INVALID is a sanity failure whose message starts with
+``INVALID:`` and gives the reasons.  A figure is never judged when invalid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import (performance_function, run_after, run_before,
+                                   sanity_function, variable)
+from reframe.core.exceptions import SanityError
+
+from fsaccept import ior, iorcmd, placement, reference, validity
+
+RANK_MARKER = "fsaccept-rank"
+INFO_MARKER = "fsaccept-info"
+
+
+class AcceptanceTest(rfm.RunOnlyRegressionTest):
+    """Placement, reference and provenance common to every acceptance check."""
+
+    #: Key of this test's entry under ``tests:`` in the reference file.
+    reference_key = variable(str)
+
+    #: Reference file to use; empty: ``reference/<system>.yaml`` of this repository.
+    reference_file = variable(str, value=os.environ.get("FSACCEPT_REFERENCE", ""))
+
+    #: What the node fraction is a fraction of: ``total`` (all nodes of the
+    #: partition: the acceptance rule) or ``available`` (the nodes usable now).
+    fraction_of = variable(str, value="total")
+
+    #: Keep the files the test writes; by default the last test that needs
+    #: them removes them.
+    keep_files = variable(bool, value=False)
+
+    #: Minutes added to the deadlines for the Slurm time limit (start-up,
+    #: wear-out, fsync, close), so a hung benchmark cannot hold nodes forever.
+    time_limit_margin_min = variable(int, value=10)
+
+    # Provenance: logged with every figure (perflog, run report).
+    node_fraction = variable(float, value=0.0, loggable=True)
+    partition_nodes = variable(int, value=0, loggable=True)
+    usable_nodes = variable(int, value=0, loggable=True)
+    num_nodes = variable(int, value=0, loggable=True)
+    ranks_per_node = variable(int, value=0, loggable=True)
+    node_memory_bytes = variable(int, value=0, loggable=True)
+    target_dir = variable(str, value="", loggable=True)
+    reference_path = variable(str, value="", loggable=True)
+    reference_sha256 = variable(str, value="", loggable=True)
+    rank_map = variable(str, value="", loggable=True)
+
+    valid_systems = ["+mpi"]
+    valid_prog_environs = ["+mpi"]
+    exclusive_access = True
+
+    @run_after("setup")
+    def load_reference(self):
+        path = self.reference_file or reference.reference_path(self.current_system.name)
+        self.reference_path = str(path)
+        self.refdata = reference.load_reference(path)
+        self.reference_sha256 = hashlib.sha256(open(path, "rb").read()).hexdigest()
+        self.params = self.refdata.test(self.reference_key, needed_by=self.display_name)
+        self.node_fraction = self.params.node_fraction
+        self.ranks_per_node = self.params.ranks_per_node
+
+    @run_after("setup")
+    def place_on_node_fraction(self):
+        sched = self.job.scheduler
+        nodes = sched.filternodes(self.job, sched.allnodes())
+        usable = [n for n in nodes if placement.is_usable(n.states)]
+        self.partition_nodes, self.usable_nodes = len(nodes), len(usable)
+        base = len(usable) if self.fraction_of == "available" else len(nodes)
+        self.num_nodes = placement.nodes_for_fraction(self.node_fraction, base)
+        self.skip_if(
+            self.num_nodes > len(usable),
+            f"needs {self.num_nodes} nodes ({self.node_fraction:g} of {base} "
+            f"{self.fraction_of} nodes, rounded up) but only {len(usable)} are usable; "
+            f"set fraction_of=available to base the fraction on usable nodes")
+        memories = [placement.node_memory_bytes(getattr(n, "descr", "")) for n in usable]
+        self.node_memory_bytes = min((m for m in memories if m), default=0)
+        self.num_tasks_per_node = self.ranks_per_node
+        self.num_tasks = self.num_nodes * self.ranks_per_node
+
+    @run_after("setup")
+    def set_time_limit(self):
+        minutes = -(-self.deadlines_s() // 60) + self.time_limit_margin_min
+        self.time_limit = f"{minutes}m"
+
+    @run_after("setup")
+    def set_threshold(self):
+        self.reference = {"*": {self.figure_name():
+                                self.params.threshold.as_reframe_reference()}}
+
+    @run_before("run")
+    def launch_block_distributed(self):
+        # Block placement: ranks 0..k-1 on the first node, ... IOR's -C shift is
+        # node 0's rank count, so only with blocks does each reader move to another node.
+        self.job.launcher.options = ["--distribution=block"]
+        launch = self.job.launcher.run_command(self.job)
+        self.prerun_cmds += [
+            f"{launch} bash -c 'echo {RANK_MARKER} $SLURM_PROCID $SLURMD_NODENAME'",
+        ]
+
+    def deadlines_s(self) -> int:
+        """Seconds of deadlines the job runs through (for its time limit)."""
+        return int(self.params.deadline_s)
+
+    def figure_name(self) -> str:
+        raise NotImplementedError
+
+    def record_rank_map(self):
+        ranks = placement.parse_rank_map(self._stdout_text(), RANK_MARKER)
+        self.rank_map = placement.format_rank_map(ranks)
+        return ranks
+
+    def _stdout_text(self) -> str:
+        with open(os.path.join(self.stagedir, self.stdout.evaluate())) as f:
+            return f.read()
+
+
+class IORTest(AcceptanceTest):
+    """One IOR phase of an acceptance test."""
+
+    #: IOR executable (from PATH: a Spack view, a module or /opt/ior/bin).
+    ior_binary = variable(str, value="ior")
+
+    #: The IOR phase, a key of ``fsaccept.iorcmd.PHASES``.
+    phase = variable(str)
+
+    #: The figure IOR reports for this phase: ``write`` or ``read``.
+    operation = variable(str)
+
+    #: ``bandwidth`` (MiB/s) or ``iops``.
+    figure_kind = variable(str, value="bandwidth")
+
+    # Provenance (loggable).
+    ior_command = variable(str, value="", loggable=True)
+    ior_version = variable(str, value="", loggable=True)
+    ior_path = variable(str, value="", loggable=True)
+    mpi_version = variable(str, value="", loggable=True)
+    target_fstype = variable(str, value="", loggable=True)
+    deadline_s = variable(int, value=0, loggable=True)
+    time_run_s = variable(float, value=0.0, loggable=True)
+    bytes_moved = variable(int, value=0, loggable=True)
+    direct_io = variable(bool, value=False, loggable=True)
+    invalid_reasons = variable(str, value="", loggable=True)
+
+    @run_after("setup")
+    def set_ior_command(self):
+        self.target_dir = os.path.join(str(self.refdata.target_path), "fsaccept",
+                                       self.data_name())
+        self.direct_io = self.params.direct_io
+        self.deadline_s = self.phase_deadline()
+        self.executable = self.ior_binary
+        self.executable_opts = iorcmd.ior_options(
+            self.phase, self.params, os.path.join(self.target_dir, "testfile"),
+            status_file=os.path.join(self.target_dir, "stonewall.status"))
+        self.ior_command = shlex.join([self.executable, *self.executable_opts])
+
+    @run_before("run")
+    def record_environment(self):
+        quoted = shlex.quote(self.target_dir)
+        self.prerun_cmds = [
+            f"mkdir -p {quoted}",
+            f"echo {INFO_MARKER} ior_path $(command -v {shlex.quote(self.ior_binary)})",
+            f"echo {INFO_MARKER} fstype $(findmnt -n -o FSTYPE -T {quoted})",
+            f"echo {INFO_MARKER} mpi $( (ompi_info --version 2>/dev/null || "
+            "mpichversion 2>/dev/null || echo unknown) | head -n 1)",
+        ] + self.prerun_cmds
+        if not self.keep_files and self.removes_data():
+            self.postrun_cmds += [f"rm -rf {quoted}"]
+
+    def data_name(self) -> str:
+        """Directory name of this test's files below the target."""
+        return self.unique_name
+
+    def removes_data(self) -> bool:
+        """Whether this test is the last one to need its files."""
+        return True
+
+    def phase_deadline(self) -> int:
+        return int(self.params.deadline_s)
+
+    def figure_name(self) -> str:
+        unit = "bandwidth" if self.figure_kind == "bandwidth" else "iops"
+        return f"{self.operation}_{unit}"
+
+    def expectation(self) -> validity.IorExpectation:
+        return validity.IorExpectation(
+            operation=self.operation, tasks=self.num_tasks, nodes=self.num_nodes,
+            deadline_s=self.deadline_s or None, direct_io=self.direct_io,
+            node_memory_bytes=self.node_memory_bytes or None,
+            min_cache_ratio=self.params.min_cache_ratio,
+            generation_deadline_s=self.params.generation_deadline_s,
+            figure_kind=self.figure_kind)
+
+    def ior_run(self) -> ior.IorRun:
+        if not hasattr(self, "_ior_run"):
+            text = self._stdout_text()
+            self._ior_run = ior.parse_ior(text)
+            self._record_provenance(text, self._ior_run)
+        return self._ior_run
+
+    def _record_provenance(self, text: str, run: ior.IorRun) -> None:
+        info = {}
+        for line in text.splitlines():
+            if line.startswith(INFO_MARKER + " "):
+                _, key, *value = line.split(" ", 2)
+                info[key] = value[0] if value else ""
+        self.ior_path = info.get("ior_path", "")
+        self.target_fstype = info.get("fstype", "")
+        self.mpi_version = info.get("mpi", "")
+        self.ior_version = run.version or ""
+        if run.command_line:
+            self.ior_command = run.command_line
+        row = run.summary_for(self.operation)
+        if row and row.agg_mib is not None:
+            self.bytes_moved = round(row.agg_mib * 2**20)
+        times = [r.wrrd_s for r in run.results if r.access == self.operation and r.wrrd_s]
+        self.time_run_s = min(times, default=0.0)
+
+    def invalid_reasons_list(self) -> list[str]:
+        reasons = validity.ior_invalid_reasons(self.ior_run(), self.expectation())
+        ranks = self.record_rank_map()
+        if ranks and not placement.is_block_placement(ranks, self.ranks_per_node):
+            reasons.append(f"ranks were not placed in blocks of {self.ranks_per_node} per "
+                           f"node ({self.rank_map}): -C would not move readers off-node")
+        return reasons
+
+    @sanity_function
+    def assert_valid(self):
+        reasons = self.invalid_reasons_list()
+        self.invalid_reasons = "; ".join(reasons)
+        if reasons:
+            raise SanityError("INVALID: " + "; ".join(reasons))
+        return True
+
+    def summary_row(self) -> ior.SummaryRow:
+        row = self.ior_run().summary_for(self.operation)
+        if row is None:  # sanity has already made this INVALID
+            raise SanityError(f"INVALID: no {self.operation} summary in IOR output")
+        return row
+
+    @run_before("performance")
+    def set_perf_variables(self):
+        unit = "MiB/s" if self.figure_kind == "bandwidth" else "IOPS"
+        self.perf_variables = {self.figure_name(): sn.make_performance_function(
+            sn.defer(self.figure), unit)}
+        # Deferred: evaluated after the job ran.
+
+    def figure(self) -> float:
+        """IOR's own Mean figure over its iterations (``-i``): MiB/s or ops/s."""
+        row = self.summary_row()
+        return row.mean_mib if self.figure_kind == "bandwidth" else row.mean_ops

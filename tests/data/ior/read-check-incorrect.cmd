@@ -1,0 +1,2 @@
+mpirun --oversubscribe -np 4 ior -r -R -a POSIX -F -e -C -t 1m -b 4m -s 1 -G 2 -k -vv -o /var/tmp/iorcap/ck/testfile
+exit=32

@@ -1,0 +1,2 @@
+mpirun --oversubscribe -np 4 ior -w -a POSIX --posix.odirect -F -e -g -C -t 1m -b 1m -s 450 -D 5 -O stoneWallingWearOut=1 -O stoneWallingStatusFile=/var/tmp/iorcap/sw.status -k -vv -o /var/tmp/iorcap/rd/testfile
+exit=0

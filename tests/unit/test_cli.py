@@ -1,0 +1,76 @@
+"""fsaccept.cli: ``fsaccept parse ior FILE [--json-summary]``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fsaccept.cli import PARSERS, main
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "ior"
+
+
+def test_parse_valid_capture(capsys: pytest.CaptureFixture[str]) -> None:
+    path = DATA / "write-stonewall-wearout.txt"
+    assert main(["parse", "ior", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith('{\n  "kind": "ior",')  # indent 2
+    d = json.loads(out)
+    assert d["valid"] is True and d["reasons"] == []
+    assert d["file"] == str(path)
+    assert d["summary"][0]["max_mib"] == 204.36
+    assert d["summary"][0]["stonewall_mib"] == 50.21
+    assert d["stonewall"][0]["pairs_max"] == 154
+    assert d["params"]["stonewalling_time"] == 3
+
+
+def test_parse_invalid_capture_still_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["parse", "ior", str(DATA / "read-eof-exhausted.txt")]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["valid"] is False
+    assert any("returned EOF prematurely" in r for r in d["reasons"])
+    assert d["summary"] == []
+
+
+def test_parse_json_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["parse", "ior", str(DATA / "json-summary.json"), "--json-summary"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["valid"] is True and d["source"] == "json"
+    assert [s["max_mib"] for s in d["summary"]] == [874.9355, 7639.0283]
+
+
+def test_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    missing = tmp_path / "nope.txt"
+    assert main(["parse", "ior", str(missing)]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == ""
+    err = cap.err.strip()
+    assert str(missing) in err and "\n" not in err
+
+
+def test_directory_is_unreadable(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["parse", "ior", str(tmp_path)]) == 2
+    assert str(tmp_path) in capsys.readouterr().err
+
+
+def test_unparseable_json_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    path = DATA / "json-summary-verbose.json"
+    assert main(["parse", "ior", str(path), "--json-summary"]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == ""
+    err = cap.err.strip()
+    assert str(path) in err and "not valid JSON" in err and "\n" not in err
+
+
+def test_unknown_kind_is_a_usage_error() -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["parse", "nosuchbench", str(DATA / "multi-iteration.txt")])
+    assert e.value.code == 2
+
+
+def test_parsers_registry_is_extensible() -> None:
+    assert set(PARSERS) == {"ior"}
+    text_parser, json_parser = PARSERS["ior"]
+    assert callable(text_parser) and callable(json_parser)
