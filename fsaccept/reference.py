@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonschema
 import yaml
+from referencing import Registry, Resource
 
 from fsaccept.localcluster import REPO_ROOT
 
@@ -84,27 +85,53 @@ class TestParameters:
 
 @dataclass(frozen=True)
 class Reference:
+    """A validated reference file.  ``entries`` holds every test's entry as
+    written (validated by its kind's schema); ``tests`` the IOR entries typed."""
+
     path: Path
     system: str
     target_path: Path
     target_fstype: str
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     tests: dict[str, TestParameters] = field(default_factory=dict)
     description: str = ""
 
-    def test(self, name: str, needed_by: str = "") -> TestParameters:
+    def entry(self, name: str, needed_by: str = "") -> dict[str, Any]:
+        """The raw entry ``tests.<name>``; a clear error when the file lacks it."""
         try:
-            return self.tests[name]
+            return self.entries[name]
         except KeyError:
             by = f" (needed by {needed_by})" if needed_by else ""
+            have = ", ".join(sorted(self.entries)) or "no tests"
             raise ReferenceError(f"{self.path}: tests.{name}: missing{by}; "
-                                 f"the file has: {', '.join(sorted(self.tests)) or 'no tests'}"
-                                 ) from None
+                                 f"the file has: {have}") from None
+
+    def test(self, name: str, needed_by: str = "") -> TestParameters:
+        """The typed IOR entry ``tests.<name>``."""
+        self.entry(name, needed_by)
+        return self.tests[name]
+
+    def thresholds(self, name: str) -> dict[str, Threshold]:
+        """Figure name → threshold of an entry: ``thresholds:`` (a map) as is,
+        or a single ``threshold:`` under the key ``""`` (the test's main figure)."""
+        entry = self.entry(name)
+        if "thresholds" in entry:
+            return {k: Threshold(**v) for k, v in entry["thresholds"].items()}
+        return {"": Threshold(**entry["threshold"])} if "threshold" in entry else {}
 
 
 @cache
-def _schema() -> dict[str, Any]:
-    text = resources.files("fsaccept").joinpath("schemas/reference.schema.json").read_text()
-    return json.loads(text)
+def _validator() -> jsonschema.Draft202012Validator:
+    """The reference schema; each test kind's entry schema is a file of its own
+    (``schemas/<kind>.schema.json``) that the main one refers to by name."""
+    schemas = resources.files("fsaccept").joinpath("schemas")
+    registry: Registry = Registry()
+    for res in schemas.iterdir():
+        if res.name.endswith(".schema.json"):
+            registry = registry.with_resource(
+                res.name, Resource.from_contents(json.loads(res.read_text())))
+    main = json.loads(schemas.joinpath("reference.schema.json").read_text())
+    return jsonschema.Draft202012Validator(main, registry=registry)
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:
@@ -134,8 +161,7 @@ def parse_size_error(value: Any) -> str:
 
 def validation_errors(data: Any) -> list[str]:
     """Every schema violation as 'key.path: message', sorted by key."""
-    validator = jsonschema.Draft202012Validator(_schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    errors = sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
     return [f"{_key_path(e)}: {_message(e)}" for e in errors]
 
 
@@ -153,6 +179,8 @@ def load_reference(path: Path | str) -> Reference:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
     tests = {}
     for name, entry in data["tests"].items():
+        if not name.startswith("ior_"):
+            continue
         sizes = {k: parse_size(v) for k, v in entry.items() if k.endswith("_size")}
         plain = {k: v for k, v in entry.items() if not k.endswith("_size") and k != "threshold"}
         tests[name] = TestParameters(name=name, threshold=Threshold(**entry["threshold"]),
@@ -160,7 +188,8 @@ def load_reference(path: Path | str) -> Reference:
         _check_consistency(path, tests[name])
     return Reference(path=path, system=data["system"], description=data.get("description", ""),
                      target_path=Path(data["target"]["path"]),
-                     target_fstype=data["target"]["fstype"], tests=tests)
+                     target_fstype=data["target"]["fstype"], entries=data["tests"],
+                     tests=tests)
 
 
 def _check_consistency(path: Path, t: TestParameters) -> None:

@@ -49,7 +49,7 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
 
     #: Keep the files the test writes; by default the last test that needs
     #: them removes them.
-    keep_files = variable(bool, value=False)
+    keep_data = variable(bool, value=False)
 
     #: Minutes added to the deadlines for the Slurm time limit (start-up,
     #: wear-out, fsync, close), so a hung benchmark cannot hold nodes forever.
@@ -77,15 +77,15 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
         self.reference_path = str(path)
         self.refdata = reference.load_reference(path)
         self.reference_sha256 = hashlib.sha256(open(path, "rb").read()).hexdigest()
-        self.params = self.refdata.test(self.reference_key, needed_by=self.display_name)
-        self.node_fraction = self.params.node_fraction
-        self.ranks_per_node = self.params.ranks_per_node
+        self.entry = self.refdata.entry(self.reference_key, needed_by=self.display_name)
+        self.node_fraction = self.entry["node_fraction"]
+        self.ranks_per_node = self.entry.get("ranks_per_node", 1)
 
     @run_after("setup")
     def place_on_node_fraction(self):
         sched = self.job.scheduler
         nodes = sched.filternodes(self.job, sched.allnodes())
-        usable = [n for n in nodes if placement.is_usable(n.states)]
+        usable = [n for n in nodes if placement.is_usable(getattr(n, "states", ()))]
         self.partition_nodes, self.usable_nodes = len(nodes), len(usable)
         base = len(usable) if self.fraction_of == "available" else len(nodes)
         self.num_nodes = placement.nodes_for_fraction(self.node_fraction, base)
@@ -106,22 +106,28 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
 
     @run_after("setup")
     def set_threshold(self):
-        self.reference = {"*": {self.figure_name():
-                                self.params.threshold.as_reframe_reference()}}
+        if not getattr(self, "judged", True):
+            return
+        self.reference = {"*": {
+            name or self.figure_name(): threshold.as_reframe_reference()
+            for name, threshold in self.refdata.thresholds(self.reference_key).items()}}
 
     @run_before("run")
     def launch_block_distributed(self):
         # Block placement: ranks 0..k-1 on the first node, ... IOR's -C shift is
         # node 0's rank count, so only with blocks does each reader move to another node.
+        if self.current_partition.launcher_type.registered_name != "srun":
+            return
         self.job.launcher.options = ["--distribution=block"]
         launch = self.job.launcher.run_command(self.job)
+        # Where every rank really ran, from Slurm itself (not from the benchmark).
         self.prerun_cmds += [
             f"{launch} bash -c 'echo {RANK_MARKER} $SLURM_PROCID $SLURMD_NODENAME'",
         ]
 
     def deadlines_s(self) -> int:
         """Seconds of deadlines the job runs through (for its time limit)."""
-        return int(self.params.deadline_s)
+        return int(self.entry.get("deadline_s", 0))
 
     def figure_name(self) -> str:
         raise NotImplementedError
@@ -163,6 +169,20 @@ class IORTest(AcceptanceTest):
     direct_io = variable(bool, value=False, loggable=True)
     invalid_reasons = variable(str, value="", loggable=True)
 
+    #: Also report the aggregate bandwidth up to the stonewall (before wear-out).
+    report_stonewall_figure = variable(bool, value=False)
+
+    #: Whether the figure is judged against a threshold (datasets are not).
+    judged = True
+
+    #: Whether a phase that ends before its deadline is INVALID.
+    enforce_deadline = True
+
+    @property
+    def params(self) -> reference.TestParameters:
+        """This test's typed IOR entry of the reference file."""
+        return self.refdata.test(self.reference_key)
+
     @run_after("setup")
     def set_ior_command(self):
         self.target_dir = os.path.join(str(self.refdata.target_path), "fsaccept",
@@ -185,7 +205,7 @@ class IORTest(AcceptanceTest):
             f"echo {INFO_MARKER} mpi $( (ompi_info --version 2>/dev/null || "
             "mpichversion 2>/dev/null || echo unknown) | head -n 1)",
         ] + self.prerun_cmds
-        if not self.keep_files and self.removes_data():
+        if not self.keep_data and self.removes_data():
             self.postrun_cmds += [f"rm -rf {quoted}"]
 
     def data_name(self) -> str:
@@ -199,6 +219,9 @@ class IORTest(AcceptanceTest):
     def phase_deadline(self) -> int:
         return int(self.params.deadline_s)
 
+    def deadlines_s(self) -> int:
+        return self.phase_deadline()
+
     def figure_name(self) -> str:
         unit = "bandwidth" if self.figure_kind == "bandwidth" else "iops"
         return f"{self.operation}_{unit}"
@@ -206,7 +229,8 @@ class IORTest(AcceptanceTest):
     def expectation(self) -> validity.IorExpectation:
         return validity.IorExpectation(
             operation=self.operation, tasks=self.num_tasks, nodes=self.num_nodes,
-            deadline_s=self.deadline_s or None, direct_io=self.direct_io,
+            deadline_s=(self.deadline_s or None) if self.enforce_deadline else None,
+            direct_io=self.direct_io,
             node_memory_bytes=self.node_memory_bytes or None,
             min_cache_ratio=self.params.min_cache_ratio,
             generation_deadline_s=self.params.generation_deadline_s,
@@ -261,12 +285,63 @@ class IORTest(AcceptanceTest):
 
     @run_before("performance")
     def set_perf_variables(self):
+        if not self.judged:
+            return
         unit = "MiB/s" if self.figure_kind == "bandwidth" else "IOPS"
-        self.perf_variables = {self.figure_name(): sn.make_performance_function(
-            sn.defer(self.figure), unit)}
-        # Deferred: evaluated after the job ran.
+        self.perf_variables = {
+            self.figure_name(): sn.make_performance_function(self.figure, unit)}
+        if self.report_stonewall_figure:
+            self.perf_variables[self.figure_name() + "_stonewall"] = \
+                sn.make_performance_function(self.stonewall_figure, "MiB/s")
 
     def figure(self) -> float:
         """IOR's own Mean figure over its iterations (``-i``): MiB/s or ops/s."""
         row = self.summary_row()
         return row.mean_mib if self.figure_kind == "bandwidth" else row.mean_ops
+
+    def stonewall_figure(self) -> float:
+        """Aggregate bandwidth up to the stonewall, before wear-out, in MiB/s.
+
+        IOR prints ``Stonewall(MiB)`` as the *per-rank* mean bandwidth (mean data
+        per rank / stonewall time), so the aggregate is that times the ranks.
+        """
+        row = self.summary_row()
+        if row.stonewall_mib is None or row.tasks is None:
+            raise SanityError("INVALID: IOR printed no Stonewall(MiB) figure")
+        return row.stonewall_mib * row.tasks
+
+
+class IORDataset(IORTest):
+    """Writes the dataset a later read test reads; used as a ReFrame fixture.
+
+    Not judged (no threshold, no figure); its files stay until the reading
+    test, which shares its node count and ranks, has run and removes them.
+    """
+
+    judged = False
+    enforce_deadline = False
+
+    def removes_data(self) -> bool:
+        return False
+
+    def phase_deadline(self) -> int:
+        if self.phase == "read_generation":
+            return int(self.params.generation_deadline_s)
+        return 0
+
+
+class IORReadTest(IORTest):
+    """A read test over the dataset its ``dataset`` fixture wrote."""
+
+    @run_after("setup")
+    def read_the_dataset(self):
+        if (self.dataset.num_tasks, self.dataset.num_nodes) != (self.num_tasks, self.num_nodes):
+            raise SanityError(
+                f"INVALID: dataset written by {self.dataset.num_tasks} ranks on "
+                f"{self.dataset.num_nodes} nodes, read planned with {self.num_tasks} ranks "
+                f"on {self.num_nodes}: node availability changed in between")
+        self.target_dir = self.dataset.target_dir
+        self.executable_opts = iorcmd.ior_options(
+            self.phase, self.params, os.path.join(self.target_dir, "testfile"),
+            status_file=os.path.join(self.target_dir, "stonewall.status"))
+        self.ior_command = shlex.join([self.executable, *self.executable_opts])

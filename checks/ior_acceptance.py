@@ -1,0 +1,86 @@
+"""IOR acceptance tests: bandwidth and random 4 KiB IOPS.
+
+Sizes, deadlines, node fractions and thresholds come from
+``reference/<system>.yaml`` (key given by ``reference_key``); the IOR flags
+of each phase are in ``fsaccept/iorcmd.py``; validity rules (INVALID with a
+reason) in ``fsaccept/validity.py``.  Published practice these follow:
+1 MiB transfers, file per process, fsync, task reordering (-C) and a 45 s
+stonewall at 90 % of the compute nodes; a read sustained for 30 s over a
+dataset generated beforehand; random 4 KiB I/O at 15 % of the nodes.
+"""
+
+import reframe as rfm
+from reframe.core.builtins import fixture
+
+from fsaccept.rfmtests import IORDataset, IORReadTest, IORTest
+
+
+@rfm.simple_test
+class IORWriteBandwidth(IORTest):
+    """Aggregate write bandwidth (MiB/s): IOR stonewalled at the deadline, then
+    wear-out so every rank writes as much as the fastest.  Also reports the
+    bandwidth up to the stonewall (``write_bandwidth_stonewall``)."""
+
+    descr = 'IOR write bandwidth, stonewalled, file per process'
+    tags = {'acceptance', 'bandwidth'}
+    reference_key = 'ior_write_bandwidth'
+    phase = 'write_bandwidth'
+    operation = 'write'
+    report_stonewall_figure = True
+
+
+class IORReadDatasetGeneration(IORDataset):
+    """Stonewalled write of the read test's dataset; the pair count goes to a
+    status file so the read reads exactly what was written."""
+
+    descr = 'IOR dataset for the sustained read'
+    reference_key = 'ior_read_bandwidth'
+    phase = 'read_generation'
+    operation = 'write'
+
+
+@rfm.simple_test
+class IORStonewalledRead(IORReadTest):
+    """Aggregate read bandwidth (MiB/s) sustained for the whole deadline.  A read
+    that ends earlier exhausted its dataset and is INVALID."""
+
+    descr = 'IOR read bandwidth sustained for the deadline'
+    tags = {'acceptance', 'bandwidth'}
+    reference_key = 'ior_read_bandwidth'
+    phase = 'read_bandwidth'
+    operation = 'read'
+    dataset = fixture(IORReadDatasetGeneration, scope='environment')
+
+
+@rfm.simple_test
+class IORRandomWriteIOPS(IORTest):
+    """Random 4 KiB write IOPS, stonewalled at the deadline."""
+
+    descr = 'IOR random 4 KiB write IOPS'
+    tags = {'acceptance', 'iops'}
+    reference_key = 'ior_random_write_iops'
+    phase = 'random_write_iops'
+    operation = 'write'
+    figure_kind = 'iops'
+
+
+class IORRandomReadDatasetGeneration(IORDataset):
+    """Full blocks written with large sequential transfers for the random read."""
+
+    descr = 'IOR dataset for random 4 KiB reads'
+    reference_key = 'ior_random_read_iops'
+    phase = 'random_read_generation'
+    operation = 'write'
+
+
+@rfm.simple_test
+class IORRandomReadIOPS(IORReadTest):
+    """Random 4 KiB read IOPS over a pre-written dataset, stonewalled."""
+
+    descr = 'IOR random 4 KiB read IOPS'
+    tags = {'acceptance', 'iops'}
+    reference_key = 'ior_random_read_iops'
+    phase = 'random_read_iops'
+    operation = 'read'
+    figure_kind = 'iops'
+    dataset = fixture(IORRandomReadDatasetGeneration, scope='environment')
