@@ -142,13 +142,26 @@ def _message(error: jsonschema.ValidationError) -> str:
     last = str(error.absolute_path[-1]) if error.absolute_path else ""
     if error.validator == "pattern" and last.endswith("_size"):
         return parse_size_error(error.instance)
-    if error.validator == "unevaluatedProperties":
-        return error.message.replace("Unevaluated properties are not allowed",
-                                     "unknown key(s)")
-    if error.validator == "additionalProperties":
-        return error.message.replace("Additional properties are not allowed",
-                                     "unknown key(s)")
+    if error.validator == "const":
+        return f"{error.instance!r} is not allowed here: use {error.validator_value!r}"
+    if error.validator in ("additionalProperties", "unevaluatedProperties") \
+            and isinstance(error.instance, dict):
+        known = _known_keys(error.schema)
+        unknown = [k for k in error.instance if k not in known
+                   and not any(re.search(p, k) for p in error.schema.get("patternProperties", {}))]
+        allowed = ", ".join(sorted(known) + sorted(
+            p.strip("^$").replace("[a-z0-9_]+", "*")
+            for p in error.schema.get("patternProperties", {})))
+        return f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {allowed}"
     return error.message
+
+
+def _known_keys(schema: dict[str, Any]) -> set[str]:
+    keys = set(schema.get("properties", {}))
+    for part in schema.get("allOf", []):
+        keys |= _known_keys(_validator().schema["$defs"][part["$ref"].rsplit("/", 1)[1]]) \
+            if "$ref" in part else _known_keys(part)
+    return keys
 
 
 def parse_size_error(value: Any) -> str:
@@ -162,6 +175,9 @@ def parse_size_error(value: Any) -> str:
 def validation_errors(data: Any) -> list[str]:
     """Every schema violation as 'key.path: message', sorted by key."""
     errors = sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    # An enum error beside a const error on the same key says the same thing less well.
+    const_paths = {_key_path(e) for e in errors if e.validator == "const"}
+    errors = [e for e in errors if not (e.validator == "enum" and _key_path(e) in const_paths)]
     return [f"{_key_path(e)}: {_message(e)}" for e in errors]
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
+import shutil
+import time
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -30,6 +32,9 @@ from reframe.core.exceptions import SanityError
 
 from fsaccept import ior, iorcmd, placement, reference, validity
 
+#: Names this ReFrame run's files, so that two runs on one file system never
+#: share (or remove) each other's files.
+RUN_ID = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
 RANK_MARKER = "fsaccept-rank"
 INFO_MARKER = "fsaccept-info"
 
@@ -184,6 +189,13 @@ class IORTest(AcceptanceTest):
         return self.refdata.test(self.reference_key)
 
     @run_after("setup")
+    def require_ior(self):
+        self.skip_if(shutil.which(self.ior_binary) is None,
+                     f"{self.ior_binary} not found on PATH: IOR 4.0.0 (with mdtest) is in no "
+                     "package registry; build it with Spack from spack-env/ or from its "
+                     "release tarball, and put its bin/ on PATH")
+
+    @run_after("setup")
     def set_ior_command(self):
         self.target_dir = os.path.join(str(self.refdata.target_path), "fsaccept",
                                        self.data_name())
@@ -210,7 +222,7 @@ class IORTest(AcceptanceTest):
 
     def data_name(self) -> str:
         """Directory name of this test's files below the target."""
-        return self.unique_name
+        return f"{self.unique_name}.{RUN_ID}"
 
     def removes_data(self) -> bool:
         """Whether this test is the last one to need its files."""

@@ -1,0 +1,50 @@
+import pytest
+
+from fsaccept.iorcmd import ior_options, ior_size, planned_bytes
+from fsaccept.reference import REFERENCE_DIR, load_reference
+
+
+@pytest.fixture(scope="module")
+def lustre():
+    return load_reference(REFERENCE_DIR / "example-lustre.yaml").tests
+
+
+def test_write_bandwidth_is_the_published_command(lustre):
+    opts = ior_options("write_bandwidth", lustre["ior_write_bandwidth"], "/fs/t/testfile")
+    assert " ".join(opts) == ("-w -a POSIX -F -e -g -k -v -C -t 1m -b 1m -s 100000 -D 45 "
+                              "-O stoneWallingWearOut=1 -o /fs/t/testfile")
+
+
+def test_read_generation_and_read_share_the_status_file(lustre):
+    p = lustre["ior_read_bandwidth"]
+    gen = ior_options("read_generation", p, "/fs/t/f", status_file="/fs/t/sw")
+    read = ior_options("read_bandwidth", p, "/fs/t/f", status_file="/fs/t/sw")
+    assert gen[:2] == ["-w", "-a"] and read[:2] == ["-r", "-a"]
+    assert "-D 90 -O stoneWallingWearOut=1 -O stoneWallingStatusFile=/fs/t/sw" in " ".join(gen)
+    assert "-D 30 -O stoneWallingStatusFile=/fs/t/sw" in " ".join(read)
+    assert "stoneWallingWearOut" not in " ".join(read)
+
+
+def test_random_phases(lustre):
+    w = " ".join(ior_options("random_write_iops", lustre["ior_random_write_iops"], "/f"))
+    assert w.startswith("-w -a POSIX -F -e -g -k -v -z -C -t 4k -b 16g -s 1 -D 45")
+    p = lustre["ior_random_read_iops"]
+    gen = " ".join(ior_options("random_read_generation", p, "/f"))
+    assert "-t 4m -b 16g" in gen and "-D" not in gen and "-z" not in gen
+    read = " ".join(ior_options("random_read_iops", p, "/f"))
+    assert read.startswith("-r -a POSIX -F -e -g -k -v -z -C -t 4k -b 16g -s 1 -D 45")
+
+
+def test_direct_io_adds_odirect():
+    p = load_reference(REFERENCE_DIR / "local.yaml").tests["ior_write_bandwidth"]
+    assert "--posix.odirect" in ior_options("write_bandwidth", p, "/f")
+
+
+@pytest.mark.parametrize("nbytes, text", [(4096, "4k"), (2**20, "1m"), (16 * 2**30, "16g"),
+                                          (2**40, "1t"), (1000, "1000")])
+def test_ior_size(nbytes, text):
+    assert ior_size(nbytes) == text
+
+
+def test_planned_bytes(lustre):
+    assert planned_bytes(lustre["ior_write_bandwidth"], ranks=8) == 8 * 2**20 * 100000

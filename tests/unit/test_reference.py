@@ -1,0 +1,131 @@
+import pytest
+import yaml
+
+from fsaccept.reference import (REFERENCE_DIR, ReferenceError, format_size, load_reference,
+                                parse_size)
+
+
+def write(tmp_path, data, name="sys.yaml"):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data) if not isinstance(data, str) else data)
+    return path
+
+
+@pytest.fixture
+def local_data():
+    return yaml.safe_load((REFERENCE_DIR / "local.yaml").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in REFERENCE_DIR.glob("*.yaml")))
+def test_every_shipped_reference_file_is_valid(name):
+    ref = load_reference(REFERENCE_DIR / name)
+    assert ref.system == name.removesuffix(".yaml")
+
+
+def test_example_lustre_carries_the_published_figures():
+    ref = load_reference(REFERENCE_DIR / "example-lustre.yaml")
+    figures = {k: (t.threshold.value, t.threshold.unit) for k, t in ref.tests.items()}
+    assert figures == {
+        "ior_write_bandwidth": (3427179.21, "MiB/s"),
+        "ior_read_bandwidth": (3818284.19, "MiB/s"),
+        "ior_random_write_iops": (24807129.18, "IOPS"),
+        "ior_random_read_iops": (35098607.79, "IOPS"),
+    }
+    assert ref.tests["ior_write_bandwidth"].ranks_per_node == 4
+    assert ref.tests["ior_random_read_iops"].ranks_per_node == 32
+
+
+def test_sizes_are_binary_and_typed(local_data, tmp_path):
+    t = load_reference(write(tmp_path, local_data)).tests["ior_random_read_iops"]
+    assert (t.transfer_size, t.generation_transfer_size) == (4096, 4 * 2**20)
+
+
+@pytest.mark.parametrize("text, nbytes", [("4096", 4096), (4096, 4096), ("4KiB", 4096),
+                                          ("1MiB", 2**20), ("16GiB", 16 * 2**30), ("2TiB", 2**41)])
+def test_parse_size(text, nbytes):
+    assert parse_size(text) == nbytes
+    assert parse_size(format_size(nbytes)) == nbytes
+
+
+@pytest.mark.parametrize("text", ["1MB", "1m", "0", "-1KiB", "1.5GiB", ""])
+def test_parse_size_refuses_ambiguous_units(text):
+    with pytest.raises(ValueError, match="not a binary size"):
+        parse_size(text)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d: d["tests"]["ior_write_bandwidth"].update(node_fraction=1.5),
+     "tests.ior_write_bandwidth.node_fraction: 1.5 is greater than the maximum of 1"),
+    (lambda d: d["tests"]["ior_write_bandwidth"].update(node_fraction=0),
+     "tests.ior_write_bandwidth.node_fraction: 0 is less than or equal to the minimum of 0"),
+    (lambda d: d["tests"]["ior_write_bandwidth"]["threshold"].update(value=-5),
+     "tests.ior_write_bandwidth.threshold.value: -5 is less than or equal to the minimum of 0"),
+    (lambda d: d["tests"]["ior_write_bandwidth"]["threshold"].update(unit="MB/s"),
+     "tests.ior_write_bandwidth.threshold.unit: 'MB/s' is not allowed here: use 'MiB/s'"),
+    (lambda d: d["tests"]["ior_write_bandwidth"].update(transfer_size="1MB"),
+     "tests.ior_write_bandwidth.transfer_size: '1MB' is not a binary size"),
+    (lambda d: d["tests"]["ior_write_bandwidth"].update(colour="red"),
+     "tests.ior_write_bandwidth: unknown key(s) 'colour'; allowed: block_size, deadline_s, "
+     "direct_io, min_cache_ratio, node_fraction, ranks_per_node, segments, threshold, "
+     "transfer_size"),
+    (lambda d: d["tests"].update(ior_bogus={}),
+     "tests: unknown key(s) 'ior_bogus'; allowed: ior_random_read_iops, ior_random_write_iops, "
+     "ior_read_bandwidth, ior_write_bandwidth, fio_*, mdtest_*"),
+    (lambda d: d["tests"]["ior_read_bandwidth"].pop("generation_deadline_s"),
+     "tests.ior_read_bandwidth: 'generation_deadline_s' is a required property"),
+    (lambda d: d["tests"]["ior_write_bandwidth"].update(deadline_s=2.5),
+     "tests.ior_write_bandwidth.deadline_s: 2.5 is not of type 'integer'"),
+    (lambda d: d.pop("target"), "(top level): 'target' is a required property"),
+])
+def test_schema_errors_name_the_file_and_the_key(local_data, tmp_path, edit, message):
+    edit(local_data)
+    path = write(tmp_path, local_data)
+    with pytest.raises(ReferenceError) as err:
+        load_reference(path)
+    assert f"{path}: {message}" in str(err.value)
+
+
+def test_every_error_is_reported_not_just_the_first(local_data, tmp_path):
+    local_data["tests"]["ior_write_bandwidth"]["node_fraction"] = 2
+    local_data["tests"]["ior_read_bandwidth"]["ranks_per_node"] = 0
+    with pytest.raises(ReferenceError) as err:
+        load_reference(write(tmp_path, local_data))
+    assert len(str(err.value).splitlines()) == 2
+
+
+def test_random_tests_need_block_larger_than_transfer(local_data, tmp_path):
+    local_data["tests"]["ior_random_write_iops"]["block_size"] = "4KiB"
+    with pytest.raises(ReferenceError, match=r"tests.ior_random_write_iops.block_size: random "
+                                             r"offsets need block_size > transfer_size"):
+        load_reference(write(tmp_path, local_data))
+
+
+def test_block_must_be_a_multiple_of_transfer(local_data, tmp_path):
+    local_data["tests"]["ior_write_bandwidth"]["block_size"] = "1536KiB"
+    with pytest.raises(ReferenceError, match="1536KiB is not a multiple of transfer_size 1MiB"):
+        load_reference(write(tmp_path, local_data))
+
+
+def test_yaml_syntax_error_names_the_file(tmp_path):
+    path = write(tmp_path, "system: x\ntests: [unclosed\n")
+    with pytest.raises(ReferenceError, match=f"{path}: not valid YAML"):
+        load_reference(path)
+
+
+def test_missing_file_names_the_file(tmp_path):
+    with pytest.raises(ReferenceError, match=f"{tmp_path}/nope.yaml: cannot read reference file"):
+        load_reference(tmp_path / "nope.yaml")
+
+
+def test_missing_test_names_the_key_and_the_check(local_data, tmp_path):
+    del local_data["tests"]["ior_write_bandwidth"]
+    ref = load_reference(write(tmp_path, local_data))
+    with pytest.raises(ReferenceError, match=r"tests.ior_write_bandwidth: missing \(needed by "
+                                             r"IORWriteBandwidth\); the file has: "):
+        ref.test("ior_write_bandwidth", needed_by="IORWriteBandwidth")
+
+
+def test_threshold_becomes_a_lower_bound_reframe_reference(local_data, tmp_path):
+    ref = load_reference(write(tmp_path, local_data))
+    assert ref.thresholds("ior_write_bandwidth")[""].as_reframe_reference() == \
+        (50, -0.1, None, "MiB/s")
