@@ -22,6 +22,7 @@ class MPILaunchSanity(rfm.RegressionTest):
     ranks_per_node = variable(int, value=2)
     num_tasks = 0  # flexible: as many nodes as are idle
     time_limit = '2m'
+    exclusive_access = True
 
     @run_before('run')
     def set_layout(self):

@@ -311,8 +311,13 @@ _BAD_RE = re.compile(
     r"ERROR|EOF prematurely|Incorrect data|MPI_ABORT|Could not read back|"
     r"cannot read from file|choose blocksize|: FAILED in |Invalid options|"
     r"Error invalid argument|srun: error|slurmstepd: error|CANCELLED|"
-    r"Segmentation fault|exited on signal|non-zero (?:status|exit code)"
+    r"Segmentation fault|exited on signal|non-zero (?:status|exit code)|"
+    r"Assertion .* failed|Process received signal"
 )
+
+# A transfer that failed or moved less than asked (ENOSPC, EIO, ...): the data
+# IOR credits was not all written or read.
+_IO_ERROR_RE = re.compile(r"\) failed |partial (?:write|read)\(\)")
 
 _SUMMARY_FIELDS = (
     "operation", "max_mib", "min_mib", "mean_mib", "stddev_mib", "max_ops", "min_ops",
@@ -327,6 +332,8 @@ _KV_SEP = ": "
 def _classify(line: str) -> tuple[str, str] | None:
     """(severity, kind) for a line that matters, else None."""
     if line.startswith("WARNING:"):
+        if _IO_ERROR_RE.search(line):
+            return INVALID, "io-error"
         if "EOF prematurely" in line:
             return INVALID, "eof"
         if "Incorrect data" in line:
@@ -358,6 +365,17 @@ def _classify(line: str) -> tuple[str, str] | None:
     if "ERROR" in line or ": FAILED in " in line:
         return INVALID, "error"
     return INVALID, "launcher"
+
+
+def error_findings(text: str) -> list[Finding]:
+    """Findings in text that is not IOR's own report, e.g. the job's stderr
+    (assertions, launcher errors, I/O errors); line numbers are of ``text``."""
+    findings = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        cls = _classify(line)
+        if cls:
+            findings.append(Finding(cls[0], cls[1], lineno, line))
+    return findings
 
 
 def _set_params(run: IorRun) -> None:

@@ -25,6 +25,7 @@ from fsaccept.localcluster import REPO_ROOT
 REFERENCE_DIR = REPO_ROOT / "reference"
 #: Buffered reads of less data per node than this × node memory may be served from cache.
 DEFAULT_MIN_CACHE_RATIO = 1.5
+DEFAULT_MAX_FILL_FRACTION = 0.5
 
 _UNITS = {"": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 _SIZE = re.compile(r"^([1-9][0-9]*)(KiB|MiB|GiB|TiB)?$")
@@ -95,6 +96,10 @@ class Reference:
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     tests: dict[str, TestParameters] = field(default_factory=dict)
     description: str = ""
+    #: Refuse a test whose planned data exceeds this share of the target's free space.
+    max_fill_fraction: float = DEFAULT_MAX_FILL_FRACTION
+    #: What the file system can absorb at most (MiB/s); bounds deadline-bound phases.
+    max_bandwidth_mib_s: float | None = None
 
     def entry(self, name: str, needed_by: str = "") -> dict[str, Any]:
         """The raw entry ``tests.<name>``; a clear error when the file lacks it."""
@@ -205,7 +210,10 @@ def load_reference(path: Path | str) -> Reference:
     return Reference(path=path, system=data["system"], description=data.get("description", ""),
                      target_path=Path(data["target"]["path"]),
                      target_fstype=data["target"]["fstype"], entries=data["tests"],
-                     tests=tests)
+                     tests=tests,
+                     max_fill_fraction=data["target"].get("max_fill_fraction",
+                                                          DEFAULT_MAX_FILL_FRACTION),
+                     max_bandwidth_mib_s=data["target"].get("max_bandwidth_mib_s"))
 
 
 def _check_consistency(path: Path, t: TestParameters) -> None:

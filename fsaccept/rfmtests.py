@@ -23,6 +23,7 @@ import os
 import shlex
 import shutil
 import time
+from pathlib import Path
 
 import reframe as rfm
 import reframe.utility.sanity as sn
@@ -30,7 +31,7 @@ from reframe.core.builtins import (performance_function, run_after, run_before,
                                    sanity_function, variable)
 from reframe.core.exceptions import SanityError
 
-from fsaccept import ior, iorcmd, placement, reference, validity
+from fsaccept import guards, ior, iorcmd, placement, reference, validity
 
 #: Names this ReFrame run's files, so that two runs on one file system never
 #: share (or remove) each other's files.
@@ -56,6 +57,12 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
     #: them removes them.
     keep_data = variable(bool, value=False)
 
+    #: Directory to test instead of the reference file's ``target.path``.
+    target = variable(str, value=os.environ.get("FSACCEPT_TARGET", ""))
+
+    #: Expected file-system type of ``target`` (default: the reference file's).
+    target_fstype_expected = variable(str, value=os.environ.get("FSACCEPT_TARGET_FSTYPE", ""))
+
     #: Minutes added to the deadlines for the Slurm time limit (start-up,
     #: wear-out, fsync, close), so a hung benchmark cannot hold nodes forever.
     time_limit_margin_min = variable(int, value=10)
@@ -68,6 +75,8 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
     ranks_per_node = variable(int, value=0, loggable=True)
     node_memory_bytes = variable(int, value=0, loggable=True)
     target_dir = variable(str, value="", loggable=True)
+    target_fstype = variable(str, value="", loggable=True)
+    planned_bytes = variable(int, value=0, loggable=True)
     reference_path = variable(str, value="", loggable=True)
     reference_sha256 = variable(str, value="", loggable=True)
     rank_map = variable(str, value="", loggable=True)
@@ -85,6 +94,20 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
         self.entry = self.refdata.entry(self.reference_key, needed_by=self.display_name)
         self.node_fraction = self.entry["node_fraction"]
         self.ranks_per_node = self.entry.get("ranks_per_node", 1)
+
+    @run_after("setup")
+    def guard_target(self):
+        """Refuse, before any job, a target that is missing, read-only or on
+        another file-system type than expected (a mistyped path must never
+        fill a home file system)."""
+        self.target_fstype = guards.check_target(
+            self.target_root(),
+            self.target_fstype_expected or self.refdata.target_fstype,
+            self.refdata.path)
+
+    def target_root(self) -> Path:
+        """The directory this test writes below."""
+        return Path(self.target) if self.target else self.refdata.target_path
 
     @run_after("setup")
     def place_on_node_fraction(self):
@@ -108,6 +131,18 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
     def set_time_limit(self):
         minutes = -(-self.deadlines_s() // 60) + self.time_limit_margin_min
         self.time_limit = f"{minutes}m"
+
+    @run_after("setup")
+    def guard_capacity(self):
+        """Refuse a test that could fill more than the allowed share of the target."""
+        self.planned_bytes = self.planned_volume()
+        guards.check_capacity(self.target_root(), self.planned_bytes,
+                              guards.free_bytes(self.target_root()),
+                              self.refdata.max_fill_fraction)
+
+    def planned_volume(self) -> int:
+        """Bytes this test may write (0: it only reads)."""
+        return 0
 
     @run_after("setup")
     def set_threshold(self):
@@ -143,8 +178,17 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
         return ranks
 
     def _stdout_text(self) -> str:
-        with open(os.path.join(self.stagedir, self.stdout.evaluate())) as f:
-            return f.read()
+        return self._read_stage_file(self.stdout.evaluate())
+
+    def _stderr_text(self) -> str:
+        return self._read_stage_file(self.stderr.evaluate())
+
+    def _read_stage_file(self, name: str) -> str:
+        try:
+            with open(os.path.join(self.stagedir, name), errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
 
 
 class IORTest(AcceptanceTest):
@@ -167,7 +211,8 @@ class IORTest(AcceptanceTest):
     ior_version = variable(str, value="", loggable=True)
     ior_path = variable(str, value="", loggable=True)
     mpi_version = variable(str, value="", loggable=True)
-    target_fstype = variable(str, value="", loggable=True)
+    #: File-system type as the compute node sees the test directory.
+    job_fstype = variable(str, value="", loggable=True)
     deadline_s = variable(int, value=0, loggable=True)
     time_run_s = variable(float, value=0.0, loggable=True)
     bytes_moved = variable(int, value=0, loggable=True)
@@ -197,8 +242,7 @@ class IORTest(AcceptanceTest):
 
     @run_after("setup")
     def set_ior_command(self):
-        self.target_dir = os.path.join(str(self.refdata.target_path), "fsaccept",
-                                       self.data_name())
+        self.target_dir = os.path.join(str(self.target_root()), "fsaccept", self.data_name())
         self.direct_io = self.params.direct_io
         self.deadline_s = self.phase_deadline()
         self.executable = self.ior_binary
@@ -210,15 +254,17 @@ class IORTest(AcceptanceTest):
     @run_before("run")
     def record_environment(self):
         quoted = shlex.quote(self.target_dir)
-        self.prerun_cmds = [
+        cleanup = []
+        if not self.keep_data and self.removes_data():
+            # Also when IOR fails or the job is cancelled (scancel sends TERM first).
+            cleanup = [f"trap 'rm -rf {quoted}' EXIT", "trap 'exit 143' TERM INT"]
+        self.prerun_cmds = cleanup + [
             f"mkdir -p {quoted}",
             f"echo {INFO_MARKER} ior_path $(command -v {shlex.quote(self.ior_binary)})",
             f"echo {INFO_MARKER} fstype $(findmnt -n -o FSTYPE -T {quoted})",
             f"echo {INFO_MARKER} mpi $( (ompi_info --version 2>/dev/null || "
             "mpichversion 2>/dev/null || echo unknown) | head -n 1)",
         ] + self.prerun_cmds
-        if not self.keep_data and self.removes_data():
-            self.postrun_cmds += [f"rm -rf {quoted}"]
 
     def data_name(self) -> str:
         """Directory name of this test's files below the target."""
@@ -230,6 +276,13 @@ class IORTest(AcceptanceTest):
 
     def phase_deadline(self) -> int:
         return int(self.params.deadline_s)
+
+    def planned_volume(self) -> int:
+        if iorcmd.PHASES[self.phase].access != "-w":
+            return 0
+        size_bound = iorcmd.planned_bytes(self.params, self.num_tasks)
+        return guards.planned_volume(size_bound, self.phase_deadline() or None,
+                                     self.refdata.max_bandwidth_mib_s)
 
     def deadlines_s(self) -> int:
         return self.phase_deadline()
@@ -249,9 +302,14 @@ class IORTest(AcceptanceTest):
             figure_kind=self.figure_kind)
 
     def ior_run(self) -> ior.IorRun:
+        """IOR's report (stdout) with the errors of the job's stderr added."""
         if not hasattr(self, "_ior_run"):
             text = self._stdout_text()
             self._ior_run = ior.parse_ior(text)
+            for finding in ior.error_findings(self._stderr_text()):
+                finding.text = f"stderr: {finding.text}"
+                self._ior_run.findings.append(finding)
+            # stdout's own lines first: they carry IOR's error, stderr the aftermath.
             self._record_provenance(text, self._ior_run)
         return self._ior_run
 
@@ -262,7 +320,7 @@ class IORTest(AcceptanceTest):
                 _, key, *value = line.split(" ", 2)
                 info[key] = value[0] if value else ""
         self.ior_path = info.get("ior_path", "")
-        self.target_fstype = info.get("fstype", "")
+        self.job_fstype = info.get("fstype", "")
         self.mpi_version = info.get("mpi", "")
         self.ior_version = run.version or ""
         if run.command_line:
@@ -286,6 +344,9 @@ class IORTest(AcceptanceTest):
         reasons = self.invalid_reasons_list()
         self.invalid_reasons = "; ".join(reasons)
         if reasons:
+            if not self.keep_data:
+                # No later test will read data from an invalid run (datasets included).
+                shutil.rmtree(self.target_dir, ignore_errors=True)
             raise SanityError("INVALID: " + "; ".join(reasons))
         return True
 
@@ -348,6 +409,8 @@ class IORReadTest(IORTest):
     @run_after("setup")
     def read_the_dataset(self):
         if (self.dataset.num_tasks, self.dataset.num_nodes) != (self.num_tasks, self.num_nodes):
+            if not self.keep_data:
+                shutil.rmtree(self.dataset.target_dir, ignore_errors=True)
             raise SanityError(
                 f"INVALID: dataset written by {self.dataset.num_tasks} ranks on "
                 f"{self.dataset.num_nodes} nodes, read planned with {self.num_tasks} ranks "

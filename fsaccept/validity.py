@@ -36,7 +36,7 @@ class IorExpectation:
 
 def ior_invalid_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
     """INVALID reasons for the ``exp.operation`` figure of ``run``."""
-    reasons = list(run.reasons)
+    reasons = _first(run.reasons)
     reasons += version_reasons("ior", _version_number(run.version), exp.figure_kind)
     row = run.summary_for(exp.operation)
     if row is None:
@@ -50,6 +50,13 @@ def ior_invalid_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
     if exp.operation == "read" and not exp.direct_io:
         reasons += _cache_reasons(row.agg_mib, exp)
     return reasons
+
+
+def _first(lines: list[str], keep: int = 3) -> list[str]:
+    """The first few offending lines; a failing run of 10,000 ranks prints one each."""
+    if len(lines) <= keep:
+        return list(lines)
+    return lines[:keep] + [f"(+{len(lines) - keep} more such lines in the output)"]
 
 
 def _short_run_reasons(run: IorRun, exp: IorExpectation) -> list[str]:

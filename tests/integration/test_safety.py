@@ -1,0 +1,118 @@
+"""Safety guards and faults, for real: real mounts (size-limited and read-only
+tmpfs), real Slurm jobs, real IOR where it is installed."""
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from tests.conftest import REPO, reframe_command, run
+
+pytestmark = pytest.mark.integration
+LOCAL_REFERENCE = REPO / "reference" / "local.yaml"
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+
+
+@contextlib.contextmanager
+def tmpfs(path, size="64m", readonly=False):
+    path.mkdir(parents=True, exist_ok=True)
+    opts = f"size={size}" + (",ro" if readonly else "")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(path)], check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def reference_env(tmp_path, edit):
+    data = yaml.safe_load(LOCAL_REFERENCE.read_text())
+    edit(data)
+    path = tmp_path / "local.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return dict(os.environ, FSACCEPT_REFERENCE=str(path)), path
+
+
+def run_check(tmp_path, name, env, *extra, check_file="ior_acceptance.py"):
+    proc = run(reframe_command("-c", str(REPO / "checks" / check_file), "--system", "local",
+                               "-n", name, *extra, "-r", prefix=tmp_path / "rfm"),
+               env=env, timeout=900)
+    report = json.loads((tmp_path / "rfm" / "report.json").read_text())
+    return proc, report["runs"][-1]["testcases"]
+
+
+def target(data, path, fstype, **extra):
+    data["target"] = {"path": str(path), "fstype": fstype, **extra}
+
+
+def test_target_on_the_wrong_file_system_type_is_refused_before_any_job(cluster_env, tmp_path):
+    env, ref = reference_env(tmp_path, lambda d: target(d, tmp_path, "lustre"))
+    proc, [case] = run_check(tmp_path, "IORWriteBandwidth", env)
+    assert case["fail_phase"] == "setup" and case["jobid"] is None
+    assert re.search(rf"target {tmp_path} \(from {ref}\) is on a \S+ file system, but the "
+                     r"reference file expects lustre", case["fail_reason"])
+
+
+def test_missing_target_is_refused_before_any_job(cluster_env, tmp_path):
+    env, ref = reference_env(tmp_path, lambda d: target(d, tmp_path / "typo", "ext4"))
+    proc, [case] = run_check(tmp_path, "IORWriteBandwidth", env)
+    assert case["fail_phase"] == "setup" and case["jobid"] is None
+    assert f"target {tmp_path}/typo (from {ref}) does not exist" in case["fail_reason"]
+
+
+@needs_root
+def test_read_only_target_is_refused(cluster_env, tmp_path):
+    with tmpfs(tmp_path / "ro", readonly=True) as mnt:
+        env, ref = reference_env(tmp_path, lambda d: target(d, mnt, "tmpfs"))
+        proc, [case] = run_check(tmp_path, "IORWriteBandwidth", env)
+    assert case["fail_phase"] == "setup" and case["jobid"] is None
+    assert f"target {mnt} (from {ref}) is not writable" in case["fail_reason"]
+
+
+@needs_root
+def test_capacity_guard_refuses_a_test_that_could_fill_the_target(cluster_env, tmp_path):
+    with tmpfs(tmp_path / "small", size="64m") as mnt:
+        env, _ = reference_env(tmp_path, lambda d: target(d, mnt, "tmpfs"))
+        proc, [case] = run_check(tmp_path, "IORWriteBandwidth", env)
+        assert os.listdir(mnt) == []
+    assert case["fail_phase"] == "setup" and case["jobid"] is None
+    # 4 ranks x 1 MiB x 4096 segments (no bandwidth cap declared for this target).
+    assert (f"target {mnt}: the test plans to write up to 16.00 GiB, more than 0.5 of the "
+            "0.06 GiB free (0.03 GiB)") in case["fail_reason"]
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("ior") is None, reason="IOR is not on PATH (in no registry)")
+def test_a_full_target_gives_iors_error_line_and_is_cleaned(cluster_env, tmp_path):
+    # The declared cap (1 MiB/s x 2 s) lets the guard pass; the real disk fills 64 MiB at once.
+    with tmpfs(tmp_path / "full", size="64m") as mnt:
+        env, _ = reference_env(tmp_path, lambda d: target(d, mnt, "tmpfs",
+                                                          max_bandwidth_mib_s=1))
+        proc, [case] = run_check(tmp_path, "IORWriteBandwidth", env)
+        left = [str(p) for p in mnt.rglob("*") if p.is_file()]
+    assert case["fail_phase"] == "sanity"
+    assert case["fail_reason"].startswith("sanity error: INVALID: line ")
+    assert re.search(r"line \d+: WARNING: write\(\d+, 0x[0-9a-f]+, \d+\) failed No space "
+                     r"left on device", case["fail_reason"]), case["fail_reason"]
+    assert "more such lines in the output" in case["fail_reason"]
+    assert left == [], f"files left on the full target: {left}"
+
+
+def test_benchmark_jobs_never_overlap(cluster_env, tmp_path):
+    proc, cases = run_check(tmp_path, "MPILaunchSanity", dict(os.environ), "--repeat", "3",
+                            check_file="launch_sanity.py")
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    spans = []
+    for case in cases:
+        info = run(["scontrol", "show", "job", "-o", str(case["jobid"])], env=cluster_env).stdout
+        start = re.search(r"StartTime=(\S+)", info).group(1)
+        end = re.search(r"EndTime=(\S+)", info).group(1)
+        assert "OverSubscribe=NO" in info, info  # exclusive allocation
+        spans.append((start, end, case["jobid"]))
+    spans.sort()
+    for (s1, e1, j1), (s2, e2, j2) in zip(spans, spans[1:]):
+        assert e1 <= s2, f"job {j1} ({s1}..{e1}) overlaps job {j2} ({s2}..{e2})"
