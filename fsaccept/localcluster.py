@@ -25,6 +25,8 @@ DEFAULT_NODES = 4
 DEFAULT_PORT_BASE = 17000
 MAX_NODES = 64
 PARTITION = "compute"
+#: sinfo states of a node that is up and responding.
+READY_STATES = frozenset({"idle", "allocated", "mixed", "completing"})
 CLUSTER_NAME = "fsaccept"
 
 #: Open MPI settings every MPI job on the emulated cluster needs: ranks of
@@ -294,9 +296,18 @@ class LocalCluster:
     def up(self, timeout: float = 90) -> str:
         live = self.running_daemons()
         running_nodes = self.running_node_count()
-        if live and running_nodes == self.layout.nodes and len(live) == self.layout.nodes + 1:
-            self.wait_idle(timeout)
-            return f"local cluster already running with {self.layout.nodes} nodes (no change)"
+        if "slurmctld" in live and running_nodes == self.layout.nodes:
+            missing = [n for n in self.layout.node_names if f"slurmd {n}" not in live]
+            if not missing:
+                self.wait_ready(timeout)
+                return (f"local cluster already running with {self.layout.nodes} nodes "
+                        "(no change)")
+            # A node's daemon died (or was killed by a fault test): restart just that
+            # daemon; jobs on the other nodes go on.
+            for name in missing:
+                self._run(["slurmd", "-N", name])
+            self.wait_ready(timeout)
+            return f"local cluster: restarted slurmd of {', '.join(missing)}"
         self.check_tools()
         notes = []
         if live:
@@ -314,22 +325,23 @@ class LocalCluster:
         self._run(["slurmctld", "-c"])
         for name in self.layout.node_names:
             self._run(["slurmd", "-N", name])
-        self.wait_idle(timeout)
+        self.wait_ready(timeout)
         notes.append(f"local cluster up: {self.layout.nodes} idle nodes "
                      f"(SLURM_CONF={self.conf})")
         return "\n".join(notes)
 
-    def wait_idle(self, timeout: float) -> None:
+    def wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         states: dict[str, str] = {}
         while time.monotonic() < deadline:
             states = self.node_states()
-            idle = [n for n, st in states.items() if st == "idle"]
-            if len(idle) == self.layout.nodes:
+            # Up and responding; allocated nodes (jobs running) count.
+            ready = [n for n, st in states.items() if st in READY_STATES]
+            if len(ready) == self.layout.nodes:
                 return
             time.sleep(0.5)
         raise ClusterError(
-            f"nodes not idle after {timeout:.0f} s (sinfo: {states or 'no answer'})\n"
+            f"nodes not ready after {timeout:.0f} s (sinfo: {states or 'no answer'})\n"
             + self._log_tails())
 
     def down(self, timeout: float = 20) -> str:
@@ -360,6 +372,24 @@ class LocalCluster:
             msg += f" (SIGKILL after {timeout:.0f} s: {', '.join(killed)})"
         return msg
 
+    def fail_node(self, name: str) -> str:
+        """Kill node ``name`` the way a crash would: its slurmd and every
+        slurmstepd serving it (with their tasks), all with SIGKILL."""
+        live = self.running_daemons()
+        if f"slurmd {name}" not in live:
+            raise ClusterError(f"no running slurmd for node {name!r} "
+                               f"(running: {', '.join(sorted(live)) or 'none'})")
+        spool = self.layout.state_dir / "spool" / name
+        steps = step_daemons(spool)
+        victims = [live[f"slurmd {name}"]] + steps
+        for pid in steps:  # tasks first: a dead node's processes all vanish
+            for child in _children(pid):
+                _kill(child)
+        for pid in victims:
+            _kill(pid)
+        return (f"node {name}: killed slurmd (pid {live[f'slurmd {name}']}) and "
+                f"{len(steps)} job step daemon(s); Slurm marks it DOWN after SlurmdTimeout")
+
     def status(self) -> tuple[int, str]:
         live = self.running_daemons()
         if not live:
@@ -367,6 +397,48 @@ class LocalCluster:
         proc = self._run(["sinfo", "-N", "-o", "%N %P %T %c %m"], check=False)
         daemons = ", ".join(f"{n} (pid {p})" for n, p in sorted(live.items()))
         return 0, f"daemons: {daemons}\n{proc.stdout}{proc.stderr}".rstrip()
+
+
+def step_daemons(spool: Path) -> list[int]:
+    """Pids of the slurmstepd processes listening on sockets in a node's spool dir."""
+    inodes = set()
+    try:
+        for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+            fields = line.split()
+            if len(fields) >= 8 and fields[7].startswith(str(spool) + "/"):
+                inodes.add(fields[6])
+    except OSError:
+        return []
+    pids = set()
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            for fd in fd_dir.iterdir():
+                link = os.readlink(fd)
+                if link.startswith("socket:[") and link[8:-1] in inodes:
+                    pids.add(int(fd_dir.parent.name))
+                    break
+        except OSError:
+            continue
+    return sorted(pids)
+
+
+def _children(pid: int) -> list[int]:
+    """All descendants of ``pid``."""
+    out: list[int] = []
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return out
+    for kid in map(int, kids):
+        out += [kid] + _children(kid)
+    return out
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def pid_alive(pid: int) -> bool:
@@ -386,14 +458,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="local-cluster",
         description="A real multi-node Slurm cluster emulated on this host.")
-    parser.add_argument("command", choices=["up", "down", "status", "env"])
+    parser.add_argument("command", choices=["up", "down", "status", "env", "fail"])
+    parser.add_argument("node", nargs="?",
+                        help="for `fail`: the node to kill (slurmd and its job steps), to "
+                             "test how a run survives a node failure; `up` revives it")
     parser.add_argument("--nodes", type=int, default=None,
                         help=f"number of emulated nodes for `up` (default {DEFAULT_NODES})")
     parser.add_argument("--port-base", type=int, default=DEFAULT_PORT_BASE,
                         help="slurmctld port; slurmd nX listens on port-base + X "
                              f"(default {DEFAULT_PORT_BASE})")
     parser.add_argument("--timeout", type=float, default=90,
-                        help="seconds `up` waits for all nodes to be idle")
+                        help="seconds `up` waits for all nodes to be ready")
     args = parser.parse_args(argv)
     try:
         state = default_state_dir()
@@ -415,6 +490,10 @@ def main(argv: list[str] | None = None) -> int:
             code, text = cluster.status()
             print(text)
             return code
+        elif args.command == "fail":
+            if not args.node:
+                raise ClusterError("fail needs a node name, e.g. `local-cluster fail n2`")
+            print(cluster.fail_node(args.node))
         else:
             print(f"export SLURM_CONF={cluster.conf}")
     except ClusterError as err:

@@ -332,7 +332,11 @@ class IORTest(AcceptanceTest):
         self.time_run_s = min(times, default=0.0)
 
     def invalid_reasons_list(self) -> list[str]:
-        reasons = validity.ior_invalid_reasons(self.ior_run(), self.expectation())
+        stderr = self._stderr_text()
+        # Root cause first: what ended the job, then IOR's lines, then the aftermath.
+        reasons = validity.slurm_job_failures(stderr)
+        reasons += validity.ior_invalid_reasons(self.ior_run(), self.expectation())
+        reasons += validity.slurm_task_failures(stderr)
         ranks = self.record_rank_map()
         if ranks and not placement.is_block_placement(ranks, self.ranks_per_node):
             reasons.append(f"ranks were not placed in blocks of {self.ranks_per_node} per "

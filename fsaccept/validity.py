@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+import re
 from typing import Any
 
 import yaml
@@ -50,6 +51,36 @@ def ior_invalid_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
     if exp.operation == "read" and not exp.direct_io:
         reasons += _cache_reasons(row.agg_mib, exp)
     return reasons
+
+
+_NODE_FAILURE = re.compile(r"srun: error: Node failure on (\S+)")
+_CANCELLED = re.compile(r"\*\*\* JOB (\d+) ON \S+ CANCELLED AT (\S+)(?: DUE TO ([A-Z ]+[A-Z]))?")
+_TASK_DIED = re.compile(r"srun: error: (\S+): tasks? ([\d,-]+): (.+)")
+
+
+def slurm_job_failures(stderr: str) -> list[str]:
+    """What Slurm says ended the job (node failure, time limit, cancellation),
+    naming the job and the node, from the job's stderr."""
+    reasons: list[str] = []
+    nodes = sorted(set(_NODE_FAILURE.findall(stderr)))
+    cancelled = _CANCELLED.search(stderr)
+    if cancelled:
+        job, when, cause = cancelled.groups()
+        text = f"Slurm cancelled job {job} at {when}"
+        text += f" due to {cause.lower()}" if cause else ""
+        if nodes:
+            text += f": node {', '.join(nodes)} failed during the run"
+        reasons.append(text)
+    elif nodes:
+        reasons.append(f"node {', '.join(nodes)} failed during the run")
+    return reasons
+
+
+def slurm_task_failures(stderr: str) -> list[str]:
+    """Tasks that srun saw end abnormally, by node (usually the aftermath of an
+    error the benchmark printed first)."""
+    died = [f"{node} task {task}: {what}" for node, task, what in _TASK_DIED.findall(stderr)]
+    return ["tasks ended abnormally: " + "; ".join(_first(died))] if died else []
 
 
 def _first(lines: list[str], keep: int = 3) -> list[str]:

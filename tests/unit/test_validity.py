@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from fsaccept.ior import parse_ior
-from fsaccept.validity import IorExpectation, ior_invalid_reasons, known_bugs, version_reasons
+from fsaccept.validity import (IorExpectation, ior_invalid_reasons, known_bugs,
+                               slurm_job_failures, slurm_task_failures, version_reasons)
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "ior"
 
@@ -94,3 +95,23 @@ def test_known_bad_versions_are_data():
 @pytest.mark.parametrize("version", ["4.0.0rc1", "4.0.0", "4.1.0"])
 def test_releases_after_the_wearout_fix_are_not_refused_for_bandwidth(version):
     assert version_reasons("ior", version, "bandwidth") == []
+
+
+SLURM = DATA.parent / "slurm"
+
+
+def test_node_failure_names_the_job_and_the_node():
+    assert slurm_job_failures((SLURM / "node-failure.err").read_text()) == [
+        "Slurm cancelled job 109 at 2026-11-22T03:05:22 due to node failure: node n2 failed "
+        "during the run"]
+
+
+def test_aborted_tasks_are_named_by_node():
+    assert slurm_job_failures((SLURM / "enospc-ior-abort.err").read_text()) == []
+    [reason] = slurm_task_failures((SLURM / "enospc-ior-abort.err").read_text())
+    assert reason.startswith("tasks ended abnormally: n")
+    assert ": Aborted" in reason
+
+
+def test_a_clean_stderr_has_no_job_failure():
+    assert slurm_job_failures("") == [] and slurm_task_failures("") == []
