@@ -27,11 +27,11 @@ from pathlib import Path
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import (performance_function, run_after, run_before,
-                                   sanity_function, variable)
+from reframe.core.builtins import (fixture, run_after, run_before, sanity_function,
+                                   variable)
 from reframe.core.exceptions import SanityError
 
-from fsaccept import guards, ior, iorcmd, placement, reference, validity
+from fsaccept import benchmarks, guards, ior, iorcmd, placement, reference, validity
 
 #: Names this ReFrame run's files, so that two runs on one file system never
 #: share (or remove) each other's files.
@@ -40,14 +40,66 @@ RANK_MARKER = "fsaccept-rank"
 INFO_MARKER = "fsaccept-info"
 
 
+class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):
+    """Provides the benchmarks for a partition (its ``extras.benchmarks``, see
+    ``fsaccept.benchmarks``) and records where they come from.
+
+    ``spack-build``: ``spack -e <env> install`` with ReFrame's Spack build
+    system; ``spack-env``/``path``: nothing to build, only the record.
+    """
+
+    descr = "IOR, mdtest and fio for this partition, and their provenance"
+    valid_systems = ["*"]
+    valid_prog_environs = ["*"]
+    build_locally = True
+    build_system = "CustomBuild"
+
+    #: Where each benchmark comes from: "ior spack:ior@4.0.0/<hash>; fio path:/usr/bin/fio".
+    provenance = variable(str, value="", loggable=True)
+
+    @run_before("compile")
+    def choose_build(self):
+        extras = self.current_partition.extras
+        system = self.current_system.name
+        mode = benchmarks.mode(extras)
+        record = f"{benchmarks.provenance_command(extras, system)} > provenance.txt"
+        if mode == "spack-build":
+            env = benchmarks.spack_env_dir(extras)
+            problems = benchmarks.environment_ok(env, system)
+            if problems:
+                raise benchmarks.BenchmarkConfigError("; ".join(problems))
+            self.build_system = "Spack"
+            # The environment lists its pinned specs itself: no `spack add`.
+            self.build_system.environment = str(env)
+            self.build_system.emit_load_cmds = False
+            self.prebuild_cmds = [f"export FSACCEPT_SYSTEM={system}"]
+            self.postbuild_cmds = [record]
+        else:
+            self.build_system.commands = [record]
+
+    @sanity_function
+    def record_provenance(self):
+        path = os.path.join(self.stagedir, "provenance.txt")
+        found = benchmarks.parse_provenance(open(path).read())
+        self.provenance = "; ".join(f"{k} {v}" for k, v in sorted(found.items()))
+        return sn.assert_true(found, "no benchmark provenance recorded")
+
+    def source_of(self, name: str) -> str:
+        for item in self.provenance.split("; "):
+            if item.startswith(name + " "):
+                return item.split(" ", 1)[1]
+        return ""
+
+
 class AcceptanceTest(rfm.RunOnlyRegressionTest):
     """Placement, reference and provenance common to every acceptance check."""
 
     #: Key of this test's entry under ``tests:`` in the reference file.
     reference_key = variable(str)
 
-    #: Reference file to use; empty: ``reference/<system>.yaml`` of this repository.
-    reference_file = variable(str, value=os.environ.get("FSACCEPT_REFERENCE", ""))
+    #: Reference file to use; empty: ``$FSACCEPT_REFERENCE`` if set (a system may
+    #: set it in its ``env_vars``), else ``reference/<system>.yaml`` of this repository.
+    reference_file = variable(str, value="")
 
     #: What the node fraction is a fraction of: ``total`` (all nodes of the
     #: partition: the acceptance rule) or ``available`` (the nodes usable now).
@@ -85,9 +137,16 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
     valid_prog_environs = ["+mpi"]
     exclusive_access = True
 
+    #: Provides (or just locates) the benchmark binaries; one per partition+environment.
+    binaries = fixture(BenchmarkBinaries, scope="environment")
+
+    #: Where the benchmark binaries came from (path, or Spack spec and hash).
+    benchmark_provenance = variable(str, value="", loggable=True)
+
     @run_after("setup")
     def load_reference(self):
-        path = self.reference_file or reference.reference_path(self.current_system.name)
+        path = (self.reference_file or os.environ.get("FSACCEPT_REFERENCE")
+                or reference.reference_path(self.current_system.name))
         self.reference_path = str(path)
         self.refdata = reference.load_reference(path)
         self.reference_sha256 = hashlib.sha256(open(path, "rb").read()).hexdigest()
@@ -151,6 +210,12 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
         self.reference = {"*": {
             name or self.figure_name(): threshold.as_reframe_reference()
             for name, threshold in self.refdata.thresholds(self.reference_key).items()}}
+
+    @run_before("run")
+    def activate_benchmarks(self):
+        self.benchmark_provenance = self.binaries.provenance
+        self.prerun_cmds = benchmarks.activation_commands(
+            self.current_partition.extras, self.current_system.name) + self.prerun_cmds
 
     @run_before("run")
     def launch_block_distributed(self):
@@ -233,8 +298,13 @@ class IORTest(AcceptanceTest):
         """This test's typed IOR entry of the reference file."""
         return self.refdata.test(self.reference_key)
 
+    #: Whether IOR's version is one fsaccept's parser is tested on.
+    version_note = variable(str, value="", loggable=True)
+
     @run_after("setup")
     def require_ior(self):
+        if benchmarks.mode(self.current_partition.extras) != "path":
+            return  # built or activated from Spack in the job
         self.skip_if(shutil.which(self.ior_binary) is None,
                      f"{self.ior_binary} not found on PATH: IOR 4.0.0 (with mdtest) is in no "
                      "package registry; build it with Spack from spack-env/ or from its "
@@ -258,13 +328,14 @@ class IORTest(AcceptanceTest):
         if not self.keep_data and self.removes_data():
             # Also when IOR fails or the job is cancelled (scancel sends TERM first).
             cleanup = [f"trap 'rm -rf {quoted}' EXIT", "trap 'exit 143' TERM INT"]
-        self.prerun_cmds = cleanup + [
+        # After the benchmarks are activated, so that the path recorded is the one used.
+        self.prerun_cmds = cleanup + self.prerun_cmds + [
             f"mkdir -p {quoted}",
             f"echo {INFO_MARKER} ior_path $(command -v {shlex.quote(self.ior_binary)})",
             f"echo {INFO_MARKER} fstype $(findmnt -n -o FSTYPE -T {quoted})",
             f"echo {INFO_MARKER} mpi $( (ompi_info --version 2>/dev/null || "
             "mpichversion 2>/dev/null || echo unknown) | head -n 1)",
-        ] + self.prerun_cmds
+        ]
 
     def data_name(self) -> str:
         """Directory name of this test's files below the target."""
@@ -323,6 +394,7 @@ class IORTest(AcceptanceTest):
         self.job_fstype = info.get("fstype", "")
         self.mpi_version = info.get("mpi", "")
         self.ior_version = run.version or ""
+        self.version_note = benchmarks.version_note("ior", validity.version_number(run.version))
         if run.command_line:
             self.ior_command = run.command_line
         row = run.summary_for(self.operation)

@@ -38,7 +38,7 @@ class IorExpectation:
 def ior_invalid_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
     """INVALID reasons for the ``exp.operation`` figure of ``run``."""
     reasons = _first(run.reasons)
-    reasons += version_reasons("ior", _version_number(run.version), exp.figure_kind)
+    reasons += version_reasons("ior", version_number(run.version), exp.figure_kind)
     row = run.summary_for(exp.operation)
     if row is None:
         if not run.reasons:
@@ -132,7 +132,7 @@ def _known_bad() -> dict[str, list[dict[str, Any]]]:
     return yaml.safe_load(text)
 
 
-def _version_number(version: str | None) -> str | None:
+def version_number(version: str | None) -> str | None:
     """'IOR-4.0.0' → '4.0.0'."""
     return version.split("-", 1)[1] if version and "-" in version else version
 

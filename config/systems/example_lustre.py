@@ -23,21 +23,28 @@ site_configuration = {
                     'environs': ['spack'],
                     # Benchmark jobs must never overlap: they would share the file system.
                     'max_jobs': 1,
-                    'features': ['mpi'],
+                    'features': ['mpi', 'spack'],
+                    # Benchmarks: build spack-env/ (with spack-env/systems/
+                    # example-lustre.yaml) before the first benchmark job.  For a
+                    # Spack environment the admins installed, use
+                    # {'benchmarks': 'spack-env', 'spack_env': '/apps/fsaccept/env'};
+                    # for binaries on PATH, {'benchmarks': 'path'}.
+                    'extras': {'benchmarks': 'spack-build'},
                 },
             ],
         },
     ],
     'environments': [
         {
-            # Benchmarks from the project's Spack environment (spack-env/).
+            # The site's MPI compilers; the benchmarks themselves come from the
+            # Spack environment named in the partition's extras.
             'name': 'spack',
             'target_systems': ['example-lustre'],
+            'modules': ['openmpi/4.1.6'],
             'cc': 'mpicc',
             'cxx': 'mpicxx',
             'ftn': 'mpif90',
             'features': ['mpi', 'spack'],
-            'prepare_cmds': ['spack env activate ${FSACCEPT_SPACK_ENV:-spack-env}'],
         },
     ],
 }

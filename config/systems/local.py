@@ -5,6 +5,7 @@ Never picked by host name: select it with ``--system local``.
 """
 
 from fsaccept.localcluster import OPENMPI_ENV, PARTITION, slurm_conf_path
+from fsaccept.reference import REFERENCE_DIR
 
 site_configuration = {
     'systems': [
@@ -28,7 +29,33 @@ site_configuration = {
                     # Benchmark jobs must never overlap: they would share the file system.
                     'max_jobs': 1,
                     'env_vars': [[k, v] for k, v in OPENMPI_ENV.items()],
-                    'features': ['mpi', 'emulated'],
+                    'features': ['mpi', 'emulated', 'fio'],
+                    # IOR, mdtest, fio: from PATH (see fsaccept/benchmarks.py).
+                    'extras': {'benchmarks': 'path'},
+                },
+            ],
+        },
+        {
+            # The same cluster with the benchmarks built by Spack from spack-env/,
+            # as a production system does.  Spack is not installed here, so this
+            # system serves `reframe --dry-run` (tests/integration/test_spack_dry_run.py).
+            'name': 'local-spack',
+            'descr': 'Emulated cluster, benchmarks built with Spack (dry runs)',
+            'hostnames': [],
+            'modules_system': 'nomod',
+            'env_vars': [['SLURM_CONF', str(slurm_conf_path())],
+                         ['FSACCEPT_REFERENCE', str(REFERENCE_DIR / 'local.yaml')]],
+            'partitions': [
+                {
+                    'name': PARTITION,
+                    'scheduler': 'squeue',
+                    'launcher': 'srun',
+                    'access': [f'--partition={PARTITION}'],
+                    'environs': ['openmpi'],
+                    'max_jobs': 1,
+                    'env_vars': [[k, v] for k, v in OPENMPI_ENV.items()],
+                    'features': ['mpi', 'emulated', 'spack'],
+                    'extras': {'benchmarks': 'spack-build'},
                 },
             ],
         },

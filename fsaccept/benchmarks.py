@@ -1,0 +1,139 @@
+"""Where the benchmark binaries come from, and which versions are in use.
+
+A partition says in its ReFrame ``extras`` how it gets IOR, mdtest and fio:
+
+- ``benchmarks: path`` (default): whatever ``ior``/``mdtest``/``fio`` are on PATH;
+- ``benchmarks: spack-build``: the checks build ``spack-env/`` (or
+  ``extras.spack_env``) with Spack before the first benchmark job;
+- ``benchmarks: spack-env``: a Spack environment the admins already
+  installed (``extras.spack_env``), activated in every job.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fsaccept.localcluster import REPO_ROOT
+
+MODES = ("path", "spack-build", "spack-env")
+DEFAULT_SPACK_ENV = REPO_ROOT / "spack-env"
+BENCHMARKS = ("ior", "mdtest", "fio")
+_PINNED = re.compile(r"^([a-z0-9-]+)@(=?)([0-9][0-9A-Za-z.]*)(\s|$)")
+
+
+class BenchmarkConfigError(ValueError):
+    """A bad benchmark set-up; the message names the file or setting."""
+
+
+def mode(extras: dict[str, Any]) -> str:
+    value = extras.get("benchmarks", "path")
+    if value not in MODES:
+        raise BenchmarkConfigError(f"partition extras.benchmarks: {value!r} is not one of "
+                                   f"{', '.join(MODES)}")
+    return value
+
+
+def spack_env_dir(extras: dict[str, Any]) -> Path:
+    return Path(extras.get("spack_env", DEFAULT_SPACK_ENV))
+
+
+def load_spack_yaml(env_dir: Path) -> dict[str, Any]:
+    path = env_dir / "spack.yaml"
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as err:
+        raise BenchmarkConfigError(f"{path}: cannot read: {err.strerror}") from None
+    except yaml.YAMLError as err:
+        raise BenchmarkConfigError(f"{path}: not valid YAML: {err}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("spack"), dict):
+        raise BenchmarkConfigError(f"{path}: no top-level 'spack:' mapping")
+    return data["spack"]
+
+
+def pinned_versions(env_dir: Path) -> dict[str, str]:
+    """Package → exact version of every spec in the environment; a spec
+    without an exact version is an error (results must name their build)."""
+    path = env_dir / "spack.yaml"
+    versions = {}
+    for spec in load_spack_yaml(env_dir).get("specs", []):
+        match = _PINNED.match(str(spec))
+        if not match:
+            raise BenchmarkConfigError(f"{path}: specs: {spec!r} is not pinned to one version "
+                                       "(write e.g. ior@4.0.0)")
+        versions[match.group(1)] = match.group(3)
+    return versions
+
+
+def system_include(env_dir: Path, system: str) -> Path:
+    """The per-system file the environment includes for ``FSACCEPT_SYSTEM=system``."""
+    return env_dir / "systems" / f"{system}.yaml"
+
+
+@cache
+def tested_versions() -> dict[str, list[str]]:
+    text = resources.files("fsaccept").joinpath("data/tested_versions.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+def version_note(benchmark: str, version: str | None) -> str:
+    """'tested', or why not (results of an untested version still count, labelled)."""
+    if not version:
+        return "version unknown"
+    known = tested_versions().get(benchmark, [])
+    if version in known:
+        return "tested"
+    return f"untested: fsaccept's {benchmark} parser is tested on {', '.join(known)}"
+
+
+def activation_commands(extras: dict[str, Any], system: str) -> list[str]:
+    """Shell lines that put a partition's Spack-built benchmarks on PATH in a job."""
+    if mode(extras) == "path":
+        return []
+    env = spack_env_dir(extras)
+    return [f"export FSACCEPT_SYSTEM={system}",
+            f'eval "$(spack env activate --sh -d {env})"']
+
+
+def provenance_command(extras: dict[str, Any], system: str) -> str:
+    """A shell line that prints where each benchmark binary comes from."""
+    if mode(extras) == "path":
+        return ("for b in " + " ".join(BENCHMARKS) +
+                '; do echo "$b path:$(command -v $b || echo missing)"; done')
+    env = spack_env_dir(extras)
+    return (f"FSACCEPT_SYSTEM={system} spack -e {env} find --format "
+            "'{name} spack:{name}@{version}/{hash}' " + " ".join(("ior", "fio")))
+
+
+def parse_provenance(text: str) -> dict[str, str]:
+    """'name source' lines → {name: source}."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split(None, 1)
+        if len(parts) == 2:
+            out[parts[0]] = parts[1]
+    if "ior" in out and "mdtest" not in out and out["ior"].startswith("spack:"):
+        out["mdtest"] = out["ior"]  # mdtest is built by the ior package
+    return out
+
+
+def environment_ok(env_dir: Path, system: str) -> list[str]:
+    """Problems with a Spack environment for ``system`` (empty: fine)."""
+    problems = []
+    try:
+        versions = pinned_versions(env_dir)
+    except BenchmarkConfigError as err:
+        return [str(err)]
+    for name in ("ior", "fio"):
+        if name not in versions:
+            problems.append(f"{env_dir}/spack.yaml: specs: no {name}")
+    if not system_include(env_dir, system).exists():
+        problems.append(f"{system_include(env_dir, system)}: missing: declare {system}'s MPI "
+                        "(and Slurm) as externals there")
+    return problems
+
