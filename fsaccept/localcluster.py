@@ -22,7 +22,9 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_NODES = 4
-DEFAULT_PORT_BASE = 17000
+#: slurmctld's port; slurmd nX listens on DEFAULT_PORT_BASE + X.  FSACCEPT_PORT_BASE
+#: moves a second checkout's cluster out of the way of the first.
+DEFAULT_PORT_BASE = int(os.environ.get("FSACCEPT_PORT_BASE", "17000"))
 MAX_NODES = 64
 PARTITION = "compute"
 #: sinfo states of a node that is up and responding.

@@ -26,6 +26,7 @@ REFERENCE_DIR = REPO_ROOT / "reference"
 #: Buffered reads of less data per node than this × node memory may be served from cache.
 DEFAULT_MIN_CACHE_RATIO = 1.5
 DEFAULT_MAX_FILL_FRACTION = 0.5
+DEFAULT_TIME_LIMIT_MARGIN_MIN = 10
 
 _UNITS = {"": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 _SIZE = re.compile(r"^([1-9][0-9]*)(KiB|MiB|GiB|TiB)?$")
@@ -100,6 +101,8 @@ class Reference:
     max_fill_fraction: float = DEFAULT_MAX_FILL_FRACTION
     #: What the file system can absorb at most (MiB/s); bounds deadline-bound phases.
     max_bandwidth_mib_s: float | None = None
+    #: Minutes added to a job's deadlines for its Slurm time limit.
+    time_limit_margin_min: int = DEFAULT_TIME_LIMIT_MARGIN_MIN
 
     def entry(self, name: str, needed_by: str = "") -> dict[str, Any]:
         """The raw entry ``tests.<name>``; a clear error when the file lacks it."""
@@ -213,7 +216,9 @@ def load_reference(path: Path | str) -> Reference:
                      tests=tests,
                      max_fill_fraction=data["target"].get("max_fill_fraction",
                                                           DEFAULT_MAX_FILL_FRACTION),
-                     max_bandwidth_mib_s=data["target"].get("max_bandwidth_mib_s"))
+                     max_bandwidth_mib_s=data["target"].get("max_bandwidth_mib_s"),
+                     time_limit_margin_min=data.get("time_limit_margin_min",
+                                                    DEFAULT_TIME_LIMIT_MARGIN_MIN))
 
 
 def _check_consistency(path: Path, t: TestParameters) -> None:

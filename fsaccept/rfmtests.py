@@ -116,8 +116,9 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
     target_fstype_expected = variable(str, value=os.environ.get("FSACCEPT_TARGET_FSTYPE", ""))
 
     #: Minutes added to the deadlines for the Slurm time limit (start-up,
-    #: wear-out, fsync, close), so a hung benchmark cannot hold nodes forever.
-    time_limit_margin_min = variable(int, value=10)
+    #: wear-out, fsync, close), so a hung benchmark cannot hold nodes forever;
+    #: 0: the reference file's ``time_limit_margin_min`` (default 10).
+    time_limit_margin_min = variable(int, value=0)
 
     # Provenance: logged with every figure (perflog, run report).
     node_fraction = variable(float, value=0.0, loggable=True)
@@ -188,7 +189,8 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
 
     @run_after("setup")
     def set_time_limit(self):
-        minutes = -(-self.deadlines_s() // 60) + self.time_limit_margin_min
+        margin = self.time_limit_margin_min or self.refdata.time_limit_margin_min
+        minutes = -(-self.deadlines_s() // 60) + margin
         self.time_limit = f"{minutes}m"
 
     @run_after("setup")
