@@ -18,12 +18,15 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from fsaccept import ior
+from fsaccept import fio, ior, mdtest
 
 #: kind -> (text parser, JSON-summary parser or None). Each returns an object with
 #: ``to_dict()``, or raises ``ValueError`` for content it cannot parse.
 PARSERS: dict[str, tuple[Callable[[str], Any], Callable[[str], Any] | None]] = {
     "ior": (ior.parse_ior, ior.parse_ior_json),
+    "mdtest": (mdtest.parse_mdtest, None),
+    # fio: its report is JSON either way (the --output file, or stdout with messages).
+    "fio": (fio.parse_fio, fio.parse_fio),
 }
 
 

@@ -258,7 +258,96 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
             return ""
 
 
-class IORTest(AcceptanceTest):
+class BenchmarkTest(AcceptanceTest):
+    """One benchmark job that writes below the target.
+
+    Owns what every benchmark check needs the same way: its own data
+    directory (removed by the last test that needs it, also when the job
+    fails or is cancelled), the job-side record of the binary, file-system
+    type and MPI, and the INVALID verdict with its reasons.  Subclasses set
+    ``executable``/``executable_opts`` and implement ``invalid_reasons_list``.
+    """
+
+    # Provenance (loggable: perflog and run report).
+    benchmark_command = variable(str, value="", loggable=True)
+    benchmark_version = variable(str, value="", loggable=True)
+    #: Whether the version is one fsaccept's parser is tested on.
+    version_note = variable(str, value="", loggable=True)
+    binary_path = variable(str, value="", loggable=True)
+    mpi_version = variable(str, value="", loggable=True)
+    #: File-system type as the compute node sees the test directory.
+    job_fstype = variable(str, value="", loggable=True)
+    invalid_reasons = variable(str, value="", loggable=True)
+
+    @run_after("setup")
+    def set_data_directory(self):
+        self.target_dir = os.path.join(str(self.target_root()), "fsaccept", self.data_name())
+
+    def data_name(self) -> str:
+        """Directory name of this test's files below the target (unique per run)."""
+        return f"{self.unique_name}.{RUN_ID}"
+
+    def removes_data(self) -> bool:
+        """Whether this test is the last one to need its files."""
+        return True
+
+    def require_binary(self, name: str, how_to_get: str) -> None:
+        """Skip, saying how to get it, when a benchmark from PATH is missing."""
+        if benchmarks.mode(self.current_partition.extras) != "path":
+            return  # built or activated from Spack in the job
+        self.skip_if(shutil.which(name) is None,
+                     f"{name} not found on PATH: {how_to_get}")
+
+    @run_before("run")
+    def record_environment(self):
+        self.benchmark_command = shlex.join([self.executable, *self.executable_opts])
+        quoted = shlex.quote(self.target_dir)
+        cleanup = []
+        if not self.keep_data and self.removes_data():
+            # Also when the benchmark fails or the job is cancelled (scancel sends TERM).
+            cleanup = [f"trap 'rm -rf {quoted}' EXIT", "trap 'exit 143' TERM INT"]
+        # After the benchmarks are activated, so that the path recorded is the one used.
+        self.prerun_cmds = cleanup + self.prerun_cmds + [
+            f"mkdir -p {quoted}",
+            f"echo {INFO_MARKER} binary_path $(command -v {shlex.quote(self.executable)})",
+            f"echo {INFO_MARKER} fstype $(findmnt -n -o FSTYPE -T {quoted})",
+            f"echo {INFO_MARKER} mpi $( (ompi_info --version 2>/dev/null || "
+            "mpichversion 2>/dev/null || echo unknown) | head -n 1)",
+        ]
+
+    def job_info(self) -> dict[str, str]:
+        """What the job recorded about itself (``fsaccept-info KEY VALUE`` lines)."""
+        info = {}
+        for line in self._stdout_text().splitlines():
+            if line.startswith(INFO_MARKER + " "):
+                _, key, *value = line.split(" ", 2)
+                info[key] = value[0] if value else ""
+        self.binary_path = info.get("binary_path", "")
+        self.job_fstype = info.get("fstype", "")
+        self.mpi_version = info.get("mpi", "")
+        return info
+
+    def record_version(self, benchmark: str, printed: str | None) -> None:
+        """Record the version the benchmark printed (e.g. 'IOR-4.0.0') and whether it is tested."""
+        self.benchmark_version = printed or ""
+        self.version_note = benchmarks.version_note(benchmark, validity.version_number(printed))
+
+    def invalid_reasons_list(self) -> list[str]:
+        raise NotImplementedError
+
+    @sanity_function
+    def assert_valid(self):
+        reasons = self.invalid_reasons_list()
+        self.invalid_reasons = "; ".join(reasons)
+        if reasons:
+            if not self.keep_data:
+                # No later test will read data from an invalid run (datasets included).
+                shutil.rmtree(self.target_dir, ignore_errors=True)
+            raise SanityError("INVALID: " + "; ".join(reasons))
+        return True
+
+
+class IORTest(BenchmarkTest):
     """One IOR phase of an acceptance test."""
 
     #: IOR executable (from PATH: a Spack view, a module or /opt/ior/bin).
@@ -274,17 +363,10 @@ class IORTest(AcceptanceTest):
     figure_kind = variable(str, value="bandwidth")
 
     # Provenance (loggable).
-    ior_command = variable(str, value="", loggable=True)
-    ior_version = variable(str, value="", loggable=True)
-    ior_path = variable(str, value="", loggable=True)
-    mpi_version = variable(str, value="", loggable=True)
-    #: File-system type as the compute node sees the test directory.
-    job_fstype = variable(str, value="", loggable=True)
     deadline_s = variable(int, value=0, loggable=True)
     time_run_s = variable(float, value=0.0, loggable=True)
     bytes_moved = variable(int, value=0, loggable=True)
     direct_io = variable(bool, value=False, loggable=True)
-    invalid_reasons = variable(str, value="", loggable=True)
 
     #: Also report the aggregate bandwidth up to the stonewall (before wear-out).
     report_stonewall_figure = variable(bool, value=False)
@@ -300,52 +382,21 @@ class IORTest(AcceptanceTest):
         """This test's typed IOR entry of the reference file."""
         return self.refdata.test(self.reference_key)
 
-    #: Whether IOR's version is one fsaccept's parser is tested on.
-    version_note = variable(str, value="", loggable=True)
-
     @run_after("setup")
     def require_ior(self):
-        if benchmarks.mode(self.current_partition.extras) != "path":
-            return  # built or activated from Spack in the job
-        self.skip_if(shutil.which(self.ior_binary) is None,
-                     f"{self.ior_binary} not found on PATH: IOR 4.0.0 (with mdtest) is in no "
-                     "package registry; build it with Spack from spack-env/ or from its "
-                     "release tarball, and put its bin/ on PATH")
+        self.require_binary(self.ior_binary,
+                            "IOR 4.0.0 (with mdtest) is in no package registry; build it "
+                            "with Spack from spack-env/ or from its release tarball, and put "
+                            "its bin/ on PATH")
 
     @run_after("setup")
     def set_ior_command(self):
-        self.target_dir = os.path.join(str(self.target_root()), "fsaccept", self.data_name())
         self.direct_io = self.params.direct_io
         self.deadline_s = self.phase_deadline()
         self.executable = self.ior_binary
         self.executable_opts = iorcmd.ior_options(
             self.phase, self.params, os.path.join(self.target_dir, "testfile"),
             status_file=os.path.join(self.target_dir, "stonewall.status"))
-        self.ior_command = shlex.join([self.executable, *self.executable_opts])
-
-    @run_before("run")
-    def record_environment(self):
-        quoted = shlex.quote(self.target_dir)
-        cleanup = []
-        if not self.keep_data and self.removes_data():
-            # Also when IOR fails or the job is cancelled (scancel sends TERM first).
-            cleanup = [f"trap 'rm -rf {quoted}' EXIT", "trap 'exit 143' TERM INT"]
-        # After the benchmarks are activated, so that the path recorded is the one used.
-        self.prerun_cmds = cleanup + self.prerun_cmds + [
-            f"mkdir -p {quoted}",
-            f"echo {INFO_MARKER} ior_path $(command -v {shlex.quote(self.ior_binary)})",
-            f"echo {INFO_MARKER} fstype $(findmnt -n -o FSTYPE -T {quoted})",
-            f"echo {INFO_MARKER} mpi $( (ompi_info --version 2>/dev/null || "
-            "mpichversion 2>/dev/null || echo unknown) | head -n 1)",
-        ]
-
-    def data_name(self) -> str:
-        """Directory name of this test's files below the target."""
-        return f"{self.unique_name}.{RUN_ID}"
-
-    def removes_data(self) -> bool:
-        """Whether this test is the last one to need its files."""
-        return True
 
     def phase_deadline(self) -> int:
         return int(self.params.deadline_s)
@@ -375,30 +426,21 @@ class IORTest(AcceptanceTest):
             figure_kind=self.figure_kind)
 
     def ior_run(self) -> ior.IorRun:
-        """IOR's report (stdout) with the errors of the job's stderr added."""
+        """IOR's report (stdout) with the errors of the job's stderr added after it
+        (stdout carries IOR's own error lines; stderr the aftermath)."""
         if not hasattr(self, "_ior_run"):
-            text = self._stdout_text()
-            self._ior_run = ior.parse_ior(text)
+            self._ior_run = ior.parse_ior(self._stdout_text())
             for finding in ior.error_findings(self._stderr_text()):
                 finding.text = f"stderr: {finding.text}"
                 self._ior_run.findings.append(finding)
-            # stdout's own lines first: they carry IOR's error, stderr the aftermath.
-            self._record_provenance(text, self._ior_run)
+            self._record_provenance(self._ior_run)
         return self._ior_run
 
-    def _record_provenance(self, text: str, run: ior.IorRun) -> None:
-        info = {}
-        for line in text.splitlines():
-            if line.startswith(INFO_MARKER + " "):
-                _, key, *value = line.split(" ", 2)
-                info[key] = value[0] if value else ""
-        self.ior_path = info.get("ior_path", "")
-        self.job_fstype = info.get("fstype", "")
-        self.mpi_version = info.get("mpi", "")
-        self.ior_version = run.version or ""
-        self.version_note = benchmarks.version_note("ior", validity.version_number(run.version))
+    def _record_provenance(self, run: ior.IorRun) -> None:
+        self.job_info()
+        self.record_version("ior", run.version)
         if run.command_line:
-            self.ior_command = run.command_line
+            self.benchmark_command = run.command_line
         row = run.summary_for(self.operation)
         if row and row.agg_mib is not None:
             self.bytes_moved = round(row.agg_mib * 2**20)
@@ -416,17 +458,6 @@ class IORTest(AcceptanceTest):
             reasons.append(f"ranks were not placed in blocks of {self.ranks_per_node} per "
                            f"node ({self.rank_map}): -C would not move readers off-node")
         return reasons
-
-    @sanity_function
-    def assert_valid(self):
-        reasons = self.invalid_reasons_list()
-        self.invalid_reasons = "; ".join(reasons)
-        if reasons:
-            if not self.keep_data:
-                # No later test will read data from an invalid run (datasets included).
-                shutil.rmtree(self.target_dir, ignore_errors=True)
-            raise SanityError("INVALID: " + "; ".join(reasons))
-        return True
 
     def summary_row(self) -> ior.SummaryRow:
         row = self.ior_run().summary_for(self.operation)
@@ -497,4 +528,3 @@ class IORReadTest(IORTest):
         self.executable_opts = iorcmd.ior_options(
             self.phase, self.params, os.path.join(self.target_dir, "testfile"),
             status_file=os.path.join(self.target_dir, "stonewall.status"))
-        self.ior_command = shlex.join([self.executable, *self.executable_opts])

@@ -66,12 +66,13 @@ def test_the_four_checks_pass_with_figures_equal_to_iors_own(cluster_env, tmp_pa
         assert case["num_nodes"] == nodes and len(case["job_nodelist"]) == nodes
         own = ior_summary_means(Path(case["outputdir"]) / "rfm_job.out")[op][column]
         assert case["perfvalues"][f"local:compute:{pvar}"][0] == own
-        assert case["ior_version"] == "IOR-4.0.0" and case["ior_command"].startswith(
-            case["ior_path"])
+        assert case["benchmark_version"] == "IOR-4.0.0" and case["version_note"] == "tested"
+        assert case["benchmark_command"].startswith(case["binary_path"] + " ")
         assert case["target_fstype"] and case["reference_sha256"]
     assert cases["IORWriteBandwidth"]["rank_map"] == "n1:0,n2:1,n3:2,n4:3"
     assert cases["IORRandomWriteIOPS"]["rank_map"] == "n1:0-3"
-    leftovers = [c["target_dir"] for c in cases.values() if os.path.exists(c["target_dir"])]
+    leftovers = [c["target_dir"] for c in cases.values()
+                 if c.get("target_dir") and os.path.exists(c["target_dir"])]
     assert leftovers == [], f"files left behind: {leftovers}"
 
 

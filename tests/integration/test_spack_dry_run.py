@@ -29,7 +29,7 @@ def test_dry_run_builds_with_spack_and_activates_before_ior(cluster_env, tmp_pat
         lines = job.read_text().splitlines()
         activate = lines.index(f'eval "$(spack env activate --sh -d {DEFAULT_SPACK_ENV})"')
         ior = next(i for i, l in enumerate(lines) if l.startswith("srun") and " ior " in l)
-        recorded = next(i for i, l in enumerate(lines) if "fsaccept-info ior_path" in l)
+        recorded = next(i for i, l in enumerate(lines) if "fsaccept-info binary_path" in l)
         assert activate < recorded < ior, job
     # Slurm time limit = deadlines (2 s -> 1 min) + local.yaml's 2 min margin.
     [write] = [j for j in jobs if j.parent.name == "IORWriteBandwidth"]

@@ -1,0 +1,223 @@
+"""ReFrame base test for mdtest metadata checks (``checks/mdtest_metadata.py``).
+
+``MdtestTest`` runs one mdtest invocation with every file phase (create, stat,
+read, remove) on the node fraction of its reference entry, parses mdtest's
+output (``fsaccept.mdtest``) and reports one performance variable per rate
+mdtest measured, each in ops/s and judged against its own threshold:
+
+``file_creation``, ``file_stat``, ``file_read``, ``file_removal``,
+``tree_creation``, ``tree_removal``
+    mdtest's own ``SUMMARY rate`` **Mean** (the mean over ``-i`` iterations of
+    the aggregate rate), exactly as printed. Max, Min and Std Dev are logged
+    (``rate_statistics``), with every phase's time (``phase_times``).
+``file_creation_stonewall`` (only with ``stonewall_s``)
+    *Derived*, not printed by mdtest as a rate: files created until the
+    stonewall / time until the stonewall (see ``fsaccept.mdtest``).
+
+A run that mdtest itself reports as failed (``ERROR`` lines, although it
+exits 0; ``unable to ...`` warnings), that is truncated, whose judged phases
+are shorter than ``min_phase_s``, or whose stat/read did not come from another
+node, is INVALID with the reasons.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+
+import reframe.utility.sanity as sn
+from reframe.core.builtins import run_after, run_before, sanity_function, variable
+from reframe.core.exceptions import SanityError
+
+from fsaccept import benchmarks, guards, mdtest, placement, validity
+from fsaccept.rfmtests import INFO_MARKER, RUN_ID, AcceptanceTest
+
+UNIT = "ops/s"
+
+
+class MdtestTest(AcceptanceTest):
+    """One mdtest run: file create, stat, read and remove rates (ops/s)."""
+
+    #: mdtest executable (from PATH: a Spack view, a module or /opt/ior/bin).
+    mdtest_binary = variable(str, value="mdtest")
+
+    #: ``True``: a directory per rank (``-u``, "easy"); ``False``: all ranks in
+    #: one shared directory ("hard").
+    unique_dir_per_rank = variable(bool)
+
+    # Provenance (loggable: perflog and run report).
+    variant = variable(str, value="", loggable=True)
+    mdtest_command = variable(str, value="", loggable=True)
+    mdtest_version = variable(str, value="", loggable=True)
+    mdtest_path = variable(str, value="", loggable=True)
+    mpi_version = variable(str, value="", loggable=True)
+    #: File-system type as the compute node sees the test directory.
+    job_fstype = variable(str, value="", loggable=True)
+    items_per_rank = variable(int, value=0, loggable=True)
+    iterations = variable(int, value=1, loggable=True)
+    stonewall_s = variable(int, value=0, loggable=True)
+    write_bytes = variable(int, value=0, loggable=True)
+    read_bytes = variable(int, value=0, loggable=True)
+    min_phase_s = variable(float, value=mdtest.DEFAULT_MIN_PHASE_S, loggable=True)
+    #: Tasks and nodes as mdtest printed them, and its rank shift for ``-N 1``.
+    mdtest_tasks = variable(int, value=0, loggable=True)
+    mdtest_nodes = variable(int, value=0, loggable=True)
+    rank_shift = variable(int, value=0, loggable=True)
+    #: ``figure=seconds`` per phase, from mdtest's ``SUMMARY time`` (Mean).
+    phase_times = variable(str, value="", loggable=True)
+    #: ``figure: max .. min .. mean .. sd ..`` per rate, as mdtest printed them.
+    rate_statistics = variable(str, value="", loggable=True)
+    #: How ``file_creation_stonewall`` was derived (items, time, source).
+    stonewall_create = variable(str, value="", loggable=True)
+    invalid_reasons = variable(str, value="", loggable=True)
+    #: Whether mdtest's version is one fsaccept's parser is tested on.
+    version_note = variable(str, value="", loggable=True)
+
+    @property
+    def params(self) -> mdtest.MdtestParameters:
+        """This test's typed mdtest entry of the reference file."""
+        return mdtest.parameters(self.reference_key, self.entry, self.reference_path)
+
+    @run_after("setup")
+    def require_mdtest(self):
+        if benchmarks.mode(self.current_partition.extras) != "path":
+            return  # built or activated from Spack in the job
+        self.skip_if(shutil.which(self.mdtest_binary) is None,
+                     f"{self.mdtest_binary} not found on PATH: mdtest comes with IOR 4.0.0, "
+                     "which is in no package registry; build it with Spack from spack-env/ "
+                     "or from its release tarball, and put its bin/ on PATH")
+
+    @run_after("setup")
+    def set_mdtest_command(self):
+        p = self.params
+        self.variant = "easy" if self.unique_dir_per_rank else "hard"
+        self.items_per_rank, self.iterations = p.items_per_rank, p.iterations
+        self.stonewall_s = p.stonewall_s or 0
+        self.write_bytes, self.read_bytes = p.write_bytes, p.read_bytes
+        self.min_phase_s = float(p.min_phase_s)
+        self.target_dir = os.path.join(str(self.target_root()), "fsaccept",
+                                       f"{self.unique_name}.{RUN_ID}")
+        self.executable = self.mdtest_binary
+        self.executable_opts = mdtest.mdtest_options(
+            p, os.path.join(self.target_dir, "mdtest"), self.unique_dir_per_rank,
+            status_file=os.path.join(self.target_dir, "stonewall.status"))
+        self.mdtest_command = shlex.join([self.executable, *self.executable_opts])
+
+    @run_before("run")
+    def record_environment(self):
+        quoted = shlex.quote(self.target_dir)
+        cleanup = []
+        if not self.keep_data:
+            # Also when mdtest fails or the job is cancelled (scancel sends TERM first).
+            cleanup = [f"trap 'rm -rf {quoted}' EXIT", "trap 'exit 143' TERM INT"]
+        # After the benchmarks are activated, so that the path recorded is the one used.
+        self.prerun_cmds = cleanup + self.prerun_cmds + [
+            f"mkdir -p {quoted}",
+            f"echo {INFO_MARKER} mdtest_path $(command -v {shlex.quote(self.mdtest_binary)})",
+            f"echo {INFO_MARKER} fstype $(findmnt -n -o FSTYPE -T {quoted})",
+            f"echo {INFO_MARKER} mpi $( (ompi_info --version 2>/dev/null || "
+            "mpichversion 2>/dev/null || echo unknown) | head -n 1)",
+        ]
+
+    def deadlines_s(self) -> int:
+        """For the time limit: the stonewalled create phase, and as long again for
+        each of stat, read and remove of the files it made (0 without a stonewall:
+        only the reference file's margin)."""
+        return 4 * int(self.entry.get("stonewall_s", 0))
+
+    def planned_volume(self) -> int:
+        return guards.planned_volume(mdtest.planned_bytes(self.params, self.num_tasks),
+                                     self.params.stonewall_s,
+                                     self.refdata.max_bandwidth_mib_s)
+
+    def figure_name(self) -> str:
+        return "file_creation"
+
+    def expectation(self) -> mdtest.MdtestExpectation:
+        p = self.params
+        return mdtest.MdtestExpectation(
+            tasks=self.num_tasks, nodes=self.num_nodes, ranks_per_node=self.ranks_per_node,
+            items_per_rank=p.items_per_rank, judged=p.thresholds, iterations=p.iterations,
+            stonewall_s=p.stonewall_s, min_phase_s=p.min_phase_s)
+
+    def mdtest_run(self) -> mdtest.MdtestRun:
+        """mdtest's report (stdout) with the errors of the job's stderr added."""
+        if not hasattr(self, "_mdtest_run"):
+            text = self._stdout_text()
+            self._mdtest_run = mdtest.parse_mdtest(text)
+            for finding in mdtest.error_findings(self._stderr_text()):
+                finding.text = f"stderr: {finding.text}"
+                self._mdtest_run.findings.append(finding)
+            self._record_provenance(text, self._mdtest_run)
+        return self._mdtest_run
+
+    def _record_provenance(self, text: str, run: mdtest.MdtestRun) -> None:
+        info = {}
+        for line in text.splitlines():
+            if line.startswith(INFO_MARKER + " "):
+                _, key, *value = line.split(" ", 2)
+                info[key] = value[0] if value else ""
+        self.mdtest_path = info.get("mdtest_path", "")
+        self.job_fstype = info.get("fstype", "")
+        self.mpi_version = info.get("mpi", "")
+        self.mdtest_version = run.version or ""
+        # mdtest is part of IOR and carries its version.
+        self.version_note = benchmarks.version_note("ior", run.version_number)
+        if run.command_line:
+            self.mdtest_command = run.command_line
+        self.mdtest_tasks, self.mdtest_nodes = run.tasks or 0, run.nodes or 0
+        self.rank_shift = run.rank_shift or 0
+        self.phase_times = ", ".join(f"{k}={v:g}s" for k, v in run.phase_times().items())
+        rows = [r for r in (run.rate.rows if run.rate else []) if r.measured]
+        self.rate_statistics = "; ".join(
+            f"{r.figure}: max {r.printed['max']} min {r.printed['min']} "
+            f"mean {r.printed['mean']} sd {r.printed['sd']}" for r in rows)
+        self.stonewall_create = "; ".join(
+            f"iteration {w.iteration}: {w.items} files ({w.items_source}) / {w.time_s:g} s "
+            f"= {w.rate:.3f} ops/s (derived; stonewall {'hit' if w.hit else 'not hit'}, "
+            f"items per rank min {w.min_items} max {w.max_items})"
+            for w in run.stonewall if w.rate is not None)
+
+    def invalid_reasons_list(self) -> list[str]:
+        stderr = self._stderr_text()
+        # Root cause first: what ended the job, then mdtest's lines, then the aftermath.
+        reasons = validity.slurm_job_failures(stderr)
+        reasons += mdtest.invalid_reasons(self.mdtest_run(), self.expectation())
+        reasons += validity.slurm_task_failures(stderr)
+        ranks = self.record_rank_map()
+        if ranks and not placement.is_block_placement(ranks, self.ranks_per_node):
+            reasons.append(f"ranks were not placed in blocks of {self.ranks_per_node} per "
+                           f"node ({self.rank_map}): -N 1 would not move stat and read to "
+                           "another node")
+        return reasons
+
+    @sanity_function
+    def assert_valid(self):
+        reasons = self.invalid_reasons_list()
+        self.invalid_reasons = "; ".join(reasons)
+        if reasons:
+            raise SanityError("INVALID: " + "; ".join(reasons))
+        return True
+
+    @run_before("performance")
+    def set_perf_variables(self):
+        run = self.mdtest_run()
+        figures = run.figures()
+        names = [f for f in mdtest.FIGURES if f in figures]
+        if self.stonewall_s and run.stonewall_rate() is not None:
+            names.append(mdtest.STONEWALL_FIGURE)
+        self.perf_variables = {
+            name: sn.make_performance_function(self.figure, UNIT, name) for name in names}
+
+    def figure(self, name: str) -> float:
+        """mdtest's printed Mean rate of ``name`` (ops/s); the derived stonewall rate
+        for ``file_creation_stonewall``."""
+        run = self.mdtest_run()
+        if name == mdtest.STONEWALL_FIGURE:
+            value = run.stonewall_rate()
+        else:
+            value = run.figures().get(name)
+        if value is None:  # sanity has already made this INVALID
+            raise SanityError(f"INVALID: mdtest printed no {name} rate")
+        return value

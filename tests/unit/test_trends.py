@@ -1,0 +1,165 @@
+"""Nightly regression through ReFrame's own results storage and comparison query."""
+
+import copy
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fsaccept import trends
+from fsaccept.reference import load_reference
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
+DAY = 86400.0
+
+
+def nightly_session(base, day, scale=1.0, system="local", scales=None):
+    """A copy of a real run report as a nightly session ``day`` days later, every
+    figure × ``scale`` (or × ``scales[figure]``)."""
+    r = copy.deepcopy(base)
+    u = str(uuid.uuid4())
+    info = r["session_info"]
+    info.update(uuid=u, time_start_unix=info["time_start_unix"] + day * DAY,
+                time_end_unix=info["time_end_unix"] + day * DAY,
+                fsaccept_kind="nightly", fsaccept_system=system)
+    for run in r["runs"]:
+        for i, tc in enumerate(run["testcases"]):
+            tc.update(uuid=f"{u}:{run['run_index']}:{i}", session_uuid=u)
+            if tc.get("job_completion_time_unix"):
+                tc["job_completion_time_unix"] += day * DAY
+            for key, vals in tc["perfvalues"].items():
+                if vals[0] is not None:
+                    vals[0] = round(vals[0] * (scales or {}).get(key.rsplit(":", 1)[-1], scale),
+                                    2)
+    return r
+
+
+@pytest.fixture
+def base():
+    return json.loads((DATA / "ior-pass.json").read_text())
+
+
+@pytest.fixture
+def store(tmp_path):
+    return trends.Store(tmp_path / "results.db")
+
+
+def test_median_of_the_last_sessions_through_reframes_comparison(store, base):
+    history = [nightly_session(base, d, s) for d, s in enumerate([0.5, 1.0, 1.1, 0.9, 1.0])]
+    for r in history:
+        store.store(r)
+    # Another system's and an acceptance session are never part of the history.
+    store.store(nightly_session(base, 2.5, 0.1, system="other"))
+    acc = nightly_session(base, 3.5, 0.1)
+    acc["session_info"]["fsaccept_kind"] = "acceptance"
+    store.store(acc)
+    now = nightly_session(base, 6, scales={"write_bandwidth": 0.85, "read_iops": 0.95})
+    store.store(now)
+    settings = trends.NightlySettings(sessions=3, tolerance=0.1)
+    comps, sessions = trends.nightly_compare(store, "local", now["session_info"]["uuid"], now,
+                                             settings)
+    assert len(sessions) == 6
+    c = {x.figure: x for x in comps}
+    # Median of the last 3 (1.1, 0.9, 1.0) = the base figure; 0.5 is outside the window.
+    assert c["write_bandwidth"].median == 1987.01
+    assert c["write_bandwidth"].now == round(1987.01 * 0.85, 2)
+    assert c["write_bandwidth"].pdiff == pytest.approx(-15.0, abs=0.01)
+    assert c["write_bandwidth"].sessions == 3
+    assert [x.figure for x in trends.regressions(comps, 0.1)] == ["write_bandwidth"]
+    assert not c["read_iops"].regressed(0.1) and c["read_iops"].regressed(0.04)
+    assert "15.00 % below the median 1,987.01 MiB/s of the last 3 sessions" in \
+        c["write_bandwidth"].describe(0.1)
+
+
+def test_first_session_has_no_history(store, base):
+    first = nightly_session(base, 0)
+    store.store(first)
+    comps, _ = trends.nightly_compare(store, "local", first["session_info"]["uuid"], first,
+                                      trends.NightlySettings())
+    assert comps and all(c.median is None and not c.regressed(0.1) for c in comps)
+    assert "no history" in comps[0].describe(0.1)
+
+
+def test_unknown_session_is_a_clear_error(store, base):
+    with pytest.raises(trends.NightlyError, match="not in the results database"):
+        trends.nightly_compare(store, "local", "nope", base, trends.NightlySettings())
+
+
+def test_trend_report_writes_plots_and_summary(store, base, tmp_path):
+    runs = [nightly_session(base, d, 1.0 + 0.01 * d) for d in range(4)]
+    runs.append(nightly_session(base, 4, 0.5))
+    for r in runs:
+        store.store(r)
+    settings = trends.NightlySettings(sessions=3, tolerance=0.1, trend_sessions=3)
+    summary, comps = trends.write_trends(store, tmp_path / "out", "local",
+                                         runs[-1]["session_info"]["uuid"], runs[-1], settings)
+    text = summary.read_text()
+    assert text.startswith("# Nightly local: REGRESSION")
+    assert "| IORWriteBandwidth | write_bandwidth | 993.5 MiB/s |" in text
+    plots = sorted(p.name for p in (tmp_path / "out" / "trends").iterdir())
+    assert "IORWriteBandwidth-write_bandwidth.png" in plots and len(plots) == 5
+    series = trends.trend_series(store.testcases(store.sessions("local")))
+    pts = series[("IORWriteBandwidth", "write_bandwidth", "MiB/s")]
+    assert len(pts) == 5 and pts[-1].value == 993.5 and pts[-1].threshold == 45.0
+    assert len(trends.last_sessions(pts, 3)) == 3
+
+
+def direction_case(unit, lower, upper, now, median, pdiff):
+    c = trends.Comparison("T", "s:p+e", "f", unit, now, median, pdiff, 3,
+                          trends.smaller_is_better(unit, lower, upper))
+    return c.regressed(0.1)
+
+
+def test_direction_of_a_regression():
+    assert direction_case("MiB/s", -0.1, None, 80, 100, -20.0)
+    assert not direction_case("MiB/s", -0.1, None, 95, 100, -5.0)
+    assert not direction_case("MiB/s", -0.1, None, 150, 100, 50.0)
+    # Latency judged by an upper bound: larger is worse.
+    assert direction_case("us", None, 0.0, 150, 100, 50.0)
+    assert not direction_case("us", None, 0.0, 50, 100, -50.0)
+    # No bounds: time units are smaller-better, others larger-better.
+    assert direction_case("s", None, None, 12, 10, 20.0)
+    assert direction_case("ops/s", None, None, 8, 10, -20.0)
+    # A count whose median is 0 (outlier nodes): any rise is a regression.
+    assert direction_case("nodes", None, 0, 1, 0, float("inf"))
+    assert not direction_case("nodes", None, 0, 0, 0, float("nan"))
+
+
+def test_comparison_table_columns_are_checked():
+    with pytest.raises(trends.NightlyError, match="unexpected performance-comparison columns"):
+        trends.comparisons_from_table([["name", "x"]], 1, [])
+
+
+def test_nightly_reference_merges_smaller_sizes_and_stays_valid(tmp_path):
+    raw = yaml.safe_load((DATA / "ior-fail.reference.yaml").read_text())
+    raw["nightly"] = {"sessions": 5, "tests": {"ior_write_bandwidth": {"segments": 64,
+                                                                       "deadline_s": 1}}}
+    merged = trends.nightly_reference(raw, "r.yaml")
+    assert merged["tests"]["ior_write_bandwidth"]["segments"] == 64
+    assert merged["tests"]["ior_write_bandwidth"]["transfer_size"] == "1MiB"
+    assert raw["tests"]["ior_write_bandwidth"]["segments"] == 4096  # the source is untouched
+    path = tmp_path / "n.yaml"
+    path.write_text(yaml.safe_dump(merged))
+    assert load_reference(path).test("ior_write_bandwidth").segments == 64
+    s = trends.nightly_settings(raw)
+    assert (s.sessions, s.tolerance, s.trend_sessions) == (5, 0.1, 30)
+    raw["nightly"]["tests"]["ior_nope"] = {}
+    with pytest.raises(trends.NightlyError, match=r"r.yaml: nightly.tests.ior_nope: no such test"):
+        trends.nightly_reference(raw, "r.yaml")
+
+
+def test_cli_reference_writes_a_valid_file_and_names_bad_input(tmp_path, capsys):
+    raw = yaml.safe_load((DATA / "ior-fail.reference.yaml").read_text())
+    raw["nightly"] = {"tests": {"ior_write_bandwidth": {"segments": 8}}}
+    src = tmp_path / "r.yaml"
+    src.write_text(yaml.safe_dump(raw))
+    assert trends.main(["reference", str(src), "-o", str(tmp_path / "n.yaml")]) == 0
+    assert load_reference(tmp_path / "n.yaml").test("ior_write_bandwidth").segments == 8
+    raw["nightly"]["tests"]["ior_write_bandwidth"]["segments"] = 0
+    src.write_text(yaml.safe_dump(raw))
+    assert trends.main(["reference", str(src), "-o", str(tmp_path / "m.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert f"{src}: nightly.tests: the test entries with the nightly values are not valid" in err
+    assert "tests.ior_write_bandwidth.segments" in err
