@@ -9,6 +9,8 @@ of distinct nodes, and that ``MPI_Allreduce`` gives the right sum.
 import reframe as rfm
 import reframe.utility.sanity as sn
 
+from fsaccept.rfmtests import partition_nodes
+
 
 @rfm.simple_test
 class MPILaunchSanity(rfm.RegressionTest):
@@ -20,13 +22,20 @@ class MPILaunchSanity(rfm.RegressionTest):
     sourcepath = 'mpi_allreduce.c'
     #: Ranks started on each node.
     ranks_per_node = variable(int, value=2)
-    num_tasks = 0  # flexible: as many nodes as are idle
     time_limit = '2m'
     exclusive_access = True
 
+    @run_after('setup')
+    def use_every_usable_node(self):
+        # Not ReFrame's flexible allocation: that counts idle nodes only, and
+        # nodes busy with another job at set-up time are still ours to test.
+        _, usable = partition_nodes(self.job)
+        self.skip_if(not usable, 'no usable node in the partition')
+        self.num_tasks_per_node = self.ranks_per_node
+        self.num_tasks = len(usable) * self.ranks_per_node
+
     @run_before('run')
     def set_layout(self):
-        self.num_tasks_per_node = self.ranks_per_node
         self.job.launcher.options = ['--distribution=block']
 
     @sanity_function

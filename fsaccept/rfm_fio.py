@@ -47,11 +47,11 @@ import shlex
 from dataclasses import dataclass, field
 
 import reframe.utility.sanity as sn
-from reframe.core.builtins import run_after, run_before, sanity_function, variable
+from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
 from fsaccept import benchmarks, fio, fiocmd, validity
-from fsaccept.rfmtests import INFO_MARKER, RUN_ID, AcceptanceTest
+from fsaccept.rfmtests import INFO_MARKER, BenchmarkTest
 
 NODE_MARKER = "fsaccept-node"
 NODE_SCRIPT = "fsaccept-fio-node.sh"
@@ -70,7 +70,7 @@ class FioResults:
     notes: list[str] = field(default_factory=list)
 
 
-class FioTest(AcceptanceTest):
+class FioTest(BenchmarkTest):
     """One fio job kind (``fsaccept.fiocmd.KINDS``) on a node fraction, one fio per node."""
 
     #: The job kind, a key of ``fsaccept.fiocmd.KINDS``.
@@ -80,15 +80,7 @@ class FioTest(AcceptanceTest):
     fio_binary = variable(str, value="fio")
 
     # Provenance and findings (loggable: in the perflog and the run report).
-    fio_command = variable(str, value="", loggable=True)
-    fio_version = variable(str, value="", loggable=True)
-    fio_path = variable(str, value="", loggable=True)
     fio_settings = variable(str, value="", loggable=True)
-    #: "tested", or why not (fsaccept's fio parser is tested on the versions in
-    #: fsaccept/data/tested_versions.yaml).
-    version_note = variable(str, value="", loggable=True)
-    #: File-system type as the node running the job sees the test directory.
-    job_fstype = variable(str, value="", loggable=True)
     file_size_bytes = variable(int, value=0, loggable=True)
     bytes_per_node = variable(int, value=0, loggable=True)
     node_memtotal_bytes = variable(int, value=0, loggable=True)
@@ -96,7 +88,6 @@ class FioTest(AcceptanceTest):
     outlier_fraction = variable(float, value=0.0, loggable=True)
     outlier_nodes_named = variable(str, value="", loggable=True)
     notes = variable(str, value="", loggable=True)
-    invalid_reasons = variable(str, value="", loggable=True)
 
     valid_systems = ["+fio"]
     valid_prog_environs = ["*"]
@@ -132,23 +123,30 @@ class FioTest(AcceptanceTest):
     @run_after("setup")
     def set_fio_command(self):
         p = self.params
-        self.target_dir = os.path.join(str(self.target_root()), "fsaccept",
-                                       f"{self.unique_name}.{RUN_ID}")
         self.file_size_bytes = p.file_size or 0
         self.bytes_per_node = p.bytes_per_node
         self.executable = "bash"
         self.executable_opts = [NODE_SCRIPT]
-        opts = fiocmd.fio_options(p, os.path.join(self.target_dir, "<node>"))
-        self.fio_command = shlex.join([self.fio_binary, *opts, "--output=fio-<node>.json"])
         self.keep_files = [NODE_SCRIPT, "fio-*.json", "fio-*.log"]
+
+    def benchmark_binary(self) -> str:
+        return self.fio_binary
+
+    def command_line(self) -> str:
+        opts = fiocmd.fio_options(self.params, os.path.join(self.target_dir, "<node>"))
+        return shlex.join([self.fio_binary, *opts, "--output=fio-<node>.json"])
+
+    def extra_info_cmds(self) -> list[str]:
+        fio_bin = shlex.quote(self.fio_binary)
+        return [f"echo {INFO_MARKER} fio_version $({fio_bin} --version)"]
+
+    # One fio per node: each node's report gives its own placement reasons.
+    def placement_reasons(self) -> list[str]:
+        return []
 
     def planned_volume(self) -> int:
         # Read tests write their files too (fio lays them out before reading).
         return self.params.bytes_per_node * self.num_nodes
-
-    def expected_fstype(self) -> str:
-        # The same rule as AcceptanceTest.guard_target, checked again where the job runs.
-        return self.target_fstype_expected or self.refdata.target_fstype
 
     @run_before("run")
     def write_node_script(self):
@@ -171,19 +169,6 @@ class FioTest(AcceptanceTest):
         ])
         with open(os.path.join(self.stagedir, NODE_SCRIPT), "w") as f:
             f.write(script)
-        quoted = shlex.quote(self.target_dir)
-        fio_bin = shlex.quote(self.fio_binary)
-        cleanup = []
-        if not self.keep_data:
-            # Also when fio fails or the job is cancelled (scancel sends TERM first).
-            cleanup = [f"trap 'rm -rf {quoted}' EXIT", "trap 'exit 143' TERM INT"]
-        # After the benchmarks' activation and the rank map (AcceptanceTest's hooks).
-        self.prerun_cmds = cleanup + self.prerun_cmds + [
-            f"mkdir -p {quoted}",
-            f"echo {INFO_MARKER} fio_path $(command -v {fio_bin})",
-            f"echo {INFO_MARKER} fio_version $({fio_bin} --version)",
-            f"echo {INFO_MARKER} fstype $(findmnt -n -o FSTYPE -T {quoted})",
-        ]
 
     # ------------------------------------------------------------------ results
 
@@ -201,17 +186,12 @@ class FioTest(AcceptanceTest):
             return self._results
         res = self._results = FioResults()
         text = self._stdout_text()
-        info = dict(re.findall(rf"^{INFO_MARKER} (\S+) ?(.*)$", text, re.M))
-        self.fio_path = info.get("fio_path", "")
-        self.fio_version = info.get("fio_version", "")
-        # findmnt prints one line per mount stacked on the directory: the first counts.
-        self.job_fstype = (info.get("fstype", "").split() or [""])[0]
+        self.benchmark_version = self.job_info().get("fio_version", "")
         exits = dict(re.findall(rf"^{NODE_MARKER} (\S+) exit (\S+)$", text, re.M))
         memory = {n: int(kib) * 1024 for n, kib in
                   re.findall(rf"^{NODE_MARKER} (\S+) memory_kib (\d+)$", text, re.M)}
         self.node_memtotal_bytes = min(memory.values(), default=0)
         res.reasons += self._placement_reasons(sorted(exits))
-        res.reasons += self._fstype_reasons()
         findings = {node: self._parse_node(res, node, exits[node],
                                            memory.get(node) or self.node_memory_bytes or None)
                     for node in sorted(exits)}
@@ -240,16 +220,6 @@ class FioTest(AcceptanceTest):
             reasons.append(f"Slurm placed tasks on {self.rank_map}, fio reported from "
                            f"{','.join(nodes)}")
         return reasons
-
-    def _fstype_reasons(self) -> list[str]:
-        expected = self.expected_fstype()
-        if not self.job_fstype:
-            return [f"could not tell the file system of {self.target_dir} where the job ran "
-                    "(findmnt)"]
-        if self.job_fstype != expected:
-            return [f"{self.target_dir} is on {self.job_fstype} where the job ran, "
-                    f"{expected} was expected: is the file system mounted there?"]
-        return []
 
     def _parse_node(self, res: FioResults, node: str, exit_code: str,
                     memory: int | None) -> list[fio.Finding]:
@@ -289,13 +259,8 @@ class FioTest(AcceptanceTest):
                 found.append(fio.Finding(fio.INVALID, "figure", None, f"{name}: {err.args[0]}"))
         return found
 
-    @sanity_function
-    def assert_valid(self):
-        reasons = self.fio_results().reasons
-        self.invalid_reasons = "; ".join(reasons)
-        if reasons:
-            raise SanityError("INVALID: " + "; ".join(reasons))
-        return True
+    def benchmark_reasons(self) -> list[str]:
+        return self.fio_results().reasons
 
     @run_before("performance")
     def set_perf_variables(self):

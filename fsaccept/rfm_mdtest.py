@@ -23,21 +23,21 @@ node, is INVALID with the reasons.
 from __future__ import annotations
 
 import os
-import shlex
-import shutil
 
 import reframe.utility.sanity as sn
-from reframe.core.builtins import run_after, run_before, sanity_function, variable
+from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
-from fsaccept import benchmarks, guards, mdtest, placement, validity
-from fsaccept.rfmtests import INFO_MARKER, RUN_ID, AcceptanceTest
+from fsaccept import guards, mdtest
+from fsaccept.rfmtests import BenchmarkTest
 
 UNIT = "ops/s"
 
 
-class MdtestTest(AcceptanceTest):
+class MdtestTest(BenchmarkTest):
     """One mdtest run: file create, stat, read and remove rates (ops/s)."""
+
+    block_placement_needed_for = "-N 1 would not move stat and read to another node"
 
     #: mdtest executable (from PATH: a Spack view, a module or /opt/ior/bin).
     mdtest_binary = variable(str, value="mdtest")
@@ -48,12 +48,6 @@ class MdtestTest(AcceptanceTest):
 
     # Provenance (loggable: perflog and run report).
     variant = variable(str, value="", loggable=True)
-    mdtest_command = variable(str, value="", loggable=True)
-    mdtest_version = variable(str, value="", loggable=True)
-    mdtest_path = variable(str, value="", loggable=True)
-    mpi_version = variable(str, value="", loggable=True)
-    #: File-system type as the compute node sees the test directory.
-    job_fstype = variable(str, value="", loggable=True)
     items_per_rank = variable(int, value=0, loggable=True)
     iterations = variable(int, value=1, loggable=True)
     stonewall_s = variable(int, value=0, loggable=True)
@@ -70,9 +64,6 @@ class MdtestTest(AcceptanceTest):
     rate_statistics = variable(str, value="", loggable=True)
     #: How ``file_creation_stonewall`` was derived (items, time, source).
     stonewall_create = variable(str, value="", loggable=True)
-    invalid_reasons = variable(str, value="", loggable=True)
-    #: Whether mdtest's version is one fsaccept's parser is tested on.
-    version_note = variable(str, value="", loggable=True)
 
     @property
     def params(self) -> mdtest.MdtestParameters:
@@ -81,12 +72,10 @@ class MdtestTest(AcceptanceTest):
 
     @run_after("setup")
     def require_mdtest(self):
-        if benchmarks.mode(self.current_partition.extras) != "path":
-            return  # built or activated from Spack in the job
-        self.skip_if(shutil.which(self.mdtest_binary) is None,
-                     f"{self.mdtest_binary} not found on PATH: mdtest comes with IOR 4.0.0, "
-                     "which is in no package registry; build it with Spack from spack-env/ "
-                     "or from its release tarball, and put its bin/ on PATH")
+        self.require_binary(self.mdtest_binary,
+                            "mdtest comes with IOR 4.0.0, which is in no package registry; "
+                            "build it with Spack from spack-env/ or from its release "
+                            "tarball, and put its bin/ on PATH")
 
     @run_after("setup")
     def set_mdtest_command(self):
@@ -96,29 +85,10 @@ class MdtestTest(AcceptanceTest):
         self.stonewall_s = p.stonewall_s or 0
         self.write_bytes, self.read_bytes = p.write_bytes, p.read_bytes
         self.min_phase_s = float(p.min_phase_s)
-        self.target_dir = os.path.join(str(self.target_root()), "fsaccept",
-                                       f"{self.unique_name}.{RUN_ID}")
         self.executable = self.mdtest_binary
         self.executable_opts = mdtest.mdtest_options(
             p, os.path.join(self.target_dir, "mdtest"), self.unique_dir_per_rank,
             status_file=os.path.join(self.target_dir, "stonewall.status"))
-        self.mdtest_command = shlex.join([self.executable, *self.executable_opts])
-
-    @run_before("run")
-    def record_environment(self):
-        quoted = shlex.quote(self.target_dir)
-        cleanup = []
-        if not self.keep_data:
-            # Also when mdtest fails or the job is cancelled (scancel sends TERM first).
-            cleanup = [f"trap 'rm -rf {quoted}' EXIT", "trap 'exit 143' TERM INT"]
-        # After the benchmarks are activated, so that the path recorded is the one used.
-        self.prerun_cmds = cleanup + self.prerun_cmds + [
-            f"mkdir -p {quoted}",
-            f"echo {INFO_MARKER} mdtest_path $(command -v {shlex.quote(self.mdtest_binary)})",
-            f"echo {INFO_MARKER} fstype $(findmnt -n -o FSTYPE -T {quoted})",
-            f"echo {INFO_MARKER} mpi $( (ompi_info --version 2>/dev/null || "
-            "mpichversion 2>/dev/null || echo unknown) | head -n 1)",
-        ]
 
     def deadlines_s(self) -> int:
         """For the time limit: the stonewalled create phase, and as long again for
@@ -144,28 +114,19 @@ class MdtestTest(AcceptanceTest):
     def mdtest_run(self) -> mdtest.MdtestRun:
         """mdtest's report (stdout) with the errors of the job's stderr added."""
         if not hasattr(self, "_mdtest_run"):
-            text = self._stdout_text()
-            self._mdtest_run = mdtest.parse_mdtest(text)
+            self._mdtest_run = mdtest.parse_mdtest(self._stdout_text())
             for finding in mdtest.error_findings(self._stderr_text()):
                 finding.text = f"stderr: {finding.text}"
                 self._mdtest_run.findings.append(finding)
-            self._record_provenance(text, self._mdtest_run)
+            self._record_provenance(self._mdtest_run)
         return self._mdtest_run
 
-    def _record_provenance(self, text: str, run: mdtest.MdtestRun) -> None:
-        info = {}
-        for line in text.splitlines():
-            if line.startswith(INFO_MARKER + " "):
-                _, key, *value = line.split(" ", 2)
-                info[key] = value[0] if value else ""
-        self.mdtest_path = info.get("mdtest_path", "")
-        self.job_fstype = info.get("fstype", "")
-        self.mpi_version = info.get("mpi", "")
-        self.mdtest_version = run.version or ""
+    def _record_provenance(self, run: mdtest.MdtestRun) -> None:
+        self.job_info()
         # mdtest is part of IOR and carries its version.
-        self.version_note = benchmarks.version_note("ior", run.version_number)
+        self.record_version("ior", run.version)
         if run.command_line:
-            self.mdtest_command = run.command_line
+            self.benchmark_command = run.command_line
         self.mdtest_tasks, self.mdtest_nodes = run.tasks or 0, run.nodes or 0
         self.rank_shift = run.rank_shift or 0
         self.phase_times = ", ".join(f"{k}={v:g}s" for k, v in run.phase_times().items())
@@ -179,26 +140,8 @@ class MdtestTest(AcceptanceTest):
             f"items per rank min {w.min_items} max {w.max_items})"
             for w in run.stonewall if w.rate is not None)
 
-    def invalid_reasons_list(self) -> list[str]:
-        stderr = self._stderr_text()
-        # Root cause first: what ended the job, then mdtest's lines, then the aftermath.
-        reasons = validity.slurm_job_failures(stderr)
-        reasons += mdtest.invalid_reasons(self.mdtest_run(), self.expectation())
-        reasons += validity.slurm_task_failures(stderr)
-        ranks = self.record_rank_map()
-        if ranks and not placement.is_block_placement(ranks, self.ranks_per_node):
-            reasons.append(f"ranks were not placed in blocks of {self.ranks_per_node} per "
-                           f"node ({self.rank_map}): -N 1 would not move stat and read to "
-                           "another node")
-        return reasons
-
-    @sanity_function
-    def assert_valid(self):
-        reasons = self.invalid_reasons_list()
-        self.invalid_reasons = "; ".join(reasons)
-        if reasons:
-            raise SanityError("INVALID: " + "; ".join(reasons))
-        return True
+    def benchmark_reasons(self) -> list[str]:
+        return mdtest.invalid_reasons(self.mdtest_run(), self.expectation())
 
     @run_before("performance")
     def set_perf_variables(self):

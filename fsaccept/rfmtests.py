@@ -40,6 +40,13 @@ RANK_MARKER = "fsaccept-rank"
 INFO_MARKER = "fsaccept-info"
 
 
+def partition_nodes(job) -> tuple[list, list]:
+    """(all nodes, usable nodes) of the partition ``job`` is for, as Slurm sees them now."""
+    sched = job.scheduler
+    nodes = list(sched.filternodes(job, sched.allnodes()))
+    return nodes, [n for n in nodes if placement.is_usable(getattr(n, "states", ()))]
+
+
 class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):
     """Provides the benchmarks for a partition (its ``extras.benchmarks``, see
     ``fsaccept.benchmarks``) and records where they come from.
@@ -171,9 +178,7 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
 
     @run_after("setup")
     def place_on_node_fraction(self):
-        sched = self.job.scheduler
-        nodes = sched.filternodes(self.job, sched.allnodes())
-        usable = [n for n in nodes if placement.is_usable(getattr(n, "states", ()))]
+        nodes, usable = partition_nodes(self.job)
         self.partition_nodes, self.usable_nodes = len(nodes), len(usable)
         base = len(usable) if self.fraction_of == "available" else len(nodes)
         self.num_nodes = placement.nodes_for_fraction(self.node_fraction, base)
@@ -298,10 +303,26 @@ class BenchmarkTest(AcceptanceTest):
         self.skip_if(shutil.which(name) is None,
                      f"{name} not found on PATH: {how_to_get}")
 
+    #: Why ranks must be placed in blocks for this benchmark (said when they were not).
+    block_placement_needed_for = "the benchmark's rank shift would not move data off-node"
+
+    def benchmark_binary(self) -> str:
+        """The benchmark's executable, as the job resolves it."""
+        return self.executable
+
+    def command_line(self) -> str:
+        """The benchmark's command line as planned (the printed one replaces it)."""
+        return shlex.join([self.executable, *self.executable_opts])
+
+    def extra_info_cmds(self) -> list[str]:
+        """More ``fsaccept-info KEY VALUE`` lines for the job to print."""
+        return []
+
     @run_before("run")
     def record_environment(self):
-        self.benchmark_command = shlex.join([self.executable, *self.executable_opts])
+        self.benchmark_command = self.command_line()
         quoted = shlex.quote(self.target_dir)
+        binary = shlex.quote(self.benchmark_binary())
         cleanup = []
         if not self.keep_data and self.removes_data():
             # Also when the benchmark fails or the job is cancelled (scancel sends TERM).
@@ -309,31 +330,65 @@ class BenchmarkTest(AcceptanceTest):
         # After the benchmarks are activated, so that the path recorded is the one used.
         self.prerun_cmds = cleanup + self.prerun_cmds + [
             f"mkdir -p {quoted}",
-            f"echo {INFO_MARKER} binary_path $(command -v {shlex.quote(self.executable)})",
+            f"echo {INFO_MARKER} binary_path $(command -v {binary})",
             f"echo {INFO_MARKER} fstype $(findmnt -n -o FSTYPE -T {quoted})",
             f"echo {INFO_MARKER} mpi $( (ompi_info --version 2>/dev/null || "
             "mpichversion 2>/dev/null || echo unknown) | head -n 1)",
-        ]
+        ] + self.extra_info_cmds()
 
     def job_info(self) -> dict[str, str]:
         """What the job recorded about itself (``fsaccept-info KEY VALUE`` lines)."""
-        info = {}
-        for line in self._stdout_text().splitlines():
-            if line.startswith(INFO_MARKER + " "):
-                _, key, *value = line.split(" ", 2)
-                info[key] = value[0] if value else ""
-        self.binary_path = info.get("binary_path", "")
-        self.job_fstype = info.get("fstype", "")
-        self.mpi_version = info.get("mpi", "")
-        return info
+        if not hasattr(self, "_job_info"):
+            info = {}
+            for line in self._stdout_text().splitlines():
+                if line.startswith(INFO_MARKER + " "):
+                    _, key, *value = line.split(" ", 2)
+                    info[key] = value[0] if value else ""
+            self._job_info = info
+            self.binary_path = info.get("binary_path", "")
+            # findmnt prints one line per mount stacked on the directory: the first counts.
+            self.job_fstype = (info.get("fstype", "").split() or [""])[0]
+            self.mpi_version = info.get("mpi", "")
+        return self._job_info
 
     def record_version(self, benchmark: str, printed: str | None) -> None:
         """Record the version the benchmark printed (e.g. 'IOR-4.0.0') and whether it is tested."""
         self.benchmark_version = printed or ""
         self.version_note = benchmarks.version_note(benchmark, validity.version_number(printed))
 
-    def invalid_reasons_list(self) -> list[str]:
+    def fstype_reasons(self) -> list[str]:
+        """The file system where the job ran must be the one the guard checked."""
+        self.job_info()
+        expected = self.target_fstype_expected or self.refdata.target_fstype
+        if not self.job_fstype:
+            return [f"could not tell the file system of {self.target_dir} where the job ran "
+                    "(findmnt)"]
+        if self.job_fstype != expected:
+            return [f"{self.target_dir} is on {self.job_fstype} where the job ran, "
+                    f"{expected} was expected: is the file system mounted there?"]
+        return []
+
+    def placement_reasons(self) -> list[str]:
+        ranks = self.record_rank_map()
+        if ranks and not placement.is_block_placement(ranks, self.ranks_per_node):
+            return [f"ranks were not placed in blocks of {self.ranks_per_node} per node "
+                    f"({self.rank_map}): {self.block_placement_needed_for}"]
+        return []
+
+    def benchmark_reasons(self) -> list[str]:
+        """INVALID reasons the benchmark's own output gives."""
         raise NotImplementedError
+
+    def invalid_reasons_list(self) -> list[str]:
+        stderr = self._stderr_text()
+        # Root cause first (what ended the job, a missing mount), then the
+        # benchmark's own lines, then the aftermath (tasks that died), then placement.
+        reasons = validity.slurm_job_failures(stderr)
+        reasons += self.fstype_reasons()
+        reasons += self.benchmark_reasons()
+        reasons += validity.slurm_task_failures(stderr)
+        reasons += self.placement_reasons()
+        return reasons
 
     @sanity_function
     def assert_valid(self):
@@ -349,6 +404,8 @@ class BenchmarkTest(AcceptanceTest):
 
 class IORTest(BenchmarkTest):
     """One IOR phase of an acceptance test."""
+
+    block_placement_needed_for = "-C would not move readers off-node"
 
     #: IOR executable (from PATH: a Spack view, a module or /opt/ior/bin).
     ior_binary = variable(str, value="ior")
@@ -447,17 +504,8 @@ class IORTest(BenchmarkTest):
         times = [r.wrrd_s for r in run.results if r.access == self.operation and r.wrrd_s]
         self.time_run_s = min(times, default=0.0)
 
-    def invalid_reasons_list(self) -> list[str]:
-        stderr = self._stderr_text()
-        # Root cause first: what ended the job, then IOR's lines, then the aftermath.
-        reasons = validity.slurm_job_failures(stderr)
-        reasons += validity.ior_invalid_reasons(self.ior_run(), self.expectation())
-        reasons += validity.slurm_task_failures(stderr)
-        ranks = self.record_rank_map()
-        if ranks and not placement.is_block_placement(ranks, self.ranks_per_node):
-            reasons.append(f"ranks were not placed in blocks of {self.ranks_per_node} per "
-                           f"node ({self.rank_map}): -C would not move readers off-node")
-        return reasons
+    def benchmark_reasons(self) -> list[str]:
+        return validity.ior_invalid_reasons(self.ior_run(), self.expectation())
 
     def summary_row(self) -> ior.SummaryRow:
         row = self.ior_run().summary_for(self.operation)

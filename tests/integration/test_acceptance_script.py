@@ -57,7 +57,7 @@ def test_acceptance_writes_the_signoff_report(cluster_env, tmp_path, cleanup):
     assert "| Signed by | CI Tester |" in md
     assert re.search(r"SHA-256 `[0-9a-f]{64}`", md)
     assert re.search(r"git commit [0-9a-f]{40}", md)
-    assert "fio_command" in md and "Node list" in md
+    assert "benchmark_command" in md and "Node list" in md
     assert "## Per-node distribution" in md
     assert 'src="data:image/png;base64,' in html
     # The overall verdict matches ReFrame's exit status, and the session was stored.

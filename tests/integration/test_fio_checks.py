@@ -114,9 +114,9 @@ def assert_passed_with_fios_figures(cases: list[dict], nodes: int) -> None:
         assert case["num_nodes"] == nodes and case["invalid_reasons"] == ""
         assert not Path(case["target_dir"]).exists()  # the files were removed
         assert "fallocate=none" in case["fio_settings"]
-        assert case["fio_version"].startswith("fio-")
+        assert case["benchmark_version"].startswith("fio-")
         assert case["version_note"] == "tested"  # Debian 12's fio 3.33
-        assert case["fio_command"].startswith("fio ")
+        assert case["benchmark_command"].startswith("fio ")
         per_node = case["per_node_figures"]
         first = next(iter(FIGURES[case["name"]]))
         assert per_node.startswith(first + "=")

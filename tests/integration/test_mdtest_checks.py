@@ -85,17 +85,17 @@ def test_both_checks_pass_with_figures_equal_to_mdtests_own(cluster_env, tmp_pat
             assert (value, unit, verdict) == (mean, "ops/s", "pass")
             assert mean > 0
         assert figures["file_stat"][1:3] == [1000, -0.1]  # threshold from the reference file
-        assert case["mdtest_version"] == "mdtest-4.0.0"
-        assert case["mdtest_command"].startswith(case["mdtest_path"] + " -F -P -v -N 1 -n ")
+        assert case["benchmark_version"] == "mdtest-4.0.0"
+        assert case["benchmark_command"].startswith(case["binary_path"] + " -F -P -v -N 1 -n ")
         assert case["target_fstype"] == case["job_fstype"] == "ext4"
         assert case["reference_sha256"] and case["invalid_reasons"] == ""
         assert re.match(r"file_creation=[\d.]+s, file_stat=", case["phase_times"])
         assert "file_creation: max " in case["rate_statistics"]
         assert not os.path.exists(case["target_dir"]), "files left behind"
     easy, hard = cases["MdtestEasy"], cases["MdtestHard"]
-    assert easy["variant"] == "easy" and " -u " in easy["mdtest_command"]
-    assert hard["variant"] == "hard" and " -u " not in hard["mdtest_command"]
-    assert " -w 3901 -e 3901 -W 3 -x " in hard["mdtest_command"]
+    assert easy["variant"] == "easy" and " -u " in easy["benchmark_command"]
+    assert hard["variant"] == "hard" and " -u " not in hard["benchmark_command"]
+    assert " -w 3901 -e 3901 -W 3 -x " in hard["benchmark_command"]
     derived = hard["perfvalues"]["local:compute:file_creation_stonewall"]
     assert derived[0] == stonewall_rate(Path(hard["outputdir"]) / "rfm_job.out")
     assert "(derived; stonewall hit" in hard["stonewall_create"]
