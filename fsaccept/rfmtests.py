@@ -225,6 +225,13 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
             self.current_partition.extras, self.current_system.name) + self.prerun_cmds
 
     @run_before("run")
+    def never_requeue(self):
+        # Slurm requeues a batch job whose node failed; a benchmark must not
+        # silently run a second time (double writes, a second figure).
+        if self.current_partition.scheduler.registered_name in ("slurm", "squeue"):
+            self.job.options += ["--no-requeue"]
+
+    @run_before("run")
     def launch_block_distributed(self):
         # Block placement: ranks 0..k-1 on the first node, ... IOR's -C shift is
         # node 0's rank count, so only with blocks does each reader move to another node.
