@@ -217,8 +217,11 @@ class FioTest(BenchmarkTest):
             reasons.append(f"more than one fio task on a node ({self.rank_map}): "
                            "one fio per node was asked")
         if ranks and set(ranks.values()) != set(nodes):
+            missing = sorted(set(ranks.values()) - set(nodes))
             reasons.append(f"Slurm placed tasks on {self.rank_map}, fio reported from "
-                           f"{','.join(nodes)}")
+                           f"{','.join(nodes) or 'no node'}"
+                           + (f": no report from {','.join(missing)} in job {self.job.jobid} "
+                              "(the node failed, or fio never ran there)" if missing else ""))
         return reasons
 
     def _parse_node(self, res: FioResults, node: str, exit_code: str,

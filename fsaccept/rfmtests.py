@@ -393,7 +393,7 @@ class BenchmarkTest(AcceptanceTest):
         reasons = validity.slurm_job_failures(stderr)
         reasons += self.fstype_reasons()
         reasons += self.benchmark_reasons()
-        reasons += validity.slurm_task_failures(stderr)
+        reasons += validity.slurm_task_failures(stderr, self.job.jobid)
         reasons += self.placement_reasons()
         return reasons
 

@@ -76,11 +76,12 @@ def slurm_job_failures(stderr: str) -> list[str]:
     return reasons
 
 
-def slurm_task_failures(stderr: str) -> list[str]:
+def slurm_task_failures(stderr: str, job_id: str | None = None) -> list[str]:
     """Tasks that srun saw end abnormally, by node (usually the aftermath of an
     error the benchmark printed first)."""
     died = [f"{node} task {task}: {what}" for node, task, what in _TASK_DIED.findall(stderr)]
-    return ["tasks ended abnormally: " + "; ".join(_first(died))] if died else []
+    job = f"of job {job_id} " if job_id else ""
+    return [f"tasks {job}ended abnormally: " + "; ".join(_first(died))] if died else []
 
 
 def _first(lines: list[str], keep: int = 3) -> list[str]:
