@@ -6,12 +6,14 @@ developer machine; under CI (CI=true) that is an error instead, so that CI
 never passes by skipping them.
 """
 
+import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from fsaccept.localcluster import OPENMPI_ENV, slurm_conf_path
 
@@ -48,3 +50,21 @@ def reframe_command(*args, prefix):
     """The ReFrame command line the README documents, with a private prefix."""
     return [str(REPO / ".venv" / "bin" / "reframe"), "-C", str(REPO / "config" / "settings.py"),
             "--prefix", str(prefix), "--report-file", str(prefix / "report.json"), *args]
+
+
+def run_checks(check_file, tmp_path, *args, env=None, timeout=1200):
+    """Run a check file on the local system; (process, {check name: report case})."""
+    proc = run(reframe_command("-c", str(REPO / "checks" / check_file), "--system", "local",
+                               *args, "-r", prefix=tmp_path / "rfm"), env=env, timeout=timeout)
+    report = tmp_path / "rfm" / "report.json"
+    cases = json.loads(report.read_text())["runs"][-1]["testcases"] if report.exists() else []
+    return proc, {c["name"].split()[0]: c for c in cases}
+
+
+def reference_copy(tmp_path, edit):
+    """Environment selecting a copy of reference/local.yaml changed by ``edit(data)``."""
+    data = yaml.safe_load((REPO / "reference" / "local.yaml").read_text())
+    edit(data)
+    path = tmp_path / "local.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return dict(os.environ, FSACCEPT_REFERENCE=str(path))

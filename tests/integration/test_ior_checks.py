@@ -5,40 +5,21 @@ it); the guards that act before any job (bad reference, too few nodes,
 missing binary) run everywhere.
 """
 
-import json
 import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.conftest import REPO, reframe_command, run
+from tests.conftest import reference_copy, run_checks, run
 
 pytestmark = pytest.mark.integration
-CHECKS = str(REPO / "checks" / "ior_acceptance.py")
-LOCAL_REFERENCE = REPO / "reference" / "local.yaml"
+CHECKS = "ior_acceptance.py"
 needs_ior = pytest.mark.skipif(
     shutil.which("ior") is None,
     reason="IOR is not on PATH (in no package registry): build IOR 4.0.0 outside the "
            "repository and put its bin/ on PATH to run these")
-
-
-def run_checks(tmp_path, *args, env=None):
-    proc = run(reframe_command("-c", CHECKS, "--system", "local", *args, "-r",
-                               prefix=tmp_path / "rfm"), env=env, timeout=1200)
-    report = tmp_path / "rfm" / "report.json"
-    cases = json.loads(report.read_text())["runs"][-1]["testcases"] if report.exists() else []
-    return proc, {c["name"].split()[0]: c for c in cases}
-
-
-def reference_copy(tmp_path, edit):
-    data = yaml.safe_load(LOCAL_REFERENCE.read_text())
-    edit(data)
-    path = tmp_path / "local.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return dict(os.environ, FSACCEPT_REFERENCE=str(path))
 
 
 def ior_summary_means(job_out: Path) -> dict[str, tuple[float, float]]:
@@ -53,7 +34,7 @@ def ior_summary_means(job_out: Path) -> dict[str, tuple[float, float]]:
 
 @needs_ior
 def test_the_four_checks_pass_with_figures_equal_to_iors_own(cluster_env, tmp_path):
-    proc, cases = run_checks(tmp_path, "-t", "acceptance")
+    proc, cases = run_checks(CHECKS, tmp_path, "-t", "acceptance")
     figures = {"IORWriteBandwidth": ("write", "write_bandwidth", 0, 4),
                "IORStonewalledRead": ("read", "read_bandwidth", 0, 4),
                "IORRandomWriteIOPS": ("write", "write_iops", 1, 1),
@@ -81,7 +62,7 @@ def test_a_too_small_dataset_makes_the_read_invalid(cluster_env, tmp_path):
     def small_dataset(data):
         read = data["tests"]["ior_read_bandwidth"]
         read.update(segments=16, deadline_s=3)  # 16 MiB per rank: gone long before 3 s
-    proc, cases = run_checks(tmp_path, "-n", "IORStonewalledRead",
+    proc, cases = run_checks(CHECKS, tmp_path, "-n", "IORStonewalledRead",
                              env=reference_copy(tmp_path, small_dataset))
     case = cases["IORStonewalledRead"]
     assert proc.returncode != 0 and case["result"] == "fail"
@@ -94,7 +75,7 @@ def test_a_too_small_dataset_makes_the_read_invalid(cluster_env, tmp_path):
 def test_a_bad_reference_file_stops_before_any_job(cluster_env, tmp_path):
     env = reference_copy(tmp_path, lambda d: d["tests"]["ior_write_bandwidth"].update(
         node_fraction=1.5, transfer_size="1MB"))
-    proc, cases = run_checks(tmp_path, "-n", "IORWriteBandwidth", env=env)
+    proc, cases = run_checks(CHECKS, tmp_path, "-n", "IORWriteBandwidth", env=env)
     case = cases["IORWriteBandwidth"]
     assert proc.returncode != 0 and case["fail_phase"] == "setup" and case["jobid"] is None
     path = env["FSACCEPT_REFERENCE"]
@@ -108,7 +89,7 @@ def test_too_few_usable_nodes_skips_with_required_and_available(cluster_env, tmp
     drain = ["scontrol", "update", "nodename=n4", "state=drain", "reason=fsaccept-test"]
     assert run(drain, env=cluster_env).returncode == 0
     try:
-        proc, cases = run_checks(tmp_path, "-n", "IORWriteBandwidth", env=cluster_env)
+        proc, cases = run_checks(CHECKS, tmp_path, "-n", "IORWriteBandwidth", env=cluster_env)
     finally:
         run(["scontrol", "update", "nodename=n4", "state=resume"], env=cluster_env)
     assert "needs 4 nodes (0.9 of 4 total nodes, rounded up) but only 3 are usable" \
@@ -117,7 +98,7 @@ def test_too_few_usable_nodes_skips_with_required_and_available(cluster_env, tmp
 
 def test_missing_ior_binary_skips_with_how_to_build(cluster_env, tmp_path):
     env = dict(cluster_env, PATH="/usr/sbin:/usr/bin:/sbin:/bin")
-    proc, _ = run_checks(tmp_path, "-n", "IORWriteBandwidth", env=env)
+    proc, _ = run_checks(CHECKS, tmp_path, "-n", "IORWriteBandwidth", env=env)
     assert proc.returncode == 0
     assert "ior not found on PATH: IOR 4.0.0 (with mdtest) is in no package registry" \
         in proc.stdout

@@ -5,40 +5,21 @@ no package registry has); the guards that act before any job (bad reference,
 missing binary) run everywhere.
 """
 
-import json
 import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.conftest import REPO, reframe_command, run
+from tests.conftest import reference_copy, run_checks
 
 pytestmark = pytest.mark.integration
-CHECKS = str(REPO / "checks" / "mdtest_metadata.py")
-LOCAL_REFERENCE = REPO / "reference" / "local.yaml"
+CHECKS = "mdtest_metadata.py"
 needs_mdtest = pytest.mark.skipif(
     shutil.which("mdtest") is None,
     reason="mdtest is not on PATH (it comes with IOR, in no package registry): build IOR "
            "4.0.0 outside the repository and put its bin/ on PATH to run these")
-
-
-def run_checks(tmp_path, *args, env=None):
-    proc = run(reframe_command("-c", CHECKS, "--system", "local", *args, "-r",
-                               prefix=tmp_path / "rfm"), env=env, timeout=1200)
-    report = tmp_path / "rfm" / "report.json"
-    cases = json.loads(report.read_text())["runs"][-1]["testcases"] if report.exists() else []
-    return proc, {c["name"].split()[0]: c for c in cases}
-
-
-def reference_copy(tmp_path, edit):
-    data = yaml.safe_load(LOCAL_REFERENCE.read_text())
-    edit(data["tests"])
-    path = tmp_path / "local.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return dict(os.environ, FSACCEPT_REFERENCE=str(path))
 
 
 def mdtest_summary_means(job_out: Path) -> dict[str, float]:
@@ -65,7 +46,7 @@ def stonewall_rate(job_out: Path) -> float:
 
 @needs_mdtest
 def test_both_checks_pass_with_figures_equal_to_mdtests_own(cluster_env, tmp_path):
-    proc, cases = run_checks(tmp_path, "-t", "metadata")
+    proc, cases = run_checks(CHECKS, tmp_path, "-t", "metadata")
     assert proc.returncode == 0, proc.stdout[-4000:]
     assert {"MdtestEasy", "MdtestHard"} <= set(cases)  # (and the binaries fixture)
     for name, nodes in (("MdtestEasy", 4), ("MdtestHard", 2)):
@@ -107,7 +88,8 @@ def test_short_phases_are_invalid_and_a_missed_threshold_fails(cluster_env, tmp_
     def edit(tests):
         tests["mdtest_easy"]["min_phase_s"] = 30
         tests["mdtest_hard"]["thresholds"]["file_stat"]["value"] = 1e12
-    proc, cases = run_checks(tmp_path, "-t", "metadata", env=reference_copy(tmp_path, edit))
+    env = reference_copy(tmp_path, lambda d: edit(d["tests"]))
+    proc, cases = run_checks(CHECKS, tmp_path, "-t", "metadata", env=env)
     assert proc.returncode != 0
     easy, hard = cases["MdtestEasy"], cases["MdtestHard"]
     assert easy["result"] == "fail" and easy["fail_phase"] == "sanity"
@@ -120,9 +102,9 @@ def test_short_phases_are_invalid_and_a_missed_threshold_fails(cluster_env, tmp_
 
 
 def test_a_bad_mdtest_entry_stops_before_any_job(cluster_env, tmp_path):
-    env = reference_copy(tmp_path, lambda t: t["mdtest_easy"].update(
+    env = reference_copy(tmp_path, lambda d: d["tests"]["mdtest_easy"].update(
         items_per_rank="2k", thresholds={"file_create": {"value": 1, "unit": "IOPS"}}))
-    proc, cases = run_checks(tmp_path, "-n", "MdtestEasy", env=env)
+    proc, cases = run_checks(CHECKS, tmp_path, "-n", "MdtestEasy", env=env)
     case = cases["MdtestEasy"]
     assert proc.returncode != 0 and case["fail_phase"] == "setup" and case["jobid"] is None
     path = env["FSACCEPT_REFERENCE"]
@@ -134,7 +116,7 @@ def test_a_bad_mdtest_entry_stops_before_any_job(cluster_env, tmp_path):
 
 def test_missing_mdtest_binary_skips_with_how_to_build(cluster_env, tmp_path):
     env = dict(cluster_env, PATH="/usr/sbin:/usr/bin:/sbin:/bin")
-    proc, _ = run_checks(tmp_path, "-n", "MdtestEasy", env=env)
+    proc, _ = run_checks(CHECKS, tmp_path, "-n", "MdtestEasy", env=env)
     assert proc.returncode == 0
     assert "mdtest not found on PATH: mdtest comes with IOR 4.0.0, which is in no package " \
         "registry" in proc.stdout, proc.stdout[-3000:]
