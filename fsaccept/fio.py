@@ -45,7 +45,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from fsaccept.ior import INVALID, WARNING, Finding
+from fsaccept.findings import INVALID, WARNING, Finding, Judged
 
 __all__ = [
     "INVALID",
@@ -160,7 +160,7 @@ class FioJob:
 
 
 @dataclass
-class FioRun:
+class FioRun(Judged):
     """Everything parsed from one fio run (one node)."""
 
     version: str | None = None  #: e.g. ``fio-3.33``
@@ -171,10 +171,6 @@ class FioRun:
     messages: list[str] = field(default_factory=list)
     """fio's lines outside the JSON report (non-empty ones), in order."""
     findings: list[Finding] = field(default_factory=list)
-
-    @property
-    def valid(self) -> bool:
-        return not any(f.severity == INVALID for f in self.findings)
 
     @property
     def reasons(self) -> list[str]:

@@ -31,6 +31,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from fsaccept.findings import INVALID, WARNING, Finding, Judged
+
 __all__ = [
     "INVALID",
     "WARNING",
@@ -46,20 +48,7 @@ __all__ = [
     "parse_size",
 ]
 
-INVALID = "invalid"
-WARNING = "warning"
-
 # --------------------------------------------------------------------------- data
-
-
-@dataclass
-class Finding:
-    """A line (or the absence of one) that bears on whether the run can be trusted."""
-
-    severity: str  #: ``"invalid"`` or ``"warning"``
-    kind: str  #: short machine tag: ``error``, ``eof``, ``refused``, ``truncated``, ...
-    line: int | None  #: 1-based line number in the parsed text; ``None`` when not tied to a line
-    text: str  #: the line as printed (or a description for derived findings)
 
 
 @dataclass
@@ -184,7 +173,7 @@ class StonewallPhase:
 
 
 @dataclass
-class IorRun:
+class IorRun(Judged):
     """Everything parsed from one IOR run."""
 
     source: str = "text"  #: ``text`` or ``json``
@@ -209,11 +198,6 @@ class IorRun:
     summary_file: str | None = None
     """Set when stdout says ``Writing output to F`` (``-O summaryFile``): figures are in F."""
     findings: list[Finding] = field(default_factory=list)
-
-    @property
-    def valid(self) -> bool:
-        """True when no finding has severity ``invalid``."""
-        return not any(f.severity == INVALID for f in self.findings)
 
     @property
     def reasons(self) -> list[str]:

@@ -16,7 +16,7 @@ prints whatever the floating-point register holds (0.000 in every capture here).
 is taken instead as the files created until the stonewall (the per-rank ``stonewall hit
 with N items`` lines, or the printed average x tasks) divided by T.
 
-Findings (:class:`fsaccept.ior.Finding`, reused):
+Findings (:class:`fsaccept.findings.Finding`, reused):
 
 * ``invalid``: ``ERROR`` lines (mdtest exits 0 after them, e.g. ``ERROR: verifying the
   data on read``), ``WARNING: unable to ...`` lines (an operation failed, and mdtest still
@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from fsaccept import reference, validity
-from fsaccept.ior import INVALID, WARNING, Finding
+from fsaccept.findings import INVALID, WARNING, Finding, Judged
 
 __all__ = [
     "DEFAULT_MIN_PHASE_S",
@@ -166,7 +166,7 @@ class StonewallCreate:
 
 
 @dataclass
-class MdtestRun:
+class MdtestRun(Judged):
     """Everything parsed from one mdtest run."""
 
     version: str | None = None  #: e.g. ``mdtest-4.0.0``
@@ -192,11 +192,6 @@ class MdtestRun:
     stonewall_status_file: str | None = None  #: ``-x`` from the command line
     verification_errors: int | None = None
     findings: list[Finding] = field(default_factory=list)
-
-    @property
-    def valid(self) -> bool:
-        """True when no finding has severity ``invalid``."""
-        return not any(f.severity == INVALID for f in self.findings)
 
     @property
     def reasons(self) -> list[str]:

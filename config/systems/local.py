@@ -7,6 +7,26 @@ Never picked by host name: select it with ``--system local``.
 from fsaccept.localcluster import OPENMPI_ENV, PARTITION, slurm_conf_path
 from fsaccept.reference import REFERENCE_DIR
 
+
+def _partition(features, benchmarks):
+    """The emulated cluster's one partition; `benchmarks` says where IOR, mdtest
+    and fio come from (see fsaccept/benchmarks.py)."""
+    return {
+        'name': PARTITION,
+        'descr': 'Emulated compute nodes n1..nN',
+        # No accounting daemon here, so not the `slurm` backend (it calls sacct).
+        'scheduler': 'squeue',
+        'launcher': 'srun',
+        'access': [f'--partition={PARTITION}'],
+        'environs': ['openmpi'],
+        # Benchmark jobs must never overlap: they would share the file system.
+        'max_jobs': 1,
+        'env_vars': [[k, v] for k, v in OPENMPI_ENV.items()],
+        'features': features,
+        'extras': {'benchmarks': benchmarks},
+    }
+
+
 site_configuration = {
     'systems': [
         {
@@ -17,23 +37,7 @@ site_configuration = {
             # Loaded into ReFrame's own environment, so that sbatch/squeue talk
             # to the emulated cluster and not to any system Slurm.
             'env_vars': [['SLURM_CONF', str(slurm_conf_path())]],
-            'partitions': [
-                {
-                    'name': PARTITION,
-                    'descr': 'Emulated compute nodes n1..nN',
-                    # No accounting daemon here, so not the `slurm` backend (it calls sacct).
-                    'scheduler': 'squeue',
-                    'launcher': 'srun',
-                    'access': [f'--partition={PARTITION}'],
-                    'environs': ['openmpi'],
-                    # Benchmark jobs must never overlap: they would share the file system.
-                    'max_jobs': 1,
-                    'env_vars': [[k, v] for k, v in OPENMPI_ENV.items()],
-                    'features': ['mpi', 'emulated', 'fio'],
-                    # IOR, mdtest, fio: from PATH (see fsaccept/benchmarks.py).
-                    'extras': {'benchmarks': 'path'},
-                },
-            ],
+            'partitions': [_partition(['mpi', 'emulated', 'fio'], 'path')],
         },
         {
             # The same cluster with the benchmarks built by Spack from spack-env/,
@@ -45,19 +49,7 @@ site_configuration = {
             'modules_system': 'nomod',
             'env_vars': [['SLURM_CONF', str(slurm_conf_path())],
                          ['FSACCEPT_REFERENCE', str(REFERENCE_DIR / 'local.yaml')]],
-            'partitions': [
-                {
-                    'name': PARTITION,
-                    'scheduler': 'squeue',
-                    'launcher': 'srun',
-                    'access': [f'--partition={PARTITION}'],
-                    'environs': ['openmpi'],
-                    'max_jobs': 1,
-                    'env_vars': [[k, v] for k, v in OPENMPI_ENV.items()],
-                    'features': ['mpi', 'emulated', 'spack'],
-                    'extras': {'benchmarks': 'spack-build'},
-                },
-            ],
+            'partitions': [_partition(['mpi', 'emulated', 'spack'], 'spack-build')],
         },
     ],
 }
