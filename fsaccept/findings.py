@@ -3,7 +3,9 @@ the IOR, mdtest and fio parsers."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Any
 
 INVALID = "invalid"
 WARNING = "warning"
@@ -28,3 +30,15 @@ class Judged:
     def valid(self) -> bool:
         """True when no finding has severity ``invalid``."""
         return not any(f.severity == INVALID for f in self.findings)
+
+
+def json_safe(obj: Any) -> Any:
+    """``obj`` with NaN and infinities as None (JSON has neither; a figure that is
+    not finite must never look like a number)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [json_safe(v) for v in obj]
+    return obj

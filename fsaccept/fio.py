@@ -45,7 +45,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from fsaccept.findings import INVALID, WARNING, Finding, Judged
+from fsaccept.findings import INVALID, WARNING, Finding, Judged, json_safe as _finite
 
 __all__ = [
     "INVALID",
@@ -205,16 +205,6 @@ class FioRun(Judged):
         d["reasons"] = self.reasons
         d["notes"] = self.notes
         return _finite(d)
-
-
-def _finite(obj: Any) -> Any:
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_finite(v) for v in obj]
-    return obj
 
 
 # --------------------------------------------------------------------------- helpers

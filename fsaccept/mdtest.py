@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from fsaccept import reference, validity
-from fsaccept.findings import INVALID, WARNING, Finding, Judged
+from fsaccept.findings import INVALID, WARNING, Finding, Judged, json_safe as _finite
 
 __all__ = [
     "DEFAULT_MIN_PHASE_S",
@@ -258,16 +258,6 @@ class MdtestRun(Judged):
         d["phase_times_s"] = _finite(self.phase_times())
         d["stonewall_rate_derived"] = _finite(self.stonewall_rate())
         return d
-
-
-def _finite(obj: Any) -> Any:
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_finite(v) for v in obj]
-    return obj
 
 
 # --------------------------------------------------------------------------- parser
