@@ -3,15 +3,21 @@
 A partition says in its ReFrame ``extras`` how it gets IOR, mdtest and fio:
 
 - ``benchmarks: path`` (default): whatever ``ior``/``mdtest``/``fio`` are on PATH;
-- ``benchmarks: spack-build``: the checks build ``spack-env/`` (or
-  ``extras.spack_env``) with Spack before the first benchmark job;
+- ``benchmarks: spack-build``: the checks build ``spack-env/``, rendered for
+  the system into ``.state/spack/env/<system>/`` (``fsaccept.spackenv``), with
+  ReFrame's Spack build system before the first benchmark job;
 - ``benchmarks: spack-env``: a Spack environment the admins already
-  installed (``extras.spack_env``), activated in every job.
+  installed (``extras.spack_env``).
+
+Either Spack way, the session's first step writes the environment's
+activation script once (``spack env activate --sh``) and every job sources it.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -23,6 +29,10 @@ from fsaccept.localcluster import REPO_ROOT
 
 MODES = ("path", "spack-build", "spack-env")
 DEFAULT_SPACK_ENV = REPO_ROOT / "spack-env"
+#: Where scripts/setup keeps Spack's configuration, builds and rendered environments.
+SPACK_STATE = Path(os.environ.get("FSACCEPT_STATE_DIR", REPO_ROOT / ".state")) / "spack"
+#: The activation script the benchmark fixture writes once per session.
+ACTIVATION_SCRIPT = "spack-activate.sh"
 BENCHMARKS = ("ior", "mdtest", "fio")
 _PINNED = re.compile(r"^([a-z0-9-]+)@(=?)([0-9][0-9A-Za-z.]*)(\s|$)")
 
@@ -39,8 +49,19 @@ def mode(extras: dict[str, Any]) -> str:
     return value
 
 
-def spack_env_dir(extras: dict[str, Any]) -> Path:
-    return Path(extras.get("spack_env", DEFAULT_SPACK_ENV))
+def rendered_env_dir(system: str, state: Path = SPACK_STATE) -> Path:
+    """Where ``spack-env/`` is rendered (and built) for ``system``."""
+    return state / "env" / system
+
+
+def spack_env_dir(extras: dict[str, Any], system: str) -> Path:
+    """The Spack environment a partition's jobs activate."""
+    if mode(extras) == "spack-env":
+        if not extras.get("spack_env"):
+            raise BenchmarkConfigError("partition extras: benchmarks: spack-env needs "
+                                       "spack_env: <environment directory>")
+        return Path(extras["spack_env"])
+    return rendered_env_dir(system)
 
 
 def load_spack_yaml(env_dir: Path) -> dict[str, Any]:
@@ -91,23 +112,24 @@ def version_note(benchmark: str, version: str | None) -> str:
     return f"untested: fsaccept's {benchmark} parser is tested on {', '.join(known)}"
 
 
-def activation_commands(extras: dict[str, Any], system: str) -> list[str]:
-    """Shell lines that put a partition's Spack-built benchmarks on PATH in a job."""
+def activation_commands(extras: dict[str, Any], fixture_stagedir: str) -> list[str]:
+    """Shell lines that put a partition's Spack-built benchmarks on PATH in a job:
+    the activation script the fixture wrote once for the session."""
     if mode(extras) == "path":
         return []
-    env = spack_env_dir(extras)
-    return [f"export FSACCEPT_SYSTEM={system}",
-            f'eval "$(spack env activate --sh -d {env})"']
+    return [f". {shlex.quote(os.path.join(fixture_stagedir, ACTIVATION_SCRIPT))}"]
 
 
-def provenance_command(extras: dict[str, Any], system: str) -> str:
-    """A shell line that prints where each benchmark binary comes from."""
+def session_commands(extras: dict[str, Any], system: str) -> list[str]:
+    """Shell lines, run once per session after any build, that write the activation
+    script and print where each benchmark binary comes from."""
     if mode(extras) == "path":
-        return ("for b in " + " ".join(BENCHMARKS) +
-                '; do echo "$b path:$(command -v $b || echo missing)"; done')
-    env = spack_env_dir(extras)
-    return (f"FSACCEPT_SYSTEM={system} spack -e {env} find --format "
-            "'{name} spack:{name}@{version}/{hash}' " + " ".join(("ior", "fio")))
+        return ["for b in " + " ".join(BENCHMARKS) +
+                '; do echo "$b path:$(command -v $b || echo missing)"; done']
+    env = shlex.quote(str(spack_env_dir(extras, system)))
+    return [f"spack env activate --sh -d {env} > {ACTIVATION_SCRIPT}",
+            f"spack -e {env} find --format '{{name}} spack:{{name}}@{{version}}/{{hash}}' "
+            "ior fio"]
 
 
 def parse_provenance(text: str) -> dict[str, str]:

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from fsaccept import fio, ior, mdtest
+from fsaccept import fio, ior, mdtest, spackenv
 
 #: kind -> (text parser, JSON-summary parser or None). Each returns an object with
 #: ``to_dict()``, or raises ``ValueError`` for content it cannot parse.
@@ -42,6 +42,9 @@ def _build_parser() -> argparse.ArgumentParser:
         help="FILE is the benchmark's JSON summary file (IOR: -O summaryFormat=JSON "
         "-O summaryFile=FILE) rather than its text output",
     )
+    spack = sub.add_parser("spack", help="build IOR, mdtest and fio with Spack into .state/spack/ "
+                                         "(what scripts/setup --spack runs)")
+    spackenv.add_arguments(spack)
     return ap
 
 
@@ -81,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     if args.command == "parse":
         return _cmd_parse(args)
+    if args.command == "spack":
+        return spackenv.run(args)
     return 2  # pragma: no cover - argparse enforces the choices
 
 

@@ -18,7 +18,9 @@ A test repeated (``--repeat``, ``--reruns``, retries) is one row: its verdict
 is the worst of its runs, its figures have n, mean, std, min and max.  The
 overall verdict is ACCEPTED only if at least one test tagged ``acceptance`` ran,
 every test (fixtures excepted: they are shown with the test that uses them) is
-PASS, and all of them used the same reference file (one SHA-256).
+PASS, and all of them used the same reference file (one SHA-256); INCOMPLETE
+when nothing failed but some tests were skipped (e.g. a benchmark is not
+installed: each says why and how to fix it); NOT ACCEPTED otherwise.
 
 The functions are pure (data in, data out) except :func:`load_run_report`,
 :func:`job_script` and :func:`git_describe`, which read files.
@@ -43,7 +45,7 @@ PASS, FAIL, INVALID = "PASS", "FAIL", "INVALID"
 ERROR, SKIPPED, NOT_RUN, ABORTED = "ERROR", "SKIPPED", "NOT RUN", "ABORTED"
 #: Worst first: a repeated test takes the first of these that any run has.
 VERDICT_ORDER = (ERROR, ABORTED, INVALID, FAIL, NOT_RUN, SKIPPED, PASS)
-ACCEPTED, NOT_ACCEPTED = "ACCEPTED", "NOT ACCEPTED"
+ACCEPTED, NOT_ACCEPTED, INCOMPLETE = "ACCEPTED", "NOT ACCEPTED", "INCOMPLETE"
 #: A sign-off needs at least one test with this tag (a pre-flight check alone is not one).
 ACCEPTANCE_TAG = "acceptance"
 
@@ -241,8 +243,10 @@ def verdict_of(testcase: dict[str, Any]) -> Verdict:
     if result == "fail_deps":
         return Verdict(NOT_RUN, "a test it depends on did not pass")
     if result == "skip":
-        return Verdict(SKIPPED, _first_line(reason) or "skipped by the check or ReFrame "
-                       "(the run report keeps no skip reason; see ReFrame's output)")
+        # fsaccept's checks keep their skip reason in a loggable variable (ReFrame's
+        # run report has none for skipped tests).
+        return Verdict(SKIPPED, _first_line(testcase.get("skip_reason") or reason or "")
+                       or "skipped by ReFrame (see ReFrame's output)")
     if result == "abort":
         return Verdict(ABORTED, f"aborted in {phase or 'an unknown phase'}"
                        + (f": {_first_line(reason)}" if reason else ""))
@@ -450,12 +454,16 @@ def _with_dependency_reason(v: Verdict, fixtures: list[dict[str, Any]]) -> Verdi
 
 
 def overall_verdict(tests: list[Test]) -> tuple[str, list[str]]:
-    """ACCEPTED only if there is a test and every test is PASS; else NOT ACCEPTED
-    and, for each test that is not, 'name: VERDICT (reason)'."""
+    """ACCEPTED only if there is a test and every test is PASS; INCOMPLETE if the
+    only tests that did not pass were skipped; else NOT ACCEPTED.  With, for each
+    test that did not pass, 'name: VERDICT (reason)'."""
     if not tests:
         return NOT_ACCEPTED, ["no test ran"]
     blocking = [f"{t.name}: {t.verdict}" + (f" ({t.reason})" if t.reason else "")
                 for t in tests if t.verdict != PASS]
+    skipped = [t for t in tests if t.verdict == SKIPPED]
+    if skipped and len(skipped) == len(blocking):
+        return INCOMPLETE, [f"{len(skipped)} of {len(tests)} tests did not run"] + blocking
     shas = sorted({tc.get("reference_sha256") for t in tests for tc in t.cases + t.fixtures
                    if tc.get("reference_sha256")})
     if len(shas) > 1:
@@ -1016,7 +1024,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"report: {out / 'report.html'}")
     print(f"overall verdict: {ctx_verdict[0]}"
           + "".join(f"\n  {b}" for b in ctx_verdict[1]))
-    return 0
+    return 0 if ctx_verdict[0] == ACCEPTED else 1
 
 
 if __name__ == "__main__":

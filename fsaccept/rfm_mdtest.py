@@ -29,7 +29,7 @@ from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
 from fsaccept import guards, mdtest
-from fsaccept.rfmtests import BenchmarkTest
+from fsaccept.rfmtests import NO_IOR_FIX, BenchmarkTest
 
 UNIT = "ops/s"
 
@@ -72,10 +72,7 @@ class MdtestTest(BenchmarkTest):
 
     @run_after("setup")
     def require_mdtest(self):
-        self.require_binary(self.mdtest_binary,
-                            "mdtest comes with IOR 4.0.0, which is in no package registry; "
-                            "build it with Spack from spack-env/ or from its release "
-                            "tarball, and put its bin/ on PATH")
+        self.require_binary(self.mdtest_binary, NO_IOR_FIX)
 
     @run_after("setup")
     def set_mdtest_command(self):

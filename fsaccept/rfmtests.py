@@ -31,13 +31,18 @@ from reframe.core.builtins import (fixture, run_after, run_before, sanity_functi
                                    variable)
 from reframe.core.exceptions import SanityError
 
-from fsaccept import benchmarks, guards, ior, iorcmd, placement, reference, validity
+from fsaccept import (benchmarks, guards, ior, iorcmd, placement, reference, spackenv,
+                      validity)
 
 #: Names this ReFrame run's files, so that two runs on one file system never
 #: share (or remove) each other's files.
 RUN_ID = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
 RANK_MARKER = "fsaccept-rank"
 INFO_MARKER = "fsaccept-info"
+#: How to get IOR and mdtest, said by every check that cannot run without them.
+NO_IOR_FIX = ("IOR 4.0.0 (with mdtest) is in no package registry: build it with "
+              "`scripts/setup --spack <Spack tarball or checkout> [--spack-mirror DIR]` "
+              "and run with --system local-spack (or put a Spack view's bin/ on PATH)")
 
 
 def partition_nodes(job) -> tuple[list, list]:
@@ -49,10 +54,13 @@ def partition_nodes(job) -> tuple[list, list]:
 
 class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):
     """Provides the benchmarks for a partition (its ``extras.benchmarks``, see
-    ``fsaccept.benchmarks``) and records where they come from.
+    ``fsaccept.benchmarks``) and records where they come from, once per session.
 
     ``spack-build``: ``spack -e <env> install`` with ReFrame's Spack build
-    system; ``spack-env``/``path``: nothing to build, only the record.
+    system; ``spack-env``: an environment built beforehand; both then write the
+    activation script every job sources.  ``path``: nothing to build, only the
+    record.  When Spack is missing, nothing fails here: ``unavailable`` says
+    why, and each check skips with that reason (a skipped fixture would hide it).
     """
 
     descr = "IOR, mdtest and fio for this partition, and their provenance"
@@ -64,28 +72,38 @@ class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):
     #: Where each benchmark comes from: "ior spack:ior@4.0.0/<hash>; fio path:/usr/bin/fio".
     provenance = variable(str, value="", loggable=True)
 
+    #: Why the benchmarks cannot be provided, and the command that fixes it ("" if they can).
+    unavailable = variable(str, value="", loggable=True)
+
     @run_before("compile")
     def choose_build(self):
         extras = self.current_partition.extras
         system = self.current_system.name
         mode = benchmarks.mode(extras)
-        record = f"{benchmarks.provenance_command(extras, system)} > provenance.txt"
+        if mode != "path" and shutil.which("spack") is None:
+            self.unavailable = (
+                f"Spack not found (partition extras benchmarks: {mode}): build the "
+                "benchmarks with `scripts/setup --spack <Spack tarball, checkout or 'path'> "
+                "[--spack-mirror DIR]` (README: Benchmarks)")
+            self.build_system.commands = ["true"]
+            return
+        record = benchmarks.session_commands(extras, system)
+        record[-1] += " > provenance.txt"
         if mode == "spack-build":
-            env = benchmarks.spack_env_dir(extras)
-            problems = benchmarks.environment_ok(env, system)
-            if problems:
-                raise benchmarks.BenchmarkConfigError("; ".join(problems))
+            spackenv.write_environment(system)
             self.build_system = "Spack"
             # The environment lists its pinned specs itself: no `spack add`.
-            self.build_system.environment = str(env)
+            self.build_system.environment = shlex.quote(
+                str(benchmarks.spack_env_dir(extras, system)))
             self.build_system.emit_load_cmds = False
-            self.prebuild_cmds = [f"export FSACCEPT_SYSTEM={system}"]
-            self.postbuild_cmds = [record]
+            self.postbuild_cmds = record
         else:
-            self.build_system.commands = [record]
+            self.build_system.commands = record
 
     @sanity_function
     def record_provenance(self):
+        if self.unavailable:
+            return True
         path = os.path.join(self.stagedir, "provenance.txt")
         found = benchmarks.parse_provenance(open(path).read())
         self.provenance = "; ".join(f"{k} {v}" for k, v in sorted(found.items()))
@@ -151,6 +169,14 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
     #: Where the benchmark binaries came from (path, or Spack spec and hash).
     benchmark_provenance = variable(str, value="", loggable=True)
 
+    #: Why this test did not run, with the fix (ReFrame's run report keeps no skip reason).
+    skip_reason = variable(str, value="", loggable=True)
+
+    def skip_because(self, reason: str) -> None:
+        """Skip, keeping the reason in the run report (and so in the sign-off report)."""
+        self.skip_reason = reason
+        self.skip(reason)
+
     @run_after("setup")
     def load_reference(self):
         path = (self.reference_file or os.environ.get("FSACCEPT_REFERENCE")
@@ -182,11 +208,11 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
         self.partition_nodes, self.usable_nodes = len(nodes), len(usable)
         base = len(usable) if self.fraction_of == "available" else len(nodes)
         self.num_nodes = placement.nodes_for_fraction(self.node_fraction, base)
-        self.skip_if(
-            self.num_nodes > len(usable),
-            f"needs {self.num_nodes} nodes ({self.node_fraction:g} of {base} "
-            f"{self.fraction_of} nodes, rounded up) but only {len(usable)} are usable; "
-            f"set fraction_of=available to base the fraction on usable nodes")
+        if self.num_nodes > len(usable):
+            self.skip_because(
+                f"needs {self.num_nodes} nodes ({self.node_fraction:g} of {base} "
+                f"{self.fraction_of} nodes, rounded up) but only {len(usable)} are usable; "
+                f"set fraction_of=available to base the fraction on usable nodes")
         memories = [placement.node_memory_bytes(getattr(n, "descr", "")) for n in usable]
         self.node_memory_bytes = min((m for m in memories if m), default=0)
         self.num_tasks_per_node = self.ranks_per_node
@@ -222,7 +248,7 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
     def activate_benchmarks(self):
         self.benchmark_provenance = self.binaries.provenance
         self.prerun_cmds = benchmarks.activation_commands(
-            self.current_partition.extras, self.current_system.name) + self.prerun_cmds
+            self.current_partition.extras, self.binaries.stagedir) + self.prerun_cmds
 
     @run_before("run")
     def never_requeue(self):
@@ -304,11 +330,13 @@ class BenchmarkTest(AcceptanceTest):
         return True
 
     def require_binary(self, name: str, how_to_get: str) -> None:
-        """Skip, saying how to get it, when a benchmark from PATH is missing."""
+        """Skip, saying how to get it, when a benchmark is missing."""
+        if self.binaries.unavailable:
+            self.skip_because(f"{name}: {self.binaries.unavailable}")
         if benchmarks.mode(self.current_partition.extras) != "path":
             return  # built or activated from Spack in the job
-        self.skip_if(shutil.which(name) is None,
-                     f"{name} not found on PATH: {how_to_get}")
+        if shutil.which(name) is None:
+            self.skip_because(f"{name} not found on PATH: {how_to_get}")
 
     #: Why ranks must be placed in blocks for this benchmark (said when they were not).
     block_placement_needed_for = "the benchmark's rank shift would not move data off-node"
@@ -449,9 +477,7 @@ class IORTest(BenchmarkTest):
     @run_after("setup")
     def require_ior(self):
         self.require_binary(self.ior_binary,
-                            "IOR 4.0.0 (with mdtest) is in no package registry; build it "
-                            "with Spack from spack-env/ or from its release tarball, and put "
-                            "its bin/ on PATH")
+                            NO_IOR_FIX)
 
     @run_after("setup")
     def set_ior_command(self):

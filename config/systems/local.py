@@ -4,6 +4,7 @@ emulates on this host (munged, slurmctld, one slurmd per node).
 Never picked by host name: select it with ``--system local``.
 """
 
+from fsaccept.benchmarks import SPACK_STATE
 from fsaccept.localcluster import OPENMPI_ENV, PARTITION, slurm_conf_path
 from fsaccept.reference import REFERENCE_DIR
 
@@ -41,14 +42,17 @@ site_configuration = {
         },
         {
             # The same cluster with the benchmarks built by Spack from spack-env/,
-            # as a production system does.  Spack is not installed here, so this
-            # system serves `reframe --dry-run` (tests/integration/test_spack_dry_run.py).
+            # as a production system does: `scripts/setup --spack ...` leaves its
+            # Spack (with fsaccept's own configuration scopes) in .state/spack/bin,
+            # and the checks' first step runs `spack install` there (a no-op once
+            # set-up has built it) and writes the activation script every job sources.
             'name': 'local-spack',
-            'descr': 'Emulated cluster, benchmarks built with Spack (dry runs)',
+            'descr': 'Emulated cluster, benchmarks built with Spack (scripts/setup --spack)',
             'hostnames': [],
             'modules_system': 'nomod',
             'env_vars': [['SLURM_CONF', str(slurm_conf_path())],
-                         ['FSACCEPT_REFERENCE', str(REFERENCE_DIR / 'local.yaml')]],
+                         ['FSACCEPT_REFERENCE', str(REFERENCE_DIR / 'local.yaml')],
+                         ['PATH', f'{SPACK_STATE / "bin"}:$PATH']],
             'partitions': [_partition(['mpi', 'emulated', 'spack'], 'spack-build')],
         },
     ],

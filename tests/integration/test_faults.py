@@ -7,14 +7,13 @@ Runs with fio (Debian's, so in CI too) and, where IOR is installed, with IOR.
 
 import json
 import re
-import shutil
 import sqlite3
 import subprocess
 import time
 
 import pytest
 
-from tests.conftest import LOCAL_CLUSTER, REPO, reframe_command, run
+from tests.conftest import LOCAL_CLUSTER, REPO, reframe_command, require_benchmark, run
 
 pytestmark = pytest.mark.integration
 
@@ -53,8 +52,8 @@ def wait_node_ready(node, env, timeout=120):
 @pytest.mark.parametrize("suite", sorted(SUITES))
 def test_a_node_that_dies_mid_run_fails_only_its_check(cluster_env, tmp_path, suite):
     spec = SUITES[suite]
-    if suite == "ior" and shutil.which("ior") is None:
-        pytest.skip("IOR is not on PATH (in no package registry); the fio variant runs")
+    if suite == "ior":
+        require_benchmark("ior")
     prefix = tmp_path / "rfm"
     db = tmp_path / "results.db"
     env = dict(cluster_env, RFM_ENABLE_RESULTS_STORAGE="1", RFM_SQLITE_DB_FILE=str(db))

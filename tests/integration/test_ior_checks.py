@@ -1,13 +1,12 @@
 """The IOR checks on the emulated cluster, for real.
 
-Tests that run IOR skip when it is not on PATH (no package registry has
-it); the guards that act before any job (bad reference, too few nodes,
+Tests that run IOR skip when it is not on PATH (Spack builds it: see
+tests/conftest.py); the guards that act before any job (bad reference, too few nodes,
 missing binary) run everywhere.
 """
 
 import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,10 +15,7 @@ from tests.conftest import reference_copy, run_checks, run
 
 pytestmark = pytest.mark.integration
 CHECKS = "ior_acceptance.py"
-needs_ior = pytest.mark.skipif(
-    shutil.which("ior") is None,
-    reason="IOR is not on PATH (in no package registry): build IOR 4.0.0 outside the "
-           "repository and put its bin/ on PATH to run these")
+needs_ior = pytest.mark.usefixtures("ior_available")
 
 
 def ior_summary_means(job_out: Path) -> dict[str, tuple[float, float]]:

@@ -7,7 +7,6 @@ missing binary) run everywhere.
 
 import os
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,10 +15,7 @@ from tests.conftest import reference_copy, run_checks
 
 pytestmark = pytest.mark.integration
 CHECKS = "mdtest_metadata.py"
-needs_mdtest = pytest.mark.skipif(
-    shutil.which("mdtest") is None,
-    reason="mdtest is not on PATH (it comes with IOR, in no package registry): build IOR "
-           "4.0.0 outside the repository and put its bin/ on PATH to run these")
+needs_mdtest = pytest.mark.usefixtures("mdtest_available")
 
 
 def mdtest_summary_means(job_out: Path) -> dict[str, float]:
@@ -118,5 +114,5 @@ def test_missing_mdtest_binary_skips_with_how_to_build(cluster_env, tmp_path):
     env = dict(cluster_env, PATH="/usr/sbin:/usr/bin:/sbin:/bin")
     proc, _ = run_checks(CHECKS, tmp_path, "-n", "MdtestEasy", env=env)
     assert proc.returncode == 0
-    assert "mdtest not found on PATH: mdtest comes with IOR 4.0.0, which is in no package " \
-        "registry" in proc.stdout, proc.stdout[-3000:]
+    assert "mdtest not found on PATH: IOR 4.0.0 (with mdtest) is in no package registry: " \
+        "build it with `scripts/setup --spack" in proc.stdout, proc.stdout[-3000:]

@@ -5,7 +5,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
 import subprocess
 
 import pytest
@@ -88,7 +87,7 @@ def test_capacity_guard_refuses_a_test_that_could_fill_the_target(cluster_env, t
 
 
 @needs_root
-@pytest.mark.skipif(shutil.which("ior") is None, reason="IOR is not on PATH (in no registry)")
+@pytest.mark.usefixtures("ior_available")
 def test_a_full_target_gives_iors_error_line_and_is_cleaned(cluster_env, tmp_path):
     # The declared cap (1 MiB/s x 2 s) lets the guard pass; the real disk fills 64 MiB at once.
     with tmpfs(tmp_path / "full", size="64m") as mnt:

@@ -1,0 +1,150 @@
+"""The Spack path for real.
+
+``scripts/setup`` builds IOR, mdtest and fio with the Spack it is given
+(``FSACCEPT_SPACK``, ``FSACCEPT_SPACK_MIRROR``: CI hands it the offline kit
+that lies beside the repository), and the system ``local-spack`` runs them
+through Slurm.  Without a Spack set-up these tests skip saying how to get one;
+under CI with the kit they fail instead.  Also here: the main job without the
+benchmarks ends INCOMPLETE, naming each missing one and the fix.
+"""
+
+import fcntl
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fsaccept import spackenv
+from fsaccept.benchmarks import SPACK_STATE, rendered_env_dir
+from tests.conftest import REPO, run
+
+pytestmark = pytest.mark.integration
+SYSTEM = "local-spack"
+
+
+@pytest.fixture(scope="module")
+def spack_root():
+    """The Spack scripts/setup used, unpacked (skip, or fail under CI with the kit)."""
+    inputs = spackenv.inputs_file(SPACK_STATE)
+    built = (spackenv.view_bin(SYSTEM) / "ior").exists()
+    if not (inputs.is_file() and built):
+        reason = ("no Spack set-up in .state/spack: run `scripts/setup --spack <Spack tarball "
+                  "or checkout> [--spack-mirror DIR]` (or FSACCEPT_SPACK=...) first")
+        if os.environ.get("CI") and os.environ.get("FSACCEPT_SPACK"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return Path(yaml.safe_load(inputs.read_text())["root"])
+
+
+@pytest.fixture
+def results_dirs():
+    made: list[Path] = []
+    yield made
+    for d in made:
+        if d.is_dir() and d.parent == REPO / "results":
+            shutil.rmtree(d)
+
+
+def spack_hash(package):
+    proc = run([str(spackenv.wrapper_path()), "-e", str(rendered_env_dir(SYSTEM)), "find",
+                "--format", "{hash}", package])
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()[-1]
+
+
+def test_the_acceptance_suite_on_local_spack_is_accepted_with_spack_provenance(
+        cluster_env, spack_root, results_dirs):
+    proc = run([str(REPO / "scripts" / "acceptance"), "--system", SYSTEM, "--no-ceilings",
+                "--signed-by", "CI"], env=cluster_env, timeout=1500)
+    out = proc.stdout + proc.stderr
+    results_dirs.extend(Path(p) for p in re.findall(r"acceptance: results in (\S+)", out))
+    assert proc.returncode == 0 and "overall verdict: ACCEPTED" in out, out[-5000:]
+    [run_dir] = results_dirs
+    report = (run_dir / "report.md").read_text()
+    ior, fio = spack_hash("ior"), spack_hash("fio")
+    assert f"ior spack:ior@4.0.0/{ior}" in report and f"fio spack:fio@3.37/{fio}" in report
+    cases = {c["name"].split()[0]: c for c in
+             __import__("json").loads((run_dir / "run-report.json").read_text())
+             ["runs"][-1]["testcases"]}
+    for name in ("IORWriteBandwidth", "IORStonewalledRead", "IORRandomWriteIOPS",
+                 "IORRandomReadIOPS", "MdtestEasy", "MdtestHard"):
+        case = cases[name]
+        assert case["result"] == "pass", (name, case["fail_reason"])
+        assert f"spack:ior@4.0.0/{ior}" in case["benchmark_provenance"], name
+        # The binary the job ran is the environment's view, activated in the job.
+        assert case["binary_path"].startswith(str(spackenv.view_bin(SYSTEM))), name
+        script = (Path(case["outputdir"]) / "rfm_job.sh").read_text()
+        assert re.search(r"^\. \S*/spack-activate\.sh$", script, re.M), name
+        assert not os.path.exists(case["target_dir"]), f"{name} left {case['target_dir']}"
+
+
+def test_an_altered_mirror_tarball_stops_with_spacks_checksum_error(spack_root, tmp_path):
+    # A private state directory with the environment already concretized (its lock
+    # copied), so that Spack goes straight to fetching from the altered mirror.
+    state = tmp_path / "state"
+    env_dir = rendered_env_dir(SYSTEM, state / "spack")
+    env_dir.mkdir(parents=True)
+    for name in ("spack.yaml", "spack.lock"):
+        shutil.copy(rendered_env_dir(SYSTEM) / name, env_dir / name)
+    mirror = tmp_path / "mirror"
+    for package in ("ior", "fio"):
+        (mirror / package).mkdir(parents=True)
+    (mirror / "ior" / "ior-4.0.0.tar.gz").write_bytes(b"not the IOR 4.0.0 release\n")
+    (mirror / "fio" / "fio-3.37.tar.gz").write_bytes(b"not fio\n")
+    proc = run([str(REPO / ".venv" / "bin" / "fsaccept"), "spack", "--spack", str(spack_root),
+                "--spack-mirror", str(mirror)],
+               env=dict(os.environ, FSACCEPT_STATE_DIR=str(state)), timeout=600)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert re.search(r"setup: spack: error: `spack -e \S+ install --fail-fast` failed",
+                     proc.stderr), proc.stderr
+    assert "ChecksumError: sha256 checksum failed" in proc.stderr  # Spack's own words
+    log = next((state / "spack" / "logs").glob("install-*.log")).read_text()
+    assert re.search(r"sha256 checksum failed|ChecksumError|checksum", log, re.I), log[-3000:]
+    assert not (spackenv.view_bin(SYSTEM, state / "spack") / "ior").exists()
+    assert not spackenv.inputs_file(state / "spack").exists()
+
+
+def test_a_second_setup_waits_for_the_first(spack_root, tmp_path):
+    state = tmp_path / "state"
+    (state / "spack").mkdir(parents=True)
+    not_spack = tmp_path / "not-spack"
+    not_spack.mkdir()
+    with open(state / "spack" / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the first set-up, still running
+        second = subprocess.Popen(
+            [str(REPO / ".venv" / "bin" / "fsaccept"), "spack", "--spack", str(not_spack)],
+            env=dict(os.environ, FSACCEPT_STATE_DIR=str(state)), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        waiting = second.stdout.readline()
+        time.sleep(1)
+        assert second.poll() is None, "the second set-up did not wait"
+    out, err = second.communicate(timeout=60)
+    assert "another set-up holds" in waiting and "waiting for it to finish" in waiting
+    # Once the first is done, it goes on (and here refuses its --spack).
+    assert second.returncode == 2 and "not a Spack checkout (no bin/spack)" in err
+
+
+def test_without_the_benchmarks_the_main_job_is_incomplete_naming_each_and_the_fix(
+        cluster_env, results_dirs):
+    env = dict(cluster_env, PATH="/usr/sbin:/usr/bin:/sbin:/bin")  # no IOR, no mdtest
+    proc = run([str(REPO / "scripts" / "acceptance"), "--system", "local", "--no-ceilings",
+                "-n", "^(IORWriteBandwidth|MdtestEasy|FioFsync)$"], env=env, timeout=900)
+    out = proc.stdout + proc.stderr
+    results_dirs.extend(Path(p) for p in re.findall(r"acceptance: results in (\S+)", out))
+    assert proc.returncode == 1, out[-4000:]
+    assert "overall verdict: INCOMPLETE\n  2 of 3 tests did not run" in out, out[-4000:]
+    fix = "build it with `scripts/setup --spack <Spack tarball or checkout>"
+    report = (results_dirs[0] / "report.md").read_text()
+    html = (results_dirs[0] / "report.html").read_text()
+    assert "**Overall verdict: INCOMPLETE**" in report
+    for name, binary in (("IORWriteBandwidth", "ior"), ("MdtestEasy", "mdtest")):
+        line = next(l for l in out.splitlines() if l.startswith(f"  {name}: SKIPPED"))
+        assert f"{binary} not found on PATH" in line and fix in line, line
+        row = next(l for l in report.splitlines() if l.startswith(f"| [{name}]"))
+        assert "SKIPPED" in row and fix in row, row
+        assert f"{binary} not found on PATH" in html
