@@ -33,11 +33,15 @@ CLUSTER_NAME = "fsaccept"
 
 #: Open MPI settings every MPI job on the emulated cluster needs: ranks of
 #: different emulated nodes share one host, where the shared-memory BTL
-#: segfaults, and TCP must stay on loopback.
+#: segfaults, and TCP must stay on loopback.  PMIx's shared-memory data store
+#: (gds ds21/ds12) crashed both ranks of one emulated node at start-up in 4 of 120
+#: 8-rank launches here (a NULL call; their peers then cannot connect, and a
+#: job could wait until its time limit); with the hash store, 0 of 180.
 OPENMPI_ENV = {
     "OMPI_MCA_btl": "self,tcp",
     "OMPI_MCA_btl_tcp_if_include": "lo",
     "OMPI_MCA_oob_tcp_if_include": "lo",
+    "PMIX_MCA_gds": "hash",
 }
 
 

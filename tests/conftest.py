@@ -78,6 +78,17 @@ def cluster_env():
     return dict(os.environ, SLURM_CONF=str(slurm_conf_path()), **OPENMPI_ENV)
 
 
+@pytest.fixture
+def results_dirs():
+    """Run directories a test's scripts/acceptance or scripts/nightly made under
+    results/ (the test appends them); removed afterwards, and nothing else."""
+    made: list[Path] = []
+    yield made
+    for d in made:
+        if d.is_dir() and d.parent == REPO / "results":
+            shutil.rmtree(d)
+
+
 def reframe_command(*args, prefix):
     """The ReFrame command line the README documents, with a private prefix."""
     return [str(REPO / ".venv" / "bin" / "reframe"), "-C", str(REPO / "config" / "settings.py"),

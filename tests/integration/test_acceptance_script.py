@@ -26,22 +26,13 @@ def printed_dirs(output: str, pattern: str) -> list[Path]:
     return [Path(p) for p in re.findall(pattern, output)]
 
 
-@pytest.fixture
-def cleanup():
-    dirs: list[Path] = []
-    yield dirs
-    for d in dirs:
-        if d.is_dir() and d.parent == REPO / "results":
-            shutil.rmtree(d)
-
-
-def test_acceptance_writes_the_signoff_report(cluster_env, tmp_path, cleanup):
+def test_acceptance_writes_the_signoff_report(cluster_env, tmp_path, results_dirs):
     assert FIO_TESTS, "no fio checks found in checks/fio_client.py"
     env = dict(cluster_env, RFM_SQLITE_DB_FILE=str(tmp_path / "results.db"))
     proc = run([str(REPO / "scripts" / "acceptance"), "--signed-by", "CI Tester", "-t", "client"],
                env=env, timeout=1500)
     out = proc.stdout + proc.stderr
-    cleanup.extend(printed_dirs(out, r"acceptance: results in (\S+)"))
+    results_dirs.extend(printed_dirs(out, r"acceptance: results in (\S+)"))
     md_paths = printed_dirs(out, r"report: (\S+report\.md)")
     assert len(md_paths) == 1, out[-4000:]
     run_dir = md_paths[0].parent
@@ -78,14 +69,14 @@ def nightly_reference(tmp_path: Path, name: str, overrides: dict) -> Path:
     return path
 
 
-def test_nightly_twice_detects_an_injected_regression(cluster_env, tmp_path, cleanup):
+def test_nightly_twice_detects_an_injected_regression(cluster_env, tmp_path, results_dirs):
     env = dict(cluster_env, RFM_SQLITE_DB_FILE=str(tmp_path / "results.db"))
     env.pop("FSACCEPT_REFERENCE", None)
     nightly = str(REPO / "scripts" / "nightly")
     first = run([nightly, "--reference", str(nightly_reference(tmp_path, "n1.yaml", {}))],
                 env=env, timeout=900)
     out1 = first.stdout + first.stderr
-    cleanup.extend(p.parent for p in printed_dirs(out1, r"nightly: summary (\S+)"))
+    results_dirs.extend(p.parent for p in printed_dirs(out1, r"nightly: summary (\S+)"))
     assert "nightly: summary" in out1, out1[-4000:]
     assert "REGRESSION" not in out1
     assert first.returncode == 0 or "NOT PASS" in out1, out1[-4000:]
@@ -96,7 +87,7 @@ def test_nightly_twice_detects_an_injected_regression(cluster_env, tmp_path, cle
     second = run([nightly, "--reference", str(slower)], env=env, timeout=900)
     out2 = second.stdout + second.stderr
     summaries = printed_dirs(out2, r"nightly: summary (\S+)")
-    cleanup.extend(p.parent for p in summaries)
+    results_dirs.extend(p.parent for p in summaries)
     assert second.returncode == 1, out2[-4000:]
     assert "REGRESSION in FioRandomReadDirect randread_4k_direct_iops" in out2
     assert re.search(r"nightly: REGRESSION: FioRandomReadDirect randread_4k_direct_iops: "

@@ -41,15 +41,6 @@ def spack_root():
     return Path(yaml.safe_load(inputs.read_text())["root"])
 
 
-@pytest.fixture
-def results_dirs():
-    made: list[Path] = []
-    yield made
-    for d in made:
-        if d.is_dir() and d.parent == REPO / "results":
-            shutil.rmtree(d)
-
-
 def spack_hash(package):
     proc = run([str(spackenv.wrapper_path()), "-e", str(rendered_env_dir(SYSTEM)), "find",
                 "--format", "{hash}", package])
