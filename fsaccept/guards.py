@@ -4,7 +4,10 @@ the file system it tests (wrong directory, wrong file system, filling it)."""
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 GIB = 2**30
@@ -14,33 +17,105 @@ class GuardError(Exception):
     """A refusal; the message names what was found and what was expected."""
 
 
+@dataclass(frozen=True)
+class Mount:
+    """The mount holding a path, as ``findmnt -T`` reports it."""
+
+    target: str   # its mount point
+    source: str   # what is mounted (device, server:/export, file-system name)
+    fstype: str
+
+
+def mount_of(path: Path) -> Mount:
+    """The mount that really holds ``path`` (symbolic links resolved first)."""
+    proc = subprocess.run(["findmnt", "-n", "-P", "-o", "TARGET,SOURCE,FSTYPE", "-T",
+                           os.path.realpath(path)], capture_output=True, text=True, timeout=30)
+    fields = dict(part.split("=", 1) for part in _pairs(proc.stdout.splitlines()[:1]))
+    if proc.returncode != 0 or not fields.get("FSTYPE"):
+        raise GuardError(f"target {path}: cannot tell its file system "
+                         f"(findmnt: {proc.stderr.strip() or 'no answer'})")
+    return Mount(fields["TARGET"], fields.get("SOURCE", ""), fields["FSTYPE"])
+
+
+def _pairs(lines: list[str]) -> list[str]:
+    # findmnt -P prints KEY="value" pairs.
+    return [p for line in lines for p in shlex.split(line)]
+
+
 def filesystem_type(path: Path) -> str:
     """The type of the file system holding ``path``, as the kernel mounts it
     (``findmnt``: ext4, xfs, lustre, gpfs, nfs4, tmpfs, ...)."""
-    proc = subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "-T", str(path)],
-                          capture_output=True, text=True, timeout=30)
-    if proc.returncode != 0 or not proc.stdout.strip():
-        raise GuardError(f"target {path}: cannot tell its file-system type "
-                         f"(findmnt: {proc.stderr.strip() or 'no answer'})")
-    return proc.stdout.split()[0]
+    return mount_of(path).fstype
 
 
-def check_target(path: Path, expected_fstype: str, reference: Path) -> str:
+#: Characters no target path may hold: they would end up in job scripts and
+#: benchmark arguments, where no quoting keeps their meaning (newlines, escapes).
+def _control_characters(text: str) -> list[str]:
+    return sorted({repr(c) for c in text if ord(c) < 32 or ord(c) == 127})
+
+
+def check_path_text(path: str, where: str, forbidden: dict[str, str]) -> None:
+    """Refuse a target path that is relative, holds control characters, or holds a
+    character a benchmark splits paths on (``forbidden``: character -> why)."""
+    if not os.path.isabs(path):
+        raise GuardError(f"{where}: {path!r} is not an absolute path")
+    controls = _control_characters(path)
+    if controls:
+        raise GuardError(f"{where}: {path!r} holds control characters ({', '.join(controls)})")
+    for char, why in forbidden.items():
+        if char in path:
+            raise GuardError(f"{where}: {path!r} holds {char!r}: {why}; choose a target "
+                             "path without it")
+
+
+def check_target(path: Path, expected_fstype: str, reference: Path,
+                 mount_point: str | None = None, source: str | None = None) -> Mount:
     """Refuse a target that does not exist, is not a writable directory, or
-    lives on another file-system type than the reference file says.
-    Returns the file-system type found."""
+    lives on another file system than the reference file says (type, and the
+    mount point and source when it pins them).  Where the tests write,
+    ``<target>/fsaccept``, must really be on that file system too (a symbolic
+    link must not send the writes elsewhere).  Returns the target's mount."""
     where = f"target {path} (from {reference})"
+    check_path_text(str(path), where, {})
     if not path.exists():
         raise GuardError(f"{where} does not exist")
     if not path.is_dir():
         raise GuardError(f"{where} is not a directory")
     if not os.access(path, os.W_OK | os.X_OK):
         raise GuardError(f"{where} is not writable by this user")
-    found = filesystem_type(path)
-    if found != expected_fstype:
-        raise GuardError(f"{where} is on a {found} file system, but the reference file "
+    found = mount_of(path)
+    if found.fstype != expected_fstype:
+        raise GuardError(f"{where} is on a {found.fstype} file system, but the reference file "
                          f"expects {expected_fstype}: wrong directory or wrong mount?")
+    if mount_point and found.target != mount_point:
+        raise GuardError(f"{where} is on the mount {found.target}, but the reference file "
+                         f"pins target.mount_point {mount_point}")
+    if source and found.source != source:
+        raise GuardError(f"{where} is on {found.source}, but the reference file pins "
+                         f"target.source {source}")
+    data_root = path / "fsaccept"
+    if data_root.exists() or data_root.is_symlink():
+        real = mount_of(data_root)
+        if real != found:
+            raise GuardError(f"{where}: {data_root} resolves to {os.path.realpath(data_root)} "
+                             f"on {real.target} ({real.fstype}), not on the target's mount "
+                             f"{found.target}: the tests would write to another file system")
     return found
+
+
+#: Name of the file a job writes into the data directory it created; cleanup
+#: removes a directory only when it holds this run's marker.
+def owner_marker(run_id: str) -> str:
+    return f".fsaccept-owner-{run_id}"
+
+
+def remove_owned(directory: str, run_id: str) -> bool:
+    """Remove ``directory`` if, and only if, this run created it; True if removed."""
+    if os.path.isfile(os.path.join(directory, owner_marker(run_id))) and \
+            not os.path.islink(directory):
+        shutil.rmtree(directory, ignore_errors=True)
+        return True
+    return False
 
 
 def free_bytes(path: Path) -> int:

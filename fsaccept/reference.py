@@ -94,6 +94,11 @@ class Reference:
     system: str
     target_path: Path
     target_fstype: str
+    #: Every ReFrame system the file is for (``system:`` a name or a list).
+    systems: tuple[str, ...] = ()
+    #: The mount point and source the target must be on, when the file pins them.
+    target_mount_point: str | None = None
+    target_source: str | None = None
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     tests: dict[str, TestParameters] = field(default_factory=dict)
     description: str = ""
@@ -103,6 +108,13 @@ class Reference:
     max_bandwidth_mib_s: float | None = None
     #: Minutes added to a job's deadlines for its Slurm time limit.
     time_limit_margin_min: int = DEFAULT_TIME_LIMIT_MARGIN_MIN
+
+    def check_system(self, system: str) -> None:
+        """Refuse to use this file on another ReFrame system than it is written for."""
+        if system not in self.systems:
+            raise ReferenceError(f"{self.path}: system: written for {', '.join(self.systems)}, "
+                                 f"not for the ReFrame system {system!r}: use "
+                                 f"reference/{system}.yaml or add {system!r} to system:")
 
     def entry(self, name: str, needed_by: str = "") -> dict[str, Any]:
         """The raw entry ``tests.<name>``; a clear error when the file lacks it."""
@@ -210,8 +222,12 @@ def load_reference(path: Path | str) -> Reference:
         tests[name] = TestParameters(name=name, threshold=Threshold(**entry["threshold"]),
                                      **sizes, **plain)
         _check_consistency(path, tests[name])
-    return Reference(path=path, system=data["system"], description=data.get("description", ""),
+    systems = data["system"] if isinstance(data["system"], list) else [data["system"]]
+    return Reference(path=path, system=systems[0], systems=tuple(systems),
+                     description=data.get("description", ""),
                      target_path=Path(data["target"]["path"]),
+                     target_mount_point=data["target"].get("mount_point"),
+                     target_source=data["target"].get("source"),
                      target_fstype=data["target"]["fstype"], entries=data["tests"],
                      tests=tests,
                      max_fill_fraction=data["target"].get("max_fill_fraction",

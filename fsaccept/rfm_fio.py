@@ -73,6 +73,9 @@ class FioResults:
 class FioTest(BenchmarkTest):
     """One fio job kind (``fsaccept.fiocmd.KINDS``) on a node fraction, one fio per node."""
 
+    unsafe_path_chars = {":": "fio reads ':' in directory= as a separator between "
+                                "several directories"}
+
     #: The job kind, a key of ``fsaccept.fiocmd.KINDS``.
     kind = variable(str)
 

@@ -37,6 +37,9 @@ UNIT = "ops/s"
 class MdtestTest(BenchmarkTest):
     """One mdtest run: file create, stat, read and remove rates (ops/s)."""
 
+    unsafe_path_chars = {"@": "mdtest reads '@' in -d as a separator between several "
+                                "directories"}
+
     block_placement_needed_for = "-N 1 would not move stat and read to another node"
 
     #: mdtest executable (from PATH: a Spack view, a module or /opt/ior/bin).

@@ -39,6 +39,8 @@ from fsaccept import (benchmarks, guards, ior, iorcmd, placement, reference, spa
 RUN_ID = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
 RANK_MARKER = "fsaccept-rank"
 INFO_MARKER = "fsaccept-info"
+#: Starts the line a job prints when it refuses to run its benchmark.
+ABORT_MARKER = "fsaccept-abort"
 #: How to get IOR and mdtest, said by every check that cannot run without them.
 NO_IOR_FIX = ("IOR 4.0.0 (with mdtest) is in no package registry: build it with "
               "`scripts/setup --spack <Spack tarball or checkout> [--spack-mirror DIR]` "
@@ -154,6 +156,9 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
     node_memory_bytes = variable(int, value=0, loggable=True)
     target_dir = variable(str, value="", loggable=True)
     target_fstype = variable(str, value="", loggable=True)
+    #: Mount point holding the target, as the login node sees it; jobs refuse to
+    #: write when their data directory is on another one.
+    target_mount = variable(str, value="", loggable=True)
     planned_bytes = variable(int, value=0, loggable=True)
     reference_path = variable(str, value="", loggable=True)
     reference_sha256 = variable(str, value="", loggable=True)
@@ -183,20 +188,31 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
                 or reference.reference_path(self.current_system.name))
         self.reference_path = str(path)
         self.refdata = reference.load_reference(path)
+        self.refdata.check_system(self.current_system.name)
         self.reference_sha256 = hashlib.sha256(open(path, "rb").read()).hexdigest()
         self.entry = self.refdata.entry(self.reference_key, needed_by=self.display_name)
         self.node_fraction = self.entry["node_fraction"]
         self.ranks_per_node = self.entry.get("ranks_per_node", 1)
 
+    #: Characters the benchmark cannot take in a path (character -> why), refused
+    #: in the target before any job (e.g. fio splits directory= on ':').
+    unsafe_path_chars: dict[str, str] = {}
+
     @run_after("setup")
     def guard_target(self):
-        """Refuse, before any job, a target that is missing, read-only or on
-        another file-system type than expected (a mistyped path must never
-        fill a home file system)."""
-        self.target_fstype = guards.check_target(
-            self.target_root(),
-            self.target_fstype_expected or self.refdata.target_fstype,
-            self.refdata.path)
+        """Refuse, before any job, a target that is missing, read-only, on
+        another file system than expected (type; mount point and source when
+        the reference pins them), reached through a symbolic link to another
+        file system, or whose path the benchmark cannot take (a mistyped path
+        must never fill a home file system)."""
+        root = self.target_root()
+        guards.check_path_text(str(root), f"target {root} (from {self.refdata.path})",
+                               self.unsafe_path_chars)
+        mount = guards.check_target(
+            root, self.target_fstype_expected or self.refdata.target_fstype,
+            self.refdata.path, mount_point=self.refdata.target_mount_point,
+            source=self.refdata.target_source)
+        self.target_fstype, self.target_mount = mount.fstype, mount.target
 
     def target_root(self) -> Path:
         """The directory this test writes below."""
@@ -353,23 +369,61 @@ class BenchmarkTest(AcceptanceTest):
         """More ``fsaccept-info KEY VALUE`` lines for the job to print."""
         return []
 
+    #: Whether this test's job creates its data directory (a read test reuses its
+    #: dataset's); only a directory holding this run's owner marker is ever removed.
+    creates_data_dir = True
+
     @run_before("run")
     def record_environment(self):
         self.benchmark_command = self.command_line()
-        quoted = shlex.quote(self.target_dir)
         binary = shlex.quote(self.benchmark_binary())
-        cleanup = []
+        # The one place where paths meet the shell: ReFrame pastes the executable
+        # and its options into the job script as they are, so quote each once here.
+        self.executable = shlex.quote(self.executable)
+        self.executable_opts = [shlex.quote(o) for o in self.executable_opts]
+        marker = guards.owner_marker(RUN_ID)
+        abort = f'{{ echo "{ABORT_MARKER}'
+        setup = [
+            f"fsaccept_data={shlex.quote(self.target_dir)}",
+            f"fsaccept_owner={shlex.quote(marker)}",
+        ]
         if not self.keep_data and self.removes_data():
-            # Also when the benchmark fails or the job is cancelled (scancel sends TERM).
-            cleanup = [f"trap 'rm -rf {quoted}' EXIT", "trap 'exit 143' TERM INT"]
+            # Also when the benchmark fails or the job is cancelled (scancel sends TERM);
+            # never a directory this run did not create (no marker: left alone).
+            setup += ['fsaccept_remove_data() { if [ -f "$fsaccept_data/$fsaccept_owner" ]; '
+                      'then rm -rf -- "$fsaccept_data"; fi; }',
+                      "trap fsaccept_remove_data EXIT", "trap 'exit 143' TERM INT"]
+        # Where the data really goes (symbolic links resolved) must be the mount the
+        # guard checked before the job: checked before anything is written there.
+        expected = shlex.quote(self.target_mount)
+
+        def on_mount(path: str) -> str:
+            return (f'fsaccept_mount="$(findmnt -n -o TARGET -T "{path}" | head -n 1)"; '
+                    f'[ "$fsaccept_mount" = {expected} ] || {abort} {path} is on the mount '
+                    f'$fsaccept_mount, not on {expected}"; exit 3; }}')
+
+        if self.creates_data_dir:
+            parent = '$(dirname -- "$fsaccept_data")'
+            prepare = [f'mkdir -p -- "{parent}" || {abort} cannot create {parent}"; exit 3; }}',
+                       on_mount(parent),
+                       f'mkdir -- "$fsaccept_data" && : > "$fsaccept_data/$fsaccept_owner" || '
+                       f'{abort} cannot create a new $fsaccept_data"; exit 3; }}']
+        else:
+            prepare = [on_mount("$fsaccept_data"),
+                       f'[ -f "$fsaccept_data/$fsaccept_owner" ] || '
+                       f'{abort} $fsaccept_data was not created by this run"; exit 3; }}']
         # After the benchmarks are activated, so that the path recorded is the one used.
-        self.prerun_cmds = cleanup + self.prerun_cmds + [
-            f"mkdir -p {quoted}",
+        self.prerun_cmds = setup + self.prerun_cmds + prepare + [
             f"echo {INFO_MARKER} binary_path $(command -v {binary})",
-            f"echo {INFO_MARKER} fstype $(findmnt -n -o FSTYPE -T {quoted})",
+            f'echo {INFO_MARKER} fstype $(findmnt -n -o FSTYPE -T "$fsaccept_data")',
             f"echo {INFO_MARKER} mpi $( (ompi_info --version 2>/dev/null || "
             "mpichversion 2>/dev/null || echo unknown) | head -n 1)",
         ] + self.extra_info_cmds()
+
+    def abort_reasons(self) -> list[str]:
+        """Why the job refused to run the benchmark (its own checks before it)."""
+        return [line.split(" ", 1)[1] for line in self._stdout_text().splitlines()
+                if line.startswith(ABORT_MARKER + " ")]
 
     def job_info(self) -> dict[str, str]:
         """What the job recorded about itself (``fsaccept-info KEY VALUE`` lines)."""
@@ -419,6 +473,9 @@ class BenchmarkTest(AcceptanceTest):
         # Root cause first (what ended the job, a missing mount), then the
         # benchmark's own lines, then the aftermath (tasks that died), then placement.
         reasons = validity.slurm_job_failures(stderr)
+        aborted = self.abort_reasons()
+        if aborted:  # the benchmark never ran: nothing else to judge
+            return reasons + [f"the job refused to run the benchmark: {a}" for a in aborted]
         reasons += self.fstype_reasons()
         reasons += self.benchmark_reasons()
         reasons += validity.slurm_task_failures(stderr, self.job.jobid)
@@ -432,13 +489,16 @@ class BenchmarkTest(AcceptanceTest):
         if reasons:
             if not self.keep_data:
                 # No later test will read data from an invalid run (datasets included).
-                shutil.rmtree(self.target_dir, ignore_errors=True)
+                guards.remove_owned(self.target_dir, RUN_ID)
             raise SanityError("INVALID: " + "; ".join(reasons))
         return True
 
 
 class IORTest(BenchmarkTest):
     """One IOR phase of an acceptance test."""
+
+    unsafe_path_chars = {"@": "IOR reads '@' in -o as a separator between several files "
+                                "(FILENAME_DELIMITER)"}
 
     block_placement_needed_for = "-C would not move readers off-node"
 
@@ -596,11 +656,13 @@ class IORDataset(IORTest):
 class IORReadTest(IORTest):
     """A read test over the dataset its ``dataset`` fixture wrote."""
 
+    creates_data_dir = False
+
     @run_after("setup")
     def read_the_dataset(self):
         if (self.dataset.num_tasks, self.dataset.num_nodes) != (self.num_tasks, self.num_nodes):
             if not self.keep_data:
-                shutil.rmtree(self.dataset.target_dir, ignore_errors=True)
+                guards.remove_owned(self.dataset.target_dir, RUN_ID)
             raise SanityError(
                 f"INVALID: dataset written by {self.dataset.num_tasks} ranks on "
                 f"{self.dataset.num_nodes} nodes, read planned with {self.num_tasks} ranks "

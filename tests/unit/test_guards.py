@@ -2,15 +2,16 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept.guards import (GuardError, check_capacity, check_target, filesystem_type,
-                             planned_volume)
+from fsaccept.guards import (GuardError, check_capacity, check_path_text, check_target,
+                             filesystem_type, mount_of, owner_marker, planned_volume,
+                             remove_owned)
 
 GIB = 2**30
 
 
 def test_target_on_the_expected_file_system_passes(tmp_path):
     fstype = filesystem_type(tmp_path)
-    assert check_target(tmp_path, fstype, Path("ref.yaml")) == fstype
+    assert check_target(tmp_path, fstype, Path("ref.yaml")).fstype == fstype
 
 
 def test_missing_target_is_refused_naming_it_and_the_reference(tmp_path):
@@ -44,3 +45,50 @@ def test_capacity_guard_prints_both_numbers():
     assert str(err.value).startswith(
         "target /t: the test plans to write up to 11.00 GiB, more than 0.5 of the 20.00 GiB "
         "free (10.00 GiB)")
+
+
+@pytest.mark.parametrize("path, message", [
+    ("relative/dir", "'relative/dir' is not an absolute path"),
+    ("/x/a\nb", "holds control characters \\('\\\\n'\\)"),
+    ("/x/tab\there", "holds control characters"),
+    ("/x/a:b", "holds ':': fio splits"),
+])
+def test_unsafe_target_paths_are_refused(path, message):
+    with pytest.raises(GuardError, match=message):
+        check_path_text(path, "target", {":": "fio splits directory= on ':'"})
+
+
+def test_spaces_quotes_and_shell_characters_are_allowed_they_are_quoted():
+    check_path_text("/x/tgt dir;$(touch pwned)'q\"", "target", {":": "fio"})
+
+
+def test_a_pinned_mount_point_or_source_tells_same_type_file_systems_apart(tmp_path):
+    mount = mount_of(tmp_path)
+    assert check_target(tmp_path, mount.fstype, Path("r.yaml"), mount_point=mount.target,
+                        source=mount.source) == mount
+    with pytest.raises(GuardError, match=f"is on the mount {mount.target}, but the reference "
+                                         "file pins target.mount_point /scratch"):
+        check_target(tmp_path, mount.fstype, Path("r.yaml"), mount_point="/scratch")
+    with pytest.raises(GuardError, match="but the reference file pins target.source "
+                                         "scratchfs"):
+        check_target(tmp_path, mount.fstype, Path("r.yaml"), source="scratchfs")
+
+
+def test_a_symlink_under_the_target_to_another_file_system_is_refused(tmp_path):
+    # /dev/shm is a tmpfs: another file system than the target's.
+    (tmp_path / "fsaccept").symlink_to("/dev/shm")
+    mount = mount_of(tmp_path)
+    with pytest.raises(GuardError, match=r"fsaccept resolves to /dev/shm on /dev/shm \(tmpfs\)"
+                                         r", not on the target's mount"):
+        check_target(tmp_path, mount.fstype, Path("r.yaml"))
+
+
+def test_cleanup_removes_only_a_directory_this_run_created(tmp_path):
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    mine.mkdir()
+    (mine / owner_marker("run1")).write_text("")
+    theirs.mkdir()
+    (theirs / owner_marker("run0")).write_text("")
+    assert not remove_owned(str(theirs), "run1") and theirs.is_dir()
+    assert remove_owned(str(mine), "run1") and not mine.exists()
+    assert not remove_owned(str(tmp_path / "absent"), "run1")

@@ -19,7 +19,7 @@ def local_data():
 @pytest.mark.parametrize("name", sorted(p.name for p in REFERENCE_DIR.glob("*.yaml")))
 def test_every_shipped_reference_file_is_valid(name):
     ref = load_reference(REFERENCE_DIR / name)
-    assert ref.system == name.removesuffix(".yaml")
+    assert name.removesuffix(".yaml") in ref.systems and ref.system == ref.systems[0]
 
 
 def test_example_lustre_carries_the_published_figures():
