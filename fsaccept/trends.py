@@ -38,6 +38,8 @@ from typing import Any
 
 import yaml
 
+from fsaccept.formatting import format_number
+
 DEFAULT_SESSIONS = 7
 DEFAULT_TOLERANCE = 0.1
 DEFAULT_TREND_SESSIONS = 30
@@ -113,21 +115,15 @@ class Comparison:
 
     def describe(self, tolerance: float) -> str:
         if self.median is None:
-            return (f"{self.test} {self.figure}: {_fmt(self.now)} {self.unit}; no history "
+            return (f"{self.test} {self.figure}: {format_number(self.now)} {self.unit}; no history "
                     "to compare with")
         if self.median == 0 or self.pdiff is None or math.isnan(self.pdiff):
-            return (f"{self.test} {self.figure}: {_fmt(self.now)} {self.unit}, median "
-                    f"{_fmt(self.median)} {self.unit} of {_sessions(self.sessions)}")
+            return (f"{self.test} {self.figure}: {format_number(self.now)} {self.unit}, median "
+                    f"{format_number(self.median)} {self.unit} of {_sessions(self.sessions)}")
         direction = "above" if self.pdiff > 0 else "below"
-        return (f"{self.test} {self.figure}: {_fmt(self.now)} {self.unit} is "
-                f"{abs(self.pdiff or 0):.2f} % {direction} the median {_fmt(self.median)} "
+        return (f"{self.test} {self.figure}: {format_number(self.now)} {self.unit} is "
+                f"{abs(self.pdiff or 0):.2f} % {direction} the median {format_number(self.median)} "
                 f"{self.unit} of {_sessions(self.sessions)} (tolerance {100 * tolerance:g} %)")
-
-
-def _fmt(v: float) -> str:
-    """A figure as stored (no rounding), with thousands separators."""
-    from fsaccept.report import format_number
-    return format_number(v)
 
 
 def _sessions(n: int) -> str:
@@ -274,9 +270,9 @@ def trend_plot(test: str, figure: str, unit: str, points: list[Point],
     limits = [p.threshold for p in points if p.threshold is not None]
     if limits:
         ax.axhline(limits[-1], color="#b00020", linestyle="--",
-                   label=f"threshold {limits[-1]:,g}")
+                   label=f"threshold {format_number(limits[-1])} {unit}")
     if median is not None:
-        ax.axhline(median, color="gray", linestyle=":", label=f"median {median:,.6g}")
+        ax.axhline(median, color="gray", linestyle=":", label=f"median {format_number(median)} {unit}")
     ax.set_title(f"{test}: {figure} (last {len({p.session for p in points})} sessions)",
                  fontsize=9, loc="left")
     ax.set_ylabel(unit, fontsize=8)
@@ -309,8 +305,8 @@ def summary_markdown(system: str, session: str, comparisons: list[Comparison],
         change = f"{c.pdiff:+.2f} %" if c.pdiff is not None and math.isfinite(c.pdiff) else "—"
         flag = "REGRESSION" if c.regressed(settings.tolerance) else (
             "no history" if c.median is None else "ok")
-        median = f"{_fmt(c.median)} {c.unit}" if c.median is not None else "—"
-        lines.append(f"| {c.test} | {c.figure} | {_fmt(c.now)} {c.unit} | {median} | "
+        median = f"{format_number(c.median)} {c.unit}" if c.median is not None else "—"
+        lines.append(f"| {c.test} | {c.figure} | {format_number(c.now)} {c.unit} | {median} | "
                      f"{change} | {flag} |")
     if verdict_lines:
         lines += ["", "Verdicts of this session:", ""] + [f"- {v}" for v in verdict_lines]
