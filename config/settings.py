@@ -29,4 +29,5 @@ site_configuration = {
     'systems': [s for conf in _systems for s in conf['systems']],
     'environments': (_common['environments'] +
                      [e for conf in _systems for e in conf.get('environments', [])]),
+    'general': _common.get('general', []),
 }
