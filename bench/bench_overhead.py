@@ -12,13 +12,18 @@ On the emulated cluster (``scripts/local-cluster up``; export
    directory) as a bare ``srun`` with the same node count, one task per node,
    into a directory of this script's own.
 
-Per job, the overhead is ReFrame's run stage of the check (``time_run`` in its
-run report: sbatch, scheduling, job preamble, MPI start-up, the benchmark, and
-ReFrame noticing the end) minus the bare ``srun`` of the same command in the
-same round.  Printed: the overhead per job (median, min, max), and the suite's
-wall time (ReFrame's session, start to end) over the sum of its jobs' own time
-(the bare ``srun``s).  Rounds alternate the two, so load from other users of
-the machine falls on both alike.
+Per job, the time the suite spends on it is measured from the moment ReFrame
+noticed the previous job had ended (for the first job: the start of its run
+stage) to the moment it noticed this one had (``job_completion_time_unix``):
+sanity and performance of the previous test, the run hooks, sbatch, scheduling,
+the job preamble, MPI start-up, the benchmark and polling.  ReFrame's own
+``time_run`` is not used for the later jobs: it also counts the wait for the
+partition's one job slot (``max_jobs: 1``).  The overhead is that time minus
+the bare ``srun`` of the same command in the same round.  Printed: the
+overhead per job (median, min, max), and the suite's wall time (ReFrame's
+session, start to end) over the sum of its jobs' own time (the bare
+``srun``s).  Rounds alternate the two, so load from other users of the
+machine falls on both alike.
 
     python bench/bench_overhead.py [--rounds 3] [--checks FioSequentialRead,...]
         [--target-overhead 1.5] [--target-ratio 1.5]
@@ -121,6 +126,8 @@ def main() -> int:
             info = report["session_info"]
             session = float(info.get("time_elapsed") or wall)
             own = 0.0
+            cases.sort(key=lambda tc: tc.get("job_completion_time_unix") or 0)
+            previous_end = None
             for tc in cases:
                 if tc["result"] != "pass":
                     failed.append(f"round {r}: {tc['name']}: {tc['result']} "
@@ -130,11 +137,15 @@ def main() -> int:
                 work.mkdir()
                 bare = bare_srun(tc, work, data_root / tc["name"], env)
                 own += bare
-                over = float(tc["time_run"]) - bare
+                end = float(tc["job_completion_time_unix"])
+                spent = float(tc["time_run"]) if previous_end is None else end - previous_end
+                previous_end = end
+                over = spent - bare
                 overheads.append(over)
                 per_check.setdefault(tc["name"], []).append(over)
-                print(f"round {r}: {tc['name']}: ReFrame run stage {tc['time_run']:.2f} s, "
-                      f"bare srun {bare:.2f} s, overhead {over:.2f} s", flush=True)
+                print(f"round {r}: {tc['name']}: in the suite {spent:.2f} s (submitted to "
+                      f"noticed {end - float(tc['job_submit_time']):.2f} s), bare srun "
+                      f"{bare:.2f} s, overhead {over:.2f} s", flush=True)
             if own:
                 ratios.append(session / own)
                 print(f"round {r}: suite {session:.1f} s (ReFrame session; {wall:.1f} s with "
