@@ -2,7 +2,7 @@
 
 The common part lives in ``common.py``; each system has one file in
 ``systems/`` that defines ``site_configuration = {'systems': [...],
-'environments': [...]}`` (environments optional).  To add your site, copy
+'environments': [...], 'logging': [...]}`` (environments and logging optional).  To add your site, copy
 ``systems/example_lustre.py`` and adapt it; nothing else needs editing.
 
 Use: ``reframe -C config/settings.py -c checks -r [--system NAME]``.
@@ -29,4 +29,8 @@ site_configuration = {
     'systems': [s for conf in _systems for s in conf['systems']],
     'environments': (_common['environments'] +
                      [e for conf in _systems for e in conf.get('environments', [])]),
+    'general': _common.get('general', []),
+    # Per-system logging (e.g. perflog handlers streaming figures to a site's
+    # monitoring), each entry with its target_systems; other systems keep ReFrame's.
+    'logging': [entry for conf in _systems for entry in conf.get('logging', [])],
 }

@@ -47,6 +47,8 @@ from typing import Any
 
 import yaml
 
+from fsaccept.formatting import format_number
+
 COMPONENTS = ("client", "network", "servers", "devices")
 #: Key of a ceiling entry → the figure unit it applies to.
 KIND_UNITS = {"bandwidth": "MiB/s", "iops": "IOPS", "ops": "ops/s"}
@@ -154,7 +156,7 @@ def parse_ceilings(raw: Any, source: str = "reference") -> list[Ceiling]:
                 raise CeilingError(f"{where}.{kind}: expected {{value: <number > 0>, unit: ...}}")
             values[fig_unit] = to_figure_unit(spec["value"], spec["unit"], kind,
                                               f"{where}.{kind}")
-            given[fig_unit] = f"{spec['value']:,} {spec['unit']}"
+            given[fig_unit] = f"{format_number(spec['value'])} {spec['unit']}"
         if not values:
             raise CeilingError(f"{where}: states no ceiling; give at least one of "
                                f"{', '.join(KIND_UNITS)}")

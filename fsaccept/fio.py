@@ -496,8 +496,9 @@ class Outlier:
         return self.value / self.median if self.median else 0.0
 
     def describe(self, figure: str, unit: str) -> str:
-        return (f"{self.node} ({figure} {self.value:g} {unit}, {self.ratio:.2f} x the median "
-                f"{self.median:g})")
+        from fsaccept.formatting import format_number
+        return (f"{self.node} ({figure} {format_number(self.value)} {unit}, {self.ratio:.2f} x "
+                f"the median {format_number(self.median)} {unit})")
 
 
 def find_outliers(values: dict[str, float], fraction: float) -> list[Outlier]:

@@ -126,6 +126,10 @@ def render_slurm_conf(layout: ClusterLayout) -> str:
         "SelectType=select/cons_tres",
         "SelectTypeParameters=CR_Core",
         "SchedulerType=sched/backfill",
+        # Schedule a batch job when it is submitted: by default Slurm may wait up to
+        # 3 s (batch_sched_delay) after its last scheduling pass, which is exactly
+        # when a harness that runs one job at a time submits the next one.
+        "SchedulerParameters=batch_sched_delay=0",
         "SlurmdParameters=config_overrides",
         "ReturnToService=2",
         "AccountingStorageType=accounting_storage/none",
@@ -311,7 +315,7 @@ class LocalCluster:
             # A node's daemon died (or was killed by a fault test): restart just that
             # daemon; jobs on the other nodes go on.
             for name in missing:
-                self._run(["slurmd", "-N", name])
+                self.start_slurmd(name)
             self.wait_ready(timeout)
             return f"local cluster: restarted slurmd of {', '.join(missing)}"
         self.check_tools()
@@ -330,11 +334,33 @@ class LocalCluster:
         # -c: start from clean job state; the cluster is ephemeral.
         self._run(["slurmctld", "-c"])
         for name in self.layout.node_names:
-            self._run(["slurmd", "-N", name])
+            self.start_slurmd(name)
         self.wait_ready(timeout)
         notes.append(f"local cluster up: {self.layout.nodes} idle nodes "
                      f"(SLURM_CONF={self.conf})")
         return "\n".join(notes)
+
+    def start_slurmd(self, name: str) -> None:
+        """Start ``slurmd -N name`` in the foreground under :func:`reap_orphans`.
+
+        Every ``srun`` leaves a child (its shepherd) that is orphaned when srun
+        ends; the kernel hands orphans to the nearest "subreaper", else to PID 1.
+        Until the orphan is reaped it stays in the batch script's process group,
+        and slurmstepd (proctrack/pgid) waits for that group to empty, sleeping
+        1 s, 2 s, ...: a batch job with one srun ended 3 s after its script did,
+        whenever this host's PID 1 reaps late (seen: a container's init).  Under
+        a subreaper that reaps at once, the job ends when its script does.
+        """
+        log = self.layout.state_dir / "log" / f"reaper-{name}.log"
+        with open(log, "ab") as out:
+            subprocess.Popen([sys.executable, str(Path(__file__).resolve()), REAP_COMMAND,
+                              "slurmd", "-D", "-N", name],
+                             env=self.env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                             start_new_session=True, close_fds=True)
+        pidfile = self.layout.state_dir / f"slurmd-{name}.pid"
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not self._live_pid(pidfile, "slurmd"):
+            time.sleep(0.05)
 
     def wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -447,6 +473,38 @@ def _kill(pid: int) -> None:
         pass
 
 
+#: Hidden first argument of this module: run a command under :func:`reap_orphans`.
+REAP_COMMAND = "_reap-orphans"
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def reap_orphans(argv: list[str]) -> int:
+    """Run ``argv`` as this process's child, become the subreaper of everything it
+    starts (PR_SET_CHILD_SUBREAPER) and reap each process as soon as it ends.
+    Returns when no descendant is left; the exit status is the command's."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        print(f"reap_orphans: prctl failed (errno {ctypes.get_errno()}); orphans go to "
+              "PID 1", file=sys.stderr)
+    child = os.fork()
+    if child == 0:
+        try:
+            os.execvp(argv[0], argv)
+        finally:
+            os._exit(127)
+    status = 0
+    while True:
+        try:
+            pid, wstatus = os.wait()
+        except ChildProcessError:
+            return status
+        except InterruptedError:
+            continue
+        if pid == child:
+            status = os.waitstatus_to_exitcode(wstatus)
+
+
 def pid_alive(pid: int) -> bool:
     """True while the process runs (a zombie awaiting its reaper counts as stopped)."""
     try:
@@ -461,6 +519,9 @@ def pid_alive(pid: int) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [REAP_COMMAND]:
+        return reap_orphans(argv[1:])
     parser = argparse.ArgumentParser(
         prog="local-cluster",
         description="A real multi-node Slurm cluster emulated on this host.")

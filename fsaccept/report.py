@@ -38,8 +38,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-#: 1 MiB/s in MB/s, exactly (2**20 / 10**6).
-MB_PER_MIB = Decimal("1.048576")
+# The one way figures are printed (re-exported: templates and scripts use them from here).
+from fsaccept.formatting import MB_PER_MIB, format_figure, format_number, mib_to_mb  # noqa: F401
 
 PASS, FAIL, INVALID = "PASS", "FAIL", "INVALID"
 ERROR, SKIPPED, NOT_RUN, ABORTED = "ERROR", "SKIPPED", "NOT RUN", "ABORTED"
@@ -143,30 +143,6 @@ def _num(v: Any) -> float | None:
         return float(v)
     except (TypeError, ValueError):
         return None
-
-
-def format_number(value: float | int | None) -> str:
-    """A figure exactly as recorded, with thousands separators: 1987.01 → '1,987.01'."""
-    if value is None:
-        return "—"
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return f"{int(value):,}"
-    return f"{value:,}"
-
-
-def mib_to_mb(mib_per_s: float) -> Decimal:
-    """MB/s from MiB/s, exactly: × 1.048576."""
-    return Decimal(repr(mib_per_s)) * MB_PER_MIB
-
-
-def format_figure(value: float | None, unit: str) -> str:
-    """'1,987.01 MiB/s (2,083.53 MB/s)' for bandwidth; '31,617.99 IOPS' otherwise."""
-    if value is None:
-        return "—"
-    text = f"{format_number(value)} {unit}"
-    if unit == "MiB/s":
-        text += f" ({mib_to_mb(value):,.2f} MB/s)"
-    return text
 
 
 def format_threshold(fig: Figure) -> str:
@@ -552,14 +528,28 @@ def provenance(testcase: dict[str, Any]) -> list[tuple[str, str]]:
     extra = {k: v for k, v in testcase.items()
              if k not in RFM_KEYS and k not in SHOWN_KEYS and not k.endswith("_command")}
     keys = [k for k in CORE_KEYS if k in extra] + sorted(k for k in extra if k not in CORE_KEYS)
-    return [(k, _show(k, extra[k])) for k in keys]
+    units = {f.name: f.unit for f in figures_of(testcase)}
+    return [(k, _show(k, extra[k], units)) for k in keys]
 
 
-def _show(key: str, value: Any) -> str:
+def per_node_text(text: str, units: dict[str, str]) -> str:
+    """A logged ``fig=n1:1.5,n2:2.0; ...`` string for people:
+    'fig (MiB/s): n1 1.5, n2 2; ...' (the exact string stays in the run report)."""
+    parts = []
+    for fig, nodes in parse_per_node_text(text).items():
+        unit = f" ({units[fig]})" if units.get(fig) else ""
+        parts.append(f"{fig}{unit}: " + ", ".join(f"{n} {format_number(v)}"
+                                                    for n, v in nodes.items()))
+    return "; ".join(parts) or text
+
+
+def _show(key: str, value: Any, units: dict[str, str] | None = None) -> str:
     if value is None or value == "":
         return "—"
+    if "per_node" in key and isinstance(value, str):
+        return per_node_text(value, units or {})
     if key == "bytes_moved" and isinstance(value, int):
-        return f"{value:,} B ({value / 2**30:,.3f} GiB)"
+        return f"{value:,} B ({format_number(value / 2**30)} GiB)"
     if isinstance(value, (dict, list)):
         return json.dumps(value, sort_keys=True)
     if isinstance(value, float):
@@ -777,13 +767,13 @@ def figure_plot(test: Test, ceiling: dict[str, float] | None = None) -> bytes | 
         colors = ["#b00020" if f.result == "fail" else "#1f6f3f" for f in fr.samples
                   if f.value is not None]
         bars = ax.barh(labels, vals, color=colors)
-        ax.bar_label(bars, labels=[format_number(v) for v in vals], fontsize=7, padding=2)
+        ax.bar_label(bars, labels=[f"{format_number(v)} {fr.unit}" for v in vals], fontsize=7, padding=2)
         limit = fr.threshold.lower_limit
         if limit is not None:
-            ax.axvline(limit, color="black", linestyle="--", label=f"threshold {limit:,g}")
+            ax.axvline(limit, color="black", linestyle="--", label=f"threshold {format_number(limit)} {fr.unit}")
         if ceiling and ceiling.get(fr.name):
             ax.axvline(ceiling[fr.name], color="#1a56b0", linestyle=":",
-                       label=f"ceiling {ceiling[fr.name]:,.6g}")
+                       label=f"ceiling {format_number(ceiling[fr.name])} {fr.unit}")
         ax.set_title(f"{test.name}: {fr.name}", fontsize=9, loc="left")
         ax.set_xlabel(fr.unit, fontsize=8)
         ax.tick_params(labelsize=8)
@@ -805,7 +795,7 @@ def per_node_plot(family: str, figure: str, values: dict[str, list[float]],
     ax.bar(nodes, means, color="#1a56b0")
     if len(means) > 1:
         ax.axhline(statistics.fmean(means), color="black", linestyle="--",
-                   label=f"mean {statistics.fmean(means):,.6g}")
+                   label=f"mean {format_number(statistics.fmean(means))} {unit}")
         ax.legend(fontsize=7)
     ax.set_title(f"{family}: {figure} per node", fontsize=9, loc="left")
     ax.set_ylabel(unit, fontsize=8)

@@ -4,7 +4,55 @@ A large Lustre system: login nodes ``login01..``, compute nodes behind Slurm
 (with accounting, so the ``slurm`` backend), jobs launched with srun + PMIx,
 benchmarks from a Spack environment.  Copy this file for your site and set
 host names, partition, account and the Spack environment path.
+
+Results where the site looks (``logging`` below): ReFrame's perflog handlers
+send every figure of every test, with its provenance, as it is measured.
+
+- ``filelog`` (ReFrame's default, kept): one perflog file per test under
+  ``perflogs/<system>/<partition>/``, every loggable variable a column.
+- ``httpjson``: one JSON document per test case, POSTed to ``url`` when the
+  test finishes, e.g. to an Elastic index
+  (``https://elastic.example.org:9200/<index>/_doc``) that the site's
+  dashboards (Kibana, Grafana) read.  Each document carries every figure
+  exactly as measured (``check_perf_<figure>_value``, ``_unit``, ``_ref``,
+  ``_lower_thres``, ``_upper_thres``, ``_result``), the test's result, and
+  every variable the check logs (``check_<name>``): exact command
+  (``check_benchmark_command``), benchmark version and binary path, MPI
+  version, node list and rank map, node fraction and ranks per node, deadline
+  and time run, bytes moved, target and its file-system type, reference file
+  and its SHA-256 (``check_reference_sha256``); ``extras`` are added to each.
+  ReFrame skips the handler, with a warning, when the server does not accept
+  connections at start-up, and retries a failed POST (``backoff_intervals``)
+  up to ``retry_timeout`` seconds: the run goes on either way, and the
+  figures stay in the perflog files and the JSON run report.
+
+JUnit for CI dashboards: ``scripts/nightly`` writes ``junit.xml`` (ReFrame's
+``--report-junit``) next to its run report: one ``testcase`` per check, with a
+``failure`` element (phase and reason: ``sanity: INVALID: ...`` or
+``performance: ...``) for each that did not pass.
 """
+
+import copy
+
+# ReFrame's own logging defaults (console, debug log file, perflog files); a
+# logging entry for a system replaces them, so start from them and add to them.
+from reframe.core.settings import site_configuration as _reframe_defaults
+
+_logging = copy.deepcopy(_reframe_defaults['logging'][0])
+_logging['target_systems'] = ['example-lustre']
+_logging['handlers_perflog'].append({
+    'type': 'httpjson',
+    'url': 'https://elastic.example.org:9200/fsaccept-perflogs/_doc',
+    'level': 'info',
+    # Added to every document: which harness and site sent it.
+    'extras': {'facility': 'fsaccept', 'site': 'example-lustre', 'data-version': '1'},
+    # Elastic wants an API key; keep the key out of this file.  For example
+    # 'extra_headers': {'Authorization': 'ApiKey ' + os.environ['FSACCEPT_ELASTIC_KEY']},
+    'extra_headers': {},
+    # Retry for up to a minute (Elastic busy or restarting), then only warn.
+    'backoff_intervals': [0.5, 1, 2, 4, 8],
+    'retry_timeout': 60,
+})
 
 site_configuration = {
     'systems': [
@@ -47,4 +95,5 @@ site_configuration = {
             'features': ['mpi', 'spack'],
         },
     ],
+    'logging': [_logging],
 }

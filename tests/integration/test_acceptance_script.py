@@ -5,6 +5,7 @@ in CI).  Each test keeps its results database in a temporary directory and
 removes the run directories it made under results/.
 """
 
+import json
 import os
 import re
 import shutil
@@ -60,6 +61,21 @@ def test_acceptance_writes_the_signoff_report(cluster_env, tmp_path, results_dir
     assert sorted(t.name for t in tests) == sorted(FIO_TESTS)
 
 
+def assert_junit_lists_every_check(junit: Path, report: dict) -> None:
+    """One testcase per test case of the run report; a failure element exactly for
+    those that did not pass, naming the phase (an INVALID one says INVALID)."""
+    import xml.etree.ElementTree as ET
+    cases = {c.get("name").split()[0]: c for c in ET.parse(junit).getroot().iter("testcase")}
+    ran = rep.all_testcases(report)
+    assert sorted(cases) == sorted(tc["name"].split()[0] for tc in ran)
+    for tc in ran:
+        failure = cases[tc["name"].split()[0]].find("failure")
+        verdict = rep.verdict_of(tc).verdict
+        assert (failure is None) == (verdict == rep.PASS), (tc["name"], verdict)
+        if verdict == rep.INVALID:
+            assert failure.text.startswith("sanity: INVALID:")
+
+
 def nightly_reference(tmp_path: Path, name: str, overrides: dict) -> Path:
     raw = yaml.safe_load((REPO / "reference" / "local.yaml").read_text())
     raw["nightly"] = {"sessions": 3, "tolerance": 0.2,
@@ -81,6 +97,10 @@ def test_nightly_twice_detects_an_injected_regression(cluster_env, tmp_path, res
     assert "REGRESSION" not in out1
     assert first.returncode == 0 or "NOT PASS" in out1, out1[-4000:]
     assert "FioRandomReadDirect randread_4k_direct_iops" in out1 and "no history" in out1
+    # JUnit for CI dashboards: every check of the session, with its verdict.
+    (junit,) = printed_dirs(out1, r"nightly: JUnit report (\S+)")
+    report = json.loads((junit.parent / "run-report.json").read_text())
+    assert_junit_lists_every_check(junit, report)
     # The regression: one node instead of four, queue depth 1 instead of 16.
     slower = nightly_reference(tmp_path, "n2.yaml", {"node_fraction": 0.25, "iodepth": 1,
                                                       "ioengine": "psync"})

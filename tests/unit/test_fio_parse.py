@@ -305,7 +305,7 @@ def test_a_slow_node_is_named() -> None:
     (o,) = c.outliers["randread_4k_direct_iops"]
     assert o.median == (20650.116628 + 20681.772742) / 2  # n1 and n2 are the middle two
     assert c.describe_outliers().startswith(
-        "n3 (randread_4k_direct_iops 9000 IOPS, 0.44 x the median 20665.9")
+        "n3 (randread_4k_direct_iops 9,000 IOPS, 0.44 x the median 20,666 IOPS)")
 
 
 @pytest.mark.parametrize("values,fraction,slow", [

@@ -36,19 +36,19 @@ def test_all_pass_is_accepted_with_exact_figures():
     first = rows[0]
     assert first.test == "IORWriteBandwidth" and first.verdict == "PASS"
     assert first.nodes == "4 of 4 (100 %; 0.9 asked)" and first.ranks_per_node == "1"
-    assert first.measured == "1,987.01 MiB/s (2,083.53 MB/s)"
+    assert first.measured == "1,987.0 MiB/s (2,083.5 MB/s)"
     assert first.threshold == "≥ 45 MiB/s (50 − 10 %)"
     # The stonewall figure has no threshold (ReFrame reference 0, no bounds).
     assert rows[1].figure == "write_bandwidth_stonewall" and rows[1].threshold == "—"
     iops = next(r for r in rows if r.test == "IORRandomWriteIOPS")
-    assert iops.measured == "31,617.99 IOPS" and iops.nodes == "1 of 4 (25 %; 0.15 asked)"
+    assert iops.measured == "31,618 IOPS" and iops.nodes == "1 of 4 (25 %; 0.15 asked)"
 
 
 def test_mb_is_mib_times_1_048576_exactly():
     assert rep.mib_to_mb(1987.01) == Decimal("2083.53099776")
     assert rep.mib_to_mb(1) == Decimal("1.048576")
-    assert rep.format_figure(1292.09, "MiB/s") == "1,292.09 MiB/s (1,354.85 MB/s)"
-    assert rep.format_figure(36432.74, "IOPS") == "36,432.74 IOPS"
+    assert rep.format_figure(1292.09, "MiB/s") == "1,292.1 MiB/s (1,354.9 MB/s)"
+    assert rep.format_figure(36432.74, "IOPS") == "36,433 IOPS"
 
 
 def test_invalid_reason_is_the_text_after_the_marker_and_not_run_names_the_fixture():
@@ -85,11 +85,11 @@ def test_performance_failure_is_fail_naming_the_figure():
     tests = by_name(rep.tests_of(load("ior-fail.json")))
     w = tests["IORWriteBandwidth"]
     assert w.verdict == rep.FAIL
-    assert w.reason == "write_bandwidth 2,166.19 MiB/s below the threshold 900,000 MiB/s"
+    assert w.reason == "write_bandwidth 2,166.2 MiB/s below the threshold 900,000 MiB/s"
     assert tests["IORRandomWriteIOPS"].verdict == rep.PASS
     verdict, blocking = rep.overall_verdict(list(tests.values()))
     assert verdict == rep.NOT_ACCEPTED and blocking == [
-        "IORWriteBandwidth: FAIL (write_bandwidth 2,166.19 MiB/s below the threshold "
+        "IORWriteBandwidth: FAIL (write_bandwidth 2,166.2 MiB/s below the threshold "
         "900,000 MiB/s)"]
 
 
@@ -135,7 +135,7 @@ def test_case_section_has_provenance():
     sec = rep.case_section(tests["IORStonewalledRead"].case, "measurement")
     assert (sec.jobid, sec.nodelist) == ("22", "n[1-4]")
     assert sec.deadline == "2 s deadline, 2.01 s run"
-    assert sec.bytes_moved == "2,736,783,360 B (2.549 GiB)"
+    assert sec.bytes_moved == "2,736,783,360 B (2.5488 GiB)"
     prov = dict(sec.provenance)
     assert prov["ior_path"] == "/opt/ior-4.0.0/bin/ior" and prov["ior_version"] == "IOR-4.0.0"
     assert prov["mpi_version"] == "Open MPI v4.1.4"
@@ -215,7 +215,7 @@ def test_rendered_report_has_the_table_signoff_and_plots():
     html = rep.render(ctx, "report.html.j2")
     assert "**Overall verdict: NOT ACCEPTED**" in md
     assert ("| [IORWriteBandwidth](#test-iorwritebandwidth) | 4 of 4 (100 %; 0.9 asked) | 1 | "
-            "write_bandwidth | 2,166.19 MiB/s (2,271.41 MB/s) | ≥ 900,000 MiB/s "
+            "write_bandwidth | 2,166.2 MiB/s (2,271.4 MB/s) | ≥ 900,000 MiB/s "
             "(1,000,000 − 10 %) | FAIL |") in md
     assert "| Signed by | A. Engineer |" in md
     assert "SHA-256 `1316c31082e43b33c3bb2533f5bed4f68f466808344745931a565bb82589d4e1`" in md
@@ -253,7 +253,7 @@ def test_summary_text_for_the_terminal():
     assert lines[0].split() == ["Test", "Nodes", "Ranks/node", "Figure", "Measured",
                                 "Threshold", "Verdict"]
     assert lines[1].startswith("IORWriteBandwidth ") and lines[1].endswith("FAIL")
-    assert "2,166.19 MiB/s (2,271.41 MB/s)" in lines[1]
+    assert "2,166.2 MiB/s (2,271.4 MB/s)" in lines[1]
 
 
 def test_measured_ceilings_file_gives_the_assessment(tmp_path):
@@ -264,7 +264,7 @@ def test_measured_ceilings_file_gives_the_assessment(tmp_path):
     rep.write_report(DATA / "ior-fail.json", tmp_path / "out", ceilings_file=ceilings)
     md = (tmp_path / "out" / "report.md").read_text()
     assert "(measured with fio --direct=1 in /var/tmp)" in md
-    assert "| IORWriteBandwidth | write_bandwidth | 2,166.19 MiB/s | 1,000.00 MiB/s" in md
+    assert "| IORWriteBandwidth | write_bandwidth | 2,166.2 MiB/s | 1,000 MiB/s" in md
     assert "216.6 % | cache |" in md
 
 

@@ -69,7 +69,7 @@ def test_median_of_the_last_sessions_through_reframes_comparison(store, base):
     assert c["write_bandwidth"].sessions == 3
     assert [x.figure for x in trends.regressions(comps, 0.1)] == ["write_bandwidth"]
     assert not c["read_iops"].regressed(0.1) and c["read_iops"].regressed(0.04)
-    assert "15.00 % below the median 1,987.01 MiB/s of the last 3 sessions" in \
+    assert "15.00 % below the median 1,987.0 MiB/s of the last 3 sessions" in \
         c["write_bandwidth"].describe(0.1)
 
 

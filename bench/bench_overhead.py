@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Per-job overhead of the fsaccept checks over a bare ``srun`` (not a test).
+
+On the emulated cluster (``scripts/local-cluster up``; export
+``FSACCEPT_PORT_BASE`` first when you use another port base), each round
+
+1. runs the fio checks through ReFrame, as a user does
+   (``reframe -C config/settings.py -c checks/fio_client.py --system local -r``,
+   the benchmark jobs one at a time as always), and
+2. runs, for every job of that session, the very same benchmark command
+   (the job's own ``fsaccept-fio-node.sh``, ReFrame keeps it in the output
+   directory) as a bare ``srun`` with the same node count, one task per node,
+   into a directory of this script's own.
+
+Per job, the time the suite spends on it is measured from the moment ReFrame
+noticed the previous job had ended (for the first job: the start of its run
+stage) to the moment it noticed this one had (``job_completion_time_unix``):
+sanity and performance of the previous test, the run hooks, sbatch, scheduling,
+the job preamble, MPI start-up, the benchmark and polling.  ReFrame's own
+``time_run`` is not used for the later jobs: it also counts the wait for the
+partition's one job slot (``max_jobs: 1``).  The overhead is that time minus
+the bare ``srun`` of the same command in the same round.  Printed: the
+overhead per job (median, min, max), and the suite's wall time (ReFrame's
+session, start to end) over the sum of its jobs' own time (the bare
+``srun``s).  Rounds alternate the two, so load from other users of the
+machine falls on both alike.
+
+    python bench/bench_overhead.py [--rounds 3] [--checks FioSequentialRead,...]
+        [--target-overhead 1.5] [--target-ratio 1.5]
+
+Exits 1 when a check did not pass or a median misses its target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from fsaccept.localcluster import OPENMPI_ENV, PARTITION, slurm_conf_path  # noqa: E402
+from fsaccept.rfm_fio import NODE_SCRIPT  # noqa: E402
+
+DEFAULT_CHECKS = ("FioRandomReadDirect", "FioRandomReadBuffered", "FioSequentialWrite",
+                  "FioSequentialRead", "FioFsync", "FioMetadata")
+
+
+def run_reframe(checks: list[str], prefix: Path, env: dict[str, str]) -> tuple[dict, float]:
+    """One ReFrame session of ``checks``; (run report, wall seconds)."""
+    report = prefix / "report.json"
+    argv = [str(ROOT / ".venv" / "bin" / "reframe"), "-C", str(ROOT / "config" / "settings.py"),
+            "-c", str(ROOT / "checks" / "fio_client.py"), "--system", "local",
+            "-n", "^(" + "|".join(checks) + ")$", "--prefix", str(prefix),
+            "--report-file", str(report), "-r"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=ROOT)
+    wall = time.perf_counter() - t0
+    if not report.exists():
+        sys.exit(f"bench_overhead: ReFrame wrote no run report:\n{proc.stdout}{proc.stderr}")
+    return json.loads(report.read_text()), wall
+
+
+def bare_srun(case: dict, workdir: Path, data_dir: Path, env: dict[str, str]) -> float:
+    """The job's benchmark command as a bare srun; wall seconds."""
+    script = Path(case["outputdir"]) / NODE_SCRIPT
+    text = script.read_text().replace(shlex.quote(case["target_dir"]), shlex.quote(str(data_dir)))
+    text = text.replace(case["target_dir"], str(data_dir))
+    (workdir / NODE_SCRIPT).write_text(text)
+    nodes = len(case.get("job_nodelist") or []) or int(case["num_tasks"])
+    argv = ["srun", f"--partition={PARTITION}", f"--nodes={nodes}", "--ntasks-per-node=1",
+            f"--ntasks={nodes}", "--exclusive", "--distribution=block", "bash", NODE_SCRIPT]
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=workdir)
+    took = time.perf_counter() - t0
+    shutil.rmtree(data_dir, ignore_errors=True)  # ours alone: created for this run
+    if proc.returncode != 0:
+        sys.exit(f"bench_overhead: bare srun failed ({' '.join(argv)}):\n"
+                 f"{proc.stdout}{proc.stderr}")
+    return took
+
+
+def summary(name: str, values: list[float], unit: str = " s") -> str:
+    return (f"{name}: median {statistics.median(values):.2f}{unit}, "
+            f"min {min(values):.2f}{unit}, max {max(values):.2f}{unit} (n = {len(values)})")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--checks", default=",".join(DEFAULT_CHECKS),
+                    help="comma-separated fio check names (default: all six)")
+    ap.add_argument("--target-overhead", type=float, default=1.5,
+                    help="seconds per job over bare srun, median (default 1.5)")
+    ap.add_argument("--target-ratio", type=float, default=1.5,
+                    help="suite wall time over the sum of its jobs' own time (default 1.5)")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    args = ap.parse_args()
+    checks = [c.strip() for c in args.checks.split(",") if c.strip()]
+    env = dict(os.environ, SLURM_CONF=str(slurm_conf_path()), **OPENMPI_ENV)
+    up = subprocess.run([str(ROOT / "scripts" / "local-cluster"), "up"], env=env,
+                        capture_output=True, text=True)
+    if up.returncode != 0:
+        sys.exit(f"bench_overhead: local-cluster up failed:\n{up.stdout}{up.stderr}")
+    tmp = Path(tempfile.mkdtemp(prefix="fsaccept-bench-overhead-"))
+    data_root = Path("/var/tmp/fsaccept") / f"bench-overhead-{os.getpid()}"
+    overheads: list[float] = []
+    per_check: dict[str, list[float]] = {}
+    ratios: list[float] = []
+    failed = []
+    try:
+        for r in range(1, args.rounds + 1):
+            report, wall = run_reframe(checks, tmp / f"round{r}", env)
+            # Benchmark jobs only (not the BenchmarkBinaries fixture, which runs no job).
+            cases = [tc for run in report["runs"] for tc in run["testcases"]
+                     if tc["name"] in checks]
+            info = report["session_info"]
+            session = float(info.get("time_elapsed") or wall)
+            own = 0.0
+            cases.sort(key=lambda tc: tc.get("job_completion_time_unix") or 0)
+            previous_end = None
+            for tc in cases:
+                if tc["result"] != "pass":
+                    failed.append(f"round {r}: {tc['name']}: {tc['result']} "
+                                  f"({tc.get('fail_reason')})")
+                    continue
+                work = tmp / f"round{r}-bare-{tc['name']}"
+                work.mkdir()
+                bare = bare_srun(tc, work, data_root / tc["name"], env)
+                own += bare
+                end = float(tc["job_completion_time_unix"])
+                spent = float(tc["time_run"]) if previous_end is None else end - previous_end
+                previous_end = end
+                over = spent - bare
+                overheads.append(over)
+                per_check.setdefault(tc["name"], []).append(over)
+                print(f"round {r}: {tc['name']}: in the suite {spent:.2f} s (submitted to "
+                      f"noticed {end - float(tc['job_submit_time']):.2f} s), bare srun "
+                      f"{bare:.2f} s, overhead {over:.2f} s", flush=True)
+            if own:
+                ratios.append(session / own)
+                print(f"round {r}: suite {session:.1f} s (ReFrame session; {wall:.1f} s with "
+                      f"its start-up) over its jobs' own {own:.1f} s = {session / own:.2f}",
+                      flush=True)
+    finally:
+        shutil.rmtree(data_root, ignore_errors=True)
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    for f in failed:
+        print(f"error: {f}", file=sys.stderr)
+    if not overheads:
+        return 1
+    print()
+    for name, vals in per_check.items():
+        print(summary(f"  {name}", vals))
+    print(summary("overhead per job over bare srun", overheads)
+          + f"; target <= {args.target_overhead:g} s")
+    print(summary("suite wall time / sum of its jobs' own time", ratios, "")
+          + f"; target <= {args.target_ratio:g}")
+    ok = (statistics.median(overheads) <= args.target_overhead
+          and statistics.median(ratios) <= args.target_ratio and not failed)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

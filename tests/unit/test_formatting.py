@@ -1,0 +1,105 @@
+"""Figures for people: five significant digits, separators, units (fsaccept.formatting),
+and no raw float where people read figures (console summary, report.md, report.html,
+nightly summary); the exact values stay in the run report."""
+
+import json
+import math
+import re
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from fsaccept import report as rep
+from fsaccept import trends
+from fsaccept.formatting import format_figure, format_number, mib_to_mb
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
+REPORTS = sorted(p.name for p in DATA.glob("*.json"))
+
+#: A number with a decimal point (not part of a name or path: IORTest_8dcb3750.2026...).
+NUMBER = re.compile(r"(?<![\w/.])\d[\d,]*\.\d+")
+#: Provenance quoted as the run logged it: mdtest's summary rows as mdtest printed them;
+#: outlier_nodes_named as this captured run logged it (runs now log it readable).
+QUOTED = ("rate_statistics", "stonewall_create", "outlier_nodes_named")
+
+
+def raw_floats(text: str) -> list[str]:
+    out = []
+    for token in NUMBER.findall(text):
+        digits = token.replace(",", "").replace(".", "").lstrip("0")
+        if len(digits) > 5:
+            out.append(token)
+    return out
+
+
+@pytest.mark.parametrize("value, text", [
+    (424.6202964782715, "424.62"),      # the issue's three raw floats
+    (5486.8377199999995, "5,486.8"),
+    (9758.741849999999, "9,758.7"),
+    (3427179.21, "3,427,179"),          # the integer part is never rounded away
+    (1987.01, "1,987.0"),
+    (45.0, "45"), (45, "45"), (0.9, "0.9"), (45.5, "45.5"),  # short exact values stay
+    (0.000123456789, "0.00012346"),
+    (-1234.5678, "-1,234.6"),
+    (0.0, "0"), (1383, "1,383"), (10**20, "100,000,000,000,000,000,000"),
+    (None, "—"),
+])
+def test_format_number(value, text):
+    assert format_number(value) == text
+
+
+def test_nan_and_inf_are_not_made_to_look_like_figures():
+    assert format_number(math.nan) == "nan" and format_number(math.inf) == "inf"
+
+
+def test_format_figure_always_has_the_unit_and_mb_beside_mib():
+    assert format_figure(424.6202964782715, "MiB/s") == "424.62 MiB/s (445.25 MB/s)"
+    assert format_figure(5486.8377199999995, "IOPS") == "5,486.8 IOPS"
+    assert format_figure(9758.741849999999, "ops/s") == "9,758.7 ops/s"
+    assert format_figure(None, "MiB/s") == "—"
+    # The conversion itself stays exact; only its display is rounded.
+    assert mib_to_mb(424.6202964782715) == Decimal("424.6202964782715") * Decimal("1.048576")
+
+
+@pytest.mark.parametrize("name", REPORTS)
+def test_no_raw_float_in_console_summary_or_reports(name):
+    report = rep.load_run_report(DATA / name)
+    tests = rep.tests_of(report)
+    assert raw_floats(rep.summary_text(rep.summary_rows(tests))) == []
+    ctx = rep.build_context(report, plots=False)
+    for template in ("report.md.j2", "report.html.j2"):
+        text = rep.render(ctx, template)
+        # Commands, job scripts and the benchmarks' own messages (INVALID reasons quote
+        # the benchmark's printed times) are shown as they are.
+        text = re.sub(r"```.*?```|<pre>.*?</pre>", "", text, flags=re.S)
+        for t in tests:
+            for v in t.verdicts:
+                text = text.replace(v.reason, "")
+        lines = [ln for ln in text.splitlines() if "1.048576" not in ln
+                 and "invalid_reasons" not in ln and not any(k in ln for k in QUOTED)]
+        assert raw_floats("\n".join(lines)) == [], (name, template)
+
+
+def test_exact_values_stay_in_the_run_report():
+    raw = json.loads((DATA / "full-suite.json").read_text())
+    values = [v[0] for run in raw["runs"] for tc in run["testcases"]
+              for v in (tc.get("perfvalues") or {}).values() if v[0] is not None]
+    assert any(raw_floats(repr(v)) for v in values)  # the data has raw floats to round
+    report = rep.load_run_report(DATA / "full-suite.json")
+    got = [f.value for t in rep.tests_of(report) for fr in t.figures for f in fr.samples
+           if f.value is not None]
+    assert sorted(got) == sorted(values)
+
+
+def test_nightly_summary_has_no_raw_float():
+    comps = [trends.Comparison("FioSequentialRead", "local:compute+openmpi",
+                               "seq_read_1m_direct_bw", "MiB/s", 424.6202964782715,
+                               489.0123456789, -13.1681234, 7),
+             trends.Comparison("FioMetadata", "local:compute+openmpi", "filecreate_ops",
+                               "ops/s", 9758.741849999999, None, None, 0)]
+    text = trends.summary_markdown("local", "uuid", comps, trends.NightlySettings(), [],
+                                   [])
+    assert raw_floats(text) == []
+    assert "424.62 MiB/s" in text and "9,758.7 ops/s" in text and "-13.17 %" in text
+    assert raw_floats(comps[0].describe(0.1)) == []
