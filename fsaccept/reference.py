@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-import yaml
+
+from fsaccept import yamlfile
 from referencing import Registry, Resource
 
 from fsaccept.localcluster import REPO_ROOT
@@ -36,15 +37,23 @@ class ReferenceError(ValueError):
     """A bad reference file; the message names the file and the key."""
 
 
+#: The largest size a reference file may give for one transfer, block or file.
+MAX_SIZE = 2**50  # 1 PiB
+
+
 def parse_size(text: str | int) -> int:
     """Bytes in a binary size such as ``4KiB``, ``1MiB``, ``16GiB`` or ``4096``."""
-    if isinstance(text, int) and not isinstance(text, bool) and text > 0:
+    if isinstance(text, int) and not isinstance(text, bool) and 0 < text <= MAX_SIZE:
         return text
     match = _SIZE.match(str(text))
     if not match:
         raise ValueError(f"{text!r} is not a binary size; use bytes or KiB, MiB, GiB, TiB "
                          "(IOR sizes are powers of 2: 1MB would be ambiguous)")
-    return int(match.group(1)) * _UNITS[match.group(2) or ""]
+    nbytes = int(match.group(1)) * _UNITS[match.group(2) or ""]
+    if not 0 < nbytes <= MAX_SIZE:
+        raise ValueError(f"{text!r} is not a sensible size for one transfer, block or file "
+                         f"(1 byte to {format_size(MAX_SIZE)})")
+    return nbytes
 
 
 def format_size(nbytes: int) -> str:
@@ -151,7 +160,12 @@ def _validator() -> jsonschema.Draft202012Validator:
             registry = registry.with_resource(
                 res.name, Resource.from_contents(json.loads(res.read_text())))
     main = json.loads(schemas.joinpath("reference.schema.json").read_text())
-    return jsonschema.Draft202012Validator(main, registry=registry)
+    # JSON Schema counts 4096.0 as an integer; IOR would then get "-s 4096.0".
+    strict_types = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool))
+    validator = jsonschema.validators.extend(jsonschema.Draft202012Validator,
+                                             type_checker=strict_types)
+    return validator(main, registry=registry)
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:
@@ -205,11 +219,11 @@ def load_reference(path: Path | str) -> Reference:
     """Read and validate a reference file; raises ReferenceError naming file and keys."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yamlfile.load(path)
     except OSError as err:
         raise ReferenceError(f"{path}: cannot read reference file: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        raise ReferenceError(f"{path}: not valid YAML: {err}") from None
+    except yamlfile.StrictYAMLError as err:
+        raise ReferenceError(str(err)) from None
     errors = validation_errors(data)
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
@@ -217,7 +231,13 @@ def load_reference(path: Path | str) -> Reference:
     for name, entry in data["tests"].items():
         if not name.startswith("ior_"):
             continue
-        sizes = {k: parse_size(v) for k, v in entry.items() if k.endswith("_size")}
+        sizes = {}
+        for key, value in entry.items():
+            if key.endswith("_size"):
+                try:
+                    sizes[key] = parse_size(value)
+                except ValueError as err:
+                    raise ReferenceError(f"{path}: tests.{name}.{key}: {err}") from None
         plain = {k: v for k, v in entry.items() if not k.endswith("_size") and k != "threshold"}
         tests[name] = TestParameters(name=name, threshold=Threshold(**entry["threshold"]),
                                      **sizes, **plain)

@@ -1,3 +1,4 @@
+import re
 import pytest
 import yaml
 
@@ -129,3 +130,61 @@ def test_threshold_becomes_a_lower_bound_reframe_reference(local_data, tmp_path)
     ref = load_reference(write(tmp_path, local_data))
     assert ref.thresholds("ior_write_bandwidth")[""].as_reframe_reference() == \
         (50, -0.1, None, "MiB/s")
+
+
+# -- hostile files: each refused with FILE: key or line: message, never a traceback
+
+def _local_text():
+    return (REFERENCE_DIR / "local.yaml").read_text()
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.replace("    node_fraction: 0.9          # of 4 nodes",
+                         "    node_fraction: 0.9\n    node_fraction: 0.01 # of 4 nodes", 1),
+     r"line \d+: node_fraction: given twice \(lines \d+ and \d+\): say each setting once"),
+    (lambda t: t.replace("    segments: 4096              # caps", "    segments: 4096.0  # caps"),
+     r"tests.ior_write_bandwidth.segments: 4096.0 is not of type 'integer'"),
+    (lambda t: t.replace("threshold: {value: 50, unit: MiB/s", "threshold: {value: .nan, unit: "
+                         "MiB/s", 1), r"tests.ior_write_bandwidth.threshold.value: nan is not a "
+                                      "finite number"),
+    (lambda t: t.replace("node_fraction: 0.9          # of 4", "node_fraction: .inf # of 4", 1),
+     r"node_fraction: inf is not a finite number"),
+    (lambda t: t.replace("  ior_write_bandwidth:", "  1:", 1),
+     r"line \d+: key 1 is not a string"),
+    (lambda t: t.replace("block_size: 1MiB", "block_size: 2048TiB", 1),
+     r"is not a sensible size"),
+])
+def test_hostile_reference_files_are_refused_naming_file_and_key(tmp_path, edit, message):
+    path = tmp_path / "local.yaml"
+    text = edit(_local_text())
+    assert text != _local_text()
+    path.write_text(text)
+    with pytest.raises(ReferenceError, match=f"{path}: .*{message}"):
+        load_reference(path)
+
+
+def test_billion_laughs_is_refused_at_once(tmp_path):
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"{c}: &{c} [{', '.join(['*' + p] * 12)}]"
+              for p, c in zip("abcdefgh", "bcdefghi")]  # 12**9 x's once expanded
+    path = tmp_path / "laughs.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ReferenceError, match=rf"{path}: line \d+: its aliases expand to "
+                                             r"100,001 values \(more than 100,000\): refused"):
+        load_reference(path)
+    # Past the alias budget, refused while reading, whatever they expand to.
+    path.write_text("a: &a 1\nb: [" + ", ".join(["*a"] * 101) + "]\n")
+    with pytest.raises(ReferenceError, match=rf"{path}: line 2: more than 100 aliases"):
+        load_reference(path)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"\x7fELF\x02\x01\x01\x00\x00\x00", "binary data"),
+    (b"system: \xff\xfe local\n", "not UTF-8 text"),
+    (b"", "(top level)"),
+])
+def test_binary_empty_and_non_utf8_files_are_refused(tmp_path, content, message):
+    path = tmp_path / "ref.yaml"
+    path.write_bytes(content)
+    with pytest.raises(ReferenceError, match=re.escape(f"{path}: ") + ".*" + re.escape(message)):
+        load_reference(path)
