@@ -29,6 +29,7 @@ The functions are pure (data in, data out) except :func:`load_run_report`,
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 import statistics
@@ -206,6 +207,14 @@ def verdict_of(testcase: dict[str, Any]) -> Verdict:
     result = testcase.get("result")
     phase = testcase.get("fail_phase")
     reason = testcase.get("fail_reason")
+    if result in ("pass", "fail"):
+        # A figure no file system can have is never a PASS (nor a FAIL), whatever
+        # the run report says: the checks make it INVALID, re-read reports too.
+        bogus = [f"{f.name} is {f.value} {f.unit}: not a figure a file system can have"
+                 for f in figures_of(testcase)
+                 if f.value is not None and (not math.isfinite(f.value) or f.value < 0)]
+        if bogus:
+            return Verdict(INVALID, "; ".join(bogus))
     if result == "pass":
         return Verdict(PASS)
     if result == "fail" and phase == "performance":

@@ -19,6 +19,7 @@ threshold; INVALID is a sanity failure whose message starts with
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import shlex
 import shutil
@@ -485,6 +486,8 @@ class BenchmarkTest(AcceptanceTest):
     @sanity_function
     def assert_valid(self):
         reasons = self.invalid_reasons_list()
+        if not reasons:
+            reasons = self.bogus_figure_reasons()
         self.invalid_reasons = "; ".join(reasons)
         if reasons:
             if not self.keep_data:
@@ -492,6 +495,24 @@ class BenchmarkTest(AcceptanceTest):
                 guards.remove_owned(self.target_dir, RUN_ID)
             raise SanityError("INVALID: " + "; ".join(reasons))
         return True
+
+
+    def bogus_figure_reasons(self) -> list[str]:
+        """A figure no file system can have is never judged: non-finite or negative,
+        or zero where a threshold judges it (I/O was done).  Every check's figures
+        pass here, whichever benchmark produced them."""
+        self.set_perf_variables()  # the figures the performance stage will report
+        judged = set(next(iter(self.reference.values()), {})) if self.reference else set()
+        reasons = []
+        for name, function in getattr(self, "perf_variables", {}).items():
+            try:
+                value = float(sn.evaluate(function))
+            except (SanityError, TypeError, ValueError):
+                continue  # no figure at all: the benchmark's own reasons say why
+            if not math.isfinite(value) or value < 0 or (value == 0 and name in judged):
+                reasons.append(f"{name} is {value}: not a figure a file system can have "
+                               "(non-finite, negative, or zero with I/O done)")
+        return reasons
 
 
 class IORTest(BenchmarkTest):

@@ -302,3 +302,19 @@ def test_the_whole_suite_with_fio_ior_mdtest_a_skip_and_a_timeout():
     per_node = rep.per_node_values(list(tests.values()))
     assert set(per_node[("FioSequentialWrite", "seq_write_1m_direct_bw")]) == {
         "n1", "n2", "n3", "n4"}
+
+
+@pytest.mark.parametrize("bogus", [-1987.01, float("nan"), float("inf")])
+def test_a_bogus_figure_in_a_passing_run_report_is_invalid_never_accepted(tmp_path, bogus):
+    data = json.loads((DATA / "ior-pass.json").read_text())
+    case = next(c for c in data["runs"][-1]["testcases"]
+                if c["name"].startswith("IORWriteBandwidth"))
+    key = next(k for k in case["perfvalues"] if k.endswith(":write_bandwidth"))
+    case["perfvalues"][key][0] = bogus
+    path = tmp_path / "run-report.json"
+    path.write_text(json.dumps(data))  # NaN and Infinity as Python's json writes them
+    tests = by_name(rep.tests_of(rep.load_run_report(path)))
+    assert tests["IORWriteBandwidth"].verdict == rep.INVALID
+    assert "not a figure a file system can have" in tests["IORWriteBandwidth"].reason
+    verdict, _ = rep.overall_verdict(list(tests.values()))
+    assert verdict == rep.NOT_ACCEPTED
