@@ -28,6 +28,13 @@ def _partition(features, benchmarks):
     }
 
 
+#: ReFrame's squeue backend learns a job's nodes (and its end) from `squeue`, which
+#: by default lists no job that has ended: a job quicker than one poll was then
+#: recorded with no node list and as COMPLETED whatever happened.  With all states,
+#: squeue keeps showing an ended job (MinJobAge) with its nodes and real end state.
+_SEE_ENDED_JOBS = ['SQUEUE_STATES', 'all']
+
+
 site_configuration = {
     'systems': [
         {
@@ -37,7 +44,7 @@ site_configuration = {
             'modules_system': 'nomod',
             # Loaded into ReFrame's own environment, so that sbatch/squeue talk
             # to the emulated cluster and not to any system Slurm.
-            'env_vars': [['SLURM_CONF', str(slurm_conf_path())]],
+            'env_vars': [['SLURM_CONF', str(slurm_conf_path())], _SEE_ENDED_JOBS],
             'partitions': [_partition(['mpi', 'emulated', 'fio'], 'path')],
         },
         {
@@ -50,7 +57,7 @@ site_configuration = {
             'descr': 'Emulated cluster, benchmarks built with Spack (scripts/setup --spack)',
             'hostnames': [],
             'modules_system': 'nomod',
-            'env_vars': [['SLURM_CONF', str(slurm_conf_path())],
+            'env_vars': [['SLURM_CONF', str(slurm_conf_path())], _SEE_ENDED_JOBS,
                          ['FSACCEPT_REFERENCE', str(REFERENCE_DIR / 'local.yaml')],
                          ['PATH', f'{SPACK_STATE / "bin"}:$PATH']],
             'partitions': [_partition(['mpi', 'emulated', 'spack'], 'spack-build')],
