@@ -23,6 +23,7 @@ import math
 import os
 import shlex
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -421,6 +422,20 @@ class BenchmarkTest(AcceptanceTest):
             "mpichversion 2>/dev/null || echo unknown) | head -n 1)",
         ] + self.extra_info_cmds()
 
+    def name_failed_nodes(self, reason: str) -> str:
+        """A node failure that the job's output does not name (it came before any
+        step printed it): ask Slurm which of the job's nodes are down now."""
+        if "due to node failure" not in reason or "failed during the run" in reason:
+            return reason
+        nodes = ",".join(self.job.nodelist or [])
+        if not nodes:
+            return reason
+        proc = subprocess.run(["sinfo", "-h", "-N", "-n", nodes, "-o", "%N %t"],
+                              capture_output=True, text=True, timeout=30)
+        down = validity.down_nodes(proc.stdout)
+        return reason + (f": node {', '.join(down)} failed during the run (Slurm: down now)"
+                         if down else "")
+
     def abort_reasons(self) -> list[str]:
         """Why the job refused to run the benchmark (its own checks before it)."""
         return [line.split(" ", 1)[1] for line in self._stdout_text().splitlines()
@@ -473,7 +488,7 @@ class BenchmarkTest(AcceptanceTest):
         stderr = self._stderr_text()
         # Root cause first (what ended the job, a missing mount), then the
         # benchmark's own lines, then the aftermath (tasks that died), then placement.
-        reasons = validity.slurm_job_failures(stderr)
+        reasons = [self.name_failed_nodes(r) for r in validity.slurm_job_failures(stderr)]
         aborted = self.abort_reasons()
         if aborted:  # the benchmark never ran: nothing else to judge
             return reasons + [f"the job refused to run the benchmark: {a}" for a in aborted]

@@ -76,6 +76,17 @@ def slurm_job_failures(stderr: str) -> list[str]:
     return reasons
 
 
+def down_nodes(sinfo: str) -> list[str]:
+    """Nodes that ``sinfo -h -N -o '%N %t'`` shows down, failed, or not responding (``*``)."""
+    out = []
+    for line in sinfo.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and (parts[1].endswith("*") or
+                                parts[1].rstrip("*~#$@%") in ("down", "fail", "failg", "drain")):
+            out.append(parts[0])
+    return sorted(set(out))
+
+
 def slurm_task_failures(stderr: str, job_id: str | None = None) -> list[str]:
     """Tasks that srun saw end abnormally, by node (usually the aftermath of an
     error the benchmark printed first)."""

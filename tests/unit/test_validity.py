@@ -115,3 +115,9 @@ def test_aborted_tasks_are_named_by_node():
 
 def test_a_clean_stderr_has_no_job_failure():
     assert slurm_job_failures("") == [] and slurm_task_failures("") == []
+
+
+def test_down_nodes_are_read_from_sinfo():
+    from fsaccept.validity import down_nodes
+    assert down_nodes("n1 alloc\nn2 down*\nn3 idle*\nn4 mix\n") == ["n2", "n3"]
+    assert down_nodes("n1 idle\n") == []
