@@ -30,16 +30,12 @@ def mount_of(path: Path) -> Mount:
     """The mount that really holds ``path`` (symbolic links resolved first)."""
     proc = subprocess.run(["findmnt", "-n", "-P", "-o", "TARGET,SOURCE,FSTYPE", "-T",
                            os.path.realpath(path)], capture_output=True, text=True, timeout=30)
-    fields = dict(part.split("=", 1) for part in _pairs(proc.stdout.splitlines()[:1]))
+    # findmnt -P prints KEY="value" pairs; the first line is the mount itself.
+    fields = dict(p.split("=", 1) for p in shlex.split((proc.stdout.splitlines() or [""])[0]))
     if proc.returncode != 0 or not fields.get("FSTYPE"):
         raise GuardError(f"target {path}: cannot tell its file system "
                          f"(findmnt: {proc.stderr.strip() or 'no answer'})")
     return Mount(fields["TARGET"], fields.get("SOURCE", ""), fields["FSTYPE"])
-
-
-def _pairs(lines: list[str]) -> list[str]:
-    # findmnt -P prints KEY="value" pairs.
-    return [p for line in lines for p in shlex.split(line)]
 
 
 def filesystem_type(path: Path) -> str:
@@ -48,9 +44,9 @@ def filesystem_type(path: Path) -> str:
     return mount_of(path).fstype
 
 
-#: Characters no target path may hold: they would end up in job scripts and
-#: benchmark arguments, where no quoting keeps their meaning (newlines, escapes).
 def _control_characters(text: str) -> list[str]:
+    """Characters no target path may hold: in job scripts and benchmark arguments
+    no quoting keeps their meaning (newlines, escapes)."""
     return sorted({repr(c) for c in text if ord(c) < 32 or ord(c) == 127})
 
 
@@ -69,14 +65,17 @@ def check_path_text(path: str, where: str, forbidden: dict[str, str]) -> None:
 
 
 def check_target(path: Path, expected_fstype: str, reference: Path,
-                 mount_point: str | None = None, source: str | None = None) -> Mount:
+                 mount_point: str | None = None, source: str | None = None,
+                 forbidden: dict[str, str] | None = None) -> Mount:
     """Refuse a target that does not exist, is not a writable directory, or
     lives on another file system than the reference file says (type, and the
     mount point and source when it pins them).  Where the tests write,
     ``<target>/fsaccept``, must really be on that file system too (a symbolic
-    link must not send the writes elsewhere).  Returns the target's mount."""
+    link must not send the writes elsewhere).  ``forbidden``: characters the
+    benchmark cannot take in a path (see :func:`check_path_text`).  Returns the
+    target's mount."""
     where = f"target {path} (from {reference})"
-    check_path_text(str(path), where, {})
+    check_path_text(str(path), where, forbidden or {})
     if not path.exists():
         raise GuardError(f"{where} does not exist")
     if not path.is_dir():
@@ -103,9 +102,9 @@ def check_target(path: Path, expected_fstype: str, reference: Path,
     return found
 
 
-#: Name of the file a job writes into the data directory it created; cleanup
-#: removes a directory only when it holds this run's marker.
 def owner_marker(run_id: str) -> str:
+    """Name of the file a job writes into the data directory it created; cleanup
+    removes a directory only when it holds this run's marker."""
     return f".fsaccept-owner-{run_id}"
 
 

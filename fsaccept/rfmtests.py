@@ -207,13 +207,10 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
         the reference pins them), reached through a symbolic link to another
         file system, or whose path the benchmark cannot take (a mistyped path
         must never fill a home file system)."""
-        root = self.target_root()
-        guards.check_path_text(str(root), f"target {root} (from {self.refdata.path})",
-                               self.unsafe_path_chars)
         mount = guards.check_target(
-            root, self.target_fstype_expected or self.refdata.target_fstype,
+            self.target_root(), self.target_fstype_expected or self.refdata.target_fstype,
             self.refdata.path, mount_point=self.refdata.target_mount_point,
-            source=self.refdata.target_source)
+            source=self.refdata.target_source, forbidden=self.unsafe_path_chars)
         self.target_fstype, self.target_mount = mount.fstype, mount.target
 
     def target_root(self) -> Path:
