@@ -1,0 +1,116 @@
+"""Two runs at once: a nightly and an acceptance run started together.
+
+Their benchmark jobs must never overlap (Slurm's start and end times say so),
+although each ReFrame session only limits its own jobs, and the results
+database both store into must stay readable.  Each fio test here takes one node
+of four, so without the shared job name and ``--dependency=singleton`` Slurm
+would run the two sessions' jobs side by side.
+"""
+
+import json
+import re
+import sqlite3
+import subprocess
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fsaccept.rfmtests import benchmark_job_name
+from tests.conftest import REPO, run
+
+pytestmark = pytest.mark.integration
+
+#: Short fio tests on one node each (reference keys).
+ONE_NODE_TESTS = {"fio_seq_write": "FioSequentialWrite", "fio_randread_direct": "FioRandomReadDirect",
+                  "fio_seq_read": "FioSequentialRead"}
+
+
+def one_node_reference(tmp_path: Path) -> Path:
+    raw = yaml.safe_load((REPO / "reference" / "local.yaml").read_text())
+    for key in ONE_NODE_TESTS:
+        raw["tests"][key].update(node_fraction=0.25, runtime_s=2, file_size="32MiB")
+    raw["nightly"] = {"sessions": 3, "tolerance": 0.2,
+                      "tests": {key: {} for key in ONE_NODE_TESTS}}
+    path = tmp_path / "one-node.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+def slurm_job(jobid: str, env: dict) -> dict[str, str]:
+    """The job's fields as ``scontrol show job -o`` prints them (kept MinJobAge after it ends)."""
+    out = run(["scontrol", "show", "job", "-o", jobid], env=env).stdout
+    return dict(re.findall(r"(\w+)=(\S*)", out))
+
+
+def when(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S")
+
+
+def test_a_nightly_and_an_acceptance_run_at_once_never_overlap_jobs(cluster_env, tmp_path,
+                                                                      results_dirs):
+    db = tmp_path / "results.db"
+    reference = one_node_reference(tmp_path)
+    env = dict(cluster_env, RFM_SQLITE_DB_FILE=str(db), FSACCEPT_REFERENCE=str(reference))
+    names = "|".join(ONE_NODE_TESTS.values())
+    commands = {
+        "acceptance": [str(REPO / "scripts" / "acceptance"), "--no-ceilings", "-n", f"^({names})$"],
+        "nightly": [str(REPO / "scripts" / "nightly"), "--reference", str(reference)],
+    }
+    procs = {kind: subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True)
+             for kind, argv in commands.items()}
+    outputs = {kind: p.communicate(timeout=1200)[0] for kind, p in procs.items()}
+    run_dirs = {
+        "acceptance": re.search(r"acceptance: results in (\S+)", outputs["acceptance"]),
+        "nightly": re.search(r"output in (\S+)/reframe\.out", outputs["nightly"]),
+    }
+    results_dirs.extend(Path(m.group(1)) for m in run_dirs.values() if m)
+    for kind, found in run_dirs.items():
+        assert found, f"{kind} printed no run directory:\n{outputs[kind][-4000:]}"
+    reports = {kind: json.loads((Path(m.group(1)) / "run-report.json").read_text())
+               for kind, m in run_dirs.items()}
+
+    # Both sessions ran every test, at the same time.
+    spans = []
+    for kind, report in reports.items():
+        cases = [c for c in report["runs"][-1]["testcases"]
+                 if not c["name"].startswith("BenchmarkBinaries")]
+        assert sorted(c["name"] for c in cases) == sorted(ONE_NODE_TESTS.values()), kind
+        for case in cases:
+            assert case["jobid"], (kind, case["name"], case["fail_reason"])
+            job = slurm_job(str(case["jobid"]), cluster_env)
+            assert job["JobName"] == benchmark_job_name("local"), job
+            assert job["JobState"] == "COMPLETED", (kind, case["name"], job)
+            assert job["NumNodes"] == "1", job  # room for both sessions' jobs at once
+            spans.append((when(job["StartTime"]), when(job["EndTime"]), when(job["SubmitTime"]),
+                          f"{kind} {case['name']} job {case['jobid']}"))
+    info = [r["session_info"] for r in reports.values()]
+    assert max(i["time_start_unix"] for i in info) < min(i["time_end_unix"] for i in info), \
+        "the two sessions did not run at the same time: this test proved nothing"
+
+    # No two benchmark jobs ran at once (Slurm's times, whole seconds: an end and
+    # the next start in the same second is the singleton handing over).
+    spans.sort()
+    for (s1, e1, _, j1), (s2, e2, _, j2) in zip(spans, spans[1:]):
+        assert e1 <= s2, f"{j1} ({s1}..{e1}) overlaps {j2} ({s2}..{e2})"
+    # ... and that was Slurm holding one back: a job was submitted while another
+    # session's job was running, and started only when it ended.
+    held = [(j2, j1) for s1, e1, _, j1 in spans for s2, _, sub2, j2 in spans
+            if j1.split()[0] != j2.split()[0] and s1 <= sub2 < e1 and s2 >= e1]
+    assert held, f"no job waited for the other session's job: {spans}"
+
+    # The results database both stored into is intact and holds both sessions.
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        stored = {row[0] for row in conn.execute("SELECT uuid FROM sessions")}
+    assert {i["uuid"] for i in info} <= stored
+    listed = run([str(REPO / ".venv" / "bin" / "reframe"), "-C", str(REPO / "config" / "settings.py"),
+                  "--list-stored-sessions=now-1d:now"], env=dict(env, RFM_ENABLE_RESULTS_STORAGE="1"))
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    for i in info:
+        assert i["uuid"] in listed.stdout, listed.stdout
+    # The nightly's comparison read that database (exit 2 would be a broken one).
+    assert procs["nightly"].returncode in (0, 1), outputs["nightly"][-4000:]
+    assert "nightly: summary" in outputs["nightly"], outputs["nightly"][-4000:]
