@@ -1,4 +1,4 @@
-"""Two runs at once: a nightly and an acceptance run started together.
+"""Runs at once: a nightly and two acceptance runs started together.
 
 Their benchmark jobs must never overlap (Slurm's start and end times say so),
 although each ReFrame session only limits its own jobs, and the results
@@ -54,25 +54,25 @@ def test_a_nightly_and_an_acceptance_run_at_once_never_overlap_jobs(cluster_env,
     reference = one_node_reference(tmp_path)
     env = dict(cluster_env, RFM_SQLITE_DB_FILE=str(db), FSACCEPT_REFERENCE=str(reference))
     names = "|".join(ONE_NODE_TESTS.values())
-    commands = {
-        "acceptance": [str(REPO / "scripts" / "acceptance"), "--no-ceilings", "-n", f"^({names})$"],
-        "nightly": [str(REPO / "scripts" / "nightly"), "--reference", str(reference)],
-    }
+    acceptance = [str(REPO / "scripts" / "acceptance"), "--no-ceilings", "-n", f"^({names})$"]
+    commands = {"acceptance-1": acceptance, "acceptance-2": acceptance,
+                "nightly": [str(REPO / "scripts" / "nightly"), "--reference", str(reference)]}
     procs = {kind: subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, text=True)
              for kind, argv in commands.items()}
     outputs = {kind: p.communicate(timeout=1200)[0] for kind, p in procs.items()}
-    run_dirs = {
-        "acceptance": re.search(r"acceptance: results in (\S+)", outputs["acceptance"]),
-        "nightly": re.search(r"output in (\S+)/reframe\.out", outputs["nightly"]),
-    }
-    results_dirs.extend(Path(m.group(1)) for m in run_dirs.values() if m)
+    run_dirs = {kind: re.search(r"acceptance: results in (\S+)|output in (\S+)/reframe\.out",
+                                out) for kind, out in outputs.items()}
+    results_dirs.extend(Path(m.group(1) or m.group(2)) for m in run_dirs.values() if m)
     for kind, found in run_dirs.items():
         assert found, f"{kind} printed no run directory:\n{outputs[kind][-4000:]}"
-    reports = {kind: json.loads((Path(m.group(1)) / "run-report.json").read_text())
-               for kind, m in run_dirs.items()}
+    run_dirs = {kind: Path(m.group(1) or m.group(2)) for kind, m in run_dirs.items()}
+    # Started in the same second, each run still has its own directory.
+    assert len(set(run_dirs.values())) == len(run_dirs), run_dirs
+    reports = {kind: json.loads((d / "run-report.json").read_text())
+               for kind, d in run_dirs.items()}
 
-    # Both sessions ran every test, at the same time.
+    # Every session ran every test, all at the same time.
     spans = []
     for kind, report in reports.items():
         cases = [c for c in report["runs"][-1]["testcases"]
@@ -88,7 +88,7 @@ def test_a_nightly_and_an_acceptance_run_at_once_never_overlap_jobs(cluster_env,
                           f"{kind} {case['name']} job {case['jobid']}"))
     info = [r["session_info"] for r in reports.values()]
     assert max(i["time_start_unix"] for i in info) < min(i["time_end_unix"] for i in info), \
-        "the two sessions did not run at the same time: this test proved nothing"
+        "the sessions did not all run at the same time: this test proved nothing"
 
     # No two benchmark jobs ran at once (Slurm's times, whole seconds: an end and
     # the next start in the same second is the singleton handing over).
@@ -101,11 +101,11 @@ def test_a_nightly_and_an_acceptance_run_at_once_never_overlap_jobs(cluster_env,
             if j1.split()[0] != j2.split()[0] and s1 <= sub2 < e1 and s2 >= e1]
     assert held, f"no job waited for the other session's job: {spans}"
 
-    # The results database both stored into is intact and holds both sessions.
+    # The results database all stored into is intact and holds both sessions.
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         stored = {row[0] for row in conn.execute("SELECT uuid FROM sessions")}
-    assert {i["uuid"] for i in info} <= stored
+    assert {i["uuid"] for i in info} <= stored and len(info) == 3
     listed = run([str(REPO / ".venv" / "bin" / "reframe"), "-C", str(REPO / "config" / "settings.py"),
                   "--list-stored-sessions=now-1d:now"], env=dict(env, RFM_ENABLE_RESULTS_STORAGE="1"))
     assert listed.returncode == 0, listed.stdout + listed.stderr
@@ -114,3 +114,33 @@ def test_a_nightly_and_an_acceptance_run_at_once_never_overlap_jobs(cluster_env,
     # The nightly's comparison read that database (exit 2 would be a broken one).
     assert procs["nightly"].returncode in (0, 1), outputs["nightly"][-4000:]
     assert "nightly: summary" in outputs["nightly"], outputs["nightly"][-4000:]
+
+
+STORE_SESSIONS = """
+import json, sys
+from fsaccept import trends
+from tests.unit.test_trends import DATA, nightly_session
+store = trends.Store(sys.argv[1])
+base = json.loads((DATA / "ior-pass.json").read_text())
+print("\\n".join(store.store(nightly_session(base, day=-1.0 - i / 100)) for i in range(5)))
+"""
+
+
+def test_sessions_stored_at_the_same_time_all_land_in_an_intact_database(tmp_path):
+    # Six writers start together on a database that does not exist yet: ReFrame's
+    # lock file (.db.lock) and SQLite's locking must keep every session, none twice.
+    db = tmp_path / "results.db"
+    procs = [subprocess.Popen([str(REPO / ".venv" / "bin" / "python"), "-c", STORE_SESSIONS,
+                               str(db)], cwd=REPO, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(6)]
+    stored = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-3000:]
+        stored += out.split()
+    assert len(stored) == len(set(stored)) == 30
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert {r[0] for r in conn.execute("SELECT uuid FROM sessions")} == set(stored)
+    from fsaccept import trends
+    assert {u for u, _ in trends.Store(db).sessions("local")} == set(stored)
