@@ -38,25 +38,36 @@ def one_node_reference(tmp_path: Path) -> Path:
     return path
 
 
-def slurm_job(jobid: str, env: dict) -> dict[str, str]:
-    """The job's fields as ``scontrol show job -o`` prints them (kept MinJobAge after it ends)."""
-    out = run(["scontrol", "show", "job", "-o", jobid], env=env).stdout
-    return dict(re.findall(r"(\w+)=(\S*)", out))
+def benchmark_jobs_since(start: datetime, env: dict) -> dict[str, dict[str, str]]:
+    """Every job named like the system's benchmark jobs submitted since ``start``, as
+    Slurm recorded it (squeue keeps ended jobs for MinJobAge): id -> fields."""
+    fields = ["id", "submit", "start", "end", "comment", "state", "nodes"]
+    out = run(["squeue", "-h", "-t", "all", "-n", benchmark_job_name("local"),
+               "-o", "%i|%V|%S|%e|%k|%T|%D"], env=env).stdout
+    jobs = {}
+    for line in out.splitlines():
+        job = dict(zip(fields, line.split("|")))
+        if when(job["submit"]) >= start:
+            jobs[job["id"]] = job
+    return jobs
 
 
 def when(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S")
 
 
-def test_a_nightly_and_an_acceptance_run_at_once_never_overlap_jobs(cluster_env, tmp_path,
-                                                                      results_dirs):
+def test_a_nightly_and_two_acceptance_runs_at_once_never_overlap_jobs(cluster_env, tmp_path,
+                                                                        results_dirs):
     db = tmp_path / "results.db"
     reference = one_node_reference(tmp_path)
     env = dict(cluster_env, RFM_SQLITE_DB_FILE=str(db), FSACCEPT_REFERENCE=str(reference))
     names = "|".join(ONE_NODE_TESTS.values())
-    acceptance = [str(REPO / "scripts" / "acceptance"), "--no-ceilings", "-n", f"^({names})$"]
-    commands = {"acceptance-1": acceptance, "acceptance-2": acceptance,
+    acceptance, select = [str(REPO / "scripts" / "acceptance")], ["-n", f"^({names})$"]
+    # The first also measures the disk's ceilings with fio: a benchmark job too.
+    commands = {"acceptance-1": [*acceptance, *select],
+                "acceptance-2": [*acceptance, "--no-ceilings", *select],
                 "nightly": [str(REPO / "scripts" / "nightly"), "--reference", str(reference)]}
+    started = datetime.now().replace(microsecond=0)
     procs = {kind: subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, text=True)
              for kind, argv in commands.items()}
@@ -71,37 +82,41 @@ def test_a_nightly_and_an_acceptance_run_at_once_never_overlap_jobs(cluster_env,
     assert len(set(run_dirs.values())) == len(run_dirs), run_dirs
     reports = {kind: json.loads((d / "run-report.json").read_text())
                for kind, d in run_dirs.items()}
+    assert (run_dirs["acceptance-1"] / "ceilings.yaml").read_text().count("ceilings:") == 1
 
-    # Every session ran every test, all at the same time.
-    spans = []
+    # Every session ran every test, all at the same time, each test in a benchmark job.
+    jobs = benchmark_jobs_since(started, cluster_env)
+    session_of = {}
     for kind, report in reports.items():
         cases = [c for c in report["runs"][-1]["testcases"]
                  if not c["name"].startswith("BenchmarkBinaries")]
         assert sorted(c["name"] for c in cases) == sorted(ONE_NODE_TESTS.values()), kind
         for case in cases:
-            assert case["jobid"], (kind, case["name"], case["fail_reason"])
-            job = slurm_job(str(case["jobid"]), cluster_env)
-            assert job["JobName"] == benchmark_job_name("local"), job
-            assert job["JobState"] == "COMPLETED", (kind, case["name"], job)
-            assert job["NumNodes"] == "1", job  # room for both sessions' jobs at once
-            spans.append((when(job["StartTime"]), when(job["EndTime"]), when(job["SubmitTime"]),
-                          f"{kind} {case['name']} job {case['jobid']}"))
+            assert str(case["jobid"]) in jobs, (kind, case["name"], case["fail_reason"], jobs)
+            session_of[str(case["jobid"])] = kind
+    [ceilings] = [j for j in jobs.values() if j["comment"] == "ceilings"]
+    session_of[ceilings["id"]] = "acceptance-1"
+    assert sorted(session_of) == sorted(jobs), jobs  # nothing else ran under that name
+    for job in jobs.values():
+        assert job["state"] == "COMPLETED", job
+        assert job["nodes"] == "1", job  # room for several sessions' jobs at once
     info = [r["session_info"] for r in reports.values()]
     assert max(i["time_start_unix"] for i in info) < min(i["time_end_unix"] for i in info), \
         "the sessions did not all run at the same time: this test proved nothing"
 
     # No two benchmark jobs ran at once (Slurm's times, whole seconds: an end and
     # the next start in the same second is the singleton handing over).
-    spans.sort()
+    spans = sorted((when(j["start"]), when(j["end"]), when(j["submit"]),
+                    f"{session_of[j['id']]} {j['comment']} job {j['id']}") for j in jobs.values())
     for (s1, e1, _, j1), (s2, e2, _, j2) in zip(spans, spans[1:]):
         assert e1 <= s2, f"{j1} ({s1}..{e1}) overlaps {j2} ({s2}..{e2})"
     # ... and that was Slurm holding one back: a job was submitted while another
     # session's job was running, and started only when it ended.
     held = [(j2, j1) for s1, e1, _, j1 in spans for s2, _, sub2, j2 in spans
             if j1.split()[0] != j2.split()[0] and s1 <= sub2 < e1 and s2 >= e1]
-    assert held, f"no job waited for the other session's job: {spans}"
+    assert held, f"no job waited for another session's job: {spans}"
 
-    # The results database all stored into is intact and holds both sessions.
+    # The results database all stored into is intact and holds every session.
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         stored = {row[0] for row in conn.execute("SELECT uuid FROM sessions")}
