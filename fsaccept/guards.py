@@ -132,11 +132,66 @@ def planned_volume(size_bound: int, deadline_s: int | None = None,
     return size_bound
 
 
-def check_capacity(path: Path, planned: int, free: int, max_fill_fraction: float) -> None:
-    """Refuse when the planned data exceeds ``max_fill_fraction`` of the free space."""
-    if planned > max_fill_fraction * free:
+@dataclass(frozen=True)
+class KeptDataset:
+    """A dataset a fixture writes and keeps until a later test reads it."""
+
+    name: str        # the test that writes it
+    directory: str   # its data directory
+    mount: str       # mount point of the target it is on
+    planned: int     # bytes it may hold (its planned volume)
+
+
+class KeptData:
+    """The datasets one run (ReFrame session) keeps for later reads: they are on
+    the target at the same time as every later test's data, so the capacity
+    guard counts them all, not each test alone."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, KeptDataset] = {}
+
+    def keep(self, dataset: KeptDataset) -> None:
+        self._kept[dataset.directory] = dataset
+
+    def release(self, directory: str) -> None:
+        """The dataset in ``directory`` was read (or removed): no longer held by this run."""
+        self._kept.pop(directory, None)
+
+    def on(self, mount: str, excluding: str = "") -> list[KeptDataset]:
+        """Datasets kept on ``mount``, but the one in ``excluding``."""
+        return [d for d in self._kept.values() if d.mount == mount and d.directory != excluding]
+
+
+def bytes_used(directory: str) -> int:
+    """Bytes the files below ``directory`` occupy (0 when it does not exist yet)."""
+    total = 0
+    for root, _, files in os.walk(directory):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+            except FileNotFoundError:
+                continue
+    return total
+
+
+def check_capacity(path: Path, planned: int, free: int, max_fill_fraction: float,
+                   kept: list[KeptDataset] = ()) -> None:
+    """Refuse when the planned data, with every dataset this run keeps on the same
+    file system for a later read, exceeds ``max_fill_fraction`` of the free space
+    (the space the kept datasets already occupy counted as free: it is theirs)."""
+    kept_bytes = sum(d.planned for d in kept)
+    base = free + sum(bytes_used(d.directory) for d in kept)
+    if planned + kept_bytes <= max_fill_fraction * base:
+        return
+    fix = "lower segments/block_size, declare target.max_bandwidth_mib_s, or free space"
+    if not kept:
         raise GuardError(
             f"target {path}: the test plans to write up to {planned / GIB:.2f} GiB, more "
             f"than {max_fill_fraction:g} of the {free / GIB:.2f} GiB free "
-            f"({max_fill_fraction * free / GIB:.2f} GiB); lower segments/block_size, "
-            "declare target.max_bandwidth_mib_s, or free space")
+            f"({max_fill_fraction * free / GIB:.2f} GiB); {fix}")
+    names = ", ".join(f"{d.name} {d.planned / GIB:.2f} GiB" for d in kept)
+    raise GuardError(
+        f"target {path}: the test plans to write up to {planned / GIB:.2f} GiB while this "
+        f"run keeps up to {kept_bytes / GIB:.2f} GiB of datasets for later reads ({names}): "
+        f"together more than {max_fill_fraction:g} of the {base / GIB:.2f} GiB free before "
+        f"those datasets ({max_fill_fraction * base / GIB:.2f} GiB); {fix}")

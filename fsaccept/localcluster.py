@@ -10,6 +10,7 @@ created the virtual environment.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import shutil
 import signal
@@ -539,6 +540,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         state = default_state_dir()
+        if args.command in ("up", "down", "fail"):
+            # Two runs started together (a nightly and an acceptance run) both call
+            # `up`: one starts the daemons, the other then finds them running.
+            state.mkdir(parents=True, exist_ok=True)
+            lock = open(state / "local-cluster.lock", "w")
+            fcntl.flock(lock, fcntl.LOCK_EX)
         nodes = args.nodes
         if nodes is None:
             # Without --nodes, keep the size of a running cluster: `up` is then a no-op.

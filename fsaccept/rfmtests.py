@@ -43,10 +43,25 @@ RANK_MARKER = "fsaccept-rank"
 INFO_MARKER = "fsaccept-info"
 #: Starts the line a job prints when it refuses to run its benchmark.
 ABORT_MARKER = "fsaccept-abort"
+#: Datasets this ReFrame session has written (or will write) for a later read and
+#: not yet read: the capacity guard counts them with every test's own data.
+KEPT_DATASETS = guards.KeptData()
 #: How to get IOR and mdtest, said by every check that cannot run without them.
 NO_IOR_FIX = ("IOR 4.0.0 (with mdtest) is in no package registry: build it with "
               "`scripts/setup --spack <Spack tarball or checkout> [--spack-mirror DIR]` "
               "and run with --system local-spack (or put a Spack view's bin/ on PATH)")
+
+
+def benchmark_job_name(system: str) -> str:
+    """Slurm job name of every benchmark job of ``system``: with
+    ``--dependency=singleton`` Slurm runs one such job at a time (per user)."""
+    return f"fsaccept-{system}"
+
+
+def remove_data(directory: str) -> None:
+    """Remove a data directory this run created (never another), and stop counting it."""
+    guards.remove_owned(directory, RUN_ID)
+    KEPT_DATASETS.release(directory)
 
 
 def partition_nodes(job) -> tuple[list, list]:
@@ -241,11 +256,23 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
 
     @run_after("setup")
     def guard_capacity(self):
-        """Refuse a test that could fill more than the allowed share of the target."""
+        """Refuse a test that could fill more than the allowed share of the target,
+        counting the datasets this run keeps there for later reads."""
         self.planned_bytes = self.planned_volume()
-        guards.check_capacity(self.target_root(), self.planned_bytes,
-                              guards.free_bytes(self.target_root()),
-                              self.refdata.max_fill_fraction)
+        self.check_capacity()
+
+    @run_before("run")
+    def recheck_capacity(self):
+        # Again just before the job: datasets set up after this test are known now,
+        # and the free space is what this job will find.
+        self.check_capacity()
+
+    def check_capacity(self) -> None:
+        root = self.target_root()
+        guards.check_capacity(root, self.planned_bytes, guards.free_bytes(root),
+                              self.refdata.max_fill_fraction,
+                              kept=KEPT_DATASETS.on(self.target_mount,
+                                                    excluding=self.target_dir))
 
     def planned_volume(self) -> int:
         """Bytes this test may write (0: it only reads)."""
@@ -266,11 +293,21 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
             self.current_partition.extras, self.binaries.stagedir) + self.prerun_cmds
 
     @run_before("run")
-    def never_requeue(self):
-        # Slurm requeues a batch job whose node failed; a benchmark must not
-        # silently run a second time (double writes, a second figure).
-        if self.current_partition.scheduler.registered_name in ("slurm", "squeue"):
-            self.job.options += ["--no-requeue"]
+    def set_slurm_job_options(self):
+        if self.current_partition.scheduler.registered_name not in ("slurm", "squeue"):
+            return
+        self.job.options += [
+            # Slurm requeues a batch job whose node failed; a benchmark must not
+            # silently run a second time (double writes, a second figure).
+            "--no-requeue",
+            # One benchmark job of this system at a time, also across ReFrame
+            # sessions (a nightly and an acceptance run started together): each
+            # session's max_jobs counts only its own jobs, Slurm sees them all.
+            # Later #SBATCH lines win: this name replaces ReFrame's rfm_<test>.
+            f"--job-name={benchmark_job_name(self.current_system.name)}",
+            "--dependency=singleton",
+            f"--comment={self.unique_name}",  # which test it is, in squeue -o %k
+        ]
 
     @run_before("run")
     def launch_block_distributed(self):
@@ -504,7 +541,7 @@ class BenchmarkTest(AcceptanceTest):
         if reasons:
             if not self.keep_data:
                 # No later test will read data from an invalid run (datasets included).
-                guards.remove_owned(self.target_dir, RUN_ID)
+                remove_data(self.target_dir)
             raise SanityError("INVALID: " + "; ".join(reasons))
         return True
 
@@ -680,6 +717,12 @@ class IORDataset(IORTest):
     def removes_data(self) -> bool:
         return False
 
+    @run_after("setup")
+    def keep_for_the_read(self):
+        # From now on every test's capacity guard counts this dataset too.
+        KEPT_DATASETS.keep(guards.KeptDataset(self.unique_name, self.target_dir,
+                                              self.target_mount, self.planned_bytes))
+
     def phase_deadline(self) -> int:
         if self.phase == "read_generation":
             return int(self.params.generation_deadline_s)
@@ -695,7 +738,7 @@ class IORReadTest(IORTest):
     def read_the_dataset(self):
         if (self.dataset.num_tasks, self.dataset.num_nodes) != (self.num_tasks, self.num_nodes):
             if not self.keep_data:
-                guards.remove_owned(self.dataset.target_dir, RUN_ID)
+                remove_data(self.dataset.target_dir)
             raise SanityError(
                 f"INVALID: dataset written by {self.dataset.num_tasks} ranks on "
                 f"{self.dataset.num_nodes} nodes, read planned with {self.num_tasks} ranks "
@@ -704,3 +747,9 @@ class IORReadTest(IORTest):
         self.executable_opts = iorcmd.ior_options(
             self.phase, self.params, os.path.join(self.target_dir, "testfile"),
             status_file=os.path.join(self.target_dir, "stonewall.status"))
+
+    @run_after("run")
+    def release_dataset(self):
+        # The job has ended: its cleanup removed the dataset (or keep_data keeps it
+        # for good, and then the free space counts it like any other file).
+        KEPT_DATASETS.release(self.target_dir)

@@ -28,14 +28,17 @@ SUITES = {
 }
 
 
-def wait_for_running_job(name, env, timeout=300):
+def wait_for_running_job(test, env, timeout=300):
+    """Job id of ``test``'s job once it runs (every benchmark job shares one job
+    name; its comment says which test it is)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        out = run(["squeue", "-h", "-n", name, "-o", "%i %T"], env=env).stdout.split()
-        if len(out) == 2 and out[1] == "RUNNING":
-            return out[0]
+        out = run(["squeue", "-h", "-t", "RUNNING", "-o", "%i %k"], env=env).stdout.split("\n")
+        for jobid, comment in (line.split(" ", 1) for line in out if " " in line):
+            if comment == test:
+                return jobid
         time.sleep(0.2)
-    raise AssertionError(f"job {name} never ran")
+    raise AssertionError(f"the job of {test} never ran")
 
 
 def wait_node_ready(node, env, timeout=120):
@@ -64,7 +67,7 @@ def test_a_node_that_dies_mid_run_fails_only_its_check(cluster_env, tmp_path, su
     suite_run = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True)
     try:
-        jobid = wait_for_running_job(f"rfm_{spec['victim']}", env)
+        jobid = wait_for_running_job(spec["victim"], env)
         failed = run([str(LOCAL_CLUSTER), "fail", "n2"])
         assert failed.returncode == 0, failed.stderr
         output, _ = suite_run.communicate(timeout=600)

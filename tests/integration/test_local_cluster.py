@@ -3,6 +3,7 @@
 import json
 import os
 import socket
+import subprocess
 
 import pytest
 
@@ -82,6 +83,25 @@ def test_up_resize_and_down_of_a_private_cluster_leave_no_daemon(cluster_env, tm
     assert not [p for p in pids if pid_alive(p)]
     assert run([str(LOCAL_CLUSTER), "status"], env=env).stdout.strip() == \
         "local cluster: not running"
+
+
+def test_two_ups_at_once_start_one_cluster(cluster_env, tmp_path):
+    # A nightly and an acceptance run started together both call `up`.
+    env = _private_cluster(tmp_path)
+    base = str(_free_port_base() + 5)
+    argv = [str(LOCAL_CLUSTER), "up", "--nodes", "2", "--port-base", base]
+    try:
+        ups = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True) for _ in range(2)]
+        outs = [p.communicate(timeout=180) for p in ups]
+        assert [p.returncode for p in ups] == [0, 0], outs
+        said = sorted(out for out, _ in outs)
+        assert "2 idle nodes" in said[1] and "already running with 2 nodes" in said[0], said
+        pids = [int(p.read_text()) for p in (tmp_path / "state/cluster").glob("*.pid")]
+        assert len(pids) == 3 and all(pid_alive(p) for p in pids)
+    finally:
+        down = run([str(LOCAL_CLUSTER), "down"], env=env)
+    assert down.returncode == 0, down.stdout + down.stderr
 
 
 def test_a_port_already_taken_gets_one_clear_line(cluster_env, tmp_path):

@@ -87,6 +87,43 @@ def test_capacity_guard_refuses_a_test_that_could_fill_the_target(cluster_env, t
 
 
 @needs_root
+def test_capacity_guard_counts_every_dataset_kept_for_a_later_read(cluster_env, tmp_path):
+    # Each read test's dataset alone fits in half of the tmpfs (512 MiB), both do not:
+    # 4 ranks x 75 x 1 MiB = 300 MiB and 4 ranks x 64 MiB = 256 MiB.  Dry run: the
+    # guards run, no job does; `ior` need only be found on PATH.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ior").write_text("#!/bin/sh\nexit 99\n")
+    (bin_dir / "ior").chmod(0o755)
+
+    def edit(data):
+        target(data, mnt, "tmpfs")
+        data["tests"]["ior_read_bandwidth"]["segments"] = 75
+        data["tests"]["ior_random_read_iops"]["block_size"] = "64MiB"
+
+    with tmpfs(tmp_path / "small", size="1g") as mnt:
+        env, _ = reference_env(tmp_path, edit)
+        env["PATH"] = f"{bin_dir}:{env['PATH']}"
+        proc = run(reframe_command("-c", str(REPO / "checks" / "ior_acceptance.py"),
+                                   "--system", "local", "-n",
+                                   "^(IORStonewalledRead|IORRandomReadIOPS)$", "--dry-run",
+                                   prefix=tmp_path / "rfm"), env=env, timeout=300)
+        assert os.listdir(mnt) == []
+    # The dataset set up second is refused, naming the first; nothing else is.
+    refused = re.findall(r"^  \* Reason: (.*)$", proc.stdout, re.M)
+    assert len(refused) == 1, proc.stdout[-4000:]
+    sizes = {"IORReadDatasetGeneration": "0.29", "IORRandomReadDatasetGeneration": "0.25"}
+    found = re.search(rf"guard error: target {mnt}: the test plans to write up to (0.\d\d) GiB "
+                      r"while this run keeps up to (0.\d\d) GiB of datasets for later reads "
+                      r"\((\w+)_\w+ (0.\d\d) GiB\): together more than 0.5 of the 1.00 GiB "
+                      r"free before those datasets \(0.50 GiB\)", refused[0])
+    assert found, refused[0]
+    planned, kept, first, first_size = found.groups()
+    assert kept == first_size == sizes[first]
+    assert {planned, kept} == set(sizes.values())
+
+
+@needs_root
 @pytest.mark.usefixtures("ior_available")
 def test_a_full_target_gives_iors_error_line_and_is_cleaned(cluster_env, tmp_path):
     # The declared cap (1 MiB/s x 2 s) lets the guard pass; the real disk fills 64 MiB at once.

@@ -2,9 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept.guards import (GuardError, check_capacity, check_path_text, check_target,
-                             filesystem_type, mount_of, owner_marker, planned_volume,
-                             remove_owned)
+from fsaccept.guards import (GuardError, KeptData, KeptDataset, bytes_used, check_capacity,
+                             check_path_text, check_target, filesystem_type, mount_of,
+                             owner_marker, planned_volume, remove_owned)
 
 GIB = 2**30
 
@@ -45,6 +45,48 @@ def test_capacity_guard_prints_both_numbers():
     assert str(err.value).startswith(
         "target /t: the test plans to write up to 11.00 GiB, more than 0.5 of the 20.00 GiB "
         "free (10.00 GiB)")
+
+
+def test_capacity_guard_counts_every_dataset_kept_for_a_later_read(tmp_path):
+    # Each dataset alone fits in half the free space; both, with the test, do not.
+    read = KeptDataset("IORReadDatasetGeneration", str(tmp_path / "a"), "/t", 6 * GIB)
+    random = KeptDataset("IORRandomReadDatasetGeneration", str(tmp_path / "b"), "/t", 3 * GIB)
+    check_capacity(Path("/t"), planned=4 * GIB, free=20 * GIB, max_fill_fraction=0.5,
+                   kept=[read])
+    with pytest.raises(GuardError) as err:
+        check_capacity(Path("/t"), planned=4 * GIB, free=20 * GIB, max_fill_fraction=0.5,
+                       kept=[read, random])
+    assert str(err.value).startswith(
+        "target /t: the test plans to write up to 4.00 GiB while this run keeps up to 9.00 GiB "
+        "of datasets for later reads (IORReadDatasetGeneration 6.00 GiB, "
+        "IORRandomReadDatasetGeneration 3.00 GiB): together more than 0.5 of the 20.00 GiB "
+        "free before those datasets (10.00 GiB)")
+
+
+def test_space_a_kept_dataset_already_holds_counts_as_free_for_it(tmp_path):
+    # Written already: the free space has shrunk by what it holds, which is its own.
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "testfile").write_bytes(b"x" * 2**20)
+    held = bytes_used(str(tmp_path / "a"))
+    assert held >= 2**20
+    kept = KeptDataset("D", str(tmp_path / "a"), "/t", 2**20)
+    # 1 MiB kept + 1 MiB planned fit in half of (free + what it holds), not of free alone.
+    check_capacity(Path("/t"), planned=2**20, free=4 * 2**20 - held, max_fill_fraction=0.5,
+                   kept=[kept])
+    assert bytes_used(str(tmp_path / "absent")) == 0
+
+
+def test_kept_data_counts_datasets_on_the_same_mount_until_released():
+    kept = KeptData()
+    a = KeptDataset("A", "/t/fsaccept/A.run", "/t", GIB)
+    b = KeptDataset("B", "/u/fsaccept/B.run", "/u", GIB)
+    kept.keep(a)
+    kept.keep(b)
+    assert kept.on("/t") == [a] and kept.on("/u") == [b]
+    assert kept.on("/t", excluding="/t/fsaccept/A.run") == []
+    kept.release("/t/fsaccept/A.run")
+    kept.release("/t/fsaccept/never-kept")
+    assert kept.on("/t") == []
 
 
 @pytest.mark.parametrize("path, message", [
