@@ -527,7 +527,11 @@ def parse_ior(text: str) -> IorRun:
             continue
 
         if line.startswith("IOR-") and ": MPI Coordinated Test" in line:
-            run.version = line.split(":", 1)[0]
+            if run.version is not None:
+                findings.append(Finding(INVALID, "two-runs", lineno,
+                                        "a second IOR run starts here: the output holds more "
+                                        "than one run (parse each apart)"))
+            run.version = run.version or line.split(":", 1)[0]
             continue
 
         # "key                 : value" header lines
@@ -689,6 +693,8 @@ def parse_ior_json(text: str) -> IorRun:
 
     try:
         doc = json.loads(_NAN_RE.sub(_bad, text))
+    except RecursionError:
+        raise ValueError("IOR JSON summary is not valid JSON (nested too deeply)") from None
     except json.JSONDecodeError as e:
         raise ValueError(
             f"IOR JSON summary is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg});"

@@ -430,6 +430,11 @@ def parse_mdtest(text: str) -> MdtestRun:
             continue
 
         if (m := _LAUNCHED_RE.match(line)):
+            if run.version is not None:
+                findings.append(Finding(INVALID, "two-runs", lineno,
+                                        "a second mdtest run starts here: the output holds "
+                                        "more than one run (parse each apart)"))
+                continue
             run.version = f"mdtest-{m.group(1)}"
             run.tasks, run.nodes = int(m.group(2)), int(m.group(3))
             continue
