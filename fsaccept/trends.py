@@ -430,12 +430,11 @@ def write_trends(store: Store, out_dir: Path, system: str, session: str,
 
 
 def _load_yaml(path: Path) -> dict[str, Any]:
+    from fsaccept.reference import ReferenceError, read_yaml
     try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as err:
-        raise NightlyError(f"{path}: cannot read: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        raise NightlyError(f"{path}: not valid YAML: {err}") from None
+        data = read_yaml(path)
+    except ReferenceError as err:
+        raise NightlyError(str(err)) from None
     if not isinstance(data, dict):
         raise NightlyError(f"{path}: not a reference file (expected a map)")
     return data
