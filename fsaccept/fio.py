@@ -415,8 +415,9 @@ def _message_findings(lines: list[tuple[int | None, str]]) -> list[Finding]:
 
 
 def _locate_json(text: str) -> int | None:
-    """Offset of the report: the first line that is just ``{`` (fio prints it so)."""
-    m = re.search(r"^\{\s*$", text, re.M)
+    """Offset of the report: the first line that starts with ``{`` (fio prints it alone
+    on its line; its messages never start with it)."""
+    m = re.search(r"^\{", text, re.M)
     return m.start() if m else None
 
 
