@@ -42,3 +42,70 @@ def json_safe(obj: Any) -> Any:
     if isinstance(obj, list):
         return [json_safe(v) for v in obj]
     return obj
+
+
+#: Findings kept per (severity, kind); the rest are counted in one closing finding.
+#: A failing run of 10,000 ranks prints one error line each, and a file of
+#: nothing but error lines must not make a report as large as itself.
+MAX_PER_KIND = 100
+#: Longest text kept from one line of a benchmark's output (a "line" of a binary
+#: file can be megabytes long).
+MAX_LINE_CHARS = 300
+
+
+def clip(text: str, limit: int = MAX_LINE_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying so."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"... ({len(text) - limit:,} more characters)"
+
+
+class Findings(list):
+    """A list of :class:`Finding` that keeps the first :data:`MAX_PER_KIND` of each
+    (severity, kind) and counts the others in one finding after them, so that the
+    cost of a run's findings is bounded whatever the output holds."""
+
+    def __init__(self, items: Any = (), keep: int = MAX_PER_KIND):
+        super().__init__(items)
+        self.keep = keep
+        self._seen: dict[tuple[str, str], int] = {}
+        self._more: dict[tuple[str, str], Finding] = {}
+
+    def append(self, finding: Finding) -> None:  # type: ignore[override]
+        key = (finding.severity, finding.kind)
+        seen = self._seen[key] = self._seen.get(key, 0) + 1
+        if seen <= self.keep:
+            finding.text = clip(finding.text)
+            super().append(finding)
+            return
+        more = seen - self.keep
+        text = f"(and {more:,} more '{finding.kind}' finding(s) like the above, not listed)"
+        if key in self._more:
+            self._more[key].text = text
+        else:
+            self._more[key] = Finding(finding.severity, finding.kind, None, text)
+            super().append(self._more[key])
+
+    def extend(self, findings: Any) -> None:  # type: ignore[override]
+        for f in findings:
+            self.append(f)
+
+    def __iadd__(self, findings: Any) -> "Findings":  # type: ignore[override]
+        self.extend(findings)
+        return self
+
+
+def figure_problem(value: Any, io_done: bool = True) -> str | None:
+    """Why ``value`` cannot be a figure, or None: it is not a number, not finite,
+    negative, or zero although I/O was done (``io_done``). Such a figure is
+    INVALID, never judged against a threshold (a NaN passes every comparison
+    ReFrame makes, an infinity passes a lower bound)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{value!r} is not a number"
+    if not math.isfinite(value):
+        return f"{value!r} is not a finite number"
+    if value < 0:
+        return f"{value!r} is negative"
+    if value == 0 and io_done:
+        return "0 although I/O was done"
+    return None

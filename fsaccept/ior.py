@@ -31,7 +31,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from fsaccept.findings import INVALID, WARNING, Finding, Judged, json_safe as _finite
+from fsaccept.findings import (INVALID, WARNING, Finding, Findings, Judged, figure_problem,
+                               json_safe as _finite)
 
 __all__ = [
     "INVALID",
@@ -197,7 +198,7 @@ class IorRun(Judged):
     stonewalling status file is used (the count goes to the file instead)."""
     summary_file: str | None = None
     """Set when stdout says ``Writing output to F`` (``-O summaryFile``): figures are in F."""
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=Findings)
 
     @property
     def reasons(self) -> list[str]:
@@ -526,7 +527,11 @@ def parse_ior(text: str) -> IorRun:
             continue
 
         if line.startswith("IOR-") and ": MPI Coordinated Test" in line:
-            run.version = line.split(":", 1)[0]
+            if run.version is not None:
+                findings.append(Finding(INVALID, "two-runs", lineno,
+                                        "a second IOR run starts here: the output holds more "
+                                        "than one run (parse each apart)"))
+            run.version = run.version or line.split(":", 1)[0]
             continue
 
         # "key                 : value" header lines
@@ -581,11 +586,13 @@ def _derived_findings(run: IorRun) -> None:
         f.append(Finding(INVALID, "no-summary", None, "JSON summary has no summary[] rows"))
 
     for row in run.summary:
-        figures = (row.max_mib, row.min_mib, row.mean_mib, row.max_ops, row.min_ops,
-                   row.mean_ops, row.mean_s)
-        if not all(math.isfinite(x) for x in figures):
-            f.append(Finding(INVALID, "non-finite", row.line,
-                             f"non-finite figure in {row.operation} summary"))
+        problems = summary_row_problems(row, [r for r in run.results
+                                              if r.access == row.operation])
+        if problems:
+            kind = "non-finite" if any("finite" in p for p in problems) else "bogus-figure"
+            f.append(Finding(INVALID, kind, row.line,
+                             f"{row.operation} summary row cannot be a figure: "
+                             + "; ".join(problems)))
 
     tasks = run.params.tasks
     for ph in run.stonewall:
@@ -606,6 +613,62 @@ def _derived_findings(run: IorRun) -> None:
                     f"{r.access} iteration {r.iteration} took {r.wrrd_s:g} s < stonewall "
                     f"deadline {deadline} s: ended on data size, not on the deadline",
                 ))
+
+
+#: Relative slack of the consistency checks of a summary row, on top of IOR's print
+#: rounding (times with 5 decimals, MiB with 2, the per-iteration table's bandwidth
+#: with none above 3600): the figures IOR derives from one another agree to 1e-3 in
+#: every capture (tests/data/ior), a corrupted or hand-made row is off by far more.
+CONSISTENCY_TOLERANCE = 0.01
+
+#: Summary columns that must be finite and positive (the phase ran), as IOR names them.
+_ROW_FIGURES = (("max_mib", "Max(MiB)"), ("min_mib", "Min(MiB)"), ("mean_mib", "Mean(MiB)"),
+                ("max_ops", "Max(OPs)"), ("min_ops", "Min(OPs)"), ("mean_ops", "Mean(OPs)"),
+                ("mean_s", "Mean(s)"))
+
+
+def _agree(a: float, b: float, rounding: float) -> bool:
+    return abs(a - b) <= CONSISTENCY_TOLERANCE * max(abs(a), abs(b)) + rounding
+
+
+def summary_row_problems(row: SummaryRow, iterations: list[IterationResult]) -> list[str]:
+    """Why a summary row cannot be judged: a figure that is not finite, negative or
+    zero; Min <= Mean <= Max broken; data moved / time, OPs x transfer size, or the
+    per-iteration rows disagreeing with the bandwidth (see CONSISTENCY_TOLERANCE).
+    ``iterations``: the per-iteration rows of the same operation."""
+    problems = [f"{label} {why}" for name, label in _ROW_FIGURES
+                if (why := figure_problem(getattr(row, name)))]
+    for name, label in (("stonewall_s", "Stonewall(s)"), ("stonewall_mib", "Stonewall(MiB)"),
+                        ("agg_mib", "aggs(MiB)")):
+        value = getattr(row, name)
+        if value is not None and (why := figure_problem(value, io_done=False)):
+            problems.append(f"{label} {why}")
+    if problems:
+        return problems
+    for unit in ("MiB", "OPs"):
+        lo, mean, hi = (getattr(row, f"{k}_{unit.lower()}") for k in ("min", "mean", "max"))
+        if not lo <= mean <= hi:
+            problems.append(f"Min({unit}) {lo:g} <= Mean({unit}) {mean:g} <= Max({unit}) "
+                            f"{hi:g} does not hold")
+    if row.reps == 1 and row.agg_mib:
+        moved = row.agg_mib / row.mean_s
+        rounding = moved * (0.005 / row.agg_mib + 0.000005 / row.mean_s) + 0.005
+        if not _agree(moved, row.mean_mib, rounding):
+            problems.append(f"data moved / time = {row.agg_mib:g} MiB / {row.mean_s:g} s = "
+                            f"{moved:.2f} MiB/s, but Mean(MiB) is {row.mean_mib:g}")
+    if row.xfer_bytes:
+        from_ops = row.mean_ops * row.xfer_bytes / 2**20
+        if not _agree(from_ops, row.mean_mib, 0.005 + 0.005 * row.xfer_bytes / 2**20):
+            problems.append(f"Mean(OPs) x transfer size = {from_ops:.2f} MiB/s, but Mean(MiB) "
+                            f"is {row.mean_mib:g}")
+    bws = [it.bw_mib for it in iterations if it.bw_mib is not None]
+    if bws and row.reps and len(bws) == row.reps:
+        for label, got, want in (("Max", max(bws), row.max_mib), ("Min", min(bws), row.min_mib),
+                                 ("Mean", sum(bws) / len(bws), row.mean_mib)):
+            if not _agree(got, want, 0.5):
+                problems.append(f"{label}(MiB) {want:g} disagrees with the per-iteration "
+                                f"rows ({label.lower()} {got:g} MiB/s)")
+    return problems
 
 
 # --------------------------------------------------------------------------- JSON parser
@@ -630,6 +693,8 @@ def parse_ior_json(text: str) -> IorRun:
 
     try:
         doc = json.loads(_NAN_RE.sub(_bad, text))
+    except RecursionError:
+        raise ValueError("IOR JSON summary is not valid JSON (nested too deeply)") from None
     except json.JSONDecodeError as e:
         raise ValueError(
             f"IOR JSON summary is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg});"

@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from fsaccept import reference, validity
-from fsaccept.findings import INVALID, WARNING, Finding, Judged, json_safe as _finite
+from fsaccept.findings import (INVALID, WARNING, Finding, Findings, Judged, figure_problem,
+                               json_safe as _finite)
 
 __all__ = [
     "DEFAULT_MIN_PHASE_S",
@@ -116,6 +117,7 @@ class SummaryTable:
     iterations: int
     rows: list[SummaryRow] = field(default_factory=list)
     line: int | None = None
+    tasks: int | None = None  #: from the ``N tasks, M files`` line printed before the table
 
     def row(self, figure: str) -> SummaryRow | None:
         for r in self.rows:
@@ -186,12 +188,16 @@ class MdtestRun(Judged):
     options: dict[str, str] = field(default_factory=dict)  #: the ``-v`` settings block
     iterations: int | None = None  #: ``(of N iterations)``
     rate: SummaryTable | None = None
+    """The table the figures come from: with a sweep over task counts (``-f``/``-l``/``-s``,
+    one table per count), the one of all launched tasks (else the last one), said in a
+    ``tables`` warning; its ``tasks`` is the task count of the figures."""
     time: SummaryTable | None = None  #: printed with ``-P`` (rate and time) or ``-Z``
+    tables: list[SummaryTable] = field(default_factory=list)  #: every table, in order
     phases: list[PhaseLine] = field(default_factory=list)
     stonewall: list[StonewallCreate] = field(default_factory=list)
     stonewall_status_file: str | None = None  #: ``-x`` from the command line
     verification_errors: int | None = None
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=Findings)
 
     @property
     def reasons(self) -> list[str]:
@@ -360,6 +366,7 @@ def parse_mdtest(text: str) -> MdtestRun:
         return run
 
     table: SummaryTable | None = None
+    table_tasks: int | None = None  #: the last ``N tasks, M files`` line
     iteration = 1
     walls: dict[int, StonewallCreate] = {}
 
@@ -370,36 +377,27 @@ def parse_mdtest(text: str) -> MdtestRun:
         lineno = idx + 1
         line = raw.rstrip()
         if not line:
-            table = None
+            # mdtest ends a table with a blank line, but another rank's stray empty
+            # line may come first: the table goes on until a line that is not its own.
             continue
 
         if table is not None:
             m = _ROW_RE.match(line)
             if m:
-                row = _row(m, lineno)
-                if row is None:
-                    findings.append(Finding(INVALID, "unparseable", lineno,
-                                            f"bad SUMMARY {table.kind} row: {line.strip()}"))
-                else:
-                    table.rows.append(row)
+                _add_row(table, m, lineno, findings)
                 continue
             if line.lstrip().startswith(("Operation", "---------")):
                 continue
             # Anything else (another rank's line) is handled below; the table goes on
-            # until the blank line mdtest prints after it.
+            # until mdtest's next section.
 
         m = _TABLE_RE.match(line)
         if m:
-            table = SummaryTable(m.group(1), int(m.group(2)), line=lineno)
-            if m.group(1) == "rate" and run.rate is None:
-                run.rate, run.iterations = table, table.iterations
-            elif m.group(1) == "time" and run.time is None:
-                run.time = table
-            else:  # a sweep over task counts (-f/-l/-s) prints one table per count
-                findings.append(Finding(WARNING, "more-tables", lineno,
-                                        f"another SUMMARY {m.group(1)} table: only the first "
-                                        "one is used"))
+            table = SummaryTable(m.group(1), int(m.group(2)), line=lineno, tasks=table_tasks)
+            run.tables.append(table)
             continue
+        if line.startswith(("-- finished at ", "-- started at ")) or _ITEMS_RE.match(line):
+            table = None
 
         m = _VERBOSE_RE.match(line)
         if m:
@@ -432,6 +430,11 @@ def parse_mdtest(text: str) -> MdtestRun:
             continue
 
         if (m := _LAUNCHED_RE.match(line)):
+            if run.version is not None:
+                findings.append(Finding(INVALID, "two-runs", lineno,
+                                        "a second mdtest run starts here: the output holds "
+                                        "more than one run (parse each apart)"))
+                continue
             run.version = f"mdtest-{m.group(1)}"
             run.tasks, run.nodes = int(m.group(2)), int(m.group(3))
             continue
@@ -453,6 +456,7 @@ def parse_mdtest(text: str) -> MdtestRun:
             continue
         if (m := _ITEMS_RE.match(line)):
             run.items_total, run.items_kind = int(m.group(2)), m.group(3)
+            table_tasks = int(m.group(1))
             continue
         if (m := _VERIFY_RE.search(line)):
             run.verification_errors = int(m.group(1))
@@ -467,9 +471,56 @@ def parse_mdtest(text: str) -> MdtestRun:
         except ValueError:
             pass
     run.stonewall = [walls[k] for k in sorted(walls)]
+    _choose_tables(run)
     _stonewall_items(run)
     _derived_findings(run)
     return run
+
+
+def _add_row(table: SummaryTable, match: re.Match[str], lineno: int,
+             findings: list[Finding]) -> None:
+    row = _row(match, lineno)
+    text = match.group(0).strip()
+    if row is None:
+        findings.append(Finding(INVALID, "unparseable", lineno,
+                                f"bad SUMMARY {table.kind} row (broken by another rank's "
+                                f"output?): {text}"))
+    elif table.row(row.figure) is not None:
+        findings.append(Finding(INVALID, "unparseable", lineno,
+                                f"SUMMARY {table.kind} has {row.operation} twice: {text}"))
+    else:
+        table.rows.append(row)
+
+
+def _choose_tables(run: MdtestRun) -> None:
+    """The rate and time tables the figures come from (see ``MdtestRun.rate``)."""
+    rates = [t for t in run.tables if t.kind == "rate"]
+    times = [t for t in run.tables if t.kind == "time"]
+    if not rates:
+        run.time = times[0] if times else None
+        return
+    counts = [t.tasks for t in rates]
+    chosen = next((i for i, t in enumerate(rates) if t.tasks == run.tasks), len(rates) - 1)
+    if len(set(counts)) <= 1:
+        chosen = 0  # the same table printed again (not a sweep)
+        firsts = (rates[0], times[0] if times else None)
+        for extra in (t for t in run.tables if all(t is not x for x in firsts)):
+            run.findings.append(Finding(WARNING, "more-tables", extra.line,
+                                        f"another SUMMARY {extra.kind} table: only the first "
+                                        "one is used"))
+    else:
+        which = rates[chosen]
+        run.findings.append(Finding(
+            WARNING, "tables", which.line,
+            f"mdtest swept task counts ({', '.join(str(c) for c in counts)}: one SUMMARY "
+            f"table each); figures and task count are from the table of {which.tasks} "
+            f"tasks (line {which.line})"
+            + ("" if which.tasks == run.tasks else f", {run.tasks} were launched")))
+    run.rate = rates[chosen]
+    run.iterations = run.rate.iterations
+    # The time table printed after the chosen rate table, for the same task count.
+    run.time = next((t for t in times if t.tasks == run.rate.tasks
+                     and (t.line or 0) > (run.rate.line or 0)), None)
 
 
 def _float(tok: str) -> float | None:
@@ -517,6 +568,16 @@ def _derived_findings(run: MdtestRun) -> None:
             if not all(math.isfinite(v) for v in (row.max, row.min, row.mean, row.sd)):
                 f.append(Finding(INVALID, "non-finite", row.line,
                                  f"non-finite figure in SUMMARY {table.kind}: {row.operation}"))
+                continue
+            problems = [f"{col} {why}" for col in ("max", "min", "mean", "sd")
+                        if (why := figure_problem(getattr(row, col), io_done=False))]
+            if row.measured and not row.min <= row.mean <= row.max:
+                problems.append(f"min {row.printed['min']} <= mean {row.printed['mean']} <= "
+                                f"max {row.printed['max']} does not hold")
+            if problems:
+                f.append(Finding(INVALID, "bogus-figure", row.line,
+                                 f"SUMMARY {table.kind} {row.operation} cannot be a figure: "
+                                 + "; ".join(problems)))
 
 
 # --------------------------------------------------------------------------- command
@@ -621,6 +682,9 @@ def invalid_reasons(run: MdtestRun, exp: MdtestExpectation) -> list[str]:
     reasons += validity.version_reasons("mdtest", run.version_number, "metadata")
     if run.tasks is not None and run.tasks != exp.tasks:
         reasons.append(f"mdtest ran {run.tasks} ranks, {exp.tasks} were requested")
+    elif run.rate.tasks is not None and run.rate.tasks != exp.tasks:
+        reasons.append(f"the figures are from mdtest's SUMMARY table of {run.rate.tasks} "
+                       f"tasks, {exp.tasks} were requested")
     if run.iterations is not None and run.iterations != exp.iterations:
         reasons.append(f"mdtest ran {run.iterations} iterations, {exp.iterations} were "
                        "requested")

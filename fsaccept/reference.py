@@ -9,6 +9,7 @@ the file and the key, and nothing is submitted with a bad file.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -31,6 +32,13 @@ DEFAULT_TIME_LIMIT_MARGIN_MIN = 10
 
 _UNITS = {"": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 _SIZE = re.compile(r"^([1-9][0-9]*)(KiB|MiB|GiB|TiB)?$")
+
+# Bounds on what a reference file may hold: its cost to read is bounded whatever it
+# holds, and a typo cannot reach a benchmark as an absurd size.
+#: Largest single size (``*_size``): 1 TiB; larger is a typo (IOR's -t and -b, fio's size).
+MAX_SIZE_BYTES = 2**40
+#: Largest planned data of one IOR rank, block_size x segments: 1 PiB.
+MAX_BYTES_PER_RANK = 2**50
 
 
 class ReferenceError(ValueError):
@@ -150,7 +158,7 @@ class Reference:
 
 
 @cache
-def _validator() -> jsonschema.Draft202012Validator:
+def _validator() -> Any:
     """The reference schema; each test kind's entry schema is a file of its own
     (``schemas/<kind>.schema.json``) that the main one refers to by name."""
     schemas = resources.files("fsaccept").joinpath("schemas")
@@ -160,12 +168,17 @@ def _validator() -> jsonschema.Draft202012Validator:
             registry = registry.with_resource(
                 res.name, Resource.from_contents(json.loads(res.read_text())))
     main = json.loads(schemas.joinpath("reference.schema.json").read_text())
-    # JSON Schema counts 4096.0 as an integer; IOR would then get "-s 4096.0".
-    strict_types = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
-        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool))
-    validator = jsonschema.validators.extend(jsonschema.Draft202012Validator,
-                                             type_checker=strict_types)
-    return validator(main, registry=registry)
+    return _StrictValidator(main, registry=registry)
+
+
+def _is_integer(_checker: Any, instance: Any) -> bool:
+    # JSON Schema counts 4096.0 as an integer; IOR would receive "-s 4096.0".
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+_StrictValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer))
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:
@@ -176,6 +189,9 @@ def _message(error: jsonschema.ValidationError) -> str:
     last = str(error.absolute_path[-1]) if error.absolute_path else ""
     if error.validator == "pattern" and last.endswith("_size"):
         return parse_size_error(error.instance)
+    if error.validator == "type" and isinstance(error.instance, float) \
+            and "integer" in str(error.validator_value) and error.instance.is_integer():
+        return f"{error.instance!r} is not a whole number: write {int(error.instance)}"
     if error.validator == "const":
         return f"{error.instance!r} is not allowed here: use {error.validator_value!r}"
     if error.validator in ("additionalProperties", "unevaluatedProperties") \
@@ -207,7 +223,55 @@ def parse_size_error(value: Any) -> str:
 
 
 def validation_errors(data: Any) -> list[str]:
-    """Every schema violation as 'key.path: message', sorted by key."""
+    """Every schema violation as 'key.path: message', sorted by key; values no schema
+    refuses (NaN, infinities, keys that are not strings, absurd sizes) first."""
+    value_errors = _value_errors(data)
+    if value_errors:
+        return value_errors
+    return _schema_errors(data) or _size_errors(data)
+
+
+def _value_errors(data: Any, path: str = "") -> list[str]:
+    """NaN and infinities (every JSON Schema bound is false for NaN, so it would pass),
+    and mapping keys that are not strings (``1:``, ``yes:``)."""
+    where = path or "(top level)"
+    if isinstance(data, float) and not math.isfinite(data):
+        return [f"{where}: {data!r} is not a finite number"]
+    errors = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if not isinstance(key, str):
+                errors.append(f"{where}: key {key!r} is a {type(key).__name__}, not a name "
+                              "(quote it)")
+                continue
+            errors += _value_errors(value, f"{path}.{key}" if path else key)
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            errors += _value_errors(value, f"{where}[{i}]")
+    return errors
+
+
+def _size_errors(data: dict[str, Any]) -> list[str]:
+    """Sizes beyond MAX_SIZE_BYTES (the schema checks their spelling)."""
+    errors = []
+    sections = [("tests", data.get("tests") or {}),
+                ("nightly.tests", (data.get("nightly") or {}).get("tests") or {})]
+    for prefix, tests in sections:
+        for name, entry in tests.items():
+            for key, value in (entry.items() if isinstance(entry, dict) else ()):
+                if not key.endswith("_size"):
+                    continue
+                try:
+                    nbytes = parse_size(value)
+                except ValueError:
+                    continue  # the merged nightly entry is validated again
+                if nbytes > MAX_SIZE_BYTES:
+                    errors.append(f"{prefix}.{name}.{key}: {value!r} is more than "
+                                  f"{format_size(MAX_SIZE_BYTES)}, the largest size allowed")
+    return errors
+
+
+def _schema_errors(data: Any) -> list[str]:
     errors = sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
     # An enum error beside a const error on the same key says the same thing less well.
     const_paths = {_key_path(e) for e in errors if e.validator == "const"}
@@ -215,15 +279,22 @@ def validation_errors(data: Any) -> list[str]:
     return [f"{_key_path(e)}: {_message(e)}" for e in errors]
 
 
-def load_reference(path: Path | str) -> Reference:
-    """Read and validate a reference file; raises ReferenceError naming file and keys."""
+def read_yaml(path: Path | str) -> Any:
+    """The YAML document of a reference file, read strictly (see ``fsaccept.yamlfile``);
+    ReferenceError naming the file (and the key or line) otherwise."""
     path = Path(path)
     try:
-        data = yamlfile.load(path)
+        return yamlfile.load(path)
     except OSError as err:
         raise ReferenceError(f"{path}: cannot read reference file: {err.strerror}") from None
     except yamlfile.StrictYAMLError as err:
         raise ReferenceError(str(err)) from None
+
+
+def load_reference(path: Path | str) -> Reference:
+    """Read and validate a reference file; raises ReferenceError naming file and keys."""
+    path = Path(path)
+    data = read_yaml(path)
     errors = validation_errors(data)
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
@@ -266,6 +337,10 @@ def _check_consistency(path: Path, t: TestParameters) -> None:
     if t.name.startswith("ior_random") and t.block_size <= t.transfer_size:
         raise ReferenceError(f"{key}.block_size: random offsets need block_size > "
                              f"transfer_size (IOR refuses -z with -b = -t)")
+    if t.block_size * t.segments > MAX_BYTES_PER_RANK:
+        raise ReferenceError(f"{key}.segments: block_size x segments = "
+                             f"{format_size(t.block_size * t.segments)} per rank is more than "
+                             f"{format_size(MAX_BYTES_PER_RANK)}, the most allowed")
     gen = t.generation_transfer_size
     if gen is not None and t.block_size % gen:
         raise ReferenceError(f"{key}.block_size: {format_size(t.block_size)} is not a multiple "

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 # The one way figures are printed (re-exported: templates and scripts use them from here).
+from fsaccept.findings import figure_problem
 from fsaccept.formatting import MB_PER_MIB, format_figure, format_number, mib_to_mb  # noqa: F401
 
 PASS, FAIL, INVALID = "PASS", "FAIL", "INVALID"
@@ -201,18 +202,33 @@ def figure_failures(figures: list[Figure]) -> list[str]:
     return out
 
 
+#: Units of counts, which may be 0 (``outlier_nodes``); every other figure is a rate or a
+#: time, which a test that did I/O cannot measure as 0.
+COUNT_UNITS = frozenset({"nodes", ""})
+
+
+def bogus_figures(figures: list[Figure]) -> list[str]:
+    """'write_bandwidth -1987.01 MiB/s is negative' for each figure that cannot have
+    been measured (not finite, negative, 0 for a rate or a time): never PASS or FAIL."""
+    out = []
+    for f in figures:
+        if f.value is None:
+            continue
+        why = figure_problem(f.value, io_done=f.unit not in COUNT_UNITS)
+        if why:
+            out.append(f"{f.name} {f.value!r} {f.unit}: {why}, not a measurement")
+    return out
+
+
 def verdict_of(testcase: dict[str, Any]) -> Verdict:
     """PASS, FAIL, INVALID, or what else happened, with the reason (one line
-    unless it is an INVALID reason, which is kept whole)."""
+    unless it is an INVALID reason, which is kept whole). A run report that carries a
+    figure no benchmark can measure (NaN, negative...) makes its test INVALID."""
     result = testcase.get("result")
     phase = testcase.get("fail_phase")
     reason = testcase.get("fail_reason")
-    if result in ("pass", "fail"):
-        # A figure no file system can have is never a PASS (nor a FAIL), whatever
-        # the run report says: the checks make it INVALID, re-read reports too.
-        bogus = [f"{f.name} is {f.value} {f.unit}: not a figure a file system can have"
-                 for f in figures_of(testcase)
-                 if f.value is not None and (not math.isfinite(f.value) or f.value < 0)]
+    if result == "pass" or (result == "fail" and phase == "performance"):
+        bogus = bogus_figures(figures_of(testcase))
         if bogus:
             return Verdict(INVALID, "; ".join(bogus))
     if result == "pass":
@@ -643,7 +659,7 @@ def parse_per_node_text(text: str) -> dict[str, dict[str, float]]:
         for pair in pairs.split(","):
             node, sep2, value = pair.strip().rpartition(":")
             v = _num(value) if sep2 else None
-            if node and v is not None:
+            if node and v is not None and math.isfinite(v):
                 out.setdefault(fig.strip(), {})[node] = float(v)
     return out
 
@@ -693,22 +709,38 @@ def per_node_values(tests: list[Test]) -> dict[tuple[str, str], dict[str, list[f
 # --------------------------------------------------------------------------- I/O helpers
 
 
+def _run_report_validator() -> Any:
+    import jsonschema
+    from importlib import resources
+    schema = json.loads(resources.files("fsaccept").joinpath("schemas/run-report.json")
+                        .read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
 def load_run_report(path: Path | str) -> dict[str, Any]:
-    """A ReFrame JSON run report; a clear error naming the file otherwise."""
+    """A ReFrame JSON run report; a clear error naming the file (and the key) otherwise."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_bytes().decode("utf-8"))
     except OSError as err:
         raise RunReportError(f"{path}: cannot read the run report: {err.strerror}") from None
-    except json.JSONDecodeError as err:
-        raise RunReportError(f"{path}: not JSON ({err}); pass the file ReFrame wrote "
-                             "with --report-file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
+        raise RunReportError(f"{path}: not JSON ({str(err)[:200]}); pass the file ReFrame "
+                             "wrote with --report-file") from None
     if not isinstance(data, dict) or "session_info" not in data or "runs" not in data:
         raise RunReportError(f"{path}: not a ReFrame run report (no session_info/runs); "
                              "pass the file ReFrame wrote with --report-file")
-    for i, run in enumerate(data["runs"]):
+    for i, run in enumerate(data["runs"] if isinstance(data["runs"], list) else []):
         if not isinstance(run, dict) or not isinstance(run.get("testcases"), list):
             raise RunReportError(f"{path}: runs[{i}].testcases: missing or not a list")
+    errors = sorted(_run_report_validator().iter_errors(data),
+                    key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        lines = [f"{path}: {'.'.join(map(str, e.absolute_path)) or '(top level)'}: "
+                 f"{str(e.message)[:200]}" for e in errors[:5]]
+        if len(errors) > 5:
+            lines.append(f"{path}: (and {len(errors) - 5} more errors)")
+        raise RunReportError("\n".join(lines))
     return data
 
 
@@ -764,7 +796,8 @@ def _png(fig) -> bytes:
 def figure_plot(test: Test, ceiling: dict[str, float] | None = None) -> bytes | None:
     """Measured vs threshold (and ceiling) for each figure of a test: one bar per
     run, a line at the passing limit.  None when the test has no measured figure."""
-    rows = [fr for fr in test.figures if fr.values]
+    # A figure that is not finite is shown in the tables (INVALID), never drawn.
+    rows = [fr for fr in test.figures if fr.values and all(math.isfinite(v) for v in fr.values)]
     if not rows:
         return None
     plt = _pyplot()

@@ -19,7 +19,6 @@ threshold; INVALID is a sanity failure whose message starts with
 from __future__ import annotations
 
 import hashlib
-import math
 import os
 import shlex
 import shutil
@@ -35,6 +34,7 @@ from reframe.core.exceptions import SanityError
 
 from fsaccept import (benchmarks, guards, ior, iorcmd, placement, reference, spackenv,
                       validity)
+from fsaccept.findings import figure_problem
 
 #: Names this ReFrame run's files, so that two runs on one file system never
 #: share (or remove) each other's files.
@@ -558,9 +558,10 @@ class BenchmarkTest(AcceptanceTest):
                 value = float(sn.evaluate(function))
             except (SanityError, TypeError, ValueError):
                 continue  # no figure at all: the benchmark's own reasons say why
-            if not math.isfinite(value) or value < 0 or (value == 0 and name in judged):
+            why = figure_problem(value, io_done=name in judged)
+            if why:
                 reasons.append(f"{name} is {value}: not a figure a file system can have "
-                               "(non-finite, negative, or zero with I/O done)")
+                               f"({why})")
         return reasons
 
 

@@ -28,8 +28,10 @@ over ReFrame's storage API.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import math
+import sqlite3
 import sys
 import time
 from dataclasses import dataclass, field
@@ -205,8 +207,9 @@ def current_figures(report: dict[str, Any]) -> list[CurrentFigure]:
             for key, vals in (tc.get("perfvalues") or {}).items():
                 if vals and vals[0] is not None:
                     out.append(CurrentFigure(
-                        tc["name"], f"{tc['system']}:{tc['partition']}+{tc['environ']}",
-                        key.rsplit(":", 1)[-1], vals[4], vals[0], vals[2], vals[3]))
+                        tc["name"], f"{tc.get('system')}:{tc.get('partition')}+"
+                        f"{tc.get('environ')}", key.rsplit(":", 1)[-1], vals[4], vals[0],
+                        vals[2], vals[3]))
     return out
 
 
@@ -366,13 +369,43 @@ def _session_info(blob: str) -> dict[str, Any]:
     return json.JSONDecoder().raw_decode(blob, start)[0]
 
 
+#: Tables of ReFrame's results database (reframe/frontend/reporting/storage.py).
+RESULTS_TABLES = frozenset({"sessions", "testcases", "metadata"})
+
+
+def check_results_db(db_file: Path | str) -> None:
+    """Refuse, before ReFrame opens (and may write to) it, a file that is not ReFrame's
+    results database: not SQLite, truncated, or another program's database. A missing
+    or empty file is fine (ReFrame creates it)."""
+    path = Path(db_file)
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    try:
+        with contextlib.closing(sqlite3.connect(path.resolve().as_uri() + "?mode=ro",
+                                                uri=True)) as con:
+            tables = {row[0] for row in con.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            bad = con.execute("PRAGMA quick_check").fetchone()
+    except sqlite3.Error as err:
+        raise NightlyError(f"{path}: not a readable SQLite database ({err}): not ReFrame's "
+                           "results database, or damaged; move it aside") from None
+    if not RESULTS_TABLES <= tables:
+        raise NightlyError(f"{path}: an SQLite database but not ReFrame's results database "
+                           f"(tables: {', '.join(sorted(tables)) or 'none'}); move it aside")
+    if bad and bad[0] != "ok":
+        raise NightlyError(f"{path}: the results database is damaged ({bad[0]}); restore it "
+                           "or move it aside")
+
+
 class Store:
-    """ReFrame's results storage (SQLite), through ReFrame's own API."""
+    """ReFrame's results storage (SQLite), through ReFrame's own API. Every error of the
+    database is a :class:`NightlyError` naming the file."""
 
     def __init__(self, db_file: Path | str):
         from reframe.core import config, runtime
         from reframe.core.exceptions import ReframeFatalError
 
+        check_results_db(db_file)
         self.db_file = str(Path(db_file).resolve())
         try:
             rt = runtime.runtime()
@@ -389,8 +422,17 @@ class Store:
         from reframe.frontend.reporting.storage import StorageBackend
         return StorageBackend.default()
 
+    @contextlib.contextmanager
+    def _errors(self):
+        from reframe.core.exceptions import ReframeError
+        try:
+            yield
+        except (sqlite3.Error, ReframeError) as err:
+            raise NightlyError(f"{self.db_file}: results database: {err}") from None
+
     def store(self, report: dict[str, Any], report_file: str = "") -> str:
-        return self.backend.store(report, report_file)
+        with self._errors():
+            return self.backend.store(report, report_file)
 
     @staticmethod
     def session_filter(system: str, kind: str = "nightly") -> str:
@@ -404,8 +446,10 @@ class Store:
         # Undecoded (decode=False): ReFrame filters on each session's info alone;
         # decoding every whole session (all its test cases) took seconds for years
         # of nightly sessions, and only the info is needed here.
-        found = self.backend.fetch_sessions(
-            QuerySelectorTestcase(sess_filter=self.session_filter(system, kind)), decode=False)
+        with self._errors():
+            found = self.backend.fetch_sessions(
+                QuerySelectorTestcase(sess_filter=self.session_filter(system, kind)),
+                decode=False)
         infos = [_session_info(blob) for blob in found]
         out = [(i["uuid"], float(i["time_start_unix"])) for i in infos]
         return sorted(out, key=lambda x: x[1])
@@ -422,14 +466,16 @@ class Store:
         """ReFrame's performance comparison: this session vs the median of ``previous``."""
         from reframe.frontend.reporting import performance_compare
         spec = f"{session}/{self._window(previous)}/median:/+pref"
-        return performance_compare(spec)
+        with self._errors():
+            return performance_compare(spec)
 
     def testcases(self, sessions: list[tuple[str, float]]) -> list[dict[str, Any]]:
         """Every stored test case of these sessions."""
         from reframe.frontend.reporting.utility import parse_query_spec
         if not sessions:
             return []
-        return self.backend.fetch_testcases(parse_query_spec(self._window(sessions)))
+        with self._errors():
+            return self.backend.fetch_testcases(parse_query_spec(self._window(sessions)))
 
 
 def nightly_compare(store: Store, system: str, session: str, report: dict[str, Any],
@@ -478,12 +524,11 @@ def write_trends(store: Store, out_dir: Path, system: str, session: str,
 
 
 def _load_yaml(path: Path) -> dict[str, Any]:
+    from fsaccept.reference import ReferenceError, read_yaml
     try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as err:
-        raise NightlyError(f"{path}: cannot read: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        raise NightlyError(f"{path}: not valid YAML: {err}") from None
+        data = read_yaml(path)
+    except ReferenceError as err:
+        raise NightlyError(str(err)) from None
     if not isinstance(data, dict):
         raise NightlyError(f"{path}: not a reference file (expected a map)")
     return data
@@ -557,8 +602,14 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--out", required=True, help="directory for summary.md and trends/")
     c.add_argument("--sessions", type=int, help="override nightly.sessions")
     c.add_argument("--tolerance", type=float, help="override nightly.tolerance")
+    d = sub.add_parser("check-db", help="exit 2 unless FILE is ReFrame's results database "
+                       "(or does not exist yet)")
+    d.add_argument("db")
     args = ap.parse_args(argv)
     try:
+        if args.command == "check-db":
+            check_results_db(args.db)
+            return 0
         return _cmd_reference(args) if args.command == "reference" else _cmd_compare(args)
     except (NightlyError, ValueError) as err:
         print(f"fsaccept.trends: {err}", file=sys.stderr)

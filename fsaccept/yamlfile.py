@@ -4,8 +4,9 @@
 - a key given twice (``safe_load`` keeps the last: ``node_fraction: 0.9`` then
   ``0.01`` would run on 1 % of the nodes);
 - keys that are not strings (``1: ...``);
-- more aliases than :data:`MAX_ALIASES` ("billion laughs": a few hundred bytes
-  that expand to gigabytes downstream);
+- more aliases than :data:`MAX_ALIASES`, or more than :data:`MAX_EXPANDED_NODES`
+  values once they are expanded ("billion laughs": a few hundred bytes that expand
+  to gigabytes downstream), refused before anything is built;
 - ``.nan`` and ``.inf`` anywhere (no JSON Schema bound ever fails on NaN);
 - a file that is not UTF-8 text, holds NUL bytes, or is larger than :data:`MAX_BYTES`.
 """
@@ -20,9 +21,10 @@ import yaml
 
 #: A reference file is a few KiB; anything this large is not one.
 MAX_BYTES = 1 << 20
-#: Anchors and aliases are allowed (a site may share a block), within this budget...
-MAX_ALIASES = 100
-#: ...and as long as the document, with every alias expanded, stays this small.
+#: YAML aliases (``*name``): enough to share a few thresholds, far too few for an
+#: exponential expansion.
+MAX_ALIASES = 20
+#: Values of the document with every alias expanded (what the schema walks).
 MAX_EXPANDED_NODES = 100_000
 
 
@@ -30,89 +32,106 @@ class StrictYAMLError(ValueError):
     """The message names the file, the key (or line) and what is wrong."""
 
 
+class _Refused(yaml.YAMLError):
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
 class _StrictLoader(yaml.SafeLoader):
-    def __init__(self, stream):
+    def __init__(self, stream: str):
         super().__init__(stream)
         self.aliases = 0
 
-    def compose_node(self, parent, index):
+    def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             self.aliases += 1
             if self.aliases > MAX_ALIASES:
                 mark = self.peek_event().start_mark
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"more than {MAX_ALIASES} aliases (*name): refused", mark)
+                raise _Refused(f"line {mark.line + 1}: more than {MAX_ALIASES} YAML "
+                               "aliases (*name): refused (a reference file needs few)")
         return super().compose_node(parent, index)
 
-    def construct_document(self, node):
-        size = _expanded_size(node, {})
-        if size > MAX_EXPANDED_NODES:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"its aliases expand to {size:,} values (more than "
-                f"{MAX_EXPANDED_NODES:,}): refused", node.start_mark)
-        return super().construct_document(node)
+    def get_single_node(self) -> Any:
+        node = super().get_single_node()
+        if node is not None:
+            _check_nodes(node, "", {})
+        return node
 
-    def construct_mapping(self, node, deep=False):
-        seen: dict[Any, int] = {}
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        path = getattr(node, "fsaccept_path", "")
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
-            line = key_node.start_mark.line + 1
             if not isinstance(key, str):
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"key {key!r} is not a string (write it in quotes)",
-                    key_node.start_mark)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"{key}: given twice (lines {seen[key]} and {line}): say each "
-                    "setting once", key_node.start_mark)
-            seen[key] = line
+                raise _Refused(f"{path or '(top level)'}: key {key!r} is a "
+                               f"{type(key).__name__}, not a name (quote it)")
         return super().construct_mapping(node, deep=deep)
 
 
-def _expanded_size(node, sizes: dict[int, int]) -> int:
-    """Values in ``node`` with aliases expanded, counted without expanding them."""
-    if id(node) not in sizes:
-        sizes[id(node)] = 1  # a cycle counts once
-        children = node.value if isinstance(node, yaml.SequenceNode) else (
-            [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode)
-            else [])
-        sizes[id(node)] = min(1 + sum(_expanded_size(c, sizes) for c in children),
-                              MAX_EXPANDED_NODES + 1)
-    return sizes[id(node)]
+def _check_nodes(node: yaml.Node, path: str, sizes: dict[int, int]) -> int:
+    """Values under ``node`` with aliases expanded (memoised: linear in the document);
+    refuses a duplicate key (naming its key path) or too many values."""
+    if id(node) in sizes:
+        return sizes[id(node)]
+    sizes[id(node)] = 1  # a cycle counts once
+    size = 1
+    if isinstance(node, yaml.MappingNode):
+        node.fsaccept_path = path
+        seen: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            where = f"{path}.{key}" if path else str(key)
+            if key is not None and key_node.tag != "tag:yaml.org,2002:merge":
+                if (key_node.tag, key) in seen:
+                    raise _Refused(
+                        f"{where}: duplicate key (line {key_node.start_mark.line + 1}; first "
+                        f"on line {seen[(key_node.tag, key)]}): YAML would keep the last one")
+                seen[(key_node.tag, key)] = key_node.start_mark.line + 1
+            size += _check_nodes(key_node, where, sizes) + _check_nodes(value_node, where, sizes)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            size += _check_nodes(item, f"{path}[{i}]", sizes)
+    if size > MAX_EXPANDED_NODES:
+        raise _Refused(f"{path or '(top level)'}: more than {MAX_EXPANDED_NODES:,} values "
+                       "once its YAML aliases are expanded: refused")
+    sizes[id(node)] = size
+    return size
 
 
 def _non_finite(data: Any, where: str = "") -> list[str]:
     if isinstance(data, float) and not math.isfinite(data):
-        return [f"{where or '(top level)'}: {data} is not a finite number"]
+        return [f"{where or '(top level)'}: {data!r} is not a finite number"]
     if isinstance(data, dict):
         return [e for k, v in data.items() for e in _non_finite(v, f"{where}.{k}".lstrip("."))]
     if isinstance(data, list):
-        return [e for i, v in enumerate(data) for e in _non_finite(v, f"{where}.{i}")]
+        return [e for i, v in enumerate(data) for e in _non_finite(v, f"{where}[{i}]")]
     return []
 
 
-def load(path: Path) -> Any:
+def load(path: Path | str) -> Any:
     """The file's data, or StrictYAMLError naming the file (OSError passes through)."""
     with open(path, "rb") as f:
         raw = f.read(MAX_BYTES + 1)
     if len(raw) > MAX_BYTES:
-        raise StrictYAMLError(f"{path}: larger than {MAX_BYTES // 1024} KiB: not a reference file")
+        raise StrictYAMLError(f"{path}: more than {MAX_BYTES:,} bytes: not a reference file")
     if b"\0" in raw:
-        raise StrictYAMLError(f"{path}: binary data (NUL bytes): not a YAML text file")
+        raise StrictYAMLError(f"{path}: a binary file (it holds NUL bytes), not a reference "
+                              "file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise StrictYAMLError(f"{path}: not UTF-8 text (byte {err.start}): not a YAML "
-                              "text file") from None
+        line = raw[:err.start].count(b"\n") + 1
+        raise StrictYAMLError(f"{path}: line {line}: not UTF-8 text ({err.reason}): not a "
+                              "reference file") from None
     try:
         data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader)
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        where = f"line {mark.line + 1}: " if mark else ""
-        kind = "" if isinstance(err, yaml.constructor.ConstructorError) else "not valid YAML: "
-        raise StrictYAMLError(f"{path}: {kind}{where}{err.problem or err}") from None
+    except _Refused as err:
+        raise StrictYAMLError(f"{path}: {err.message}") from None
     except yaml.YAMLError as err:
-        raise StrictYAMLError(f"{path}: not valid YAML: {err}") from None
+        raise StrictYAMLError(f"{path}: not valid YAML: {' '.join(str(err).split())}") \
+            from None
+    except RecursionError:
+        raise StrictYAMLError(f"{path}: not valid YAML: nested too deeply") from None
     problems = _non_finite(data)
     if problems:
         raise StrictYAMLError(f"{path}: " + f"\n{path}: ".join(problems))

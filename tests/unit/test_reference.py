@@ -141,16 +141,16 @@ def _local_text():
 @pytest.mark.parametrize("edit, message", [
     (lambda t: t.replace("    node_fraction: 0.9          # of 4 nodes",
                          "    node_fraction: 0.9\n    node_fraction: 0.01 # of 4 nodes", 1),
-     r"line \d+: node_fraction: given twice \(lines \d+ and \d+\): say each setting once"),
+     r"tests.ior_write_bandwidth.node_fraction: duplicate key \(line \d+; first on line \d+\)"),
     (lambda t: t.replace("    segments: 4096              # caps", "    segments: 4096.0  # caps"),
-     r"tests.ior_write_bandwidth.segments: 4096.0 is not of type 'integer'"),
+     r"tests.ior_write_bandwidth.segments: 4096.0 is not a whole number: write 4096"),
     (lambda t: t.replace("threshold: {value: 50, unit: MiB/s", "threshold: {value: .nan, unit: "
                          "MiB/s", 1), r"tests.ior_write_bandwidth.threshold.value: nan is not a "
                                       "finite number"),
     (lambda t: t.replace("node_fraction: 0.9          # of 4", "node_fraction: .inf # of 4", 1),
      r"node_fraction: inf is not a finite number"),
     (lambda t: t.replace("  ior_write_bandwidth:", "  1:", 1),
-     r"line \d+: key 1 is not a string"),
+     r"tests: key 1 is a int, not a name"),
     (lambda t: t.replace("block_size: 1MiB", "block_size: 2048TiB", 1),
      r"is not a sensible size"),
 ])
@@ -169,17 +169,16 @@ def test_billion_laughs_is_refused_at_once(tmp_path):
               for p, c in zip("abcdefgh", "bcdefghi")]  # 12**9 x's once expanded
     path = tmp_path / "laughs.yaml"
     path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(ReferenceError, match=rf"{path}: line \d+: its aliases expand to "
-                                             r"100,001 values \(more than 100,000\): refused"):
+    with pytest.raises(ReferenceError, match=rf"{path}: line \d+: more than 20 YAML aliases"):
         load_reference(path)
     # Past the alias budget, refused while reading, whatever they expand to.
-    path.write_text("a: &a 1\nb: [" + ", ".join(["*a"] * 101) + "]\n")
-    with pytest.raises(ReferenceError, match=rf"{path}: line 2: more than 100 aliases"):
+    path.write_text("a: &a 1\nb: [" + ", ".join(["*a"] * 21) + "]\n")
+    with pytest.raises(ReferenceError, match=rf"{path}: line 2: more than 20 YAML aliases"):
         load_reference(path)
 
 
 @pytest.mark.parametrize("content, message", [
-    (b"\x7fELF\x02\x01\x01\x00\x00\x00", "binary data"),
+    (b"\x7fELF\x02\x01\x01\x00\x00\x00", "binary file"),
     (b"system: \xff\xfe local\n", "not UTF-8 text"),
     (b"", "(top level)"),
 ])

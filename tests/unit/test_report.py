@@ -315,6 +315,6 @@ def test_a_bogus_figure_in_a_passing_run_report_is_invalid_never_accepted(tmp_pa
     path.write_text(json.dumps(data))  # NaN and Infinity as Python's json writes them
     tests = by_name(rep.tests_of(rep.load_run_report(path)))
     assert tests["IORWriteBandwidth"].verdict == rep.INVALID
-    assert "not a figure a file system can have" in tests["IORWriteBandwidth"].reason
+    assert "not a measurement" in tests["IORWriteBandwidth"].reason
     verdict, _ = rep.overall_verdict(list(tests.values()))
     assert verdict == rep.NOT_ACCEPTED

@@ -1,0 +1,1 @@
+fio bare-flags.fio --output-format=json --output=bare-flags.json   # in /var/tmp/fsaccept/h1-cap (fio 3.33, Debian 12); exit 0, nothing on stdout/stderr; the two files it laid out were 1,000,000 bytes each (size=1MiB)
