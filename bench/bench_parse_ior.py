@@ -51,7 +51,7 @@ def expand(text: str, ranks: int, seed: int = 0) -> str:
 
 def main() -> int:
     sys.path.insert(0, str(ROOT))  # run from a checkout without installing
-    from fsaccept.ior import parse_ior
+    from fsaccept.benchmarks.ior.parse import parse_ior
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", type=int, default=44080)

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "reframe"
 sys.path.insert(0, str(ROOT))
 
-from fsaccept import trends  # noqa: E402
+from fsaccept.reporting import trends  # noqa: E402
 
 DAY = 86400.0
 

@@ -19,7 +19,7 @@ host (``--system workstation``).
 
 import reframe as rfm
 
-from fsaccept.rfm_fio import FioTest
+from fsaccept.rfm.fio import FioTest
 
 
 @rfm.simple_test

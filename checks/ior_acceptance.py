@@ -12,7 +12,7 @@ dataset generated beforehand; random 4 KiB I/O at 15 % of the nodes.
 import reframe as rfm
 from reframe.core.builtins import fixture
 
-from fsaccept.rfmtests import IORDataset, IORReadTest, IORTest
+from fsaccept.rfm.ior import IORDataset, IORReadTest, IORTest
 
 
 @rfm.simple_test

@@ -20,7 +20,7 @@ stonewall; how they are run and judged is in ``fsaccept/rfm_mdtest.py``.
 
 import reframe as rfm
 
-from fsaccept.rfm_mdtest import MdtestTest
+from fsaccept.rfm.mdtest import MdtestTest
 
 
 @rfm.simple_test

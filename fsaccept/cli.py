@@ -1,53 +1,56 @@
-"""Command line: ``fsaccept parse ior|mdtest|fio FILE [--json-summary] [--job-file F]``
-and ``fsaccept reference FILE``.
+"""The one ``fsaccept`` command.
 
-``parse`` prints the parsed figures and findings as JSON (indent 2) on stdout, judged by
-the same version rules as the checks (a known-bad version or one that cannot be read is
-INVALID, an untested one is labelled in ``"version_note"``). Exit status:
+Its own subcommands:
 
-* 0: the file was parsed (even when the run itself is not valid: see ``"valid"`` and
-  ``"reasons"`` in the output);
-* 2: the file is missing or unreadable, or its content cannot be parsed (one-line message
-  naming the file on stderr).
+* ``fsaccept parse ior|mdtest|fio|... FILE [--json-summary] [--job-file F]`` prints the
+  parsed figures and findings as JSON (indent 2), judged by the same version rules as
+  the checks (a known-bad version or one that cannot be read is INVALID, an untested one
+  is labelled in ``"version_note"``). Exit 0 when the file was parsed (even when the run
+  is not valid: see ``"valid"`` and ``"reasons"``), 2 when it is missing, unreadable or
+  cannot be parsed (one line naming the file on stderr). The kinds are the benchmark
+  registry's (``fsaccept/benchmarks/registry.py``).
+* ``fsaccept reference FILE [--get KEY]`` validates a reference file: exit 0, or 2 with
+  ``FILE: key: message`` lines; ``--get target.path`` prints one value of it.
+* ``fsaccept job-name SYSTEM``: the Slurm job name every benchmark job of SYSTEM shares.
+* ``fsaccept spack ...``: build the benchmarks with Spack (what ``scripts/setup`` runs).
 
-``reference`` validates a reference file: exit 0, or 2 with ``FILE: key: message`` lines.
+And the tools of each layer, with their own options (``fsaccept report --help``...):
 
-More benchmark kinds (mdtest, fio) plug in by adding entries to :data:`PARSERS`.
+* ``report``: the sign-off report (``fsaccept.reporting.report``);
+* ``nightly``: regression against stored nightly sessions (``fsaccept.reporting.trends``);
+* ``ceilings``: measure a disk's ceilings with fio (``fsaccept.reporting.assessment``);
+* ``cluster``: the emulated Slurm cluster (``fsaccept.tools.cluster``).
+
+Only the standard library is imported before a subcommand is chosen, so that
+``python3 -m fsaccept cluster up`` runs before any virtual environment exists.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
-from collections.abc import Callable
-from typing import Any
 
-from fsaccept import benchmarks, fio, ior, mdtest, reference, spackenv, validity
-
-#: kind -> (text parser, JSON-summary parser or None). Each returns an object with
-#: ``to_dict()``, or raises ``ValueError`` for content it cannot parse.
-PARSERS: dict[str, tuple[Callable[[str], Any], Callable[[str], Any] | None]] = {
-    "ior": (ior.parse_ior, ior.parse_ior_json),
-    "mdtest": (mdtest.parse_mdtest, None),
-    # fio: its report is JSON either way (the --output file, or stdout with messages).
-    "fio": (fio.parse_fio, fio.parse_fio),
-}
-
-#: kind -> (name in the version lists, figure kinds the parsed output reports): the
-#: same rules as the checks (``validity.version_reasons``, ``benchmarks.version_note``).
-VERSIONED: dict[str, tuple[str, tuple[str, ...]]] = {
-    "ior": ("ior", ("bandwidth", "iops")),
-    "mdtest": ("ior", ("metadata",)),  # mdtest is part of IOR and carries its version
-    "fio": ("fio", ("bandwidth", "iops", "latency")),
+#: Subcommands that are a module's own command line: name -> ("module:main", help).
+TOOLS = {
+    "report": ("fsaccept.reporting.report:main",
+               "write the sign-off report (report.md, report.html) from a ReFrame run report"),
+    "nightly": ("fsaccept.reporting.trends:main",
+                "nightly regression against ReFrame's results database"),
+    "ceilings": ("fsaccept.reporting.assessment:main", "measure a disk's ceilings with fio"),
+    "cluster": ("fsaccept.tools.cluster:main", "the Slurm cluster emulated on this host"),
 }
 
 
 def _build_parser() -> argparse.ArgumentParser:
+    from fsaccept.benchmarks.registry import BENCHMARKS
+    from fsaccept.tools import spack as spackenv
+
     ap = argparse.ArgumentParser(prog="fsaccept", description="fsaccept acceptance-test tools")
     sub = ap.add_subparsers(dest="command", required=True)
     p = sub.add_parser("parse", help="parse a benchmark's output and print figures as JSON")
-    p.add_argument("kind", choices=sorted(PARSERS), help="which benchmark produced FILE")
+    p.add_argument("kind", choices=sorted(BENCHMARKS), help="which benchmark produced FILE")
     p.add_argument("file", metavar="FILE", help="captured output (stdout+stderr) of one run")
     p.add_argument(
         "--json-summary",
@@ -55,26 +58,31 @@ def _build_parser() -> argparse.ArgumentParser:
         help="FILE is the benchmark's JSON summary file (IOR: -O summaryFormat=JSON "
         "-O summaryFile=FILE) rather than its text output",
     )
-    spack = sub.add_parser("spack", help="build IOR, mdtest and fio with Spack into .state/spack/ "
-                                         "(what scripts/setup --spack runs)")
-    spackenv.add_arguments(spack)
     p.add_argument("--job-file", metavar="JOBFILE",
                    help="fio: the job file (or a file holding the command line) fio ran: "
                    "fio's JSON leaves out options given as bare flags (time_based, "
                    "group_reporting)")
     r = sub.add_parser("reference", help="validate a reference file (reference/<system>.yaml)")
     r.add_argument("file", metavar="FILE")
+    r.add_argument("--get", metavar="KEY", help="print the value of KEY (e.g. target.path)")
+    j = sub.add_parser("job-name", help="the Slurm job name of every benchmark job of SYSTEM")
+    j.add_argument("system")
+    spack = sub.add_parser("spack", help="build IOR, mdtest and fio with Spack into .state/spack/ "
+                                         "(what scripts/setup --spack runs)")
+    spackenv.add_arguments(spack)
+    for name, (_, text) in TOOLS.items():
+        sub.add_parser(name, help=text + f" (fsaccept {name} --help)", add_help=False)
     return ap
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
-    text_parser, json_parser = PARSERS[args.kind]
-    if args.json_summary and json_parser is None:
+    from fsaccept.benchmarks.registry import BENCHMARKS, load
+    from fsaccept.core import versions
+
+    bench = BENCHMARKS[args.kind]
+    if args.json_summary and bench.json_parser is None:
         print(f"fsaccept: {args.kind} has no JSON-summary parser", file=sys.stderr)
         return 2
-    parse: Callable[[str], Any] = text_parser
-    if args.json_summary and json_parser is not None:
-        parse = json_parser
     if args.job_file and args.kind != "fio":
         print("fsaccept: --job-file is for fio", file=sys.stderr)
         return 2
@@ -85,19 +93,21 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         print(f"fsaccept: cannot read {e.filename}: {e.strerror or e}", file=sys.stderr)
         return 2
     try:
+        parse = load(bench.json_parser if args.json_summary else bench.parser)
         result = parse(text, job_file=job_file) if job_file else parse(text)
     except ValueError as e:
         print(f"fsaccept: cannot parse {args.file}: {e}", file=sys.stderr)
         return 2
     out = result.to_dict()
     reasons = out.pop("reasons")
-    name, figure_kinds = VERSIONED[args.kind]
-    version = validity.version_number(out.get("version"))
+    # The same version rules as the checks (mdtest prints IOR's version).
+    name = bench.version_name
+    version = versions.version_number(out.get("version"))
     if out.get("version") or not reasons:  # nothing to certify anyway when it failed first
-        reasons += dict.fromkeys(r for k in figure_kinds
-                                 for r in validity.version_reasons(name, version, k))
+        reasons += dict.fromkeys(r for k in bench.figure_kinds
+                                 for r in versions.version_reasons(name, version, k))
     out = {"kind": args.kind, "file": args.file, "valid": out.pop("valid") and not reasons,
-           "reasons": reasons, "version_note": benchmarks.version_note(name, version), **out}
+           "reasons": reasons, "version_note": versions.version_note(name, version), **out}
     try:
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -113,24 +123,44 @@ def _read_text(path: str) -> str:
 
 
 def _cmd_reference(args: argparse.Namespace) -> int:
+    from fsaccept.core import reference
+
     try:
-        reference.load_reference(args.file)
+        ref = reference.load_reference(args.file)
     except reference.ReferenceError as e:
         print(str(e), file=sys.stderr)
         return 2
-    print(f"{args.file}: valid")
+    if not args.get:
+        print(f"{args.file}: valid")
+        return 0
+    value = reference.read_yaml(args.file)
+    for key in args.get.split("."):
+        if not isinstance(value, dict) or key not in value:
+            print(f"{ref.path}: {args.get}: not in the file", file=sys.stderr)
+            return 2
+        value = value[key]
+    print(value if isinstance(value, str) else json.dumps(value))
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fsaccept`` console script."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in TOOLS:
+        module, _, function = TOOLS[argv[0]][0].partition(":")
+        return getattr(importlib.import_module(module), function)(argv[1:])
     args = _build_parser().parse_args(argv)
     if args.command == "parse":
         return _cmd_parse(args)
     if args.command == "spack":
+        from fsaccept.tools import spack as spackenv
         return spackenv.run(args)
     if args.command == "reference":
         return _cmd_reference(args)
+    if args.command == "job-name":
+        from fsaccept.core.slurm import benchmark_job_name
+        print(benchmark_job_name(args.system))
+        return 0
     return 2  # pragma: no cover - argparse enforces the choices
 
 

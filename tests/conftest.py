@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fsaccept.localcluster import OPENMPI_ENV, slurm_conf_path
-from fsaccept.spackenv import view_bin
+from fsaccept.tools.cluster import OPENMPI_ENV, slurm_conf_path
+from fsaccept.tools.spack import view_bin
 
 REPO = Path(__file__).resolve().parent.parent
 LOCAL_CLUSTER = REPO / "scripts" / "local-cluster"

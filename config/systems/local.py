@@ -4,9 +4,9 @@ emulates on this host (munged, slurmctld, one slurmd per node).
 Never picked by host name: select it with ``--system local``.
 """
 
-from fsaccept.benchmarks import SPACK_STATE
-from fsaccept.localcluster import OPENMPI_ENV, PARTITION, slurm_conf_path
-from fsaccept.reference import REFERENCE_DIR
+from fsaccept.core.provision import SPACK_STATE
+from fsaccept.tools.cluster import OPENMPI_ENV, PARTITION, slurm_conf_path
+from fsaccept.core.reference import REFERENCE_DIR
 
 
 def _partition(features, benchmarks):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fsaccept import report as rep
+from fsaccept.reporting import runreport, sections, verdicts
 from tests.conftest import REPO, run
 
 pytestmark = pytest.mark.integration
@@ -45,7 +45,7 @@ def test_acceptance_writes_the_signoff_report(cluster_env, tmp_path, results_dir
                         rf"\| ([^|]*) \| (PASS|FAIL|INVALID|ERROR|SKIPPED|NOT RUN|ABORTED) \|",
                         md, re.M)
         assert row, f"no summary row for {name} in {md_paths[0]}"
-        assert f'href="#{rep.anchor_of(name)}"' in html
+        assert f'href="#{sections.anchor_of(name)}"' in html
     assert "| Signed by | CI Tester |" in md
     assert re.search(r"SHA-256 `[0-9a-f]{64}`", md)
     assert re.search(r"git commit [0-9a-f]{40}", md)
@@ -57,7 +57,7 @@ def test_acceptance_writes_the_signoff_report(cluster_env, tmp_path, results_dir
     assert (proc.returncode == 0) == accepted, out[-3000:]
     assert (tmp_path / "results.db").is_file()
     # The report is ReFrame's own run report, turned into rows.
-    tests = rep.tests_of(rep.load_run_report(run_dir / "run-report.json"))
+    tests = runreport.tests_of(runreport.load_run_report(run_dir / "run-report.json"))
     assert sorted(t.name for t in tests) == sorted(FIO_TESTS)
 
 
@@ -66,13 +66,13 @@ def assert_junit_lists_every_check(junit: Path, report: dict) -> None:
     those that did not pass, naming the phase (an INVALID one says INVALID)."""
     import xml.etree.ElementTree as ET
     cases = {c.get("name").split()[0]: c for c in ET.parse(junit).getroot().iter("testcase")}
-    ran = rep.all_testcases(report)
+    ran = runreport.all_testcases(report)
     assert sorted(cases) == sorted(tc["name"].split()[0] for tc in ran)
     for tc in ran:
         failure = cases[tc["name"].split()[0]].find("failure")
-        verdict = rep.verdict_of(tc).verdict
-        assert (failure is None) == (verdict == rep.PASS), (tc["name"], verdict)
-        if verdict == rep.INVALID:
+        verdict = verdicts.verdict_of(tc).verdict
+        assert (failure is None) == (verdict == verdicts.PASS), (tc["name"], verdict)
+        if verdict == verdicts.INVALID:
             assert failure.text.startswith("sanity: INVALID:")
 
 
@@ -124,7 +124,7 @@ def test_measure_prints_a_ceilings_block(tmp_path):
         if os.environ.get("CI"):
             pytest.fail("fio not installed: run scripts/setup")
         pytest.skip("fio not installed: run scripts/setup")
-    from fsaccept import assessment
+    from fsaccept.reporting import assessment
     measured = assessment.measure(tmp_path, size="16m", runtime_s=1)
     assert set(measured) == {"write", "read", "randwrite", "randread"}
     assert all(v > 0 for v in measured.values())

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fsaccept.rfmtests import benchmark_job_name
+from fsaccept.core.slurm import benchmark_job_name
 from tests.conftest import REPO, run
 
 pytestmark = pytest.mark.integration
@@ -133,7 +133,7 @@ def test_a_nightly_and_two_acceptance_runs_at_once_never_overlap_jobs(cluster_en
 
 STORE_SESSIONS = """
 import json, sys
-from fsaccept import trends
+from fsaccept.reporting import trends
 from tests.unit.test_trends import DATA, nightly_session
 store = trends.Store(sys.argv[1])
 base = json.loads((DATA / "ior-pass.json").read_text())
@@ -157,5 +157,5 @@ def test_sessions_stored_at_the_same_time_all_land_in_an_intact_database(tmp_pat
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert {r[0] for r in conn.execute("SELECT uuid FROM sessions")} == set(stored)
-    from fsaccept import trends
+    from fsaccept.reporting import trends
     assert {u for u, _ in trends.Store(db).sessions("local")} == set(stored)

@@ -25,7 +25,7 @@ CHECKS = str(REPO / "checks" / "fio_client.py")
 MIB = 2**20
 
 #: check → figure → (fio job, path in the job's JSON, scale, how nodes combine).
-#: Written out here, independently of fsaccept.fiocmd, from fio's JSON format.
+#: Written out here, independently of fsaccept.benchmarks.fio.command, from fio's JSON format.
 FIGURES = {
     "FioRandomReadDirect": {
         "randread_4k_direct_iops": ("randread_direct", ("read", "iops"), 1, "sum")},

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept.guards import filesystem_type
+from fsaccept.core.guards import filesystem_type
 from tests.conftest import REPO, reframe_command, run
 
 pytestmark = pytest.mark.integration

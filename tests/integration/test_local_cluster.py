@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from fsaccept.localcluster import pid_alive
+from fsaccept.tools.cluster import pid_alive
 from tests.conftest import LOCAL_CLUSTER, REPO, reframe_command, run
 
 pytestmark = pytest.mark.integration

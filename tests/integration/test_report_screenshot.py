@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fsaccept import report as rep
+from fsaccept.reporting import runreport
+from fsaccept.reporting import report as signoff
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
 BORDER = np.array([0x99, 0x99, 0x99]) / 255  # the tables' border colour (#999)
@@ -54,9 +55,9 @@ def only(html: str, css: str) -> str:
 def test_summary_table_renders(name, tmp_path):
     import matplotlib.image as mpimg
 
-    report = rep.load_run_report(DATA / name)
-    ctx = rep.build_context(report, signed_by="Screenshot Test", harness_version="test")
-    page = rep.render(ctx, "report.html.j2")
+    report = runreport.load_run_report(DATA / name)
+    ctx = signoff.build_context(report, signed_by="Screenshot Test", harness_version="test")
+    page = signoff.render(ctx, "report.html.j2")
     rows = len(ctx["rows"])
     # The whole page (kept for a person to look at), then the page with only the
     # summary table shown, then with nothing shown (the control).

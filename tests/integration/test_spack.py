@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fsaccept import spackenv
-from fsaccept.benchmarks import SPACK_STATE, rendered_env_dir
+from fsaccept.tools import spack as spackenv
+from fsaccept.core.provision import SPACK_STATE, rendered_env_dir
 from tests.conftest import REPO, run
 
 pytestmark = pytest.mark.integration

@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fsaccept import assessment as asm
-from fsaccept import report as rep
-from fsaccept.reference import ReferenceError, load_reference
+from fsaccept.reporting import assessment as asm
+from fsaccept.reporting import report as signoff
+from fsaccept.reporting import runreport
+from fsaccept.core.reference import ReferenceError, load_reference
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
 
@@ -102,13 +103,13 @@ def test_reference_schema_accepts_ceilings_and_nightly_and_rejects_bad_ones(tmp_
 
 
 def test_report_shows_percentages_with_ceilings():
-    report = rep.load_run_report(DATA / "ior-pass.json")
+    report = runreport.load_run_report(DATA / "ior-pass.json")
     ceilings = asm.parse_ceilings({
         "disk_write": {"component": "devices", "figures": "write",
                        "bandwidth": {"value": 1000, "unit": "MiB/s"},
                        "iops": {"value": 50000, "unit": "IOPS"}}})
-    ctx = rep.build_context(report, ceilings=ceilings, plots=False)
-    md = rep.render(ctx, "report.md.j2")
+    ctx = signoff.build_context(report, ceilings=ceilings, plots=False)
+    md = signoff.render(ctx, "report.md.j2")
     assert "## Performance assessment" in md
     # 1,987.01 MiB/s written against a 1,000 MiB/s disk: faster than the hardware.
     assert ("| IORWriteBandwidth | write_bandwidth | 1,987.0 MiB/s | 1,000 MiB/s"

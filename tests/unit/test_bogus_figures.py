@@ -13,8 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept import cli, fio, ior, mdtest, report, trends, validity
-from fsaccept.findings import INVALID, MAX_PER_KIND, Findings, Finding, figure_problem
+from fsaccept import cli
+from fsaccept.benchmarks.fio import figures
+from fsaccept.benchmarks.fio import parse as fio
+from fsaccept.benchmarks.ior import parse as ior
+from fsaccept.benchmarks.ior import validity
+from fsaccept.benchmarks.ior.parse_json import parse_ior_json
+from fsaccept.benchmarks.mdtest import parse as mdtest
+from fsaccept.benchmarks.mdtest import validity as mdtest_validity
+from fsaccept.reporting import runreport, trends, verdicts
+from fsaccept.reporting import report as signoff
+from fsaccept.core.findings import INVALID, MAX_PER_KIND, Findings, Finding, figure_problem
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -110,7 +119,7 @@ def test_ior_multi_iteration_rows_agree_with_the_iteration_table() -> None:
 def test_ior_json_negative_figure_is_invalid() -> None:
     doc = json.loads(text("ior", "json-summary.json"))
     doc["summary"][0]["bwMeanMIB"] = -874.9355
-    run = ior.parse_ior_json(json.dumps(doc))
+    run = parse_ior_json(json.dumps(doc))
     assert not run.valid and "bogus-figure" in kinds(run)
 
 
@@ -163,9 +172,9 @@ def test_mdtest_sweep_without_all_tasks_says_so_and_is_invalid_for_the_check() -
     t = sweep(text("mdtest", "easy.txt")).replace("8 tasks, 1600 files", "6 tasks, 1200 files")
     run = mdtest.parse_mdtest(t)
     assert run.rate.tasks == 6 and run.figures()["file_creation"] == 5718.659
-    exp = mdtest.MdtestExpectation(tasks=8, nodes=4, ranks_per_node=2, items_per_rank=200)
+    exp = mdtest_validity.MdtestExpectation(tasks=8, nodes=4, ranks_per_node=2, items_per_rank=200)
     assert any("SUMMARY table of 6 tasks, 8 were requested" in r
-               for r in mdtest.invalid_reasons(run, exp))
+               for r in mdtest_validity.invalid_reasons(run, exp))
 
 
 def test_mdtest_stray_blank_line_in_a_table_keeps_its_rows() -> None:
@@ -204,9 +213,9 @@ def test_fio_iops_that_cannot_be_measured_is_invalid(literal: str) -> None:
     t = t.replace(f'"iops" : {iops}', f'"iops" : {literal}', 1)
     run = fio.parse_fio(t)
     assert not run.valid and "bogus-figure" in kinds(run)
-    spec = fio.FigureSpec("randread_4k_direct_iops", "IOPS", "randread_direct", ("read", "iops"))
+    spec = figures.FigureSpec("randread_4k_direct_iops", "IOPS", "randread_direct", ("read", "iops"))
     with pytest.raises(ValueError, match="not a figure"):
-        fio.figure_value(run, spec)
+        figures.figure_value(run, spec)
 
 
 def test_fio_zero_iops_with_io_done_is_invalid() -> None:
@@ -399,17 +408,17 @@ def test_report_never_accepts_a_figure_that_cannot_be_measured(value, tmp_path):
     set_first_figure(doc, value)
     path = tmp_path / "run-report.json"
     path.write_text(json.dumps(doc))
-    tests = {t.name: t for t in report.tests_of(report.load_run_report(path))}
-    assert tests["IORWriteBandwidth"].verdict == report.INVALID
+    tests = {t.name: t for t in runreport.tests_of(runreport.load_run_report(path))}
+    assert tests["IORWriteBandwidth"].verdict == verdicts.INVALID
     assert "not a measurement" in tests["IORWriteBandwidth"].reason
-    assert report.overall_verdict(list(tests.values()))[0] == report.NOT_ACCEPTED
-    assert report.main([str(path), "--out", str(tmp_path / "out")]) == 1  # NOT ACCEPTED
+    assert runreport.overall_verdict(list(tests.values()))[0] == verdicts.NOT_ACCEPTED
+    assert signoff.main([str(path), "--out", str(tmp_path / "out")]) == 1  # NOT ACCEPTED
     md = (tmp_path / "out" / "report.md").read_text()
     assert "ACCEPTED" in md and "| INVALID |" in md
 
 
 def test_report_count_figures_may_be_zero():
-    assert report.bogus_figures([report.Figure("outlier_nodes", 0, "nodes")]) == []
+    assert verdicts.bogus_figures([verdicts.Figure("outlier_nodes", 0, "nodes")]) == []
 
 
 @pytest.mark.parametrize("edit, key", [
@@ -424,7 +433,7 @@ def test_report_with_wrong_json_types_exits_2_naming_file_and_key(tmp_path, caps
     edit(doc)
     path = tmp_path / "run-report.json"
     path.write_text(json.dumps(doc))
-    assert report.main([str(path)]) == 2
+    assert signoff.main([str(path)]) == 2
     err = capsys.readouterr().err
     assert f"{path}: {key}:" in err and "Traceback" not in err
 
@@ -433,7 +442,7 @@ def test_report_with_wrong_json_types_exits_2_naming_file_and_key(tmp_path, caps
 def test_report_of_a_corrupt_file_exits_2(tmp_path, capsys, content):
     path = tmp_path / "run-report.json"
     path.write_bytes(content)
-    assert report.main([str(path)]) == 2
+    assert signoff.main([str(path)]) == 2
     assert str(path) in capsys.readouterr().err
 
 

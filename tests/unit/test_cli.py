@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept.cli import PARSERS, main
+from fsaccept.benchmarks import registry
+from fsaccept.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ior"
 
@@ -71,6 +72,6 @@ def test_unknown_kind_is_a_usage_error() -> None:
 
 
 def test_parsers_registry_is_extensible() -> None:
-    assert {"ior", "mdtest"} <= set(PARSERS)
-    text_parser, json_parser = PARSERS["ior"]
-    assert callable(text_parser) and callable(json_parser)
+    assert {"ior", "mdtest"} <= set(registry.BENCHMARKS)
+    ior = registry.BENCHMARKS["ior"]
+    assert callable(registry.load(ior.parser)) and callable(registry.load(ior.json_parser))

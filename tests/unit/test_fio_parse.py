@@ -1,4 +1,4 @@
-"""fsaccept.fio (parser, figures, outliers) and fsaccept.fiocmd (commands, names,
+"""fsaccept.benchmarks.fio.parse (parser, figures, outliers) and fsaccept.benchmarks.fio.command (commands, names,
 references) on real fio 3.33 captures (tests/data/fio/README.md)."""
 
 from __future__ import annotations
@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept import fio, fiocmd, reference
+from fsaccept.benchmarks.fio import command as fiocmd
+from fsaccept.benchmarks.fio import figures
+from fsaccept.benchmarks.fio import parse as fio
+from fsaccept.core import reference
 from fsaccept.cli import main
-from fsaccept.reference import Threshold
+from fsaccept.core.reference import Threshold
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
 REFS = Path(__file__).resolve().parents[2] / "reference"
@@ -60,8 +63,8 @@ def test_randread_direct_figure_is_fios_iops() -> None:
     run = fio.parse_fio(text("randread-direct-n1.json"))
     (spec,) = fiocmd.figure_specs(params("randread_direct"))
     assert spec.name == "randread_4k_direct_iops" and spec.unit == "IOPS"
-    assert fio.figure_value(run, spec) == raw_job("randread-direct-n1.json")["read"]["iops"]
-    assert fio.figure_value(run, spec) == 20650.116628
+    assert figures.figure_value(run, spec) == raw_job("randread-direct-n1.json")["read"]["iops"]
+    assert figures.figure_value(run, spec) == 20650.116628
 
 
 def test_settings_that_change_meaning_are_recorded() -> None:
@@ -119,19 +122,19 @@ def test_sequential_bandwidth_is_bw_bytes_over_2_to_the_20() -> None:
     (spec,) = fiocmd.figure_specs(params("seq_write"))
     assert spec.name == "seq_write_1m_direct_bw" and spec.unit == "MiB/s"
     raw = raw_job("seq-write-n3.json")["write"]
-    assert fio.figure_value(run, spec) == raw["bw_bytes"] / 1048576 == 1127306291 / 2**20
+    assert figures.figure_value(run, spec) == raw["bw_bytes"] / 1048576 == 1127306291 / 2**20
     # fio's own KiB/s figure is bw_bytes // 1024: the same rate, rounded down.
     assert raw["bw"] == raw["bw_bytes"] // 1024
     (read_spec,) = fiocmd.figure_specs(params("seq_read"))
     assert read_spec.name == "seq_read_1m_direct_bw"
-    assert fio.figure_value(fio.parse_fio(text("seq-read-n2.json")), read_spec) == \
+    assert figures.figure_value(fio.parse_fio(text("seq-read-n2.json")), read_spec) == \
         raw_job("seq-read-n2.json")["read"]["bw_bytes"] / 2**20
 
 
 def test_fsync_figures_are_fios_iops_and_latencies_in_us() -> None:
     run = fio.parse_fio(text("fsync-n2.json"))
     raw = raw_job("fsync-n2.json")
-    figs = {s.name: fio.figure_value(run, s) for s in fiocmd.figure_specs(params("fsync"))}
+    figs = {s.name: figures.figure_value(run, s) for s in fiocmd.figure_specs(params("fsync"))}
     assert figs == {
         "fsync_4k_iops": raw["write"]["iops"],
         "fsync_4k_write_clat_p50_us": raw["write"]["clat_ns"]["percentile"]["50.000000"] / 1000,
@@ -151,7 +154,7 @@ def test_metadata_rates_are_the_three_jobs_iops() -> None:
     assert [j.name for j in run.jobs] == ["filecreate", "filestat", "filedelete"]
     assert run.jobs[1].options["ioengine"] == "filestat"  # job option over global ones
     assert run.jobs[1].options["nrfiles"] == "5000"  # from "global options"
-    figs = {s.name: fio.figure_value(run, s) for s in fiocmd.figure_specs(params("metadata"))}
+    figs = {s.name: figures.figure_value(run, s) for s in fiocmd.figure_specs(params("metadata"))}
     assert figs == {f"{job}_ops": raw_job("metadata-n2.json", i)["write"]["iops"]
                     for i, job in enumerate(fiocmd.METADATA_JOBS)}
     assert figs["filecreate_ops"] == 6435.006435
@@ -245,12 +248,12 @@ def test_json_that_is_not_a_fio_report_names_the_key() -> None:
 
 def test_a_missing_figure_names_its_path() -> None:
     run = fio.parse_fio(text("randread-direct-n1.json"))
-    spec = fio.FigureSpec("x_us", "us", "randread_direct",
+    spec = figures.FigureSpec("x_us", "us", "randread_direct",
                           ("read", "clat_ns", "percentile", "99.990001"), "latency")
     with pytest.raises(ValueError, match=r"percentile\.99\.990001: missing"):
-        fio.figure_value(run, spec)
+        figures.figure_value(run, spec)
     with pytest.raises(KeyError, match="no fio job named 'nope'"):
-        fio.figure_value(run, fio.FigureSpec("y", "IOPS", "nope", ("read", "iops")))
+        figures.figure_value(run, figures.FigureSpec("y", "IOPS", "nope", ("read", "iops")))
 
 
 def test_to_dict_is_json_with_verdict() -> None:
@@ -276,14 +279,14 @@ def test_fio_sizes_use_fios_default_kb_base(value: str | None, nbytes: int | Non
 
 def node_figures(stem: str, kind: str) -> tuple[dict[str, dict[str, float]], list]:
     specs = fiocmd.figure_specs(params(kind))
-    per_node = {n: {s.name: fio.figure_value(fio.parse_fio(text(f"{stem}-{n}.json")), s)
+    per_node = {n: {s.name: figures.figure_value(fio.parse_fio(text(f"{stem}-{n}.json")), s)
                     for s in specs} for n in NODES}
     return per_node, specs
 
 
 def test_four_real_nodes_sum_and_slowest() -> None:
     per_node, specs = node_figures("randread-direct", "randread_direct")
-    c = fio.combine(per_node, specs, outlier_fraction=0.8)
+    c = figures.combine(per_node, specs, outlier_fraction=0.8)
     iops = [raw_job(f"randread-direct-{n}.json")["read"]["iops"] for n in NODES]
     assert c.aggregate["randread_4k_direct_iops"] == math.fsum(iops)
     assert c.node_min["randread_4k_direct_iops"] == min(iops) == 20650.116628
@@ -292,7 +295,7 @@ def test_four_real_nodes_sum_and_slowest() -> None:
 
 def test_latency_over_nodes_is_the_worst_node() -> None:
     per_node, specs = node_figures("fsync", "fsync")
-    c = fio.combine(per_node, specs, outlier_fraction=0.8)
+    c = figures.combine(per_node, specs, outlier_fraction=0.8)
     p99 = [raw_job(f"fsync-{n}.json")["sync"]["lat_ns"]["percentile"]["99.000000"] / 1000
            for n in NODES]
     assert c.aggregate["fsync_4k_sync_lat_p99_us"] == max(p99)
@@ -302,7 +305,7 @@ def test_latency_over_nodes_is_the_worst_node() -> None:
 def test_a_slow_node_is_named() -> None:
     per_node, specs = node_figures("randread-direct", "randread_direct")
     per_node["n3"]["randread_4k_direct_iops"] = 9000.0
-    c = fio.combine(per_node, specs, outlier_fraction=0.8)
+    c = figures.combine(per_node, specs, outlier_fraction=0.8)
     assert c.outlier_nodes == ["n3"]
     (o,) = c.outliers["randread_4k_direct_iops"]
     assert o.median == (20650.116628 + 20681.772742) / 2  # n1 and n2 are the middle two
@@ -320,12 +323,12 @@ def test_a_slow_node_is_named() -> None:
     ({}, 0.8, []),
 ])
 def test_find_outliers(values: dict, fraction: float, slow: list) -> None:
-    assert [o.node for o in fio.find_outliers(values, fraction)] == slow
+    assert [o.node for o in figures.find_outliers(values, fraction)] == slow
 
 
 def test_per_node_string_is_exact() -> None:
     per_node, specs = node_figures("randread-direct", "randread_direct")
-    line = fio.format_per_node(per_node, specs)
+    line = figures.format_per_node(per_node, specs)
     assert line.startswith("randread_4k_direct_iops=n1:20650.116628,n2:")
     values = dict(p.split(":") for p in line.split("=", 1)[1].split(","))
     assert {n: float(v) for n, v in values.items()} == \
@@ -334,12 +337,12 @@ def test_per_node_string_is_exact() -> None:
 
 def test_findings_over_many_nodes_are_summarised() -> None:
     per_node = {n: fio.parse_fio(text(f"randread-direct-{n}.json")).findings for n in NODES}
-    (line,) = fio.summarize_by_node(per_node)
+    (line,) = figures.summarize_by_node(per_node)
     assert line.startswith("all 4 nodes: n1: job 'randread_direct'")
     assert line.endswith("(and 3 more like it)")
     some = {"n1": [], "n2": per_node["n2"], "n3": per_node["n3"], "n4": []}
-    assert fio.summarize_by_node(some)[0].startswith("n2,n3: n2: job")
-    assert fio.summarize_by_node({"n1": per_node["n1"]})[0].startswith("n1: job")
+    assert figures.summarize_by_node(some)[0].startswith("n2,n3: n2: job")
+    assert figures.summarize_by_node({"n1": per_node["n1"]})[0].startswith("n1: job")
 
 
 # --------------------------------------------------------------------------- commands

@@ -1,4 +1,4 @@
-"""Figures for people: five significant digits, separators, units (fsaccept.formatting),
+"""Figures for people: five significant digits, separators, units (fsaccept.core.formatting),
 and no raw float where people read figures (console summary, report.md, report.html,
 nightly summary); the exact values stay in the run report."""
 
@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept import report as rep
-from fsaccept import trends
-from fsaccept.formatting import format_figure, format_number, mib_to_mb
+from fsaccept.reporting import runreport, sections
+from fsaccept.reporting import report as signoff
+from fsaccept.reporting import trends
+from fsaccept.core.formatting import format_figure, format_number, mib_to_mb
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
 REPORTS = sorted(p.name for p in DATA.glob("*.json"))
@@ -64,12 +65,12 @@ def test_format_figure_always_has_the_unit_and_mb_beside_mib():
 
 @pytest.mark.parametrize("name", REPORTS)
 def test_no_raw_float_in_console_summary_or_reports(name):
-    report = rep.load_run_report(DATA / name)
-    tests = rep.tests_of(report)
-    assert raw_floats(rep.summary_text(rep.summary_rows(tests))) == []
-    ctx = rep.build_context(report, plots=False)
+    report = runreport.load_run_report(DATA / name)
+    tests = runreport.tests_of(report)
+    assert raw_floats(sections.summary_text(sections.summary_rows(tests))) == []
+    ctx = signoff.build_context(report, plots=False)
     for template in ("report.md.j2", "report.html.j2"):
-        text = rep.render(ctx, template)
+        text = signoff.render(ctx, template)
         # Commands, job scripts and the benchmarks' own messages (INVALID reasons quote
         # the benchmark's printed times) are shown as they are.
         text = re.sub(r"```.*?```|<pre>.*?</pre>", "", text, flags=re.S)
@@ -86,8 +87,8 @@ def test_exact_values_stay_in_the_run_report():
     values = [v[0] for run in raw["runs"] for tc in run["testcases"]
               for v in (tc.get("perfvalues") or {}).values() if v[0] is not None]
     assert any(raw_floats(repr(v)) for v in values)  # the data has raw floats to round
-    report = rep.load_run_report(DATA / "full-suite.json")
-    got = [f.value for t in rep.tests_of(report) for fr in t.figures for f in fr.samples
+    report = runreport.load_run_report(DATA / "full-suite.json")
+    got = [f.value for t in runreport.tests_of(report) for fr in t.figures for f in fr.samples
            if f.value is not None]
     assert sorted(got) == sorted(values)
 

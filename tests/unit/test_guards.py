@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept.guards import (GuardError, KeptData, KeptDataset, bytes_used, check_capacity,
+from fsaccept.core.guards import (GuardError, KeptData, KeptDataset, bytes_used, check_capacity,
                              check_path_text, check_target, filesystem_type, mount_of,
                              owner_marker, planned_volume, remove_owned)
 

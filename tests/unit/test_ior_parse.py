@@ -1,4 +1,4 @@
-"""fsaccept.ior against real IOR 4.0.0 captures (tests/data/ior/, see its README.md).
+"""fsaccept.benchmarks.ior.parse against real IOR 4.0.0 captures (tests/data/ior/, see its README.md).
 
 Expected figures are copied by hand from the capture files.
 """
@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept.ior import (
+from fsaccept.benchmarks.ior.parse import (
     INVALID,
     WARNING,
     IorRun,
     parse_ior,
-    parse_ior_json,
     parse_size,
 )
+from fsaccept.benchmarks.ior.parse_json import parse_ior_json
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ior"
 

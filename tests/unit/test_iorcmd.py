@@ -1,12 +1,13 @@
 import pytest
 
-from fsaccept.iorcmd import ior_options, ior_size, planned_bytes
-from fsaccept.reference import REFERENCE_DIR, load_reference
+from fsaccept.benchmarks.ior.command import ior_options, ior_size, planned_bytes
+from fsaccept.core.reference import REFERENCE_DIR, load_reference
+from fsaccept.benchmarks.ior.command import ior_tests
 
 
 @pytest.fixture(scope="module")
 def lustre():
-    return load_reference(REFERENCE_DIR / "example-lustre.yaml").tests
+    return ior_tests(load_reference(REFERENCE_DIR / "example-lustre.yaml"))
 
 
 def test_write_bandwidth_is_the_published_command(lustre):
@@ -36,7 +37,7 @@ def test_random_phases(lustre):
 
 
 def test_direct_io_adds_odirect():
-    p = load_reference(REFERENCE_DIR / "local.yaml").tests["ior_write_bandwidth"]
+    p = ior_tests(load_reference(REFERENCE_DIR / "local.yaml"))["ior_write_bandwidth"]
     assert "--posix.odirect" in ior_options("write_bandwidth", p, "/f")
 
 

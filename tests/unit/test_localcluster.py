@@ -1,7 +1,7 @@
 
 import pytest
 
-from fsaccept.localcluster import (ClusterError, ClusterLayout, directories,
+from fsaccept.tools.cluster import (ClusterError, ClusterLayout, directories,
                                    node_count_in_conf, parse_sinfo_states,
                                    render_slurm_conf)
 

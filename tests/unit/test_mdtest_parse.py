@@ -1,4 +1,4 @@
-"""fsaccept.mdtest against real mdtest 4.0.0 captures (tests/data/mdtest/, see its README.md):
+"""fsaccept.benchmarks.mdtest.parse against real mdtest 4.0.0 captures (tests/data/mdtest/, see its README.md):
 the parser, the command line, the reference entry and the validity rules, and
 ``fsaccept parse mdtest FILE``.
 
@@ -12,18 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept import mdtest, reference
-from fsaccept.cli import PARSERS, main
-from fsaccept.ior import INVALID, WARNING
-from fsaccept.mdtest import (
-    MdtestExpectation,
-    MdtestRun,
-    invalid_reasons,
-    mdtest_options,
-    parameters,
-    parse_mdtest,
-    planned_bytes,
-)
+from fsaccept.benchmarks.ior.parse import INVALID, WARNING
+from fsaccept.benchmarks.mdtest import parse as mdtest
+from fsaccept.benchmarks.mdtest.command import mdtest_options, parameters, planned_bytes
+from fsaccept.benchmarks.mdtest.parse import MdtestRun, parse_mdtest
+from fsaccept.benchmarks.mdtest.validity import MdtestExpectation, invalid_reasons
+from fsaccept.benchmarks.registry import BENCHMARKS
+from fsaccept.cli import main
+from fsaccept.core import reference
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "mdtest"
 SRUN = "srun -N4 -n8 --ntasks-per-node=2 --distribution=block --mpi=pmix mdtest "
@@ -558,7 +554,7 @@ def test_unknown_version_is_invalid() -> None:
 
 
 def test_cli_parses_mdtest(capsys: pytest.CaptureFixture[str]) -> None:
-    assert "mdtest" in PARSERS
+    assert "mdtest" in BENCHMARKS
     path = DATA / "stonewall.txt"
     assert main(["parse", "mdtest", str(path)]) == 0
     out = capsys.readouterr().out

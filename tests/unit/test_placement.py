@@ -1,6 +1,6 @@
 import pytest
 
-from fsaccept.placement import (format_rank_map, is_block_placement, is_usable,
+from fsaccept.core.placement import (format_rank_map, is_block_placement, is_usable,
                                 node_memory_bytes, nodes_for_fraction, parse_rank_map)
 
 

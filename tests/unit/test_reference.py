@@ -2,8 +2,9 @@ import re
 import pytest
 import yaml
 
-from fsaccept.reference import (REFERENCE_DIR, ReferenceError, format_size, load_reference,
-                                parse_size)
+from fsaccept.benchmarks.ior.command import ior_tests, parameters
+from fsaccept.core.reference import (REFERENCE_DIR, ReferenceError, format_size, load_reference,
+                                     parse_size)
 
 
 def write(tmp_path, data, name="sys.yaml"):
@@ -25,19 +26,19 @@ def test_every_shipped_reference_file_is_valid(name):
 
 def test_example_lustre_carries_the_published_figures():
     ref = load_reference(REFERENCE_DIR / "example-lustre.yaml")
-    figures = {k: (t.threshold.value, t.threshold.unit) for k, t in ref.tests.items()}
+    figures = {k: (t.threshold.value, t.threshold.unit) for k, t in ior_tests(ref).items()}
     assert figures == {
         "ior_write_bandwidth": (3427179.21, "MiB/s"),
         "ior_read_bandwidth": (3818284.19, "MiB/s"),
         "ior_random_write_iops": (24807129.18, "IOPS"),
         "ior_random_read_iops": (35098607.79, "IOPS"),
     }
-    assert ref.tests["ior_write_bandwidth"].ranks_per_node == 4
-    assert ref.tests["ior_random_read_iops"].ranks_per_node == 32
+    assert ior_tests(ref)["ior_write_bandwidth"].ranks_per_node == 4
+    assert ior_tests(ref)["ior_random_read_iops"].ranks_per_node == 32
 
 
 def test_sizes_are_binary_and_typed(local_data, tmp_path):
-    t = load_reference(write(tmp_path, local_data)).tests["ior_random_read_iops"]
+    t = ior_tests(load_reference(write(tmp_path, local_data)))["ior_random_read_iops"]
     assert (t.transfer_size, t.generation_transfer_size) == (4096, 4 * 2**20)
 
 
@@ -123,7 +124,7 @@ def test_missing_test_names_the_key_and_the_check(local_data, tmp_path):
     ref = load_reference(write(tmp_path, local_data))
     with pytest.raises(ReferenceError, match=r"tests.ior_write_bandwidth: missing \(needed by "
                                              r"IORWriteBandwidth\); the file has: "):
-        ref.test("ior_write_bandwidth", needed_by="IORWriteBandwidth")
+        parameters(ref, "ior_write_bandwidth", needed_by="IORWriteBandwidth")
 
 
 def test_threshold_becomes_a_lower_bound_reframe_reference(local_data, tmp_path):

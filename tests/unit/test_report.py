@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept import report as rep
+from fsaccept.core import formatting
+from fsaccept.reporting import runreport, sections, verdicts
+from fsaccept.reporting import report as signoff
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
 
 
 def load(name):
-    return rep.load_run_report(DATA / name)
+    return runreport.load_run_report(DATA / name)
 
 
 def by_name(tests):
@@ -22,17 +24,17 @@ def by_name(tests):
 
 def test_all_pass_is_accepted_with_exact_figures():
     report = load("ior-pass.json")
-    tests = by_name(rep.tests_of(report))
+    tests = by_name(runreport.tests_of(report))
     assert list(tests) == ["IORWriteBandwidth", "IORStonewalledRead", "IORRandomWriteIOPS",
                            "IORRandomReadIOPS", "MPILaunchSanity"]
-    assert all(t.verdict == rep.PASS for t in tests.values())
-    assert rep.overall_verdict(list(tests.values())) == (rep.ACCEPTED, [])
+    assert all(t.verdict == verdicts.PASS for t in tests.values())
+    assert runreport.overall_verdict(list(tests.values())) == (verdicts.ACCEPTED, [])
     # The figure is ReFrame's perfvalue, unchanged.
-    raw = {tc["name"]: tc for tc in rep.all_testcases(report)}
+    raw = {tc["name"]: tc for tc in runreport.all_testcases(report)}
     write = tests["IORWriteBandwidth"].figures[0]
     assert write.value == raw["IORWriteBandwidth"]["perfvalues"][
         "local:compute:write_bandwidth"][0] == 1987.01
-    rows = rep.summary_rows(list(tests.values()))
+    rows = sections.summary_rows(list(tests.values()))
     first = rows[0]
     assert first.test == "IORWriteBandwidth" and first.verdict == "PASS"
     assert first.nodes == "4 of 4 (100 %; 0.9 asked)" and first.ranks_per_node == "1"
@@ -45,67 +47,67 @@ def test_all_pass_is_accepted_with_exact_figures():
 
 
 def test_mb_is_mib_times_1_048576_exactly():
-    assert rep.mib_to_mb(1987.01) == Decimal("2083.53099776")
-    assert rep.mib_to_mb(1) == Decimal("1.048576")
-    assert rep.format_figure(1292.09, "MiB/s") == "1,292.1 MiB/s (1,354.9 MB/s)"
-    assert rep.format_figure(36432.74, "IOPS") == "36,433 IOPS"
+    assert formatting.mib_to_mb(1987.01) == Decimal("2083.53099776")
+    assert formatting.mib_to_mb(1) == Decimal("1.048576")
+    assert formatting.format_figure(1292.09, "MiB/s") == "1,292.1 MiB/s (1,354.9 MB/s)"
+    assert formatting.format_figure(36432.74, "IOPS") == "36,433 IOPS"
 
 
 def test_invalid_reason_is_the_text_after_the_marker_and_not_run_names_the_fixture():
-    tests = by_name(rep.tests_of(load("ior-invalid-error.json")))
+    tests = by_name(runreport.tests_of(load("ior-invalid-error.json")))
     w = tests["IORWriteBandwidth"]
-    assert w.verdict == rep.INVALID
+    assert w.verdict == verdicts.INVALID
     assert w.reason.startswith("write iteration 0 ran 0.511895 s of the 1 s deadline")
     assert "INVALID" not in w.reason
     assert w.figures[0].value is None  # an invalid figure is never shown as measured
     r = tests["IORStonewalledRead"]
-    assert r.verdict == rep.INVALID and "dataset (114 MiB) was exhausted" in r.reason
-    assert tests["IORRandomWriteIOPS"].verdict == rep.PASS
+    assert r.verdict == verdicts.INVALID and "dataset (114 MiB) was exhausted" in r.reason
+    assert tests["IORRandomWriteIOPS"].verdict == verdicts.PASS
     rr = tests["IORRandomReadIOPS"]
-    assert rr.verdict == rep.NOT_RUN
+    assert rr.verdict == verdicts.NOT_RUN
     assert "IORRandomReadDatasetGeneration" in rr.reason and "ERROR" in rr.reason
     assert "tests.ior_random_read_iops: missing" in rr.reason
-    verdict, blocking = rep.overall_verdict(list(tests.values()))
-    assert verdict == rep.NOT_ACCEPTED
+    verdict, blocking = runreport.overall_verdict(list(tests.values()))
+    assert verdict == verdicts.NOT_ACCEPTED
     assert [b.split(":")[0] for b in blocking] == ["IORWriteBandwidth", "IORStonewalledRead",
                                                     "IORRandomReadIOPS"]
 
 
 def test_fixture_failing_in_setup_is_an_error_with_its_reason():
     report = load("ior-invalid-error.json")
-    fx = next(tc for tc in rep.all_testcases(report)
+    fx = next(tc for tc in runreport.all_testcases(report)
               if tc["name"].startswith("IORRandomReadDatasetGeneration"))
-    v = rep.verdict_of(fx)
-    assert v.verdict == rep.ERROR
+    v = verdicts.verdict_of(fx)
+    assert v.verdict == verdicts.ERROR
     assert v.reason.startswith("failed in setup: reference error: ")
     assert "\n" not in v.reason
 
 
 def test_performance_failure_is_fail_naming_the_figure():
-    tests = by_name(rep.tests_of(load("ior-fail.json")))
+    tests = by_name(runreport.tests_of(load("ior-fail.json")))
     w = tests["IORWriteBandwidth"]
-    assert w.verdict == rep.FAIL
+    assert w.verdict == verdicts.FAIL
     assert w.reason == "write_bandwidth 2,166.2 MiB/s below the threshold 900,000 MiB/s"
-    assert tests["IORRandomWriteIOPS"].verdict == rep.PASS
-    verdict, blocking = rep.overall_verdict(list(tests.values()))
-    assert verdict == rep.NOT_ACCEPTED and blocking == [
+    assert tests["IORRandomWriteIOPS"].verdict == verdicts.PASS
+    verdict, blocking = runreport.overall_verdict(list(tests.values()))
+    assert verdict == verdicts.NOT_ACCEPTED and blocking == [
         "IORWriteBandwidth: FAIL (write_bandwidth 2,166.2 MiB/s below the threshold "
         "900,000 MiB/s)"]
 
 
 def test_repeats_are_one_test_with_statistics():
     report = load("ior-repeat.json")
-    tests = by_name(rep.tests_of(report))
+    tests = by_name(runreport.tests_of(report))
     assert set(tests) == {"IORRandomWriteIOPS", "MPILaunchSanity"}
     t = tests["IORRandomWriteIOPS"]
-    assert len(t.cases) == 3 and t.verdict == rep.PASS
-    values = [tc["perfvalues"]["local:compute:write_iops"][0] for tc in rep.all_testcases(report)
+    assert len(t.cases) == 3 and t.verdict == verdicts.PASS
+    values = [tc["perfvalues"]["local:compute:write_iops"][0] for tc in runreport.all_testcases(report)
               if tc["name"].startswith("IORRandomWriteIOPS")]
     st = t.figures[0].stats
     assert (st.n, st.min, st.max) == (3, min(values), max(values))
     assert st.mean == pytest.approx(statistics.fmean(values))
     assert st.std == pytest.approx(statistics.stdev(values))
-    row = rep.summary_rows([t])[0]
+    row = sections.summary_rows([t])[0]
     assert row.measured.endswith("IOPS (mean of 3)")
 
 
@@ -113,26 +115,26 @@ def test_a_repeated_test_takes_its_worst_verdict():
     report = load("ior-repeat.json")
     report["runs"][0]["testcases"][1].update(result="fail", fail_phase="sanity",
                                               fail_reason="sanity error: INVALID: too short")
-    t = by_name(rep.tests_of(report))["IORRandomWriteIOPS"]
-    assert t.verdict == rep.INVALID
+    t = by_name(runreport.tests_of(report))["IORRandomWriteIOPS"]
+    assert t.verdict == verdicts.INVALID
     assert t.reason == "run 2: too short"
 
 
 def test_fixtures_are_linked_to_the_test_that_reads_their_data():
-    tests = by_name(rep.tests_of(load("ior-pass.json")))
+    tests = by_name(runreport.tests_of(load("ior-pass.json")))
     read = tests["IORStonewalledRead"]
     assert [fx["display_name"] for fx in read.fixtures] == [
         "IORReadDatasetGeneration ~local:compute+openmpi"]
-    gen_cmd = dict(rep.command_lines(read.fixtures[0]))["ior_command"]
-    read_cmd = dict(rep.command_lines(read.case))["ior_command"]
+    gen_cmd = dict(sections.command_lines(read.fixtures[0]))["ior_command"]
+    read_cmd = dict(sections.command_lines(read.case))["ior_command"]
     assert gen_cmd.startswith("/opt/ior-4.0.0/bin/ior -w ") and "stoneWallingWearOut=1" in gen_cmd
     assert read_cmd.startswith("/opt/ior-4.0.0/bin/ior -r ")
     assert tests["IORWriteBandwidth"].fixtures == []
 
 
 def test_case_section_has_provenance():
-    tests = by_name(rep.tests_of(load("ior-pass.json")))
-    sec = rep.case_section(tests["IORStonewalledRead"].case, "measurement")
+    tests = by_name(runreport.tests_of(load("ior-pass.json")))
+    sec = sections.case_section(tests["IORStonewalledRead"].case, "measurement")
     assert (sec.jobid, sec.nodelist) == ("22", "n[1-4]")
     assert sec.deadline == "2 s deadline, 2.01 s run"
     assert sec.bytes_moved == "2,736,783,360 B (2.5488 GiB)"
@@ -143,7 +145,7 @@ def test_case_section_has_provenance():
                                         "f803e4472816")
     assert "perfvalues" not in prov and "deadline_s" not in prov  # shown elsewhere
     # A check without a *_command variable shows ReFrame's executable and options.
-    mpi = rep.case_section(tests["MPILaunchSanity"].case, "measurement")
+    mpi = sections.case_section(tests["MPILaunchSanity"].case, "measurement")
     assert mpi.commands == [("executable", "./MPILaunchSanity")]
 
 
@@ -151,68 +153,68 @@ def test_a_preflight_alone_is_not_an_acceptance():
     report = load("ior-pass.json")
     report["runs"][0]["testcases"] = [tc for tc in report["runs"][0]["testcases"]
                                       if tc["name"] == "MPILaunchSanity"]
-    verdict, blocking = rep.overall_verdict(rep.tests_of(report))
-    assert verdict == rep.NOT_ACCEPTED
+    verdict, blocking = runreport.overall_verdict(runreport.tests_of(report))
+    assert verdict == verdicts.NOT_ACCEPTED
     assert blocking == ["no test tagged 'acceptance' ran (only: MPILaunchSanity)"]
-    assert rep.overall_verdict([]) == (rep.NOT_ACCEPTED, ["no test ran"])
+    assert runreport.overall_verdict([]) == (verdicts.NOT_ACCEPTED, ["no test ran"])
 
 
 @pytest.mark.parametrize("result,phase,reason,expected", [
-    ("skip", None, None, rep.SKIPPED),
-    ("abort", "run", "KeyboardInterrupt", rep.ABORTED),
-    ("fail", "sanity", "sanity error: rank 3 missing", rep.ERROR),
-    ("fail", "run", "job error: exit 1", rep.ERROR),
-    ("xpass", None, None, rep.ERROR),
+    ("skip", None, None, verdicts.SKIPPED),
+    ("abort", "run", "KeyboardInterrupt", verdicts.ABORTED),
+    ("fail", "sanity", "sanity error: rank 3 missing", verdicts.ERROR),
+    ("fail", "run", "job error: exit 1", verdicts.ERROR),
+    ("xpass", None, None, verdicts.ERROR),
 ])
 def test_other_outcomes_are_shown_as_such_and_never_pass(result, phase, reason, expected):
-    v = rep.verdict_of({"name": "T", "result": result, "fail_phase": phase,
+    v = verdicts.verdict_of({"name": "T", "result": result, "fail_phase": phase,
                         "fail_reason": reason, "perfvalues": {}})
-    assert v.verdict == expected and v.verdict != rep.PASS
+    assert v.verdict == expected and v.verdict != verdicts.PASS
     if phase:
         assert phase in v.reason
 
 
 def test_upper_bound_thresholds_and_their_failures():
-    fig = rep.Figure("fsync_4k_sync_lat_p99_us", 250000.0, "us", 200000, None, 0, "fail")
-    assert rep.format_threshold(fig) == "≤ 200,000 us (200,000)"
-    assert rep.figure_failures([fig]) == [
+    fig = verdicts.Figure("fsync_4k_sync_lat_p99_us", 250000.0, "us", 200000, None, 0, "fail")
+    assert verdicts.format_threshold(fig) == "≤ 200,000 us (200,000)"
+    assert verdicts.figure_failures([fig]) == [
         "fsync_4k_sync_lat_p99_us 250,000 us above the limit 200,000 us"]
 
 
 def test_per_node_values_from_a_logged_string_and_from_distributed_cases():
-    assert rep.parse_per_node_text("a=n1:1.5,n2:2.0; b=n1:3,n2:bad") == {
+    assert sections.parse_per_node_text("a=n1:1.5,n2:2.0; b=n1:3,n2:bad") == {
         "a": {"n1": 1.5, "n2": 2.0}, "b": {"n1": 3.0}}
     cases = [{"name": f"FioX %$nid={n}", "system": "s", "partition": "p", "environ": "e",
               "result": "pass", "job_nodelist": [n],
               "perfvalues": {"s:p:bw": [v, 0, None, None, "MiB/s", "pass"]}}
              for n, v in (("n1", 10.0), ("n2", 20.0))]
-    tests = rep.tests_of({"session_info": {}, "runs": [{"testcases": cases}]})
-    assert rep.per_node_values(tests) == {("FioX", "bw"): {"n1": [10.0], "n2": [20.0]}}
+    tests = runreport.tests_of({"session_info": {}, "runs": [{"testcases": cases}]})
+    assert sections.per_node_values(tests) == {("FioX", "bw"): {"n1": [10.0], "n2": [20.0]}}
     # Repeats of one test on varying nodes are not per-node figures.
-    assert rep.per_node_values(rep.tests_of(load("ior-repeat.json"))) == {}
+    assert sections.per_node_values(runreport.tests_of(load("ior-repeat.json"))) == {}
 
 
 def test_load_run_report_errors_name_the_file(tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text("{not json")
-    with pytest.raises(rep.RunReportError, match=r"x\.json: not JSON"):
-        rep.load_run_report(bad)
+    with pytest.raises(verdicts.RunReportError, match=r"x\.json: not JSON"):
+        runreport.load_run_report(bad)
     bad.write_text(json.dumps({"hello": 1}))
-    with pytest.raises(rep.RunReportError, match=r"x\.json: not a ReFrame run report"):
-        rep.load_run_report(bad)
-    with pytest.raises(rep.RunReportError, match=r"missing\.json: cannot read"):
-        rep.load_run_report(tmp_path / "missing.json")
+    with pytest.raises(verdicts.RunReportError, match=r"x\.json: not a ReFrame run report"):
+        runreport.load_run_report(bad)
+    with pytest.raises(verdicts.RunReportError, match=r"missing\.json: cannot read"):
+        runreport.load_run_report(tmp_path / "missing.json")
     bad.write_text(json.dumps({"session_info": {}, "runs": [{"testcases": 3}]}))
-    with pytest.raises(rep.RunReportError, match=r"runs\[0\]\.testcases"):
-        rep.load_run_report(bad)
+    with pytest.raises(verdicts.RunReportError, match=r"runs\[0\]\.testcases"):
+        runreport.load_run_report(bad)
 
 
 def test_rendered_report_has_the_table_signoff_and_plots():
     report = load("ior-fail.json")
-    ctx = rep.build_context(report, signed_by="A. Engineer", harness_version="0.1.0",
+    ctx = signoff.build_context(report, signed_by="A. Engineer", harness_version="0.1.0",
                             git_commit="abc123")
-    md = rep.render(ctx, "report.md.j2")
-    html = rep.render(ctx, "report.html.j2")
+    md = signoff.render(ctx, "report.md.j2")
+    html = signoff.render(ctx, "report.html.j2")
     assert "**Overall verdict: NOT ACCEPTED**" in md
     assert ("| [IORWriteBandwidth](#test-iorwritebandwidth) | 4 of 4 (100 %; 0.9 asked) | 1 | "
             "write_bandwidth | 2,166.2 MiB/s (2,271.4 MB/s) | ≥ 900,000 MiB/s "
@@ -231,11 +233,11 @@ def test_write_report_writes_files_and_uses_recorded_reference_ceilings(tmp_path
     ref.write_text((DATA / "ior-fail.reference.yaml").read_text())
     report = load("ior-fail.json")
     # Point the report at a copy of its reference file (same bytes, same SHA-256).
-    for tc in rep.all_testcases(report):
+    for tc in runreport.all_testcases(report):
         tc["reference_path"] = str(ref)
     src = tmp_path / "run-report.json"
     src.write_text(json.dumps(report))
-    written = rep.write_report(src, tmp_path / "out", signed_by="X")
+    written = signoff.write_report(src, tmp_path / "out", signed_by="X")
     names = sorted(p.name for p in written)
     assert "report.html" in names and "report.md" in names
     assert "test-iorwritebandwidth.png" in names
@@ -243,13 +245,13 @@ def test_write_report_writes_files_and_uses_recorded_reference_ceilings(tmp_path
     assert "still has SHA-256 1316c310" in md
     # The file changed since the run: say so, and show no ceilings from it.
     ref.write_text(ref.read_text() + "\n# edited\n")
-    rep.write_report(src, tmp_path / "out2")
+    signoff.write_report(src, tmp_path / "out2")
     assert "changed or is gone since the run" in (tmp_path / "out2" / "report.md").read_text()
 
 
 def test_summary_text_for_the_terminal():
-    rows = rep.summary_rows(rep.tests_of(load("ior-fail.json")))
-    lines = rep.summary_text(rows).splitlines()
+    rows = sections.summary_rows(runreport.tests_of(load("ior-fail.json")))
+    lines = sections.summary_text(rows).splitlines()
     assert lines[0].split() == ["Test", "Nodes", "Ranks/node", "Figure", "Measured",
                                 "Threshold", "Verdict"]
     assert lines[1].startswith("IORWriteBandwidth ") and lines[1].endswith("FAIL")
@@ -261,7 +263,7 @@ def test_measured_ceilings_file_gives_the_assessment(tmp_path):
     ceilings.write_text("# measured with fio --direct=1 in /var/tmp\nceilings:\n"
                         "  disk_write: {component: devices, figures: write,\n"
                         "               bandwidth: {value: 1000, unit: MiB/s}}\n")
-    rep.write_report(DATA / "ior-fail.json", tmp_path / "out", ceilings_file=ceilings)
+    signoff.write_report(DATA / "ior-fail.json", tmp_path / "out", ceilings_file=ceilings)
     md = (tmp_path / "out" / "report.md").read_text()
     assert "(measured with fio --direct=1 in /var/tmp)" in md
     assert "| IORWriteBandwidth | write_bandwidth | 2,166.2 MiB/s | 1,000 MiB/s" in md
@@ -273,33 +275,33 @@ def test_a_minimal_run_report_renders():
     cases = [{"name": "T", "system": "s", "partition": "p", "environ": "e", "result": "pass",
               "tags": ["acceptance"], "perfvalues": {"s:p:x": [1.5, 0, None, None, "ops/s",
                                                                 "pass"]}}]
-    ctx = rep.build_context({"session_info": {}, "runs": [{"testcases": cases}]})
-    assert "| [T](#test-t) | — | — | x | 1.5 ops/s | — | PASS |" in rep.render(ctx, "report.md.j2")
-    assert '<table id="summary">' in rep.render(ctx, "report.html.j2")
+    ctx = signoff.build_context({"session_info": {}, "runs": [{"testcases": cases}]})
+    assert "| [T](#test-t) | — | — | x | 1.5 ops/s | — | PASS |" in signoff.render(ctx, "report.md.j2")
+    assert '<table id="summary">' in signoff.render(ctx, "report.html.j2")
 
 
 def test_tests_with_different_reference_files_are_not_accepted():
     report = load("ior-pass.json")
     report["runs"][0]["testcases"][0]["reference_sha256"] = "0" * 64
-    verdict, blocking = rep.overall_verdict(rep.tests_of(report))
-    assert verdict == rep.NOT_ACCEPTED
+    verdict, blocking = runreport.overall_verdict(runreport.tests_of(report))
+    assert verdict == verdicts.NOT_ACCEPTED
     assert blocking == ["the tests used 2 different reference files (SHA-256 000000000000, "
                         "f4ae99f0f61d): the reference changed during the run"]
 
 
 def test_the_whole_suite_with_fio_ior_mdtest_a_skip_and_a_timeout():
-    tests = by_name(rep.tests_of(load("full-suite.json")))
-    assert tests["MPILaunchSanity"].verdict == rep.SKIPPED
+    tests = by_name(runreport.tests_of(load("full-suite.json")))
+    assert tests["MPILaunchSanity"].verdict == verdicts.SKIPPED
     read = tests["IORStonewalledRead"]
-    assert read.verdict == rep.INVALID and read.reason.startswith("Slurm cancelled job 153")
-    assert tests["MdtestEasy"].verdict == rep.PASS
+    assert read.verdict == verdicts.INVALID and read.reason.startswith("Slurm cancelled job 153")
+    assert tests["MdtestEasy"].verdict == verdicts.PASS
     units = {fr.unit for fr in tests["MdtestEasy"].figures}
     assert units == {"ops/s"}
-    rows = [r for r in rep.summary_rows([tests["MdtestEasy"]]) if r.figure == "file_creation"]
+    rows = [r for r in sections.summary_rows([tests["MdtestEasy"]]) if r.figure == "file_creation"]
     assert rows[0].measured.endswith(" ops/s") and "MB/s" not in rows[0].measured
-    verdict, blocking = rep.overall_verdict(list(tests.values()))
-    assert verdict == rep.NOT_ACCEPTED and len(blocking) == 3
-    per_node = rep.per_node_values(list(tests.values()))
+    verdict, blocking = runreport.overall_verdict(list(tests.values()))
+    assert verdict == verdicts.NOT_ACCEPTED and len(blocking) == 3
+    per_node = sections.per_node_values(list(tests.values()))
     assert set(per_node[("FioSequentialWrite", "seq_write_1m_direct_bw")]) == {
         "n1", "n2", "n3", "n4"}
 
@@ -313,8 +315,8 @@ def test_a_bogus_figure_in_a_passing_run_report_is_invalid_never_accepted(tmp_pa
     case["perfvalues"][key][0] = bogus
     path = tmp_path / "run-report.json"
     path.write_text(json.dumps(data))  # NaN and Infinity as Python's json writes them
-    tests = by_name(rep.tests_of(rep.load_run_report(path)))
-    assert tests["IORWriteBandwidth"].verdict == rep.INVALID
+    tests = by_name(runreport.tests_of(runreport.load_run_report(path)))
+    assert tests["IORWriteBandwidth"].verdict == verdicts.INVALID
     assert "not a measurement" in tests["IORWriteBandwidth"].reason
-    verdict, _ = rep.overall_verdict(list(tests.values()))
-    assert verdict == rep.NOT_ACCEPTED
+    verdict, _ = runreport.overall_verdict(list(tests.values()))
+    assert verdict == verdicts.NOT_ACCEPTED

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fsaccept import spackenv
-from fsaccept.benchmarks import DEFAULT_SPACK_ENV, BenchmarkConfigError
+from fsaccept.tools import spack as spackenv
+from fsaccept.core.provision import DEFAULT_SPACK_ENV, BenchmarkConfigError
 
 
 def spec_dir(tmp_path, spack_yaml, systems=("site",)):

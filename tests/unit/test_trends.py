@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fsaccept import trends
-from fsaccept.reference import load_reference
+from fsaccept.reporting import trends
+from fsaccept.core.reference import load_reference
+from fsaccept.benchmarks.ior.command import parameters
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
 DAY = 86400.0
@@ -142,7 +143,7 @@ def test_nightly_reference_merges_smaller_sizes_and_stays_valid(tmp_path):
     assert raw["tests"]["ior_write_bandwidth"]["segments"] == 4096  # the source is untouched
     path = tmp_path / "n.yaml"
     path.write_text(yaml.safe_dump(merged))
-    assert load_reference(path).test("ior_write_bandwidth").segments == 64
+    assert parameters(load_reference(path), "ior_write_bandwidth").segments == 64
     s = trends.nightly_settings(raw)
     assert (s.sessions, s.tolerance, s.trend_sessions) == (5, 0.1, 30)
     raw["nightly"]["tests"]["ior_nope"] = {}
@@ -156,7 +157,7 @@ def test_cli_reference_writes_a_valid_file_and_names_bad_input(tmp_path, capsys)
     src = tmp_path / "r.yaml"
     src.write_text(yaml.safe_dump(raw))
     assert trends.main(["reference", str(src), "-o", str(tmp_path / "n.yaml")]) == 0
-    assert load_reference(tmp_path / "n.yaml").test("ior_write_bandwidth").segments == 8
+    assert parameters(load_reference(tmp_path / "n.yaml"), "ior_write_bandwidth").segments == 8
     raw["nightly"]["tests"]["ior_write_bandwidth"]["segments"] = 0
     src.write_text(yaml.safe_dump(raw))
     assert trends.main(["reference", str(src), "-o", str(tmp_path / "m.yaml")]) == 2

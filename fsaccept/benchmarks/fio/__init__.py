@@ -1,0 +1,1 @@
+"""fio: client-side bandwidth, IOPS, latency and metadata jobs, one per node."""

@@ -1,0 +1,235 @@
+"""fio command lines and figures of each client acceptance test, from a reference entry.
+
+One table (:data:`KINDS`) says how each test runs, so that the checks never
+assemble options themselves and a reviewer can read every test's settings in
+one place.  Every setting that changes a figure's meaning is passed to fio
+explicitly (never left to fio's defaults), so fio's report records it; sizes
+are passed in bytes (fio's ``k``/``m`` suffixes depend on ``kb_base``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fsaccept.benchmarks.fio.figures import FigureSpec
+from fsaccept.core.reference import format_size, parse_size
+
+KIB = 2**10
+MIB = 2**20
+#: fio job names of the metadata test, in the order they run (one stonewall group each).
+METADATA_JOBS = ("filecreate", "filestat", "filedelete")
+#: Default fraction of the median below which a node is an outlier (a slow client).
+DEFAULT_OUTLIER_FRACTION = 0.8
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How one fio test runs, before the reference entry's sizes."""
+
+    rw: str  #: fio ``rw=``
+    block_size: int  #: default ``bs=`` (the entry may change it; the names follow)
+    direct: bool  #: O_DIRECT: fixed by the test, it is what the figure means
+    ioengine: str
+    iodepth: int
+    regime: str  #: ``direct``, ``buffered`` or ``fsync``: part of the figure names
+    fsync: int = 0  #: fio ``fsync=N``: fsync after every N writes
+    end_fsync: bool = False  #: fsync when the job ends (counted in its runtime)
+    metadata: bool = False  #: filecreate/filestat/filedelete jobs, no data
+
+
+KINDS: dict[str, Kind] = {
+    # The client-limited regime: O_DIRECT, asynchronous, a deep queue.
+    "randread_direct": Kind("randread", 4 * KIB, True, "libaio", 16, "direct"),
+    # The cache regime: the same reads through the page cache (libaio would be
+    # synchronous on buffered files anyway, so the plain pread engine, depth 1).
+    "randread_buffered": Kind("randread", 4 * KIB, False, "psync", 1, "buffered"),
+    "seq_write": Kind("write", MIB, True, "libaio", 4, "direct", end_fsync=True),
+    "seq_read": Kind("read", MIB, True, "libaio", 4, "direct"),
+    # 4 KiB writes, each followed by fsync, queue depth 1 (a database log).
+    "fsync": Kind("write", 4 * KIB, False, "psync", 1, "fsync", fsync=1),
+    "metadata": Kind("write", 4 * KIB, False, "filecreate", 1, "metadata", metadata=True),
+}
+
+
+class FioEntryError(ValueError):
+    """A reference entry that cannot make a fio test; the message names the key."""
+
+
+@dataclass(frozen=True)
+class FioParameters:
+    """A fio test's entry of the reference file, with the kind's defaults filled in."""
+
+    name: str  #: the entry's key, e.g. ``fio_randread_direct``
+    kind: str
+    node_fraction: float
+    block_size: int
+    ioengine: str
+    iodepth: int
+    numjobs: int = 1
+    file_size: int | None = None  #: per job (fio ``size=``); data tests
+    runtime_s: int | None = None  #: data tests
+    time_based: bool = True
+    files: int | None = None  #: metadata: files per job (fio ``nrfiles=``)
+    outlier_fraction: float = DEFAULT_OUTLIER_FRACTION
+
+    @property
+    def spec(self) -> Kind:
+        return KINDS[self.kind]
+
+    @property
+    def direct(self) -> bool:
+        return self.spec.direct
+
+    @property
+    def bytes_per_node(self) -> int:
+        """Size of the files one node's fio works on."""
+        if self.spec.metadata:
+            return 0
+        return (self.file_size or 0) * self.numjobs
+
+
+def parameters(name: str, kind: str, entry: dict[str, Any], where: str = "") -> FioParameters:
+    """Typed parameters of reference entry ``tests.<name>`` for a test of ``kind``."""
+    key = f"{where}: tests.{name}" if where else f"tests.{name}"
+    if kind not in KINDS:
+        raise FioEntryError(f"{key}: unknown fio test kind {kind!r} "
+                            f"(known: {', '.join(sorted(KINDS))})")
+    k = KINDS[kind]
+    if k.metadata:
+        for bad in ("file_size", "runtime_s", "time_based"):
+            if bad in entry:
+                raise FioEntryError(f"{key}.{bad}: not for the metadata test (it creates, "
+                                    "stats and deletes `files` files; a runtime would cut it "
+                                    "short and leave the later phases missing files)")
+        if "files" not in entry:
+            raise FioEntryError(f"{key}.files: required (files each job creates)")
+    else:
+        for need in ("file_size", "runtime_s"):
+            if need not in entry:
+                raise FioEntryError(f"{key}.{need}: required for a {kind} test")
+        if "files" in entry:
+            raise FioEntryError(f"{key}.files: only for the metadata test")
+    try:
+        block = parse_size(entry.get("block_size", k.block_size))
+        size = parse_size(entry["file_size"]) if "file_size" in entry else None
+    except ValueError as err:
+        raise FioEntryError(f"{key}: {err}") from None
+    if size is not None and size % block:
+        raise FioEntryError(f"{key}.file_size: {format_size(size)} is not a multiple of "
+                            f"block_size {format_size(block)}")
+    return FioParameters(
+        name=name, kind=kind, node_fraction=entry["node_fraction"], block_size=block,
+        ioengine=entry.get("ioengine", k.ioengine), iodepth=entry.get("iodepth", k.iodepth),
+        numjobs=entry.get("numjobs", 1), file_size=size, runtime_s=entry.get("runtime_s"),
+        time_based=entry.get("time_based", not k.metadata), files=entry.get("files"),
+        outlier_fraction=float(entry.get("outlier_fraction", DEFAULT_OUTLIER_FRACTION)))
+
+
+def fio_options(p: FioParameters, directory: str) -> list[str]:
+    """fio's arguments (without ``--output``) for one node, files below ``directory``."""
+    k = p.spec
+    common = [f"--directory={directory}", f"--numjobs={p.numjobs}", "--fallocate=none",
+              "--group_reporting=1", "--output-format=json"]
+    if k.metadata:
+        opts = common + ["--filename_format=fsaccept.$jobnum.$filenum", "--rw=write",
+                         f"--bs={p.block_size}", f"--filesize={p.block_size}",
+                         f"--nrfiles={p.files}", "--openfiles=1", "--direct=0",
+                         "--iodepth=1", "--time_based=0"]
+        for i, job in enumerate(METADATA_JOBS):
+            opts += [f"--name={job}", f"--ioengine={job}"] + (["--stonewall"] if i else [])
+        return opts
+    opts = [f"--name={p.kind}", *common, f"--rw={k.rw}", f"--bs={p.block_size}",
+            f"--size={p.file_size}", f"--direct={int(k.direct)}", f"--ioengine={p.ioengine}",
+            f"--iodepth={p.iodepth}", "--invalidate=1", f"--time_based={int(p.time_based)}",
+            f"--runtime={p.runtime_s}"]
+    if k.fsync:
+        opts.append(f"--fsync={k.fsync}")
+    if k.end_fsync:
+        opts.append("--end_fsync=1")
+    return opts
+
+
+def size_label(nbytes: int) -> str:
+    """Short size for figure names: 4096 → '4k', 1048576 → '1m'."""
+    text = format_size(nbytes)
+    for unit, suffix in (("TiB", "t"), ("GiB", "g"), ("MiB", "m"), ("KiB", "k")):
+        if text.endswith(unit):
+            return text[: -len(unit)] + suffix
+    return text + "b"
+
+
+def figure_specs(p: FioParameters) -> list[FigureSpec]:
+    """The figures a test reports, named after what they mean (operation, block size,
+    regime), each with its place in fio's report."""
+    k = p.spec
+    bs = size_label(p.block_size)
+    if k.metadata:
+        return [FigureSpec(f"{job}_ops", "ops/s", job, ("write", "iops"))
+                for job in METADATA_JOBS]
+    if k.fsync:
+        base = f"fsync_{bs}"
+        specs = [FigureSpec(f"{base}_iops", "IOPS", p.kind, ("write", "iops"))]
+        for what, path in (("write_clat", ("write", "clat_ns")),
+                           ("sync_lat", ("sync", "lat_ns"))):
+            for label, key in (("p50", ("percentile", "50.000000")),
+                               ("p99", ("percentile", "99.000000")), ("max", ("max",))):
+                specs.append(FigureSpec(f"{base}_{what}_{label}_us", "us", p.kind,
+                                        path + key, kind="latency"))
+        return specs
+    direction = "read" if "read" in k.rw else "write"
+    if k.rw.startswith("rand"):
+        return [FigureSpec(f"rand{direction}_{bs}_{k.regime}_iops", "IOPS", p.kind,
+                           (direction, "iops"))]
+    return [FigureSpec(f"seq_{direction}_{bs}_{k.regime}_bw", "MiB/s", p.kind,
+                       (direction, "bw_bytes"))]
+
+
+def deadline_s(p: FioParameters) -> int:
+    """Seconds the fio run is planned to last (its runtime; 0 when size-bound)."""
+    return int(p.runtime_s or 0)
+
+
+#: What a figure is, by its unit, in the words of ``known_bad_versions.yaml``'s ``affects``.
+FIGURE_KINDS = {"IOPS": "iops", "MiB/s": "bandwidth", "us": "latency", "ops/s": "metadata"}
+
+
+def judged_figures(specs: list[FigureSpec]) -> dict[str, FigureSpec]:
+    """Figure names a threshold may name: each figure, and ``<name>_node_min``
+    (the slowest node) for throughput figures."""
+    out = {}
+    for spec in specs:
+        out[spec.name] = spec
+        if spec.kind == "throughput":
+            out[spec.name + "_node_min"] = spec
+    return out
+
+
+def reframe_references(thresholds: dict[str, Any], specs: list[FigureSpec],
+                       outlier_detection: bool, where: str = "thresholds"
+                       ) -> dict[str, tuple[float, float | None, float | None, str]]:
+    """ReFrame reference tuples ``(value, lower, upper, unit)`` of a fio test.
+
+    Throughput thresholds are lower bounds (``-tolerance``), latency thresholds upper
+    bounds (``+tolerance``); with outlier detection, ``outlier_nodes`` must be 0.
+    ``thresholds`` maps figure name → ``reference.Threshold``; a name the test does not
+    report, or a unit that is not the figure's, raises :class:`FioEntryError`.
+    """
+    figures = judged_figures(specs)
+    refs: dict[str, tuple[float, float | None, float | None, str]] = {}
+    for name, th in thresholds.items():
+        if name not in figures:
+            raise FioEntryError(
+                f"{where}.{name or 'threshold'}: not a figure of this test; it reports: "
+                f"{', '.join(figures)}")
+        spec = figures[name]
+        if th.unit != spec.unit:
+            raise FioEntryError(f"{where}.{name}.unit: {th.unit!r}, but {name} is in "
+                                f"{spec.unit!r}")
+        if spec.kind == "latency":
+            refs[name] = (th.value, None, th.tolerance, th.unit)
+        else:
+            refs[name] = th.as_reframe_reference()
+    if outlier_detection:
+        refs["outlier_nodes"] = (0, None, 0, "nodes")
+    return refs

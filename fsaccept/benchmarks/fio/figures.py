@@ -1,0 +1,148 @@
+"""fio figures: which number of a parsed run each reported figure is
+(:class:`FigureSpec`), per-node figures combined into one, and the outlier nodes."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from fsaccept.benchmarks.fio.parse import FioRun, json_number
+from fsaccept.core.findings import Finding, figure_problem
+from fsaccept.core.units import MIB
+
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One figure a test reports, and where it is in fio's report."""
+
+    name: str  #: e.g. ``randread_4k_direct_iops``
+    unit: str  #: ``IOPS``, ``MiB/s``, ``ops/s`` or ``us``
+    job: str  #: fio job name
+    path: tuple[str, ...]  #: keys in the job's JSON, e.g. ``("read", "iops")``
+    kind: str = "throughput"
+    """``throughput``: higher is better, summed over nodes; ``latency``: lower is better,
+    the worst (highest) node is the figure."""
+
+    @property
+    def source(self) -> str:
+        return f"jobs[{self.job}]." + ".".join(self.path)
+
+
+def figure_value(run: FioRun, spec: FigureSpec) -> float:
+    """fio's own number for ``spec`` in ``run``, scaled exactly to ``spec.unit``."""
+    raw = json_number(run.job(spec.job).raw, spec.path, f"jobs[{spec.job}]")
+    why = figure_problem(raw)
+    if why:
+        raise ValueError(f"{spec.source}: {why}: not a figure")
+    leaf = spec.path[-1]
+    if spec.unit == "MiB/s":
+        if leaf != "bw_bytes":
+            raise ValueError(f"{spec.source}: MiB/s figures come from bw_bytes")
+        return raw / MIB
+    if spec.unit == "us":
+        if not any(str(key).endswith("_ns") for key in spec.path):
+            raise ValueError(f"{spec.source}: us figures come from a *_ns latency")
+        return raw / 1000
+    return float(raw)
+
+
+@dataclass(frozen=True)
+class Outlier:
+    node: str
+    value: float
+    median: float
+
+    @property
+    def ratio(self) -> float:
+        return self.value / self.median if self.median else 0.0
+
+    def describe(self, figure: str, unit: str) -> str:
+        from fsaccept.core.formatting import format_number
+        return (f"{self.node} ({figure} {format_number(self.value)} {unit}, {self.ratio:.2f} x "
+                f"the median {format_number(self.median)} {unit})")
+
+
+def find_outliers(values: dict[str, float], fraction: float) -> list[Outlier]:
+    """Nodes whose ``value`` is below ``fraction`` × the median of all nodes (slow clients).
+    ``fraction`` 0 turns detection off."""
+    if not values or fraction <= 0:
+        return []
+    median = statistics.median(values.values())
+    return [Outlier(node, v, median) for node, v in sorted(values.items())
+            if v < fraction * median]
+
+
+@dataclass
+class Combined:
+    """Figures of a test over all its nodes."""
+
+    specs: list[FigureSpec]
+    per_node: dict[str, dict[str, float]]  #: node → figure → value
+    aggregate: dict[str, float]
+    """Throughput: sum over nodes (``math.fsum``: exactly rounded, order-free);
+    latency: the worst node's value."""
+    node_min: dict[str, float]  #: throughput figures: the slowest node's value
+    outliers: dict[str, list[Outlier]]  #: throughput figure → nodes below the fraction
+
+    @property
+    def outlier_nodes(self) -> list[str]:
+        return sorted({o.node for found in self.outliers.values() for o in found})
+
+    def describe_outliers(self) -> str:
+        units = {s.name: s.unit for s in self.specs}
+        return "; ".join(o.describe(name, units[name])
+                         for name, found in self.outliers.items() for o in found)
+
+
+def combine(per_node: dict[str, dict[str, float]], specs: list[FigureSpec],
+            outlier_fraction: float) -> Combined:
+    """Aggregate per-node figures (node → figure name → value) of ``specs``."""
+    if not per_node:
+        raise ValueError("no node reported figures")
+    aggregate, node_min, outliers = {}, {}, {}
+    for spec in specs:
+        values = {node: figs[spec.name] for node, figs in per_node.items()}
+        if spec.kind == "latency":
+            aggregate[spec.name] = max(values.values())
+            continue
+        aggregate[spec.name] = math.fsum(values.values())
+        node_min[spec.name] = min(values.values())
+        found = find_outliers(values, outlier_fraction)
+        if found:
+            outliers[spec.name] = found
+    return Combined(specs=specs, per_node=per_node, aggregate=aggregate, node_min=node_min,
+                    outliers=outliers)
+
+
+def summarize_by_node(per_node: dict[str, list[Finding]]) -> list[str]:
+    """One line per kind of finding over many nodes, naming the nodes and quoting the
+    first one (a 1,000-node run must not print the same note 1,000 times):
+    ``all 4 nodes: n1: job ...`` or ``n2,n3: n2: job ...``."""
+    kinds: dict[tuple[str, str], list[tuple[str, Finding]]] = {}
+    for node in sorted(per_node):
+        for finding in per_node[node]:
+            kinds.setdefault((finding.severity, finding.kind), []).append((node, finding))
+    lines = []
+    for hits in kinds.values():
+        nodes = sorted({node for node, _ in hits})
+        first_node, first = hits[0]
+        if len(per_node) > 1 and len(nodes) == len(per_node):
+            who = f"all {len(nodes)} nodes"
+        else:
+            who = ",".join(nodes)
+        text = f"{first_node}: {first.text}"
+        if len(hits) > 1:
+            text += f" (and {len(hits) - 1} more like it)"
+        lines.append(text if who == first_node else f"{who}: {text}")
+    return lines
+
+
+def format_per_node(per_node: dict[str, dict[str, float]], specs: list[FigureSpec]) -> str:
+    """``fig=n1:1.5,n2:2.0; fig2=...``: every node's figures (exact, as Python's shortest
+    round-trip repr), for the logs."""
+    return "; ".join(
+        spec.name + "=" + ",".join(f"{node}:{per_node[node][spec.name]!r}"
+                                   for node in sorted(per_node))
+        for spec in specs)

@@ -1,0 +1,1 @@
+"""IOR: file-per-process POSIX bandwidth and IOPS phases."""

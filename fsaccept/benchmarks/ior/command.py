@@ -1,0 +1,160 @@
+"""IOR command lines for each acceptance phase, from a reference entry.
+
+One table says how each phase runs, so that the checks never assemble
+options themselves and a reviewer can read every phase's flags in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fsaccept.core.reference import Reference, Threshold
+from fsaccept.core.units import format_size, parse_size
+
+#: Buffered reads of less data per node than this × node memory may be served from cache.
+DEFAULT_MIN_CACHE_RATIO = 1.5
+#: Largest planned data of one IOR rank, block_size x segments: 1 PiB.
+MAX_BYTES_PER_RANK = 2**50
+
+
+@dataclass(frozen=True)
+class TestParameters:
+    """One test's entry under ``tests:`` (sizes in bytes, times in seconds)."""
+
+    name: str
+    node_fraction: float
+    ranks_per_node: int
+    transfer_size: int
+    block_size: int
+    deadline_s: int
+    threshold: Threshold
+    segments: int = 1
+    direct_io: bool = False
+    min_cache_ratio: float = DEFAULT_MIN_CACHE_RATIO
+    generation_deadline_s: int | None = None
+    generation_transfer_size: int | None = None
+
+
+def parameters(ref: Reference, name: str, needed_by: str = "") -> TestParameters:
+    """The typed IOR entry ``tests.<name>`` of a validated reference file."""
+    entry = ref.entry(name, needed_by)
+    sizes = {k: parse_size(v) for k, v in entry.items() if k.endswith("_size")}
+    plain = {k: v for k, v in entry.items() if not k.endswith("_size") and k != "threshold"}
+    return TestParameters(name=name, threshold=Threshold(**entry["threshold"]), **sizes, **plain)
+
+
+def ior_tests(ref: Reference) -> dict[str, TestParameters]:
+    """Every IOR entry of a reference file, typed."""
+    return {name: parameters(ref, name) for name in ref.entries if name.startswith("ior_")}
+
+
+def entry_errors(where: str, entry: dict[str, Any]) -> list[str]:
+    """Rules of an IOR entry the schema cannot express (IOR would refuse these at run
+    time), as ``tests.<name>.<key>: message``."""
+    try:
+        block, transfer = parse_size(entry["block_size"]), parse_size(entry["transfer_size"])
+        gen = parse_size(entry["generation_transfer_size"]) \
+            if "generation_transfer_size" in entry else None
+    except (KeyError, ValueError):
+        return []  # the schema has said what is wrong
+    segments = entry.get("segments", 1)
+    if block % transfer:
+        return [f"{where}.block_size: {format_size(block)} is not a multiple "
+                f"of transfer_size {format_size(transfer)}"]
+    if where.startswith("tests.ior_random") and block <= transfer:
+        return [f"{where}.block_size: random offsets need block_size > "
+                "transfer_size (IOR refuses -z with -b = -t)"]
+    if block * segments > MAX_BYTES_PER_RANK:
+        return [f"{where}.segments: block_size x segments = "
+                f"{format_size(block * segments)} per rank is more than "
+                f"{format_size(MAX_BYTES_PER_RANK)}, the most allowed"]
+    if gen is not None and block % gen:
+        return [f"{where}.block_size: {format_size(block)} is not a multiple "
+                f"of generation_transfer_size {format_size(gen)}"]
+    return []
+
+#: Options every phase shares: POSIX, file per process, fsync after write (-e),
+#: barriers between open/IO/close (-g) so phase times are comparable, keep
+#: files (-k: removal is the harness's job, after the last test that reads
+#: them), and -v for the per-rank stonewall counts and "Max" lines.
+COMMON = ["-a", "POSIX", "-F", "-e", "-g", "-k", "-v"]
+
+
+@dataclass(frozen=True)
+class Phase:
+    """How one IOR phase runs."""
+
+    access: str  #: "-w" or "-r"
+    random: bool = False  #: -z: random offsets within each block
+    reorder: bool = True  #: -C: read back data another node wrote
+    wearout: bool = False  #: every rank moves as much as the fastest one
+    uses_deadline: bool = True
+    generation: bool = False  #: writes a dataset that a later phase reads
+
+
+PHASES: dict[str, Phase] = {
+    # Stonewalled write with wear-out: the published bandwidth procedure.
+    "write_bandwidth": Phase("-w", wearout=True),
+    # Dataset for the sustained read: stonewalled write, pair count kept in a status file.
+    "read_generation": Phase("-w", wearout=True, generation=True),
+    # Read exactly what was written (status file), stopping at the deadline.
+    "read_bandwidth": Phase("-r"),
+    "random_write_iops": Phase("-w", random=True),
+    # Dataset for random reads: full blocks, written with large transfers, no deadline
+    # (a stonewalled dataset would leave holes that random offsets hit).
+    "random_read_generation": Phase("-w", uses_deadline=False, generation=True),
+    "random_read_iops": Phase("-r", random=True),
+}
+
+
+def ior_options(phase_name: str, params: TestParameters, test_file: str,
+                status_file: str | None = None) -> list[str]:
+    """IOR's arguments for ``phase_name`` with the sizes and deadlines of ``params``."""
+    phase = PHASES[phase_name]
+    transfer = params.transfer_size
+    if phase_name == "random_read_generation":
+        transfer = params.generation_transfer_size or params.transfer_size
+    deadline = params.deadline_s
+    if phase_name == "read_generation":
+        if params.generation_deadline_s is None:
+            raise ValueError(f"{params.name}: generation_deadline_s is required")
+        deadline = params.generation_deadline_s
+    opts = [phase.access, *COMMON]
+    if phase.random:
+        opts.append("-z")
+    if phase.reorder:
+        opts.append("-C")
+    opts += ["-t", ior_size(transfer), "-b", ior_size(params.block_size),
+             "-s", str(params.segments)]
+    if phase.uses_deadline:
+        opts += ["-D", _seconds(deadline)]
+    if phase.wearout:
+        opts += ["-O", "stoneWallingWearOut=1"]
+    if status_file and phase_name in ("read_generation", "read_bandwidth"):
+        opts += ["-O", f"stoneWallingStatusFile={status_file}"]
+    if params.direct_io:
+        opts.append("--posix.odirect")
+    opts += ["-o", test_file]
+    return opts
+
+
+def ior_size(nbytes: int) -> str:
+    """IOR's size syntax (k/m/g/t are powers of 2): 1048576 → '1m'."""
+    text = format_size(nbytes)
+    for unit, suffix in (("TiB", "t"), ("GiB", "g"), ("MiB", "m"), ("KiB", "k")):
+        if text.endswith(unit):
+            return text[: -len(unit)] + suffix
+    return text
+
+
+def _seconds(value: float) -> str:
+    # IOR's -D takes whole seconds.
+    if value != int(value):
+        raise ValueError(f"IOR deadlines are whole seconds, got {value}")
+    return str(int(value))
+
+
+def planned_bytes(params: TestParameters, ranks: int) -> int:
+    """Upper bound of the data one phase moves: ranks × block × segments."""
+    return ranks * params.block_size * params.segments

@@ -1,0 +1,492 @@
+"""Parse IOR 4.0.0 output: the text printed on stdout/stderr, and the JSON summary file.
+
+Pure functions, standard library only. Every figure is taken from what IOR printed,
+never recomputed: numbers are ``float(printed_text)``, so ``204.36`` stays ``204.36``,
+and the whole printed line is kept (with its 1-based line number) next to each row.
+
+Anything that makes a run untrustworthy becomes a :class:`Finding`:
+
+* severity ``"invalid"``: ``ERROR`` lines, ``returned EOF prematurely``,
+  ``cannot read from file``, ``Incorrect data``, ``Could not read back the stonewalling
+  status``, ``MPI_ABORT``, IOR's refusals (``choose blocksize > transferSize``, invalid
+  options), ``FAILED in``, launcher errors; output that is empty or truncated (no summary
+  table or no ``Finished`` line); non-finite figures in the summary.
+* severity ``"warning"``: any other ``WARNING:`` line (``Maybe caused by
+  deadlineForStonewalling``, expected-size mismatches under a deadline, DUMMY notices) and a
+  phase whose ``wr/rd(s)`` is shorter than the stonewall deadline (``-D``): it ended on size,
+  so the deadline contract ("sustained for D seconds") was not exercised.
+
+A run is ``valid`` when it has no ``invalid`` finding.
+
+Entry points: :func:`parse_ior` (text output), :func:`parse_ior_json` (the file written
+with ``-O summaryFormat=JSON -O summaryFile=F``). Both return an :class:`IorRun`;
+:meth:`IorRun.to_dict` gives a JSON-serialisable dict.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fsaccept.benchmarks.ior.run import (IorParameters, IorRun, IterationResult, MaxBandwidth,
+                                         StonewallPhase, SummaryRow)
+from fsaccept.core.findings import INVALID, WARNING, Finding, figure_problem
+
+__all__ = [
+    "INVALID",
+    "WARNING",
+    "Finding",
+    "IorParameters",
+    "IorRun",
+    "IterationResult",
+    "MaxBandwidth",
+    "StonewallPhase",
+    "SummaryRow",
+    "parse_ior",
+    "parse_size",
+]
+
+_SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(bytes|KiB|MiB|GiB|TiB|KB|MB|GB|TB)\s*$")
+_SIZE_MULT = {
+    "bytes": 1,
+    "KiB": 1 << 10,
+    "MiB": 1 << 20,
+    "GiB": 1 << 30,
+    "TiB": 1 << 40,
+    "KB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+}
+
+
+def parse_size(text: str | None) -> int | None:
+    """Bytes from IOR's human-readable size (``1 MiB``, ``4096 bytes``); ``None`` if the
+    text is missing, not a size, or rounded (a fractional value such as ``390.62 GiB``)."""
+    if not text:
+        return None
+    m = _SIZE_RE.match(text)
+    if not m:
+        return None
+    num, unit = m.groups()
+    if "." in num:
+        return None
+    return int(num) * _SIZE_MULT[unit]
+
+
+def _num(tok: str) -> float | None:
+    """Printed number -> float; ``-`` / ``NA`` -> None."""
+    if tok in ("-", "NA"):
+        return None
+    try:
+        return float(tok)
+    except ValueError:
+        return None
+
+
+def _int(tok: str | None) -> int | None:
+    if tok is None:
+        return None
+    try:
+        return int(tok)
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------- text parser
+
+_STONEWALL_RE = re.compile(
+    r"^stonewalling pairs accessed min: (-?\d+) max: (\d+) -- min data: (\S+) GiB "
+    r"mean data: (\S+) GiB time: (\S+)s"
+)
+_MAX_RE = re.compile(r"^Max (Write|Read):\s+(\S+) MiB/sec \((\S+) MB/sec\)")
+_RANK_PAIRS = ": stonewalling pairs accessed: "
+# Anything that invalidates a run, searched for in lines not already classified.
+_BAD_RE = re.compile(
+    r"ERROR|EOF prematurely|Incorrect data|MPI_ABORT|Could not read back|"
+    r"cannot read from file|choose blocksize|: FAILED in |Invalid options|"
+    r"Error invalid argument|srun: error|slurmstepd: error|CANCELLED|"
+    r"Segmentation fault|exited on signal|non-zero (?:status|exit code)|"
+    r"Assertion .* failed|Process received signal"
+)
+
+# A transfer that failed or moved less than asked (ENOSPC, EIO, ...): the data
+# IOR credits was not all written or read.
+_IO_ERROR_RE = re.compile(r"\) failed |partial (?:write|read)\(\)")
+
+_SUMMARY_FIELDS = (
+    "operation", "max_mib", "min_mib", "mean_mib", "stddev_mib", "max_ops", "min_ops",
+    "mean_ops", "stddev_ops", "mean_s", "stonewall_s", "stonewall_mib", "test_id", "tasks",
+    "tasks_per_node", "reps", "fpp", "reord", "reordoff", "reordrand", "seed", "segments",
+    "block_bytes", "xfer_bytes", "agg_mib", "api", "ref_num",
+)  # 27 columns, in the order of IOR's header
+_ROW_OPS = ("write", "read", "remove")
+_KV_SEP = ": "
+
+
+def _classify(line: str) -> tuple[str, str] | None:
+    """(severity, kind) for a line that matters, else None."""
+    if line.startswith("WARNING:"):
+        if _IO_ERROR_RE.search(line):
+            return INVALID, "io-error"
+        if "EOF prematurely" in line:
+            return INVALID, "eof"
+        if "Incorrect data" in line:
+            return INVALID, "incorrect-data"
+        if "Could not read back the stonewalling status" in line:
+            return INVALID, "stonewall-status"
+        return WARNING, "warning"
+    if not _BAD_RE.search(line):
+        return None
+    if "cannot read from file" in line:
+        return INVALID, "cannot-read"
+    if "EOF prematurely" in line:
+        return INVALID, "eof"
+    if "Incorrect data" in line:
+        return INVALID, "incorrect-data"
+    if "Could not read back" in line:
+        return INVALID, "stonewall-status"
+    if "MPI_ABORT" in line:
+        if line.startswith("NOTE: invoking MPI_ABORT"):  # Open MPI's boilerplate after the abort
+            return None
+        return INVALID, "mpi-abort"
+    if (
+        "choose blocksize" in line
+        or "only sensible" in line
+        or "Invalid options" in line
+        or "Error invalid argument" in line
+    ):
+        return INVALID, "refused"
+    if "ERROR" in line or ": FAILED in " in line:
+        return INVALID, "error"
+    return INVALID, "launcher"
+
+
+def error_findings(text: str) -> list[Finding]:
+    """Findings in text that is not IOR's own report, e.g. the job's stderr
+    (assertions, launcher errors, I/O errors); line numbers are of ``text``."""
+    findings = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        cls = _classify(line)
+        if cls:
+            findings.append(Finding(cls[0], cls[1], lineno, line))
+    return findings
+
+
+def set_params(run: IorRun) -> None:
+    p = run.parameters
+    run.params = IorParameters(
+        api=p.get("api"),
+        test_filename=p.get("test filename"),
+        access=p.get("access"),
+        type=p.get("type"),
+        segments=_int(p.get("segments")),
+        ordering_in_file=p.get("ordering in a file"),
+        ordering_inter_file=p.get("ordering inter file"),
+        nodes=_int(p.get("nodes")),
+        tasks=_int(p.get("tasks")),
+        clients_per_node=_int(p.get("clients per node")),
+        repetitions=_int(p.get("repetitions")),
+        xfersize=p.get("xfersize"),
+        blocksize=p.get("blocksize"),
+        aggregate_filesize=p.get("aggregate filesize"),
+        xfer_bytes=parse_size(p.get("xfersize")),
+        block_bytes=parse_size(p.get("blocksize")),
+        stonewalling_time=_int(p.get("stonewallingTime")),
+        stonewalling_wearout=_int(p.get("stoneWallingWearOut")),
+    )
+
+
+def _summary_row(toks: list[str], lineno: int | None) -> SummaryRow:
+    printed = dict(zip(_SUMMARY_FIELDS, toks, strict=True))
+    n = _num
+    return SummaryRow(
+        operation=toks[0],
+        max_mib=float(toks[1]),
+        min_mib=float(toks[2]),
+        mean_mib=float(toks[3]),
+        stddev_mib=float(toks[4]),
+        max_ops=float(toks[5]),
+        min_ops=float(toks[6]),
+        mean_ops=float(toks[7]),
+        stddev_ops=float(toks[8]),
+        mean_s=float(toks[9]),
+        stonewall_s=n(toks[10]),
+        stonewall_mib=n(toks[11]),
+        test_id=_int(toks[12]),
+        tasks=_int(toks[13]),
+        tasks_per_node=_int(toks[14]),
+        reps=_int(toks[15]),
+        fpp=_int(toks[16]),
+        reord=_int(toks[17]),
+        reordoff=_int(toks[18]),
+        reordrand=_int(toks[19]),
+        seed=_int(toks[20]),
+        segments=_int(toks[21]),
+        block_bytes=_int(toks[22]),
+        xfer_bytes=_int(toks[23]),
+        agg_mib=n(toks[24]),
+        api=toks[25],
+        ref_num=_int(toks[26]),
+        line=lineno,
+        printed=printed,
+    )
+
+
+def parse_ior(text: str) -> IorRun:
+    """Parse IOR's text output (stdout+stderr of one run, any verbosity).
+
+    Never raises on odd input: problems become findings. Single pass over the lines.
+    """
+    run = IorRun(source="text")
+    findings = run.findings
+    if not text.strip():
+        findings.append(Finding(INVALID, "empty", None, "IOR output is empty"))
+        return run
+
+    lines = text.splitlines()
+    in_options = False
+    options_done = False
+    pending = StonewallPhase()  # collects per-rank lines until the phase summary line
+    in_summary = False
+
+    for idx, line in enumerate(lines):
+        if not line:
+            if in_options:
+                in_options, options_done = False, True
+            continue
+        c = line[0]
+
+        # Hot path: per-rank lines "N: stonewalling pairs accessed: K" (one per rank).
+        if "0" <= c <= "9":
+            k = line.find(_RANK_PAIRS)
+            if k > 0:
+                try:
+                    v = int(line[k + len(_RANK_PAIRS):])
+                except ValueError:
+                    pass
+                else:
+                    pending.ranks_reported += 1
+                    if pending.rank_pairs_min is None or v < pending.rank_pairs_min:
+                        pending.rank_pairs_min = v
+                    if pending.rank_pairs_max is None or v > pending.rank_pairs_max:
+                        pending.rank_pairs_max = v
+                    continue
+
+        lineno = idx + 1
+
+        # Result rows: per-iteration (11 tokens) or summary (27 tokens).
+        if c in "wr" and line.startswith(_ROW_OPS):
+            toks = line.split()
+            if toks[0] in _ROW_OPS:
+                if len(toks) == 11:
+                    n = _num
+                    run.results.append(IterationResult(
+                        toks[0], n(toks[1]), n(toks[2]), n(toks[3]), n(toks[4]), n(toks[5]),
+                        n(toks[6]), n(toks[7]), n(toks[8]), n(toks[9]),
+                        iteration=_int(toks[10]), line=lineno,
+                    ))
+                    continue
+                if len(toks) == 27 and in_summary:
+                    try:
+                        run.summary.append(_summary_row(toks, lineno))
+                    except ValueError:
+                        findings.append(
+                            Finding(INVALID, "unparseable", lineno, f"bad summary row: {line}")
+                        )
+                    continue
+
+        if c == "W" or c == "E":
+            cls = _classify(line)
+            if cls is not None:
+                findings.append(Finding(cls[0], cls[1], lineno, line))
+                continue
+            if line.startswith("Writing output to "):
+                run.summary_file = line[len("Writing output to "):].strip()
+                continue
+
+        # Options block: "%-20s: %s" (every ShowSetup key is shorter than 20 characters)
+        if in_options and len(line) > 20 and line[20] == ":" and c != " ":
+            run.parameters[line[:20].rstrip()] = line[21:].strip()
+            continue
+
+        if c == "s" and line.startswith("stonewalling pairs accessed min:"):
+            m = _STONEWALL_RE.match(line)
+            if m:
+                pending.pairs_min = int(m.group(1))
+                pending.pairs_max = int(m.group(2))
+                pending.min_data_gib = _num(m.group(3))
+                pending.mean_data_gib = _num(m.group(4))
+                pending.time_s = _num(m.group(5))
+            pending.line = lineno
+            run.stonewall.append(pending)
+            pending = StonewallPhase()
+            continue
+
+        if c == "M" and line.startswith("Max "):
+            m = _MAX_RE.match(line)
+            if m:
+                run.max_bandwidth.append(
+                    MaxBandwidth(m.group(1).lower(), float(m.group(2)), float(m.group(3)), lineno)
+                )
+                continue
+
+        if c == "P" and line.startswith("Pairs deadlineForStonewallingaccessed:"):
+            pairs = _int(line.split(":", 1)[1].strip())
+            if pairs is not None:
+                run.pairs_deadline_accessed.append(pairs)
+            continue
+
+        if c == "S" and line.startswith("Summary of all tests:"):
+            in_summary = True
+            continue
+
+        if c == "O" and line.startswith("Options:"):
+            if not options_done and not run.parameters:
+                in_options = True
+            continue
+
+        if line.startswith("IOR-") and ": MPI Coordinated Test" in line:
+            if run.version is not None:
+                findings.append(Finding(INVALID, "two-runs", lineno,
+                                        "a second IOR run starts here: the output holds more "
+                                        "than one run (parse each apart)"))
+            run.version = run.version or line.split(":", 1)[0]
+            continue
+
+        # "key                 : value" header lines
+        if line[:1].isalpha() and len(line) > 20 and line[20:22] == _KV_SEP:
+            key = line[:20].rstrip()
+            val = line[22:].rstrip()
+            if key == "Command line":
+                run.command_line = run.command_line or val
+            elif key == "Began":
+                run.began = run.began or val
+            elif key == "Machine":
+                run.machine = run.machine or val
+            elif key == "StartTime":
+                run.start_time = run.start_time or val
+            elif key == "Finished":
+                run.finished = val
+            else:
+                run.header.setdefault(key, val)
+            continue
+
+        cls = _classify(line)
+        if cls is not None:
+            findings.append(Finding(cls[0], cls[1], lineno, line))
+
+    if pending.ranks_reported:  # per-rank lines with no closing phase line (truncated)
+        run.stonewall.append(pending)
+
+    set_params(run)
+    derived_findings(run)
+    return run
+
+
+def derived_findings(run: IorRun) -> None:
+    f = run.findings
+    if run.source == "text":
+        if not run.summary:
+            if run.summary_file and not run.results:
+                f.append(Finding(
+                    INVALID, "no-summary", None,
+                    f"no figures in this output: IOR wrote its summary to {run.summary_file}"
+                    " (parse that file with parse_ior_json)",
+                ))
+            else:
+                f.append(Finding(
+                    INVALID, "truncated", None,
+                    "no 'Summary of all tests:' table: output truncated or run aborted",
+                ))
+        if run.finished is None and not run.summary_file:
+            f.append(Finding(INVALID, "truncated", None,
+                             "no 'Finished' line: output truncated or run aborted"))
+    elif not run.summary:
+        f.append(Finding(INVALID, "no-summary", None, "JSON summary has no summary[] rows"))
+
+    for row in run.summary:
+        problems = summary_row_problems(row, [r for r in run.results
+                                              if r.access == row.operation])
+        if problems:
+            kind = "non-finite" if any("finite" in p for p in problems) else "bogus-figure"
+            f.append(Finding(INVALID, kind, row.line,
+                             f"{row.operation} summary row cannot be a figure: "
+                             + "; ".join(problems)))
+
+    tasks = run.params.tasks
+    for ph in run.stonewall:
+        if ph.ranks_reported and tasks and ph.ranks_reported != tasks:
+            f.append(Finding(
+                WARNING, "rank-lines", ph.line,
+                f"{ph.ranks_reported} per-rank 'stonewalling pairs accessed' lines for {tasks}"
+                " tasks (lost or interleaved output)",
+            ))
+
+    deadline = run.params.stonewalling_time
+    if deadline:
+        for r in run.results:
+            if r.access in ("write", "read") and r.wrrd_s is not None \
+                    and r.wrrd_s < 0.99 * deadline:
+                f.append(Finding(
+                    WARNING, "ended-before-deadline", r.line,
+                    f"{r.access} iteration {r.iteration} took {r.wrrd_s:g} s < stonewall "
+                    f"deadline {deadline} s: ended on data size, not on the deadline",
+                ))
+
+
+#: Relative slack of the consistency checks of a summary row, on top of IOR's print
+#: rounding (times with 5 decimals, MiB with 2, the per-iteration table's bandwidth
+#: with none above 3600): the figures IOR derives from one another agree to 1e-3 in
+#: every capture (tests/data/ior), a corrupted or hand-made row is off by far more.
+CONSISTENCY_TOLERANCE = 0.01
+
+#: Summary columns that must be finite and positive (the phase ran), as IOR names them.
+_ROW_FIGURES = (("max_mib", "Max(MiB)"), ("min_mib", "Min(MiB)"), ("mean_mib", "Mean(MiB)"),
+                ("max_ops", "Max(OPs)"), ("min_ops", "Min(OPs)"), ("mean_ops", "Mean(OPs)"),
+                ("mean_s", "Mean(s)"))
+
+
+def _agree(a: float, b: float, rounding: float) -> bool:
+    return abs(a - b) <= CONSISTENCY_TOLERANCE * max(abs(a), abs(b)) + rounding
+
+
+def summary_row_problems(row: SummaryRow, iterations: list[IterationResult]) -> list[str]:
+    """Why a summary row cannot be judged: a figure that is not finite, negative or
+    zero; Min <= Mean <= Max broken; data moved / time, OPs x transfer size, or the
+    per-iteration rows disagreeing with the bandwidth (see CONSISTENCY_TOLERANCE).
+    ``iterations``: the per-iteration rows of the same operation."""
+    problems = [f"{label} {why}" for name, label in _ROW_FIGURES
+                if (why := figure_problem(getattr(row, name)))]
+    for name, label in (("stonewall_s", "Stonewall(s)"), ("stonewall_mib", "Stonewall(MiB)"),
+                        ("agg_mib", "aggs(MiB)")):
+        value = getattr(row, name)
+        if value is not None and (why := figure_problem(value, io_done=False)):
+            problems.append(f"{label} {why}")
+    if problems:
+        return problems
+    for unit in ("MiB", "OPs"):
+        lo, mean, hi = (getattr(row, f"{k}_{unit.lower()}") for k in ("min", "mean", "max"))
+        if not lo <= mean <= hi:
+            problems.append(f"Min({unit}) {lo:g} <= Mean({unit}) {mean:g} <= Max({unit}) "
+                            f"{hi:g} does not hold")
+    if row.reps == 1 and row.agg_mib:
+        moved = row.agg_mib / row.mean_s
+        rounding = moved * (0.005 / row.agg_mib + 0.000005 / row.mean_s) + 0.005
+        if not _agree(moved, row.mean_mib, rounding):
+            problems.append(f"data moved / time = {row.agg_mib:g} MiB / {row.mean_s:g} s = "
+                            f"{moved:.2f} MiB/s, but Mean(MiB) is {row.mean_mib:g}")
+    if row.xfer_bytes:
+        from_ops = row.mean_ops * row.xfer_bytes / 2**20
+        if not _agree(from_ops, row.mean_mib, 0.005 + 0.005 * row.xfer_bytes / 2**20):
+            problems.append(f"Mean(OPs) x transfer size = {from_ops:.2f} MiB/s, but Mean(MiB) "
+                            f"is {row.mean_mib:g}")
+    bws = [it.bw_mib for it in iterations if it.bw_mib is not None]
+    if bws and row.reps and len(bws) == row.reps:
+        for label, got, want in (("Max", max(bws), row.max_mib), ("Min", min(bws), row.min_mib),
+                                 ("Mean", sum(bws) / len(bws), row.mean_mib)):
+            if not _agree(got, want, 0.5):
+                problems.append(f"{label}(MiB) {want:g} disagrees with the per-iteration "
+                                f"rows ({label.lower()} {got:g} MiB/s)")
+    return problems
+
+

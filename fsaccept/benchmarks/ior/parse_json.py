@@ -1,0 +1,149 @@
+"""Parse the JSON summary file IOR writes with ``-O summaryFormat=JSON
+-O summaryFile=F`` into the same :class:`~.run.IorRun` as the text parser."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from fsaccept.benchmarks.ior.parse import derived_findings, set_params
+from fsaccept.benchmarks.ior.run import (INVALID, Finding, IorRun, IterationResult, MaxBandwidth,
+                                         SummaryRow)
+
+
+_NAN_RE = re.compile(r'(:\s*)(-?nan|-?inf)\b', re.IGNORECASE)
+
+
+def parse_ior_json(text: str) -> IorRun:
+    """Parse the JSON summary file (``-O summaryFormat=JSON -O summaryFile=F``).
+
+    Raises ``ValueError`` with a clear message when the text is empty, not JSON (IOR 4.0.0
+    writes invalid JSON into the summary file when run with ``-v``), or lacks IOR's keys.
+    """
+    if not text.strip():
+        raise ValueError("IOR JSON summary is empty")
+
+    def _bad(m: re.Match[str]) -> str:
+        v = m.group(2).lower()
+        if "nan" in v:
+            return m.group(1) + "NaN"
+        return m.group(1) + ("-Infinity" if v.startswith("-") else "Infinity")
+
+    try:
+        doc = json.loads(_NAN_RE.sub(_bad, text))
+    except RecursionError:
+        raise ValueError("IOR JSON summary is not valid JSON (nested too deeply)") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(
+            f"IOR JSON summary is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg});"
+            " IOR 4.0.0 writes a broken summary file when run with -v"
+        ) from None
+    if not isinstance(doc, dict) or "tests" not in doc or "summary" not in doc:
+        raise ValueError("not an IOR JSON summary: expected an object with 'tests' and 'summary'")
+
+    run = IorRun(source="json")
+    ver = doc.get("Version")
+    run.version = f"IOR-{ver}" if ver else None
+    run.command_line = doc.get("Command line")
+    run.began = doc.get("Began")
+    run.machine = doc.get("Machine")
+    run.finished = doc.get("Finished")
+    try:
+        tests = doc["tests"] or []
+        if tests:
+            t0 = tests[0]
+            run.start_time = t0.get("StartTime")
+            for k in ("TestID", "Path", "Capacity", "Used Capacity", "Inodes", "Used Inodes"):
+                if k in t0:
+                    run.header[k] = str(t0[k])
+            run.parameters = {k: str(v) for k, v in (t0.get("Options") or {}).items()}
+            prm = t0.get("Parameters") or {}
+            # the Options block lacks the stonewall settings unless -D; take them from Parameters
+            if prm.get("deadlineForStonewall"):
+                run.parameters.setdefault("stonewallingTime", str(prm["deadlineForStonewall"]))
+                run.parameters.setdefault(
+                    "stoneWallingWearOut", str(prm.get("stoneWallingWearOut", 0)))
+        for t in tests:
+            counters: dict[str, int] = {}
+            for item in _flatten(t.get("Results") or []):
+                acc = item.get("access", "?")
+                it = counters.get(acc, 0)
+                counters[acc] = it + 1
+                run.results.append(IterationResult(
+                    access=acc,
+                    bw_mib=_jnum(item.get("bwMiB")),
+                    iops=_jnum(item.get("iops")),
+                    latency_s=_jnum(item.get("latency")),
+                    block_kib=_jnum(item.get("blockKiB")),
+                    xfer_kib=_jnum(item.get("xferKiB")),
+                    open_s=_jnum(item.get("openTime")),
+                    wrrd_s=_jnum(item.get("wrRdTime")),
+                    close_s=_jnum(item.get("closeTime")),
+                    total_s=_jnum(item.get("totalTime")),
+                    iteration=it,
+                ))
+            mx = t.get("max")
+            if isinstance(mx, dict):
+                for op in ("write", "read"):
+                    if f"{op}MiB" in mx:
+                        run.max_bandwidth.append(
+                            MaxBandwidth(op, float(mx[f"{op}MiB"]), float(mx.get(f"{op}MB", "nan")))
+                        )
+        for s in doc["summary"] or []:
+            run.summary.append(SummaryRow(
+                operation=s["operation"],
+                max_mib=float(s["bwMaxMIB"]),
+                min_mib=float(s["bwMinMIB"]),
+                mean_mib=float(s["bwMeanMIB"]),
+                stddev_mib=float(s["bwStdMIB"]),
+                max_ops=float(s["OPsMax"]),
+                min_ops=float(s["OPsMin"]),
+                mean_ops=float(s["OPsMean"]),
+                stddev_ops=float(s["OPsSD"]),
+                mean_s=float(s["MeanTime"]),
+                stonewall_s=_jnum(s.get("StoneWallTime")),
+                stonewall_mib=_jnum(s.get("StoneWallbwMeanMIB")),
+                test_id=s.get("TestID"),
+                tasks=s.get("numTasks"),
+                tasks_per_node=s.get("tasksPerNode"),
+                reps=s.get("repetitions"),
+                fpp=s.get("filePerProc"),
+                reord=s.get("reorderTasks"),
+                reordoff=s.get("taskPerNodeOffset"),
+                reordrand=s.get("reorderTasksRandom"),
+                seed=s.get("reorderTasksRandomSeed"),
+                segments=s.get("segmentCount"),
+                block_bytes=s.get("blockSize"),
+                xfer_bytes=s.get("transferSize"),
+                agg_mib=_jnum(s.get("xsizeMiB")),
+                api=s.get("API"),
+                ref_num=s.get("ReferenceNumber"),
+            ))
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        raise ValueError(f"IOR JSON summary has an unexpected structure: {e!r}") from None
+
+    set_params(run)
+    if run.finished is None:
+        run.findings.append(Finding(INVALID, "truncated", None, "JSON summary has no 'Finished'"))
+    derived_findings(run)
+    return run
+
+
+def _flatten(items: list[Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for it in items:
+        if isinstance(it, list):
+            out.extend(_flatten(it))
+        elif isinstance(it, dict):
+            out.append(it)
+    return out
+
+
+def _jnum(v: Any) -> float | None:
+    if v is None:
+        return None
+    try:
+        return float(v)  # IOR prints inf as the string "inf"
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,1 @@
+"""mdtest: metadata rates (create, stat, read, remove)."""

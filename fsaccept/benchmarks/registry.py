@@ -1,0 +1,121 @@
+"""Every benchmark fsaccept runs, in one table: what reads its output, how its
+binary is found and built, which reference keys it owns and their schema, and
+what kinds of figure it reports.
+
+The CLI (``fsaccept parse KIND``), provenance (which binaries a job records),
+the reference schema (which ``tests:`` keys are allowed) and the version rules
+read this table; adding a benchmark adds one entry here (see CONTRIBUTING.md).
+Functions are named as ``"module:function"`` strings and imported when used,
+so that this table imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark tool."""
+
+    #: ``fsaccept parse <name>``; also its folder under ``fsaccept/benchmarks/``.
+    name: str
+    #: The executable a job runs (looked up on PATH or in the Spack view).
+    binary: str
+    #: The Spack package that builds it (mdtest and md-workbench come with IOR).
+    spack_package: str
+    #: Its name in ``data/tested_versions.yaml`` and ``data/known_bad_versions.yaml``
+    #: (mdtest and md-workbench print IOR's version).
+    version_name: str
+    #: Figure kinds its output reports (what a known bug may affect).
+    figure_kinds: tuple[str, ...]
+    #: ``"module:function"``: its text output -> a parsed run with ``to_dict()``.
+    parser: str
+    #: ``"module:function"`` reading its JSON summary file, if it writes one.
+    json_parser: str | None = None
+    #: Reference keys it owns: an exact key or a ``^regex$`` -> a JSON Schema ``$ref``.
+    reference_keys: dict[str, str] = field(default_factory=dict)
+    #: ``"module:function"`` (path, key, entry) -> list of errors the schema cannot
+    #: express (e.g. block size a multiple of the transfer size), or None.
+    entry_rules: str | None = None
+
+    @property
+    def schema_file(self) -> str:
+        """Its reference-entry schema, a resource of the package."""
+        return f"benchmarks/{self.name.replace('-', '_')}/schema.json"
+
+    def parse(self, text: str, json_summary: bool = False) -> Any:
+        spec = self.json_parser if json_summary else self.parser
+        if spec is None:
+            raise ValueError(f"{self.name} writes no JSON summary")
+        return load(spec)(text)
+
+
+def load(spec: str) -> Callable[..., Any]:
+    """The function a ``"module:function"`` string names."""
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
+    Benchmark(
+        name="ior", binary="ior", spack_package="ior", version_name="ior",
+        figure_kinds=("bandwidth", "iops"),
+        parser="fsaccept.benchmarks.ior.parse:parse_ior",
+        json_parser="fsaccept.benchmarks.ior.parse_json:parse_ior_json",
+        reference_keys={
+            "ior_write_bandwidth": "ior.schema.json#/$defs/bandwidth_test",
+            "ior_read_bandwidth": "ior.schema.json#/$defs/read_bandwidth_test",
+            "ior_random_write_iops": "ior.schema.json#/$defs/iops_test",
+            "ior_random_read_iops": "ior.schema.json#/$defs/random_read_test",
+        },
+        entry_rules="fsaccept.benchmarks.ior.command:entry_errors"),
+    Benchmark(
+        name="mdtest", binary="mdtest", spack_package="ior", version_name="ior",
+        figure_kinds=("metadata",),
+        parser="fsaccept.benchmarks.mdtest.parse:parse_mdtest",
+        reference_keys={"^mdtest_[a-z0-9_]+$": "mdtest.schema.json"}),
+    Benchmark(
+        # fio's report is JSON either way (its --output file, or stdout with messages).
+        name="fio", binary="fio", spack_package="fio", version_name="fio",
+        figure_kinds=("bandwidth", "iops", "latency"),
+        parser="fsaccept.benchmarks.fio.parse:parse_fio",
+        json_parser="fsaccept.benchmarks.fio.parse:parse_fio",
+        reference_keys={"^fio_[a-z0-9_]+$": "fio.schema.json"}),
+)}
+
+
+def binaries() -> tuple[str, ...]:
+    """Every executable the checks may run (provenance records each)."""
+    return tuple(dict.fromkeys(b.binary for b in BENCHMARKS.values()))
+
+
+def spack_packages() -> tuple[str, ...]:
+    """The Spack packages that build them."""
+    return tuple(dict.fromkeys(b.spack_package for b in BENCHMARKS.values()))
+
+
+@cache
+def schemas() -> dict[str, dict[str, Any]]:
+    """Each benchmark's reference-entry schema by its ``$id`` (e.g. ``ior.schema.json``)."""
+    out = {}
+    for bench in BENCHMARKS.values():
+        schema = json.loads(resources.files("fsaccept").joinpath(bench.schema_file).read_text())
+        out[schema["$id"]] = schema
+    return out
+
+
+def owner_of(key: str) -> Benchmark | None:
+    """The benchmark a reference key ``tests.<key>`` belongs to."""
+    import re
+    for bench in BENCHMARKS.values():
+        for pattern in bench.reference_keys:
+            if (re.search(pattern, key) if pattern.startswith("^") else pattern == key):
+                return bench
+    return None

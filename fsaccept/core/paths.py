@@ -1,0 +1,13 @@
+"""Where fsaccept's own files are: the checkout, its state directory, its reference files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: The repository (fsaccept is installed editable from it; scripts run from it).
+REPO_ROOT = Path(__file__).resolve().parents[2]
+#: Everything a run or set-up creates outside the results: Spack, the emulated cluster.
+STATE_DIR = Path(os.environ.get("FSACCEPT_STATE_DIR", REPO_ROOT / ".state"))
+#: ``reference/<system>.yaml``.
+REFERENCE_DIR = REPO_ROOT / "reference"

@@ -1,0 +1,293 @@
+"""Per-system acceptance parameters: ``reference/<system>.yaml``.
+
+A reference file holds, per test, the node fraction, ranks per node, sizes,
+deadlines and the threshold.  It is validated against a JSON Schema
+(``fsaccept/schemas/reference.schema.json``) when loaded; every error names
+the file and the key, and nothing is submitted with a bad file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from referencing import Registry, Resource
+
+from fsaccept.core import yamlfile
+from fsaccept.core.paths import REFERENCE_DIR
+from fsaccept.core.units import format_size, parse_size
+
+DEFAULT_MAX_FILL_FRACTION = 0.5
+DEFAULT_TIME_LIMIT_MARGIN_MIN = 10
+
+
+# Bounds on what a reference file may hold: its cost to read is bounded whatever it
+# holds, and a typo cannot reach a benchmark as an absurd size.
+#: Largest single size (``*_size``): 1 TiB; larger is a typo (IOR's -t and -b, fio's size).
+MAX_SIZE_BYTES = 2**40
+
+
+class ReferenceError(ValueError):
+    """A bad reference file; the message names the file and the key."""
+
+
+#: The largest size a reference file may give for one transfer, block or file.
+@dataclass(frozen=True)
+class Threshold:
+    value: float
+    unit: str
+    tolerance: float = 0.0
+
+    def as_reframe_reference(self) -> tuple[float, float, None, str]:
+        """(value, lower, upper, unit): a shortfall beyond the tolerance fails;
+        there is no upper bound (a figure above its ceiling is judged elsewhere)."""
+        return (self.value, -self.tolerance, None, self.unit)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A validated reference file.  ``entries`` holds every test's entry as
+    written, validated by its benchmark's schema; each benchmark types its own
+    entries (e.g. ``fsaccept.benchmarks.ior.command.parameters``)."""
+
+    path: Path
+    system: str
+    target_path: Path
+    target_fstype: str
+    #: Every ReFrame system the file is for (``system:`` a name or a list).
+    systems: tuple[str, ...] = ()
+    #: The mount point and source the target must be on, when the file pins them.
+    target_mount_point: str | None = None
+    target_source: str | None = None
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    description: str = ""
+    #: Refuse a test whose planned data exceeds this share of the target's free space.
+    max_fill_fraction: float = DEFAULT_MAX_FILL_FRACTION
+    #: What the file system can absorb at most (MiB/s); bounds deadline-bound phases.
+    max_bandwidth_mib_s: float | None = None
+    #: Minutes added to a job's deadlines for its Slurm time limit.
+    time_limit_margin_min: int = DEFAULT_TIME_LIMIT_MARGIN_MIN
+
+    def check_system(self, system: str) -> None:
+        """Refuse to use this file on another ReFrame system than it is written for."""
+        if system not in self.systems:
+            raise ReferenceError(f"{self.path}: system: written for {', '.join(self.systems)}, "
+                                 f"not for the ReFrame system {system!r}: use "
+                                 f"reference/{system}.yaml or add {system!r} to system:")
+
+    def entry(self, name: str, needed_by: str = "") -> dict[str, Any]:
+        """The raw entry ``tests.<name>``; a clear error when the file lacks it."""
+        try:
+            return self.entries[name]
+        except KeyError:
+            by = f" (needed by {needed_by})" if needed_by else ""
+            have = ", ".join(sorted(self.entries)) or "no tests"
+            raise ReferenceError(f"{self.path}: tests.{name}: missing{by}; "
+                                 f"the file has: {have}") from None
+
+    def thresholds(self, name: str) -> dict[str, Threshold]:
+        """Figure name → threshold of an entry: ``thresholds:`` (a map) as is,
+        or a single ``threshold:`` under the key ``""`` (the test's main figure)."""
+        entry = self.entry(name)
+        if "thresholds" in entry:
+            return {k: Threshold(**v) for k, v in entry["thresholds"].items()}
+        return {"": Threshold(**entry["threshold"])} if "threshold" in entry else {}
+
+
+@cache
+def _schemas() -> dict[str, dict[str, Any]]:
+    """The reference schema (this folder's ``reference.schema.json``) with the keys of
+    ``tests:`` each benchmark owns, and every benchmark's entry schema, by ``$id``."""
+    from fsaccept.core.provision import registry
+    main = json.loads(resources.files("fsaccept").joinpath("core/reference.schema.json")
+                      .read_text())
+    tests = main["properties"]["tests"]
+    for bench in registry.BENCHMARKS.values():
+        for key, ref in bench.reference_keys.items():
+            where = "patternProperties" if key.startswith("^") else "properties"
+            tests[where][key] = {"$ref": ref}
+    return {"reference.schema.json": main, **registry.schemas()}
+
+
+@cache
+def _validator() -> Any:
+    """A validator of whole reference files; benchmark schemas are found by name."""
+    registry: Registry = Registry().with_resources(
+        (name, Resource.from_contents(schema)) for name, schema in _schemas().items())
+    return _StrictValidator(_schemas()["reference.schema.json"], registry=registry)
+
+
+def _is_integer(_checker: Any, instance: Any) -> bool:
+    # JSON Schema counts 4096.0 as an integer; IOR would receive "-s 4096.0".
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+_StrictValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer))
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    return ".".join(str(p) for p in error.absolute_path) or "(top level)"
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    last = str(error.absolute_path[-1]) if error.absolute_path else ""
+    if error.validator == "pattern" and last.endswith("_size"):
+        return parse_size_error(error.instance)
+    if error.validator == "type" and isinstance(error.instance, float) \
+            and "integer" in str(error.validator_value) and error.instance.is_integer():
+        return f"{error.instance!r} is not a whole number: write {int(error.instance)}"
+    if error.validator == "const":
+        return f"{error.instance!r} is not allowed here: use {error.validator_value!r}"
+    if error.validator in ("additionalProperties", "unevaluatedProperties") \
+            and isinstance(error.instance, dict):
+        known = _known_keys(error.schema)
+        unknown = [k for k in error.instance if k not in known
+                   and not any(re.search(p, k) for p in error.schema.get("patternProperties", {}))]
+        allowed = ", ".join(sorted(known) + sorted(
+            p.strip("^$").replace("[a-z0-9_]+", "*")
+            for p in error.schema.get("patternProperties", {})))
+        return f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {allowed}"
+    return error.message
+
+
+def _known_keys(schema: dict[str, Any]) -> set[str]:
+    keys = set(schema.get("properties", {}))
+    for part in schema.get("allOf", []):
+        keys |= _known_keys(_resolve(part["$ref"]) if "$ref" in part else part)
+    return keys
+
+
+def _resolve(ref: str) -> dict[str, Any]:
+    """The schema a ``name.schema.json#/$defs/x`` reference names."""
+    document, _, pointer = ref.partition("#")
+    node = _schemas()[document]
+    for part in pointer.strip("/").split("/") if pointer else []:
+        node = node[part]
+    return node
+
+
+def parse_size_error(value: Any) -> str:
+    try:
+        parse_size(value)
+    except ValueError as err:
+        return str(err)
+    return f"{value!r} is not a valid size"
+
+
+def validation_errors(data: Any) -> list[str]:
+    """Every schema violation as 'key.path: message', sorted by key; values no schema
+    refuses (NaN, infinities, keys that are not strings, absurd sizes) first."""
+    value_errors = _value_errors(data)
+    if value_errors:
+        return value_errors
+    return _schema_errors(data) or _size_errors(data)
+
+
+def _value_errors(data: Any, path: str = "") -> list[str]:
+    """NaN and infinities (every JSON Schema bound is false for NaN, so it would pass),
+    and mapping keys that are not strings (``1:``, ``yes:``)."""
+    where = path or "(top level)"
+    if isinstance(data, float) and not math.isfinite(data):
+        return [f"{where}: {data!r} is not a finite number"]
+    errors = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if not isinstance(key, str):
+                errors.append(f"{where}: key {key!r} is a {type(key).__name__}, not a name "
+                              "(quote it)")
+                continue
+            errors += _value_errors(value, f"{path}.{key}" if path else key)
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            errors += _value_errors(value, f"{where}[{i}]")
+    return errors
+
+
+def _size_errors(data: dict[str, Any]) -> list[str]:
+    """Sizes beyond MAX_SIZE_BYTES (the schema checks their spelling)."""
+    errors = []
+    sections = [("tests", data.get("tests") or {}),
+                ("nightly.tests", (data.get("nightly") or {}).get("tests") or {})]
+    for prefix, tests in sections:
+        for name, entry in tests.items():
+            for key, value in (entry.items() if isinstance(entry, dict) else ()):
+                if not key.endswith("_size"):
+                    continue
+                try:
+                    nbytes = parse_size(value)
+                except ValueError as err:
+                    errors.append(f"{prefix}.{name}.{key}: {err}")
+                    continue
+                if nbytes > MAX_SIZE_BYTES:
+                    errors.append(f"{prefix}.{name}.{key}: {value!r} is more than "
+                                  f"{format_size(MAX_SIZE_BYTES)}, the largest size allowed")
+    return errors
+
+
+def _schema_errors(data: Any) -> list[str]:
+    errors = sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    # An enum error beside a const error on the same key says the same thing less well.
+    const_paths = {_key_path(e) for e in errors if e.validator == "const"}
+    errors = [e for e in errors if not (e.validator == "enum" and _key_path(e) in const_paths)]
+    return [f"{_key_path(e)}: {_message(e)}" for e in errors]
+
+
+def read_yaml(path: Path | str) -> Any:
+    """The YAML document of a reference file, read strictly (see ``fsaccept.core.yamlfile``);
+    ReferenceError naming the file (and the key or line) otherwise."""
+    path = Path(path)
+    try:
+        return yamlfile.load(path)
+    except OSError as err:
+        raise ReferenceError(f"{path}: cannot read reference file: {err.strerror}") from None
+    except yamlfile.StrictYAMLError as err:
+        raise ReferenceError(str(err)) from None
+
+
+def load_reference(path: Path | str) -> Reference:
+    """Read and validate a reference file; raises ReferenceError naming file and keys."""
+    path = Path(path)
+    data = read_yaml(path)
+    errors = validation_errors(data)
+    if errors:
+        raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
+    errors = _entry_rule_errors(data["tests"])
+    if errors:
+        raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
+    systems = data["system"] if isinstance(data["system"], list) else [data["system"]]
+    return Reference(path=path, system=systems[0], systems=tuple(systems),
+                     description=data.get("description", ""),
+                     target_path=Path(data["target"]["path"]),
+                     target_mount_point=data["target"].get("mount_point"),
+                     target_source=data["target"].get("source"),
+                     target_fstype=data["target"]["fstype"], entries=data["tests"],
+                     max_fill_fraction=data["target"].get("max_fill_fraction",
+                                                          DEFAULT_MAX_FILL_FRACTION),
+                     max_bandwidth_mib_s=data["target"].get("max_bandwidth_mib_s"),
+                     time_limit_margin_min=data.get("time_limit_margin_min",
+                                                    DEFAULT_TIME_LIMIT_MARGIN_MIN))
+
+
+def _entry_rule_errors(tests: dict[str, Any]) -> list[str]:
+    """Rules the schema cannot express, each benchmark's own (``entry_rules``)."""
+    from fsaccept.core.provision import registry
+    errors = []
+    for key, entry in tests.items():
+        bench = registry.owner_of(key)
+        if bench and bench.entry_rules:
+            errors += registry.load(bench.entry_rules)(f"tests.{key}", entry)
+    return errors
+
+
+def reference_path(system: str, directory: Path = REFERENCE_DIR) -> Path:
+    return directory / f"{system}.yaml"

@@ -1,0 +1,271 @@
+"""What the sign-off report shows of each test: summary rows, command lines,
+provenance, deadlines, and per-node figures."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+# The one way figures are printed (re-exported: templates and scripts use them from here).
+from fsaccept.core.formatting import format_figure, format_number
+from fsaccept.reporting.runreport import Test
+from fsaccept.reporting.verdicts import (REPEAT_PARAM, Verdict, as_number, figures_of,
+                                         format_threshold, verdict_of)
+
+# --------------------------------------------------------------------------- rows
+
+#: Keys every run-report test case has that are ReFrame's, not the check's.
+#: Anything else a check logs (``loggable=True``) is provenance and is shown.
+RFM_KEYS = frozenset("""
+    build_jobid build_stderr build_stdout dependencies_actual dependencies_conceptual
+    environ fail_phase fail_reason fail_info fail_severe filename fixture
+    job_completion_time job_completion_time_unix job_stderr job_stdout partition result
+    run_index scheduler session_uuid time_compile time_performance time_run time_sanity
+    time_setup time_total uuid outputdir job_exitcode job_nodelist job_submit_time jobid
+    system build_locally build_time_limit descr display_name env_vars exclusive_access
+    executable executable_opts extra_resources hashcode keep_files local maintainers
+    max_pending_time modules name num_cpus_per_task num_gpus_per_node num_tasks
+    num_tasks_per_core num_tasks_per_node num_tasks_per_socket perfvalues postbuild_cmds
+    postrun_cmds prebuild_cmds prefix prerun_cmds readonly_files short_name sourcepath
+    sourcesdir stagedir strict_check tags time_limit unique_name use_multithreading
+    valid_prog_environs valid_systems variables basename sysenv
+""".split())
+
+#: Shown in rows of their own (deadline vs time run, bytes moved), not again.
+SHOWN_KEYS = frozenset({"deadline_s", "time_run_s", "bytes_moved"})
+
+#: Provenance keys shown in their own rows of a test's section, in this order.
+CORE_KEYS = ("reference_key", "node_fraction", "partition_nodes", "usable_nodes",
+             "num_nodes", "ranks_per_node", "rank_map", "target_dir", "target_fstype", "direct_io",
+             "reference_path", "reference_sha256")
+
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    test: str
+    nodes: str
+    ranks_per_node: str
+    figure: str
+    measured: str
+    threshold: str
+    verdict: str
+    reason: str
+    anchor: str
+
+
+def anchor_of(name: str) -> str:
+    """An HTML/Markdown anchor for a test name."""
+    return "test-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def summary_rows(tests: list[Test]) -> list[SummaryRow]:
+    """One row per figure of each test (one row for a test without figures)."""
+    rows = []
+    for t in tests:
+        rpn = str(t.ranks_per_node) if t.ranks_per_node else "—"
+        figs = t.figures or [None]
+        for i, fr in enumerate(figs):
+            if fr is None:
+                figure, measured, threshold = "—", "—", "—"
+            else:
+                figure = fr.name
+                measured = format_figure(fr.value, fr.unit)
+                if fr.stats and fr.stats.n > 1:
+                    measured += f" (mean of {fr.stats.n})"
+                threshold = format_threshold(fr.threshold)
+            first = i == 0
+            rows.append(SummaryRow(
+                test=t.name if first else "", nodes=t.nodes_text if first else "",
+                ranks_per_node=rpn if first else "", figure=figure, measured=measured,
+                threshold=threshold, verdict=t.verdict if first else "",
+                reason=t.reason if first else "", anchor=anchor_of(t.name)))
+    return rows
+
+
+def summary_text(rows: list[SummaryRow]) -> str:
+    """The summary table as aligned plain text (for the terminal)."""
+    head = ("Test", "Nodes", "Ranks/node", "Figure", "Measured", "Threshold", "Verdict")
+    body = [(r.test, r.nodes, r.ranks_per_node, r.figure, r.measured, r.threshold, r.verdict)
+            for r in rows]
+    widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip()
+                     for line in [head, *body])
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def command_lines(testcase: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, command) pairs: every ``*_command`` a check logged (the benchmark's
+    own echo of its command line where it has one), else ReFrame's executable and
+    options."""
+    out = [(k, str(v)) for k, v in testcase.items()
+           if k.endswith("_command") and k not in RFM_KEYS and v]
+    if not out and testcase.get("executable"):
+        out.append(("executable", shlex.join([str(testcase["executable"]),
+                                              *map(str, testcase.get("executable_opts") or [])])))
+    return out
+
+
+def provenance(testcase: dict[str, Any]) -> list[tuple[str, str]]:
+    """(key, value) of everything the check logged beyond ReFrame's own keys:
+    versions, binary paths, placement, sizes.  Core keys first, then the rest sorted."""
+    extra = {k: v for k, v in testcase.items()
+             if k not in RFM_KEYS and k not in SHOWN_KEYS and not k.endswith("_command")}
+    keys = [k for k in CORE_KEYS if k in extra] + sorted(k for k in extra if k not in CORE_KEYS)
+    units = {f.name: f.unit for f in figures_of(testcase)}
+    return [(k, _show(k, extra[k], units)) for k in keys]
+
+
+def per_node_text(text: str, units: dict[str, str]) -> str:
+    """A logged ``fig=n1:1.5,n2:2.0; ...`` string for people:
+    'fig (MiB/s): n1 1.5, n2 2; ...' (the exact string stays in the run report)."""
+    parts = []
+    for fig, nodes in parse_per_node_text(text).items():
+        unit = f" ({units[fig]})" if units.get(fig) else ""
+        parts.append(f"{fig}{unit}: " + ", ".join(f"{n} {format_number(v)}"
+                                                    for n, v in nodes.items()))
+    return "; ".join(parts) or text
+
+
+def _show(key: str, value: Any, units: dict[str, str] | None = None) -> str:
+    if value is None or value == "":
+        return "—"
+    if "per_node" in key and isinstance(value, str):
+        return per_node_text(value, units or {})
+    if key == "bytes_moved" and isinstance(value, int):
+        return f"{value:,} B ({format_number(value / 2**30)} GiB)"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True)
+    if isinstance(value, float):
+        return format_number(value)
+    return str(value)
+
+
+def nodelist_text(nodelist: Any) -> str:
+    """'n[1-4]' (ReFrame's own abbreviation) from a list of node names."""
+    if not nodelist:
+        return "—"
+    if isinstance(nodelist, str):
+        return nodelist
+    from reframe.utility import nodelist_abbrev
+    return nodelist_abbrev(list(nodelist))
+
+
+def deadline_text(testcase: dict[str, Any]) -> str:
+    """'2 s deadline, 2.01 s run' (or '—' when the check logs neither)."""
+    d, r = testcase.get("deadline_s"), testcase.get("time_run_s")
+    if not d and not r:
+        return "—"
+    parts = []
+    if d:
+        parts.append(f"{format_number(d)} s deadline")
+    if r:
+        parts.append(f"{format_number(r)} s run")
+    return ", ".join(parts)
+
+
+@dataclass
+class CaseSection:
+    """What one test case (a run of a test, or a fixture) shows in its section."""
+
+    title: str
+    role: str
+    verdict: Verdict
+    jobid: str
+    nodelist: str
+    commands: list[tuple[str, str]]
+    deadline: str
+    bytes_moved: str
+    provenance: list[tuple[str, str]]
+    figures: list[tuple[str, str, str, str]]  # name, measured, threshold, ReFrame result
+    job_script: str = ""
+
+
+def case_section(testcase: dict[str, Any], role: str, job_script: str = "") -> CaseSection:
+    bm = testcase.get("bytes_moved")
+    return CaseSection(
+        title=testcase.get("display_name") or testcase.get("name", "?"),
+        role=role, verdict=verdict_of(testcase),
+        jobid=str(testcase.get("jobid") or "—"),
+        nodelist=nodelist_text(testcase.get("job_nodelist")),
+        commands=command_lines(testcase), deadline=deadline_text(testcase),
+        bytes_moved=_show("bytes_moved", bm) if bm else "—",
+        provenance=provenance(testcase),
+        figures=[(f.name, format_figure(f.value, f.unit), format_threshold(f), f.result or "—")
+                 for f in figures_of(testcase)],
+        job_script=job_script)
+
+
+# --------------------------------------------------------------------------- per node
+
+#: ReFrame's ``--distribute`` adds this parameter (one test case per node).
+_NODE_PARAM = re.compile(r"\s+%\$nid=\S+")
+
+
+def family_of(name: str) -> str:
+    """A test's name without its per-node and repeat parameters."""
+    return _NODE_PARAM.sub("", REPEAT_PARAM.sub("", name))
+
+
+def parse_per_node_text(text: str) -> dict[str, dict[str, float]]:
+    """figure → node → value from a logged ``fig=n1:1.5,n2:2.0; fig2=...`` string
+    (the fio checks' ``per_node_figures``); parts that do not fit are ignored."""
+    out: dict[str, dict[str, float]] = {}
+    for part in text.split(";"):
+        fig, sep, pairs = part.strip().partition("=")
+        if not sep or not fig:
+            continue
+        for pair in pairs.split(","):
+            node, sep2, value = pair.strip().rpartition(":")
+            v = as_number(value) if sep2 else None
+            if node and v is not None and math.isfinite(v):
+                out.setdefault(fig.strip(), {})[node] = float(v)
+    return out
+
+
+def per_node_values(tests: list[Test]) -> dict[tuple[str, str], dict[str, list[float]]]:
+    """(test family, figure) → node → values, where a figure is measured per node:
+
+    - test cases that each ran on one node (``--distribute``, or a per-node check)
+      and share a family, when the family covers more than one node;
+    - a logged mapping ``<anything>per_node<anything>``: {node: value} in a test case
+      (figure name: the key without ``per_node``), or a string
+      ``fig=n1:1.5,n2:2.0; fig2=...`` (the fio checks' ``per_node_figures``).
+    """
+    out: dict[tuple[str, str], dict[str, list[float]]] = {}
+    families: dict[str, list[Test]] = {}
+    for t in tests:
+        families.setdefault(family_of(t.name), []).append(t)
+    for family, members in families.items():
+        for t in members:
+            for tc in t.cases:
+                for key, value in tc.items():
+                    if "per_node" not in key or key in RFM_KEYS:
+                        continue
+                    if isinstance(value, str):
+                        for fig, nodes in parse_per_node_text(value).items():
+                            for node, v in nodes.items():
+                                out.setdefault((family, fig), {}).setdefault(node, []).append(v)
+                    elif isinstance(value, dict):
+                        fig = key.replace("per_node", "").strip("_") or key
+                        for node, v in value.items():
+                            if as_number(v) is not None:
+                                out.setdefault((family, fig), {}).setdefault(
+                                    str(node), []).append(float(v))
+        if len({t.name for t in members}) < 2:
+            continue  # repeats of one test on varying nodes are not a per-node test
+        single = [(tc, f) for t in members for tc in t.cases
+                  if len(tc.get("job_nodelist") or []) == 1 for f in figures_of(tc)
+                  if f.value is not None]
+        nodes = {tc["job_nodelist"][0] for tc, _ in single}
+        if len(nodes) > 1:
+            for tc, f in single:
+                out.setdefault((family, f.name), {}).setdefault(
+                    tc["job_nodelist"][0], []).append(f.value)
+    return out

@@ -1,0 +1,627 @@
+"""Nightly regression: every figure against the median of the last N sessions.
+
+Storage is ReFrame's own results database (``RFM_ENABLE_RESULTS_STORAGE=1``,
+``RFM_SQLITE_DB_FILE``): ``scripts/nightly`` runs ReFrame with it on and
+tags each session with ``--session-extras fsaccept_kind=nightly,fsaccept_system=<system>``.
+The comparison is ReFrame's ``--performance-compare`` query, run through its
+Python API (:func:`reframe.frontend.reporting.performance_compare`)::
+
+    <this session's uuid>/<window>?<the last N nightly sessions>/median:/+pref
+
+so ``pdiff`` is (now − median) / median in %.  A figure whose unit is a rate
+(MiB/s, IOPS, ops/s) regresses when it dropped more than the tolerance; a time
+(s, ms, us) when it grew more than the tolerance.
+
+The reference file's optional ``nightly:`` section::
+
+    nightly:
+      sessions: 7           # median of the last 7 stored nightly sessions
+      tolerance: 0.1        # a drop of more than 10 % is a regression
+      trend_sessions: 30    # sessions in the trend plots
+      tests:                # keys replacing those of tests.<name> (smaller sizes)
+        ior_write_bandwidth: {segments: 512}
+
+Pure functions take and return plain data; :class:`Store` is the thin layer
+over ReFrame's storage API.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import math
+import sqlite3
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fsaccept.core.formatting import format_number
+
+DEFAULT_SESSIONS = 7
+DEFAULT_TOLERANCE = 0.1
+DEFAULT_TREND_SESSIONS = 30
+#: Units where smaller is better; every other unit is a rate (larger is better).
+TIME_UNITS = frozenset({"s", "ms", "us"})
+KIND_KEY, SYSTEM_KEY = "fsaccept_kind", "fsaccept_system"
+
+
+class NightlyError(ValueError):
+    """Bad nightly settings or storage; the message names the file or key."""
+
+
+# --------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class NightlySettings:
+    sessions: int = DEFAULT_SESSIONS
+    tolerance: float = DEFAULT_TOLERANCE
+    trend_sessions: int = DEFAULT_TREND_SESSIONS
+    tests: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def nightly_settings(raw: dict[str, Any]) -> NightlySettings:
+    """The ``nightly:`` section of a (schema-validated) reference file."""
+    n = raw.get("nightly") or {}
+    return NightlySettings(sessions=n.get("sessions", DEFAULT_SESSIONS),
+                           tolerance=n.get("tolerance", DEFAULT_TOLERANCE),
+                           trend_sessions=n.get("trend_sessions", DEFAULT_TREND_SESSIONS),
+                           tests=n.get("tests") or {})
+
+
+def nightly_reference(raw: dict[str, Any], source: str = "reference") -> dict[str, Any]:
+    """The reference file for a nightly run: ``tests.<name>`` updated with
+    ``nightly.tests.<name>``.  An override of a test the file lacks is an error."""
+    out = copy.deepcopy(raw)
+    overrides = nightly_settings(raw).tests
+    for name, keys in overrides.items():
+        if name not in out.get("tests", {}):
+            have = ", ".join(sorted(out.get("tests", {}))) or "none"
+            raise NightlyError(f"{source}: nightly.tests.{name}: no such test under tests: "
+                               f"(the file has: {have})")
+        out["tests"][name].update(copy.deepcopy(keys))
+    out["description"] = (str(raw.get("description", "")) + " [nightly sizes]").strip()
+    return out
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+@dataclass(frozen=True)
+class Comparison:
+    test: str
+    sysenv: str
+    figure: str
+    unit: str
+    now: float
+    median: float | None
+    pdiff: float | None  # (now - median) / median, in %
+    sessions: int  # how many past sessions the median is over
+    smaller_is_better: bool = False
+
+    def regressed(self, tolerance: float) -> bool:
+        if self.median is None:
+            return False
+        if self.median == 0 or self.pdiff is None or math.isnan(self.pdiff):
+            # No relative change from 0: any move the wrong way is a regression.
+            return self.now > self.median if self.smaller_is_better else self.now < self.median
+        limit = 100.0 * tolerance
+        if self.smaller_is_better:
+            return self.pdiff > limit
+        return self.pdiff < -limit
+
+    def describe(self, tolerance: float) -> str:
+        if self.median is None:
+            return (f"{self.test} {self.figure}: {format_number(self.now)} {self.unit}; no history "
+                    "to compare with")
+        if self.median == 0 or self.pdiff is None or math.isnan(self.pdiff):
+            return (f"{self.test} {self.figure}: {format_number(self.now)} {self.unit}, median "
+                    f"{format_number(self.median)} {self.unit} of {_sessions(self.sessions)}")
+        direction = "above" if self.pdiff > 0 else "below"
+        return (f"{self.test} {self.figure}: {format_number(self.now)} {self.unit} is "
+                f"{abs(self.pdiff or 0):.2f} % {direction} the median {format_number(self.median)} "
+                f"{self.unit} of {_sessions(self.sessions)} (tolerance {100 * tolerance:g} %)")
+
+
+def _sessions(n: int) -> str:
+    return f"the last {n} session{'s' if n != 1 else ''}"
+
+
+def smaller_is_better(unit: str, lower: float | None, upper: float | None) -> bool:
+    """A figure judged by an upper bound only (a latency, a count of outliers), or
+    without bounds but in a time unit, is better when smaller."""
+    if lower is None and upper is not None:
+        return True
+    if lower is not None:
+        return False
+    return unit in TIME_UNITS
+
+
+@dataclass(frozen=True)
+class CurrentFigure:
+    name: str
+    sysenv: str
+    pvar: str
+    unit: str
+    value: float
+    lower: float | None = None
+    upper: float | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.name, self.sysenv, self.pvar, self.unit)
+
+
+def comparisons_from_table(table: list[Any], sessions: int,
+                           current: list[CurrentFigure]) -> list[Comparison]:
+    """Comparisons from ReFrame's ``performance_compare`` table (header row first:
+    name, sysenv, pvar, punit, 'pval (median) (lhs)', 'pval (median) (rhs)', ...,
+    'pdiff (%)'), plus figures of the current session that have no history.
+    ``current`` (this session's figures) also gives each figure's direction."""
+    if not table:
+        raise NightlyError("ReFrame's performance comparison returned no table")
+    header = list(table[0])
+    col = {name: i for i, name in enumerate(header)}
+    try:
+        i_name, i_env, i_var, i_unit = (col["name"], col["sysenv"], col["pvar"], col["punit"])
+        i_lhs = next(i for h, i in col.items() if h.startswith("pval") and h.endswith("(lhs)"))
+        i_rhs = next(i for h, i in col.items() if h.startswith("pval") and h.endswith("(rhs)"))
+        i_diff = col["pdiff (%)"]
+    except (KeyError, StopIteration):
+        raise NightlyError(f"unexpected performance-comparison columns: {header}") from None
+    by_key = {f.key: f for f in current}
+    out, seen = [], set()
+    for row in table[1:]:
+        key = (row[i_name], row[i_env], row[i_var], row[i_unit])
+        rhs = row[i_rhs]
+        median = float(rhs) if isinstance(rhs, (int, float)) else None
+        diff = row[i_diff] if isinstance(row[i_diff], (int, float)) else None
+        cur = by_key.get(key)
+        out.append(Comparison(
+            test=key[0], sysenv=key[1], figure=key[2], unit=key[3], now=float(row[i_lhs]),
+            median=median, pdiff=diff, sessions=sessions if median is not None else 0,
+            smaller_is_better=smaller_is_better(key[3], cur.lower if cur else None,
+                                                cur.upper if cur else None)))
+        seen.add(key)
+    for f in current:
+        if f.key not in seen:
+            out.append(Comparison(f.name, f.sysenv, f.pvar, f.unit, float(f.value), None, None,
+                                  0, smaller_is_better(f.unit, f.lower, f.upper)))
+    return sorted(out, key=lambda c: (c.test, c.figure))
+
+
+def regressions(comparisons: list[Comparison], tolerance: float) -> list[Comparison]:
+    return [c for c in comparisons if c.regressed(tolerance)]
+
+
+def current_figures(report: dict[str, Any]) -> list[CurrentFigure]:
+    """Every measured figure of a run report, with its bounds."""
+    out = []
+    for run in report.get("runs", []):
+        for tc in run.get("testcases", []):
+            for key, vals in (tc.get("perfvalues") or {}).items():
+                if vals and vals[0] is not None:
+                    out.append(CurrentFigure(
+                        tc["name"], f"{tc.get('system')}:{tc.get('partition')}+"
+                        f"{tc.get('environ')}", key.rsplit(":", 1)[-1], vals[4], vals[0],
+                        vals[2], vals[3]))
+    return out
+
+
+# --------------------------------------------------------------------------- trends
+
+
+@dataclass
+class Point:
+    time: float
+    session: str
+    value: float
+    threshold: float | None  # the passing limit: reference × (1 + lower)
+
+
+def trend_series(testcases: list[dict[str, Any]]) -> dict[tuple[str, str, str], list[Point]]:
+    """(test, figure, unit) → points in time order, from stored test cases
+    (each a run-report test case as ReFrame's storage returns it)."""
+    series: dict[tuple[str, str, str], list[Point]] = {}
+    for tc in testcases:
+        t = tc.get("job_completion_time_unix") or 0.0
+        for key, vals in (tc.get("perfvalues") or {}).items():
+            value, ref, lower, _upper, unit, *_ = vals
+            if value is None:
+                continue
+            limit = None
+            if ref and lower is not None:
+                limit = ref * (1 + lower)
+            series.setdefault((tc["name"], key.rsplit(":", 1)[-1], unit), []).append(
+                Point(t, tc.get("session_uuid", ""), float(value), limit))
+    for pts in series.values():
+        pts.sort(key=lambda p: p.time)
+    return series
+
+
+def last_sessions(points: list[Point], n: int) -> list[Point]:
+    """Points of the last ``n`` distinct sessions."""
+    keep = []
+    for p in reversed(points):
+        if p.session not in keep:
+            keep.append(p.session)
+        if len(keep) == n:
+            break
+    wanted = set(keep)
+    return [p for p in points if p.session in wanted]
+
+
+class TrendPlotter:
+    """Trend plots (values of the last sessions, the threshold line, the median),
+    one PNG per figure, drawn on one reused matplotlib figure.
+
+    Making a figure, laying it out and placing date ticks cost more than
+    drawing: a year of nightly sessions with 30 figures took seconds that way.
+    So the axes, margins and artists are made once and only their data, labels
+    and limits change per plot; the x ticks are the sessions' dates, placed by
+    hand (at most 6), and the margins are fixed (no constrained layout)."""
+
+    MAX_TICKS = 6
+
+    def __init__(self) -> None:
+        import matplotlib
+        matplotlib.use("Agg")
+        from matplotlib.figure import Figure
+
+        self.fig = Figure(figsize=(6.4, 2.6), dpi=80)
+        self.fig.subplots_adjust(left=0.12, right=0.98, top=0.9, bottom=0.2)
+        self.ax = ax = self.fig.add_subplot()
+        (self.values,) = ax.plot([], [], marker="o", markersize=3, color="#1a56b0")
+        self.threshold = ax.axhline(0, color="#b00020", linestyle="--")
+        self.median = ax.axhline(0, color="gray", linestyle=":")
+        self.title = ax.set_title("", fontsize=9, loc="left")
+        ax.tick_params(labelsize=7)
+
+    def plot(self, test: str, figure: str, unit: str, points: list[Point],
+             median: float | None = None) -> bytes:
+        import io
+        from datetime import datetime, timezone
+
+        ax = self.ax
+        xs = [p.time for p in points]
+        ys = [p.value for p in points]
+        self.values.set_data(xs, ys)
+        self.values.set_label(figure)
+        limits = [p.threshold for p in points if p.threshold is not None]
+        shown = [self.values]
+        for line, level, name in ((self.threshold, limits[-1] if limits else None, "threshold"),
+                                  (self.median, median, "median")):
+            line.set_visible(level is not None)
+            if level is not None:
+                line.set_ydata([level, level])
+                line.set_label(f"{name} {format_number(level)} {unit}")
+                shown.append(line)
+        ax.legend(handles=shown, fontsize=7, loc="lower left")
+        self.title.set_text(f"{test}: {figure} (last {len({p.session for p in points})} "
+                            "sessions)")
+        ax.set_ylabel(unit, fontsize=8)
+        top = max([*ys, *(l.get_ydata()[0] for l in shown[1:])], default=1.0)
+        ax.set_ylim(0, top * 1.08 or 1.0)
+        left, right = (min(xs), max(xs)) if xs else (0.0, 1.0)
+        pad = (right - left) * 0.03 or 43200.0
+        ax.set_xlim(left - pad, right + pad)
+        step = max(1, math.ceil(len(xs) / self.MAX_TICKS))
+        ticks = xs[::step]
+        ax.set_xticks(ticks, [datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d")
+                              for t in ticks], rotation=30, ha="right")
+        buf = io.BytesIO()
+        # Fast zlib level: PNG encoding was a tenth of the time at the default.
+        self.fig.savefig(buf, format="png", pil_kwargs={"compress_level": 1})
+        return buf.getvalue()
+
+
+def trend_plot(test: str, figure: str, unit: str, points: list[Point],
+               median: float | None = None) -> bytes:
+    """One trend plot (for many, reuse a :class:`TrendPlotter`)."""
+    return TrendPlotter().plot(test, figure, unit, points, median)
+
+
+def plot_name(test: str, figure: str) -> str:
+    import re
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{test}-{figure}").strip("_") + ".png"
+
+
+def summary_markdown(system: str, session: str, comparisons: list[Comparison],
+                     settings: NightlySettings, plots: list[str],
+                     verdict_lines: list[str]) -> str:
+    """The short nightly summary."""
+    regs = regressions(comparisons, settings.tolerance)
+    lines = [f"# Nightly {system}: {'REGRESSION' if regs else 'no regression'}", "",
+             f"Session `{session}`; each figure against the median of the last "
+             f"{settings.sessions} nightly sessions (tolerance {100 * settings.tolerance:g} %; "
+             f"{max((c.sessions for c in comparisons), default=0)} available).",
+             "", "| Test | Figure | Now | Median | Change | |", "| --- | --- | --- | --- | --- | --- |"]
+    for c in comparisons:
+        change = f"{c.pdiff:+.2f} %" if c.pdiff is not None and math.isfinite(c.pdiff) else "—"
+        flag = "REGRESSION" if c.regressed(settings.tolerance) else (
+            "no history" if c.median is None else "ok")
+        median = f"{format_number(c.median)} {c.unit}" if c.median is not None else "—"
+        lines.append(f"| {c.test} | {c.figure} | {format_number(c.now)} {c.unit} | {median} | "
+                     f"{change} | {flag} |")
+    if verdict_lines:
+        lines += ["", "Verdicts of this session:", ""] + [f"- {v}" for v in verdict_lines]
+    if plots:
+        lines += ["", f"## Trends (last {settings.trend_sessions} sessions)", ""]
+        lines += [f"![{p}](trends/{p})" for p in plots]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- storage
+
+
+def _session_info(blob: str) -> dict[str, Any]:
+    """The ``session_info`` object of a stored session's JSON, decoded alone."""
+    import json
+    key = blob.find('"session_info"')
+    start = blob.find("{", key)
+    if key < 0 or start < 0:
+        raise NightlyError("a stored session has no session_info")
+    return json.JSONDecoder().raw_decode(blob, start)[0]
+
+
+#: Tables of ReFrame's results database (reframe/frontend/reporting/storage.py).
+RESULTS_TABLES = frozenset({"sessions", "testcases", "metadata"})
+
+
+def check_results_db(db_file: Path | str) -> None:
+    """Refuse, before ReFrame opens (and may write to) it, a file that is not ReFrame's
+    results database: not SQLite, truncated, or another program's database. A missing
+    or empty file is fine (ReFrame creates it)."""
+    path = Path(db_file)
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    try:
+        with contextlib.closing(sqlite3.connect(path.resolve().as_uri() + "?mode=ro",
+                                                uri=True)) as con:
+            tables = {row[0] for row in con.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            bad = con.execute("PRAGMA quick_check").fetchone()
+    except sqlite3.Error as err:
+        raise NightlyError(f"{path}: not a readable SQLite database ({err}): not ReFrame's "
+                           "results database, or damaged; move it aside") from None
+    if not RESULTS_TABLES <= tables:
+        raise NightlyError(f"{path}: an SQLite database but not ReFrame's results database "
+                           f"(tables: {', '.join(sorted(tables)) or 'none'}); move it aside")
+    if bad and bad[0] != "ok":
+        raise NightlyError(f"{path}: the results database is damaged ({bad[0]}); restore it "
+                           "or move it aside")
+
+
+class Store:
+    """ReFrame's results storage (SQLite), through ReFrame's own API. Every error of the
+    database is a :class:`NightlyError` naming the file."""
+
+    def __init__(self, db_file: Path | str):
+        from reframe.core import config, runtime
+        from reframe.core.exceptions import ReframeFatalError
+
+        check_results_db(db_file)
+        self.db_file = str(Path(db_file).resolve())
+        try:
+            rt = runtime.runtime()
+        except ReframeFatalError:  # no runtime yet: a minimal one, like `reframe` builds
+            site = config.load_config("<builtin>")
+            site.select_subconfig("generic")
+            runtime.init_runtime(site)
+            rt = runtime.runtime()
+        rt.site_config.add_sticky_option("storage/enable", True)
+        rt.site_config.add_sticky_option("storage/sqlite_db_file", self.db_file)
+
+    @property
+    def backend(self):
+        from reframe.frontend.reporting.storage import StorageBackend
+        return StorageBackend.default()
+
+    @contextlib.contextmanager
+    def _errors(self):
+        from reframe.core.exceptions import ReframeError
+        try:
+            yield
+        except (sqlite3.Error, ReframeError) as err:
+            raise NightlyError(f"{self.db_file}: results database: {err}") from None
+
+    def store(self, report: dict[str, Any], report_file: str = "") -> str:
+        with self._errors():
+            return self.backend.store(report, report_file)
+
+    @staticmethod
+    def session_filter(system: str, kind: str = "nightly") -> str:
+        return f'{KIND_KEY} == "{kind}" and {SYSTEM_KEY} == "{system}"'
+
+    def sessions(self, system: str, kind: str = "nightly") -> list[tuple[str, float]]:
+        """(uuid, start time) of the stored sessions of this kind and system, oldest first."""
+        from reframe.frontend.reporting.utility import QuerySelectorTestcase
+        if not Path(self.db_file).exists():
+            return []
+        # Undecoded (decode=False): ReFrame filters on each session's info alone;
+        # decoding every whole session (all its test cases) took seconds for years
+        # of nightly sessions, and only the info is needed here.
+        with self._errors():
+            found = self.backend.fetch_sessions(
+                QuerySelectorTestcase(sess_filter=self.session_filter(system, kind)),
+                decode=False)
+        infos = [_session_info(blob) for blob in found]
+        out = [(i["uuid"], float(i["time_start_unix"])) for i in infos]
+        return sorted(out, key=lambda x: x[1])
+
+    @staticmethod
+    def _window(sessions: list[tuple[str, float]]) -> str:
+        """A ReFrame query: the time window of these sessions and their uuids."""
+        t0 = time.strftime("%Y%m%dT%H%M%S+0000", time.gmtime(math.floor(sessions[0][1])))
+        t1 = time.strftime("%Y%m%dT%H%M%S+0000", time.gmtime(math.floor(sessions[-1][1]) + 1))
+        uuids = ", ".join(f'"{u}"' for u, _ in sessions)
+        return f"{t0}:{t1}?uuid in ({uuids})"
+
+    def compare(self, session: str, previous: list[tuple[str, float]]) -> list[Any]:
+        """ReFrame's performance comparison: this session vs the median of ``previous``."""
+        from reframe.frontend.reporting import performance_compare
+        spec = f"{session}/{self._window(previous)}/median:/+pref"
+        with self._errors():
+            return performance_compare(spec)
+
+    def testcases(self, sessions: list[tuple[str, float]]) -> list[dict[str, Any]]:
+        """Every stored test case of these sessions."""
+        from reframe.frontend.reporting.utility import parse_query_spec
+        if not sessions:
+            return []
+        with self._errors():
+            return self.backend.fetch_testcases(parse_query_spec(self._window(sessions)))
+
+
+def nightly_compare(store: Store, system: str, session: str, report: dict[str, Any],
+                    settings: NightlySettings) -> tuple[list[Comparison], list[tuple[str, float]]]:
+    """This session against the median of the last ``settings.sessions`` before it."""
+    all_sessions = store.sessions(system)
+    mine = [s for s in all_sessions if s[0] == session]
+    if not mine:
+        raise NightlyError(f"session {session} is not in the results database "
+                           f"{store.db_file} as a nightly session of system {system!r}")
+    previous = [s for s in all_sessions if s[1] < mine[0][1]][-settings.sessions:]
+    if previous:
+        table = store.compare(session, previous)
+    else:
+        table = [["name", "sysenv", "pvar", "punit", "pval (median) (lhs)",
+                  "pval (median) (rhs)", "pdiff (%)"]]
+    return comparisons_from_table(table, len(previous), current_figures(report)), all_sessions
+
+
+def write_trends(store: Store, out_dir: Path, system: str, session: str,
+                 report: dict[str, Any], settings: NightlySettings,
+                 verdict_lines: list[str] | None = None) -> tuple[Path, list[Comparison]]:
+    """Compare, plot the last ``trend_sessions`` sessions, write ``summary.md``."""
+    comps, all_sessions = nightly_compare(store, system, session, report, settings)
+    started = dict(all_sessions)[session]
+    upto = [s for s in all_sessions if s[1] <= started]
+    window = upto[-settings.trend_sessions:]
+    series = trend_series(store.testcases(window))
+    medians = {(c.test, c.figure): c.median for c in comps}
+    (out_dir / "trends").mkdir(parents=True, exist_ok=True)
+    plots = []
+    plotter = TrendPlotter() if series else None
+    for (test, figure, unit), pts in sorted(series.items()):
+        pts = last_sessions(pts, settings.trend_sessions)
+        name = plot_name(test, figure)
+        (out_dir / "trends" / name).write_bytes(
+            plotter.plot(test, figure, unit, pts, medians.get((test, figure))))
+        plots.append(name)
+    summary = out_dir / "summary.md"
+    summary.write_text(summary_markdown(system, session, comps, settings, plots,
+                                        verdict_lines or []))
+    return summary, comps
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _load_yaml(path: Path) -> dict[str, Any]:
+    from fsaccept.core.reference import ReferenceError, read_yaml
+    try:
+        data = read_yaml(path)
+    except ReferenceError as err:
+        raise NightlyError(str(err)) from None
+    if not isinstance(data, dict):
+        raise NightlyError(f"{path}: not a reference file (expected a map)")
+    return data
+
+
+def _cmd_reference(args: argparse.Namespace) -> int:
+    from fsaccept.core.reference import ReferenceError, load_reference
+    src = Path(args.reference)
+    load_reference(src)  # validates the source first: errors name the user's file
+    merged = nightly_reference(_load_yaml(src), str(src))
+    out = Path(args.output)
+    out.write_text(f"# Nightly reference derived from {src.resolve()} "
+                   "(tests.<name> updated with nightly.tests.<name>)\n"
+                   + yaml.safe_dump(merged, sort_keys=False))
+    try:
+        load_reference(out)
+    except ReferenceError as err:
+        raise NightlyError(f"{src}: nightly.tests: the test entries with the nightly values "
+                           f"are not valid: {err}") from None
+    print(out)
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from fsaccept.reporting import runreport as rep
+    run_report = rep.load_run_report(args.run_report)
+    settings = nightly_settings(_load_yaml(Path(args.reference)))
+    if args.sessions:
+        settings = NightlySettings(args.sessions, settings.tolerance, settings.trend_sessions,
+                                   settings.tests)
+    if args.tolerance is not None:
+        settings = NightlySettings(settings.sessions, args.tolerance, settings.trend_sessions,
+                                   settings.tests)
+    if not rep.all_testcases(run_report):
+        raise NightlyError(f"{args.run_report}: no test ran; check nightly.tests in "
+                           f"{args.reference} and the tests' reference_key")
+    store = Store(args.db)
+    session = run_report["session_info"]["uuid"]
+    tests = rep.tests_of(run_report)
+    verdict_lines = [f"{t.name}: {t.verdict}" + (f" ({t.reason})" if t.reason else "")
+                     for t in tests]
+    out = Path(args.out)
+    summary, comps = write_trends(store, out, args.system, session, run_report, settings,
+                                  verdict_lines)
+    for c in comps:
+        flag = "REGRESSION" if c.regressed(settings.tolerance) else "ok"
+        print(f"nightly: {flag}: {c.describe(settings.tolerance)}")
+    regs = regressions(comps, settings.tolerance)
+    bad = [t for t in tests if t.verdict != rep.PASS]
+    for t in bad:
+        print(f"nightly: NOT PASS: {t.name}: {t.verdict}" + (f" ({t.reason})" if t.reason else ""))
+    print(f"nightly: summary {summary}")
+    if regs:
+        print("nightly: REGRESSION in " + ", ".join(f"{c.test} {c.figure}" for c in regs))
+        return 1
+    return 1 if bad else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="fsaccept nightly",
+                                 description="nightly regression against ReFrame's results storage")
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("reference", help="write the nightly reference file (nightly sizes)")
+    r.add_argument("reference", help="reference/<system>.yaml")
+    r.add_argument("-o", "--output", required=True)
+    c = sub.add_parser("compare", help="compare a stored nightly session with its history")
+    c.add_argument("run_report", help="the session's ReFrame run report (--report-file)")
+    c.add_argument("--db", required=True, help="ReFrame's results database (RFM_SQLITE_DB_FILE)")
+    c.add_argument("--system", required=True)
+    c.add_argument("--reference", required=True, help="reference file with the nightly: section")
+    c.add_argument("--out", required=True, help="directory for summary.md and trends/")
+    c.add_argument("--sessions", type=int, help="override nightly.sessions")
+    c.add_argument("--tolerance", type=float, help="override nightly.tolerance")
+    d = sub.add_parser("check-db", help="exit 2 unless FILE is ReFrame's results database "
+                       "(or does not exist yet)")
+    d.add_argument("db")
+    k = sub.add_parser("keys", help="the tests a nightly run selects (nightly.tests keys, "
+                       "quoted and comma-separated; empty: the tests tagged nightly)")
+    k.add_argument("reference")
+    args = ap.parse_args(argv)
+    try:
+        if args.command == "check-db":
+            check_results_db(args.db)
+            return 0
+        if args.command == "keys":
+            tests = (_load_yaml(Path(args.reference)).get("nightly") or {}).get("tests") or {}
+            print(",".join(repr(k) for k in tests))
+            return 0
+        return _cmd_reference(args) if args.command == "reference" else _cmd_compare(args)
+    except (NightlyError, ValueError) as err:
+        print(f"fsaccept.reporting.trends: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""Figures and verdicts of one ReFrame test case, from ReFrame's own run report.
+
+The figures are ReFrame's performance values (``perfvalues``: value, reference,
+lower, upper, unit, result), so a new check needs no change here.  Verdicts, per
+test case (:func:`verdict_of`):
+
+- PASS: ReFrame's ``pass``;
+- FAIL: failed in the ``performance`` phase (a figure below its threshold);
+- INVALID: failed in ``sanity`` with ``INVALID:`` in the reason (the text
+  after it is the reason shown), or a figure no file system can have;
+- anything else is shown as what it is (ERROR in a phase, SKIPPED, NOT RUN
+  because a dependency failed, ABORTED) and is never PASS.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+# The one way figures are printed (re-exported: templates and scripts use them from here).
+from fsaccept.core.findings import figure_problem
+from fsaccept.core.formatting import format_number
+
+PASS, FAIL, INVALID = "PASS", "FAIL", "INVALID"
+ERROR, SKIPPED, NOT_RUN, ABORTED = "ERROR", "SKIPPED", "NOT RUN", "ABORTED"
+#: Worst first: a repeated test takes the first of these that any run has.
+VERDICT_ORDER = (ERROR, ABORTED, INVALID, FAIL, NOT_RUN, SKIPPED, PASS)
+ACCEPTED, NOT_ACCEPTED, INCOMPLETE = "ACCEPTED", "NOT ACCEPTED", "INCOMPLETE"
+#: A sign-off needs at least one test with this tag (a pre-flight check alone is not one).
+ACCEPTANCE_TAG = "acceptance"
+
+#: ``--repeat N`` adds this parameter to each test's name.
+REPEAT_PARAM = re.compile(r"\s+%\.?repeat_no=\d+")
+
+class RunReportError(ValueError):
+    """A file that is not a usable ReFrame run report; the message names it."""
+
+
+# --------------------------------------------------------------------------- figures
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One performance value of one test case, as ReFrame recorded it."""
+
+    name: str
+    value: float | None
+    unit: str
+    reference: float | None = None
+    lower: float | None = None
+    upper: float | None = None
+    result: str | None = None
+
+    @property
+    def judged(self) -> bool:
+        """Whether ReFrame judged it against a threshold (a reference of 0
+        without bounds is ReFrame's "no reference")."""
+        return self.lower is not None or self.upper is not None or bool(self.reference)
+
+    @property
+    def lower_limit(self) -> float | None:
+        """Lowest passing value: reference × (1 + lower)."""
+        if self.reference is None or self.lower is None:
+            return None
+        return float(Decimal(repr(self.reference)) * (1 + Decimal(repr(self.lower))))
+
+    @property
+    def upper_limit(self) -> float | None:
+        if self.reference is None or self.upper is None:
+            return None
+        return float(Decimal(repr(self.reference)) * (1 + Decimal(repr(self.upper))))
+
+
+def figures_of(testcase: dict[str, Any]) -> list[Figure]:
+    """The figures of a run-report test case, in the order the check declared them.
+
+    Keys are ``system:partition:name``; the name is the part after the last colon.
+    """
+    out = []
+    for key, values in (testcase.get("perfvalues") or {}).items():
+        if not isinstance(values, (list, tuple)) or len(values) < 5:
+            raise RunReportError(f"perfvalues[{key!r}] of {testcase.get('name')!r}: expected "
+                                 f"[value, reference, lower, upper, unit, result], got {values!r}")
+        value, ref, lower, upper, unit, *rest = values
+        out.append(Figure(name=key.rsplit(":", 1)[-1], value=as_number(value), unit=unit or "",
+                          reference=as_number(ref), lower=as_number(lower), upper=as_number(upper),
+                          result=rest[0] if rest else None))
+    return out
+
+
+def as_number(v: Any) -> float | None:
+    if v is None or isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return v
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def format_threshold(fig: Figure) -> str:
+    """'≥ 45 MiB/s (50 − 10 %)'; '—' for a figure without threshold."""
+    if not fig.judged:
+        return "—"
+    parts = []
+    if fig.lower_limit is not None:
+        tol = f" − {format_number(round(-fig.lower * 100, 6))} %" if fig.lower else ""
+        parts.append(f"≥ {format_number(fig.lower_limit)} {fig.unit} "
+                     f"({format_number(fig.reference)}{tol})")
+    if fig.upper_limit is not None:
+        tol = f" + {format_number(round(fig.upper * 100, 6))} %" if fig.upper else ""
+        parts.append(f"≤ {format_number(fig.upper_limit)} {fig.unit} "
+                     f"({format_number(fig.reference)}{tol})")
+    if not parts:
+        parts.append(f"{format_number(fig.reference)} {fig.unit}")
+    return ", ".join(parts)
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    reason: str = ""
+
+
+def invalid_reason(fail_reason: str | None) -> str | None:
+    """The text after ``INVALID:`` in a ReFrame fail reason, or None."""
+    if not fail_reason or "INVALID:" not in fail_reason:
+        return None
+    return fail_reason.split("INVALID:", 1)[1].strip()
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+
+
+def figure_failures(figures: list[Figure]) -> list[str]:
+    """'write_bandwidth 1,987.01 MiB/s < 900,000 MiB/s' for each figure ReFrame failed."""
+    out = []
+    for f in figures:
+        if f.result != "fail":
+            continue
+        if f.lower_limit is not None and f.value is not None and f.value < f.lower_limit:
+            out.append(f"{f.name} {format_number(f.value)} {f.unit} below the threshold "
+                       f"{format_number(f.lower_limit)} {f.unit}")
+        elif f.upper_limit is not None and f.value is not None and f.value > f.upper_limit:
+            out.append(f"{f.name} {format_number(f.value)} {f.unit} above the limit "
+                       f"{format_number(f.upper_limit)} {f.unit}")
+        else:
+            out.append(f"{f.name} {format_number(f.value)} {f.unit} failed its reference")
+    return out
+
+
+#: Units of counts, which may be 0 (``outlier_nodes``); every other figure is a rate or a
+#: time, which a test that did I/O cannot measure as 0.
+COUNT_UNITS = frozenset({"nodes", ""})
+
+
+def bogus_figures(figures: list[Figure]) -> list[str]:
+    """'write_bandwidth -1987.01 MiB/s is negative' for each figure that cannot have
+    been measured (not finite, negative, 0 for a rate or a time): never PASS or FAIL."""
+    out = []
+    for f in figures:
+        if f.value is None:
+            continue
+        why = figure_problem(f.value, io_done=f.unit not in COUNT_UNITS)
+        if why:
+            out.append(f"{f.name} {f.value!r} {f.unit}: {why}, not a measurement")
+    return out
+
+
+def verdict_of(testcase: dict[str, Any]) -> Verdict:
+    """PASS, FAIL, INVALID, or what else happened, with the reason (one line
+    unless it is an INVALID reason, which is kept whole). A run report that carries a
+    figure no benchmark can measure (NaN, negative...) makes its test INVALID."""
+    result = testcase.get("result")
+    phase = testcase.get("fail_phase")
+    reason = testcase.get("fail_reason")
+    if result == "pass" or (result == "fail" and phase == "performance"):
+        bogus = bogus_figures(figures_of(testcase))
+        if bogus:
+            return Verdict(INVALID, "; ".join(bogus))
+    if result == "pass":
+        return Verdict(PASS)
+    if result == "fail" and phase == "performance":
+        failed = figure_failures(figures_of(testcase))
+        return Verdict(FAIL, "; ".join(failed) or _first_line(reason))
+    if result == "fail" and phase == "sanity" and invalid_reason(reason) is not None:
+        return Verdict(INVALID, invalid_reason(reason) or "")
+    if result == "fail":
+        return Verdict(ERROR, f"failed in {phase or 'an unknown phase'}: {_first_line(reason)}"
+                       .rstrip(": "))
+    if result == "fail_deps":
+        return Verdict(NOT_RUN, "a test it depends on did not pass")
+    if result == "skip":
+        # fsaccept's checks keep their skip reason in a loggable variable (ReFrame's
+        # run report has none for skipped tests).
+        return Verdict(SKIPPED, _first_line(testcase.get("skip_reason") or reason or "")
+                       or "skipped by ReFrame (see ReFrame's output)")
+    if result == "abort":
+        return Verdict(ABORTED, f"aborted in {phase or 'an unknown phase'}"
+                       + (f": {_first_line(reason)}" if reason else ""))
+    return Verdict(ERROR, f"ReFrame result {result!r}")
+
+
+def worst(verdicts: list[str]) -> str:
+    for v in VERDICT_ORDER:
+        if v in verdicts:
+            return v
+    return ERROR

@@ -1,0 +1,496 @@
+"""ReFrame base tests shared by the checks in ``checks/``.
+
+The checks only say *which* acceptance test they are (reference key, IOR
+phase, figure); everything else is here, once:
+
+- ``AcceptanceTest``: reads ``reference/<system>.yaml``, places the test on
+  the node fraction it prescribes (rounded up), block rank distribution,
+  exclusive nodes, a time limit that follows from the deadlines, thresholds
+  as ReFrame references, and provenance as loggable variables.
+- ``IORTest``: runs one IOR phase (``fsaccept.benchmarks.ior.command``), parses IOR's
+  output (``fsaccept.benchmarks.ior.parse``) and turns validity findings into INVALID
+  (``fsaccept.validity``).
+
+Verdicts: PASS is ReFrame's pass; FAIL is a performance failure against the
+threshold; INVALID is a sanity failure whose message starts with
+``INVALID:`` and gives the reasons.  A figure is never judged when invalid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import (fixture, run_after, run_before, sanity_function,
+                                   variable)
+from reframe.core.exceptions import SanityError
+
+from fsaccept.core import guards, placement, provision, reference, slurm, versions
+from fsaccept.core.findings import figure_problem
+from fsaccept.core.slurm import benchmark_job_name
+from fsaccept.rfm.binaries import BenchmarkBinaries
+
+#: Names this ReFrame run's files, so that two runs on one file system never
+#: share (or remove) each other's files.
+RUN_ID = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+RANK_MARKER = "fsaccept-rank"
+INFO_MARKER = "fsaccept-info"
+#: Starts the line a job prints when it refuses to run its benchmark.
+ABORT_MARKER = "fsaccept-abort"
+#: Datasets this ReFrame session has written (or will write) for a later read and
+#: not yet read: the capacity guard counts them with every test's own data.
+KEPT_DATASETS = guards.KeptData()
+#: How to get IOR and mdtest, said by every check that cannot run without them.
+NO_IOR_FIX = ("IOR 4.0.0 (with mdtest) is in no package registry: build it with "
+              "`scripts/setup --spack <Spack tarball or checkout> [--spack-mirror DIR]` "
+              "and run with --system local-spack (or put a Spack view's bin/ on PATH)")
+
+
+def remove_data(directory: str) -> None:
+    """Remove a data directory this run created (never another), and stop counting it."""
+    guards.remove_owned(directory, RUN_ID)
+    KEPT_DATASETS.release(directory)
+
+
+def partition_nodes(job) -> tuple[list, list]:
+    """(all nodes, usable nodes) of the partition ``job`` is for, as Slurm sees them now."""
+    sched = job.scheduler
+    nodes = list(sched.filternodes(job, sched.allnodes()))
+    return nodes, [n for n in nodes if placement.is_usable(getattr(n, "states", ()))]
+
+
+class AcceptanceTest(rfm.RunOnlyRegressionTest):
+    """Placement, reference and provenance common to every acceptance check."""
+
+    #: Key of this test's entry under ``tests:`` in the reference file.
+    reference_key = variable(str)
+
+    #: Reference file to use; empty: ``$FSACCEPT_REFERENCE`` if set (a system may
+    #: set it in its ``env_vars``), else ``reference/<system>.yaml`` of this repository.
+    reference_file = variable(str, value="")
+
+    #: What the node fraction is a fraction of: ``total`` (all nodes of the
+    #: partition: the acceptance rule) or ``available`` (the nodes usable now).
+    fraction_of = variable(str, value="total")
+
+    #: Keep the files the test writes; by default the last test that needs
+    #: them removes them.
+    keep_data = variable(bool, value=False)
+
+    #: Directory to test instead of the reference file's ``target.path``.
+    target = variable(str, value=os.environ.get("FSACCEPT_TARGET", ""))
+
+    #: Expected file-system type of ``target`` (default: the reference file's).
+    target_fstype_expected = variable(str, value=os.environ.get("FSACCEPT_TARGET_FSTYPE", ""))
+
+    #: Minutes added to the deadlines for the Slurm time limit (start-up,
+    #: wear-out, fsync, close), so a hung benchmark cannot hold nodes forever;
+    #: 0: the reference file's ``time_limit_margin_min`` (default 10).
+    time_limit_margin_min = variable(int, value=0)
+
+    # Provenance: logged with every figure (perflog, run report).
+    node_fraction = variable(float, value=0.0, loggable=True)
+    partition_nodes = variable(int, value=0, loggable=True)
+    usable_nodes = variable(int, value=0, loggable=True)
+    num_nodes = variable(int, value=0, loggable=True)
+    ranks_per_node = variable(int, value=0, loggable=True)
+    node_memory_bytes = variable(int, value=0, loggable=True)
+    target_dir = variable(str, value="", loggable=True)
+    target_fstype = variable(str, value="", loggable=True)
+    #: Mount point holding the target, as the login node sees it; jobs refuse to
+    #: write when their data directory is on another one.
+    target_mount = variable(str, value="", loggable=True)
+    planned_bytes = variable(int, value=0, loggable=True)
+    reference_path = variable(str, value="", loggable=True)
+    reference_sha256 = variable(str, value="", loggable=True)
+    rank_map = variable(str, value="", loggable=True)
+
+    valid_systems = ["+mpi"]
+    valid_prog_environs = ["+mpi"]
+    exclusive_access = True
+
+    #: Provides (or just locates) the benchmark binaries; one per partition+environment.
+    binaries = fixture(BenchmarkBinaries, scope="environment")
+
+    #: Where the benchmark binaries came from (path, or Spack spec and hash).
+    benchmark_provenance = variable(str, value="", loggable=True)
+
+    #: Why this test did not run, with the fix (ReFrame's run report keeps no skip reason).
+    skip_reason = variable(str, value="", loggable=True)
+
+    def skip_because(self, reason: str) -> None:
+        """Skip, keeping the reason in the run report (and so in the sign-off report)."""
+        self.skip_reason = reason
+        self.skip(reason)
+
+    @run_after("setup")
+    def load_reference(self):
+        path = (self.reference_file or os.environ.get("FSACCEPT_REFERENCE")
+                or reference.reference_path(self.current_system.name))
+        self.reference_path = str(path)
+        self.refdata = reference.load_reference(path)
+        self.refdata.check_system(self.current_system.name)
+        self.reference_sha256 = hashlib.sha256(open(path, "rb").read()).hexdigest()
+        self.entry = self.refdata.entry(self.reference_key, needed_by=self.display_name)
+        self.node_fraction = self.entry["node_fraction"]
+        self.ranks_per_node = self.entry.get("ranks_per_node", 1)
+
+    #: Characters the benchmark cannot take in a path (character -> why), refused
+    #: in the target before any job (e.g. fio splits directory= on ':').
+    unsafe_path_chars: dict[str, str] = {}
+
+    @run_after("setup")
+    def guard_target(self):
+        """Refuse, before any job, a target that is missing, read-only, on
+        another file system than expected (type; mount point and source when
+        the reference pins them), reached through a symbolic link to another
+        file system, or whose path the benchmark cannot take (a mistyped path
+        must never fill a home file system)."""
+        mount = guards.check_target(
+            self.target_root(), self.target_fstype_expected or self.refdata.target_fstype,
+            self.refdata.path, mount_point=self.refdata.target_mount_point,
+            source=self.refdata.target_source, forbidden=self.unsafe_path_chars)
+        self.target_fstype, self.target_mount = mount.fstype, mount.target
+
+    def target_root(self) -> Path:
+        """The directory this test writes below."""
+        return Path(self.target) if self.target else self.refdata.target_path
+
+    @run_after("setup")
+    def place_on_node_fraction(self):
+        nodes, usable = partition_nodes(self.job)
+        self.partition_nodes, self.usable_nodes = len(nodes), len(usable)
+        base = len(usable) if self.fraction_of == "available" else len(nodes)
+        self.num_nodes = placement.nodes_for_fraction(self.node_fraction, base)
+        if self.num_nodes > len(usable):
+            self.skip_because(
+                f"needs {self.num_nodes} nodes ({self.node_fraction:g} of {base} "
+                f"{self.fraction_of} nodes, rounded up) but only {len(usable)} are usable; "
+                f"set fraction_of=available to base the fraction on usable nodes")
+        memories = [placement.node_memory_bytes(getattr(n, "descr", "")) for n in usable]
+        self.node_memory_bytes = min((m for m in memories if m), default=0)
+        self.num_tasks_per_node = self.ranks_per_node
+        self.num_tasks = self.num_nodes * self.ranks_per_node
+
+    @run_after("setup")
+    def set_time_limit(self):
+        margin = self.time_limit_margin_min or self.refdata.time_limit_margin_min
+        minutes = -(-self.deadlines_s() // 60) + margin
+        self.time_limit = f"{minutes}m"
+
+    @run_after("setup")
+    def guard_capacity(self):
+        """Refuse a test that could fill more than the allowed share of the target,
+        counting the datasets this run keeps there for later reads."""
+        self.planned_bytes = self.planned_volume()
+        self.check_capacity()
+
+    @run_before("run")
+    def recheck_capacity(self):
+        # Again just before the job: datasets set up after this test are known now,
+        # and the free space is what this job will find.
+        self.check_capacity()
+
+    def check_capacity(self) -> None:
+        root = self.target_root()
+        guards.check_capacity(root, self.planned_bytes, guards.free_bytes(root),
+                              self.refdata.max_fill_fraction,
+                              kept=KEPT_DATASETS.on(self.target_mount,
+                                                    excluding=self.target_dir))
+
+    def planned_volume(self) -> int:
+        """Bytes this test may write (0: it only reads)."""
+        return 0
+
+    @run_after("setup")
+    def set_threshold(self):
+        if not getattr(self, "judged", True):
+            return
+        self.reference = {"*": {
+            name or self.figure_name(): threshold.as_reframe_reference()
+            for name, threshold in self.refdata.thresholds(self.reference_key).items()}}
+
+    @run_before("run")
+    def activate_benchmarks(self):
+        self.benchmark_provenance = self.binaries.provenance
+        self.prerun_cmds = provision.activation_commands(
+            self.current_partition.extras, self.binaries.stagedir) + self.prerun_cmds
+
+    @run_before("run")
+    def set_slurm_job_options(self):
+        if self.current_partition.scheduler.registered_name not in ("slurm", "squeue"):
+            return
+        self.job.options += [
+            # Slurm requeues a batch job whose node failed; a benchmark must not
+            # silently run a second time (double writes, a second figure).
+            "--no-requeue",
+            # One benchmark job of this system at a time, also across ReFrame
+            # sessions (a nightly and an acceptance run started together): each
+            # session's max_jobs counts only its own jobs, Slurm sees them all.
+            # Later #SBATCH lines win: this name replaces ReFrame's rfm_<test>.
+            f"--job-name={benchmark_job_name(self.current_system.name)}",
+            "--dependency=singleton",
+            f"--comment={self.unique_name}",  # which test it is, in squeue -o %k
+        ]
+
+    @run_before("run")
+    def launch_block_distributed(self):
+        # Block placement: ranks 0..k-1 on the first node, ... IOR's -C shift is
+        # node 0's rank count, so only with blocks does each reader move to another node.
+        if self.current_partition.launcher_type.registered_name != "srun":
+            return
+        self.job.launcher.options = ["--distribution=block"]
+        launch = self.job.launcher.run_command(self.job)
+        # Where every rank really ran, from Slurm itself (not from the benchmark).
+        self.prerun_cmds += [
+            f"{launch} bash -c 'echo {RANK_MARKER} $SLURM_PROCID $SLURMD_NODENAME'",
+        ]
+
+    def deadlines_s(self) -> int:
+        """Seconds of deadlines the job runs through (for its time limit)."""
+        return int(self.entry.get("deadline_s", 0))
+
+    def figure_name(self) -> str:
+        raise NotImplementedError
+
+    def record_rank_map(self):
+        ranks = placement.parse_rank_map(self._stdout_text(), RANK_MARKER)
+        self.rank_map = placement.format_rank_map(ranks)
+        return ranks
+
+    def _stdout_text(self) -> str:
+        return self._read_stage_file(self.stdout.evaluate())
+
+    def _stderr_text(self) -> str:
+        return self._read_stage_file(self.stderr.evaluate())
+
+    def _read_stage_file(self, name: str) -> str:
+        try:
+            with open(os.path.join(self.stagedir, name), errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+
+class BenchmarkTest(AcceptanceTest):
+    """One benchmark job that writes below the target.
+
+    Owns what every benchmark check needs the same way: its own data
+    directory (removed by the last test that needs it, also when the job
+    fails or is cancelled), the job-side record of the binary, file-system
+    type and MPI, and the INVALID verdict with its reasons.  Subclasses set
+    ``executable``/``executable_opts`` and implement ``invalid_reasons_list``.
+    """
+
+    # Provenance (loggable: perflog and run report).
+    benchmark_command = variable(str, value="", loggable=True)
+    benchmark_version = variable(str, value="", loggable=True)
+    #: Whether the version is one fsaccept's parser is tested on.
+    version_note = variable(str, value="", loggable=True)
+    binary_path = variable(str, value="", loggable=True)
+    mpi_version = variable(str, value="", loggable=True)
+    #: File-system type as the compute node sees the test directory.
+    job_fstype = variable(str, value="", loggable=True)
+    invalid_reasons = variable(str, value="", loggable=True)
+
+    @run_after("setup")
+    def set_data_directory(self):
+        self.target_dir = os.path.join(str(self.target_root()), "fsaccept", self.data_name())
+
+    def data_name(self) -> str:
+        """Directory name of this test's files below the target (unique per run)."""
+        return f"{self.unique_name}.{RUN_ID}"
+
+    def removes_data(self) -> bool:
+        """Whether this test is the last one to need its files."""
+        return True
+
+    def require_binary(self, name: str, how_to_get: str) -> None:
+        """Skip, saying how to get it, when a benchmark is missing."""
+        if self.binaries.unavailable:
+            self.skip_because(f"{name}: {self.binaries.unavailable}")
+        if provision.mode(self.current_partition.extras) != "path":
+            return  # built or activated from Spack in the job
+        if shutil.which(name) is None:
+            self.skip_because(f"{name} not found on PATH: {how_to_get}")
+
+    #: Why ranks must be placed in blocks for this benchmark (said when they were not).
+    block_placement_needed_for = "the benchmark's rank shift would not move data off-node"
+
+    def benchmark_binary(self) -> str:
+        """The benchmark's executable, as the job resolves it."""
+        return self.executable
+
+    def command_line(self) -> str:
+        """The benchmark's command line as planned (the printed one replaces it)."""
+        return shlex.join([self.executable, *self.executable_opts])
+
+    def extra_info_cmds(self) -> list[str]:
+        """More ``fsaccept-info KEY VALUE`` lines for the job to print."""
+        return []
+
+    #: Whether this test's job creates its data directory (a read test reuses its
+    #: dataset's); only a directory holding this run's owner marker is ever removed.
+    creates_data_dir = True
+
+    @run_before("run")
+    def record_environment(self):
+        self.benchmark_command = self.command_line()
+        binary = shlex.quote(self.benchmark_binary())
+        # The one place where paths meet the shell: ReFrame pastes the executable
+        # and its options into the job script as they are, so quote each once here.
+        self.executable = shlex.quote(self.executable)
+        self.executable_opts = [shlex.quote(o) for o in self.executable_opts]
+        marker = guards.owner_marker(RUN_ID)
+        abort = f'{{ echo "{ABORT_MARKER}'
+        setup = [
+            f"fsaccept_data={shlex.quote(self.target_dir)}",
+            f"fsaccept_owner={shlex.quote(marker)}",
+        ]
+        if not self.keep_data and self.removes_data():
+            # Also when the benchmark fails or the job is cancelled (scancel sends TERM);
+            # never a directory this run did not create (no marker: left alone).
+            setup += ['fsaccept_remove_data() { if [ -f "$fsaccept_data/$fsaccept_owner" ]; '
+                      'then rm -rf -- "$fsaccept_data"; fi; }',
+                      "trap fsaccept_remove_data EXIT", "trap 'exit 143' TERM INT"]
+        # Where the data really goes (symbolic links resolved) must be the mount the
+        # guard checked before the job: checked before anything is written there.
+        expected = shlex.quote(self.target_mount)
+
+        def on_mount(path: str) -> str:
+            return (f'fsaccept_mount="$(findmnt -n -o TARGET -T "{path}" | head -n 1)"; '
+                    f'[ "$fsaccept_mount" = {expected} ] || {abort} {path} is on the mount '
+                    f'$fsaccept_mount, not on {expected}"; exit 3; }}')
+
+        if self.creates_data_dir:
+            parent = '$(dirname -- "$fsaccept_data")'
+            prepare = [f'mkdir -p -- "{parent}" || {abort} cannot create {parent}"; exit 3; }}',
+                       on_mount(parent),
+                       f'mkdir -- "$fsaccept_data" && : > "$fsaccept_data/$fsaccept_owner" || '
+                       f'{abort} cannot create a new $fsaccept_data"; exit 3; }}']
+        else:
+            prepare = [on_mount("$fsaccept_data"),
+                       f'[ -f "$fsaccept_data/$fsaccept_owner" ] || '
+                       f'{abort} $fsaccept_data was not created by this run"; exit 3; }}']
+        # After the benchmarks are activated, so that the path recorded is the one used.
+        self.prerun_cmds = setup + self.prerun_cmds + prepare + [
+            f"echo {INFO_MARKER} binary_path $(command -v {binary})",
+            f'echo {INFO_MARKER} fstype $(findmnt -n -o FSTYPE -T "$fsaccept_data")',
+            f"echo {INFO_MARKER} mpi $( (ompi_info --version 2>/dev/null || "
+            "mpichversion 2>/dev/null || echo unknown) | head -n 1)",
+        ] + self.extra_info_cmds()
+
+    def name_failed_nodes(self, reason: str) -> str:
+        """A node failure that the job's output does not name (it came before any
+        step printed it): ask Slurm which of the job's nodes are down now."""
+        if "due to node failure" not in reason or "failed during the run" in reason:
+            return reason
+        nodes = ",".join(self.job.nodelist or [])
+        if not nodes:
+            return reason
+        proc = subprocess.run(["sinfo", "-h", "-N", "-n", nodes, "-o", "%N %t"],
+                              capture_output=True, text=True, timeout=30)
+        down = slurm.down_nodes(proc.stdout)
+        return reason + (f": node {', '.join(down)} failed during the run (Slurm: down now)"
+                         if down else "")
+
+    def abort_reasons(self) -> list[str]:
+        """Why the job refused to run the benchmark (its own checks before it)."""
+        return [line.split(" ", 1)[1] for line in self._stdout_text().splitlines()
+                if line.startswith(ABORT_MARKER + " ")]
+
+    def job_info(self) -> dict[str, str]:
+        """What the job recorded about itself (``fsaccept-info KEY VALUE`` lines)."""
+        if not hasattr(self, "_job_info"):
+            info = {}
+            for line in self._stdout_text().splitlines():
+                if line.startswith(INFO_MARKER + " "):
+                    _, key, *value = line.split(" ", 2)
+                    info[key] = value[0] if value else ""
+            self._job_info = info
+            self.binary_path = info.get("binary_path", "")
+            # findmnt prints one line per mount stacked on the directory: the first counts.
+            self.job_fstype = (info.get("fstype", "").split() or [""])[0]
+            self.mpi_version = info.get("mpi", "")
+        return self._job_info
+
+    def record_version(self, benchmark: str, printed: str | None) -> None:
+        """Record the version the benchmark printed (e.g. 'IOR-4.0.0') and whether it is tested."""
+        self.benchmark_version = printed or ""
+        self.version_note = versions.version_note(benchmark, versions.version_number(printed))
+
+    def fstype_reasons(self) -> list[str]:
+        """The file system where the job ran must be the one the guard checked."""
+        self.job_info()
+        expected = self.target_fstype_expected or self.refdata.target_fstype
+        if not self.job_fstype:
+            return [f"could not tell the file system of {self.target_dir} where the job ran "
+                    "(findmnt)"]
+        if self.job_fstype != expected:
+            return [f"{self.target_dir} is on {self.job_fstype} where the job ran, "
+                    f"{expected} was expected: is the file system mounted there?"]
+        return []
+
+    def placement_reasons(self) -> list[str]:
+        ranks = self.record_rank_map()
+        if ranks and not placement.is_block_placement(ranks, self.ranks_per_node):
+            return [f"ranks were not placed in blocks of {self.ranks_per_node} per node "
+                    f"({self.rank_map}): {self.block_placement_needed_for}"]
+        return []
+
+    def benchmark_reasons(self) -> list[str]:
+        """INVALID reasons the benchmark's own output gives."""
+        raise NotImplementedError
+
+    def invalid_reasons_list(self) -> list[str]:
+        stderr = self._stderr_text()
+        # Root cause first (what ended the job, a missing mount), then the
+        # benchmark's own lines, then the aftermath (tasks that died), then placement.
+        reasons = [self.name_failed_nodes(r) for r in slurm.slurm_job_failures(stderr)]
+        aborted = self.abort_reasons()
+        if aborted:  # the benchmark never ran: nothing else to judge
+            return reasons + [f"the job refused to run the benchmark: {a}" for a in aborted]
+        reasons += self.fstype_reasons()
+        reasons += self.benchmark_reasons()
+        reasons += slurm.slurm_task_failures(stderr, self.job.jobid)
+        reasons += self.placement_reasons()
+        return reasons
+
+    @sanity_function
+    def assert_valid(self):
+        reasons = self.invalid_reasons_list()
+        if not reasons:
+            reasons = self.bogus_figure_reasons()
+        self.invalid_reasons = "; ".join(reasons)
+        if reasons:
+            if not self.keep_data:
+                # No later test will read data from an invalid run (datasets included).
+                remove_data(self.target_dir)
+            raise SanityError("INVALID: " + "; ".join(reasons))
+        return True
+
+
+    def bogus_figure_reasons(self) -> list[str]:
+        """A figure no file system can have is never judged: non-finite or negative,
+        or zero where a threshold judges it (I/O was done).  Every check's figures
+        pass here, whichever benchmark produced them."""
+        self.set_perf_variables()  # the figures the performance stage will report
+        judged = set(next(iter(self.reference.values()), {})) if self.reference else set()
+        reasons = []
+        for name, function in getattr(self, "perf_variables", {}).items():
+            try:
+                value = float(sn.evaluate(function))
+            except (SanityError, TypeError, ValueError):
+                continue  # no figure at all: the benchmark's own reasons say why
+            why = figure_problem(value, io_done=name in judged)
+            if why:
+                reasons.append(f"{name} is {value}: not a figure a file system can have "
+                               f"({why})")
+        return reasons

@@ -1,0 +1,79 @@
+"""The session fixture that provides IOR, mdtest and fio to every check of a
+partition, and records where they come from."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import run_before, sanity_function, variable
+
+from fsaccept.core import provision
+from fsaccept.tools import spack as spackenv
+
+
+class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):
+    """Provides the benchmarks for a partition (its ``extras.benchmarks``, see
+    ``fsaccept.core.provision``) and records where they come from, once per session.
+
+    ``spack-build``: ``spack -e <env> install`` with ReFrame's Spack build
+    system; ``spack-env``: an environment built beforehand; both then write the
+    activation script every job sources.  ``path``: nothing to build, only the
+    record.  When Spack is missing, nothing fails here: ``unavailable`` says
+    why, and each check skips with that reason (a skipped fixture would hide it).
+    """
+
+    descr = "IOR, mdtest and fio for this partition, and their provenance"
+    valid_systems = ["*"]
+    valid_prog_environs = ["*"]
+    build_locally = True
+    build_system = "CustomBuild"
+
+    #: Where each benchmark comes from: "ior spack:ior@4.0.0/<hash>; fio path:/usr/bin/fio".
+    provenance = variable(str, value="", loggable=True)
+
+    #: Why the benchmarks cannot be provided, and the command that fixes it ("" if they can).
+    unavailable = variable(str, value="", loggable=True)
+
+    @run_before("compile")
+    def choose_build(self):
+        extras = self.current_partition.extras
+        system = self.current_system.name
+        mode = provision.mode(extras)
+        if mode != "path" and shutil.which("spack") is None:
+            self.unavailable = (
+                f"Spack not found (partition extras benchmarks: {mode}): build the "
+                "benchmarks with `scripts/setup --spack <Spack tarball, checkout or 'path'> "
+                "[--spack-mirror DIR]` (README: Benchmarks)")
+            self.build_system.commands = ["true"]
+            return
+        record = provision.session_commands(extras, system)
+        record[-1] += " > provenance.txt"
+        if mode == "spack-build":
+            spackenv.write_environment(system)
+            self.build_system = "Spack"
+            # The environment lists its pinned specs itself: no `spack add`.
+            self.build_system.environment = shlex.quote(
+                str(provision.spack_env_dir(extras, system)))
+            self.build_system.emit_load_cmds = False
+            self.postbuild_cmds = record
+        else:
+            self.build_system.commands = record
+
+    @sanity_function
+    def record_provenance(self):
+        if self.unavailable:
+            return True
+        path = os.path.join(self.stagedir, "provenance.txt")
+        found = provision.parse_provenance(open(path).read())
+        self.provenance = "; ".join(f"{k} {v}" for k, v in sorted(found.items()))
+        return sn.assert_true(found, "no benchmark provenance recorded")
+
+    def source_of(self, name: str) -> str:
+        for item in self.provenance.split("; "):
+            if item.startswith(name + " "):
+                return item.split(" ", 1)[1]
+        return ""

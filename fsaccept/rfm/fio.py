@@ -1,0 +1,299 @@
+"""ReFrame base of the fio client checks (``checks/fio_client.py``).
+
+One fio per node: the test asks for one task per node (``num_tasks_per_node
+= 1``; fio is not an MPI program), and the launcher (``srun`` on Slurm
+systems, nothing on the single-host ``workstation``) starts a small script,
+``fsaccept-fio-node.sh``, once per node.  Each copy works on its own
+directory ``<target>/fsaccept/<test>/<node>/`` and writes fio's JSON report to
+``fio-<node>.json`` (fio's own messages to ``fio-<node>.log``) in the stage
+directory, which is shared with the nodes, so every node's report is
+recovered intact, never from interleaved output.
+
+What the test runs (rw, direct, fsync, engine...) is in
+``fsaccept/fiocmd.py``; parsing, figures, aggregation and outliers in
+``fsaccept/fio.py``.
+
+Figures (perf variables, names carry the regime, e.g.
+``randread_4k_direct_iops``):
+
+- throughput (IOPS, MiB/s, ops/s): the sum over nodes, and ``<name>_node_min``
+  (the slowest node);
+- latency (us): the worst node's value (fio's own percentile of that node:
+  percentiles of different nodes cannot be merged);
+- ``outlier_nodes``: how many nodes are below ``outlier_fraction`` x the
+  median node (per throughput figure); more than 0 FAILs, and the loggable
+  variable ``outlier_nodes_named`` names them with their figure and ratio;
+- every node's figures in the loggable variable ``per_node_figures``
+  (``fig=n1:v,n2:v; ...``), not as perf variables: their number follows the
+  node count.
+
+Thresholds (``thresholds:`` in the entry): throughput figures are lower bounds
+(as in every acceptance test), latencies are upper bounds: the ReFrame
+reference is built here, ``(value, None, +tolerance, unit)``, instead of
+``Threshold.as_reframe_reference()`` (a lower bound).
+
+The directory under test is ``AcceptanceTest.target_root()``: the reference
+file's ``target.path``, or ``FSACCEPT_TARGET`` / ``-S target=DIR``; its
+file-system type must be ``target.fstype`` (or ``FSACCEPT_TARGET_FSTYPE`` /
+``-S target_fstype_expected=nfs4``), before submission (AcceptanceTest's guard)
+and again where the job runs (a node without the mount is INVALID).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from dataclasses import dataclass, field
+
+import reframe.utility.sanity as sn
+from reframe.core.builtins import run_after, run_before, variable
+from reframe.core.exceptions import SanityError
+
+from fsaccept.benchmarks.fio import command as fiocmd
+from fsaccept.benchmarks.fio import figures
+from fsaccept.benchmarks.fio import parse as fio
+from fsaccept.core import versions
+from fsaccept.rfm.base import INFO_MARKER, BenchmarkTest
+
+NODE_MARKER = "fsaccept-node"
+NODE_SCRIPT = "fsaccept-fio-node.sh"
+OUTLIER_FIGURE = "outlier_nodes"
+
+
+@dataclass
+class FioResults:
+    """Every node's parsed run and the combined figures (``combined`` is None when
+    no figure could be read)."""
+
+    runs: dict[str, fio.FioRun] = field(default_factory=dict)
+    per_node: dict[str, dict[str, float]] = field(default_factory=dict)
+    combined: figures.Combined | None = None
+    reasons: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class FioTest(BenchmarkTest):
+    """One fio job kind (``fsaccept.benchmarks.fio.command.KINDS``) on a node fraction, one fio per node."""
+
+    unsafe_path_chars = {":": "fio reads ':' in directory= as a separator between "
+                                "several directories"}
+
+    #: The job kind, a key of ``fsaccept.benchmarks.fio.command.KINDS``.
+    kind = variable(str)
+
+    #: fio executable (from PATH: Debian's fio package, a module, a Spack view).
+    fio_binary = variable(str, value="fio")
+
+    # Provenance and findings (loggable: in the perflog and the run report).
+    fio_settings = variable(str, value="", loggable=True)
+    file_size_bytes = variable(int, value=0, loggable=True)
+    bytes_per_node = variable(int, value=0, loggable=True)
+    node_memtotal_bytes = variable(int, value=0, loggable=True)
+    per_node_figures = variable(str, value="", loggable=True)
+    outlier_fraction = variable(float, value=0.0, loggable=True)
+    outlier_nodes_named = variable(str, value="", loggable=True)
+    notes = variable(str, value="", loggable=True)
+
+    valid_systems = ["+fio"]
+    valid_prog_environs = ["*"]
+
+    # ------------------------------------------------------------------ set-up
+
+    @property
+    def params(self) -> fiocmd.FioParameters:
+        """This test's typed entry of the reference file."""
+        if not hasattr(self, "_params"):
+            self._params = fiocmd.parameters(self.reference_key, self.kind, self.entry,
+                                             where=self.reference_path)
+        return self._params
+
+    @property
+    def specs(self) -> list[figures.FigureSpec]:
+        return fiocmd.figure_specs(self.params)
+
+    def deadlines_s(self) -> int:
+        return fiocmd.deadline_s(self.params)
+
+    @run_after("setup")
+    def set_threshold(self):
+        # Overrides AcceptanceTest.set_threshold (same name, same place in the
+        # pipeline): latency thresholds are upper bounds.
+        self.outlier_fraction = self.params.outlier_fraction
+        refs = fiocmd.reframe_references(
+            self.refdata.thresholds(self.reference_key), self.specs,
+            outlier_detection=self.outlier_fraction > 0,
+            where=f"{self.reference_path}: tests.{self.reference_key}.thresholds")
+        self.reference = {"*": refs}
+
+    @run_after("setup")
+    def set_fio_command(self):
+        p = self.params
+        self.file_size_bytes = p.file_size or 0
+        self.bytes_per_node = p.bytes_per_node
+        self.executable = "bash"
+        self.executable_opts = [NODE_SCRIPT]
+        self.keep_files = [NODE_SCRIPT, "fio-*.json", "fio-*.log"]
+
+    def benchmark_binary(self) -> str:
+        return self.fio_binary
+
+    def command_line(self) -> str:
+        opts = fiocmd.fio_options(self.params, os.path.join(self.target_dir, "<node>"))
+        return shlex.join([self.fio_binary, *opts, "--output=fio-<node>.json"])
+
+    def extra_info_cmds(self) -> list[str]:
+        fio_bin = shlex.quote(self.fio_binary)
+        return [f"echo {INFO_MARKER} fio_version $({fio_bin} --version)"]
+
+    # One fio per node: each node's report gives its own placement reasons.
+    def placement_reasons(self) -> list[str]:
+        return []
+
+    def planned_volume(self) -> int:
+        # Read tests write their files too (fio lays them out before reading).
+        return self.params.bytes_per_node * self.num_nodes
+
+    @run_before("run")
+    def write_node_script(self):
+        dir_arg = "--directory=@FSACCEPT_DIR@"
+        opts = fiocmd.fio_options(self.params, "@FSACCEPT_DIR@")
+        fio_line = shlex.join([self.fio_binary, *opts]).replace(dir_arg, '--directory="$dir"')
+        script = "\n".join([
+            "#!/bin/bash",
+            "# One fio per node (fsaccept.rfm.fio): run once on every node by the launcher.",
+            'node=${SLURMD_NODENAME:-$(hostname -s)}',
+            f'dir={shlex.quote(self.target_dir)}/"$node"',
+            'mkdir -p "$dir" || { echo "' + NODE_MARKER + ' $node exit mkdir-failed"; exit 1; }',
+            f'echo "{NODE_MARKER} $node memory_kib '
+            "$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)\"",
+            f'{fio_line} --output=fio-"$node".json > fio-"$node".log 2>&1',
+            "rc=$?",
+            f'echo "{NODE_MARKER} $node exit $rc"',
+            "exit $rc",
+            "",
+        ])
+        with open(os.path.join(self.stagedir, NODE_SCRIPT), "w") as f:
+            f.write(script)
+
+    # ------------------------------------------------------------------ results
+
+    def _read_stage(self, name: str) -> str | None:
+        try:
+            with open(os.path.join(self.stagedir, name), encoding="utf-8",
+                      errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+
+    def fio_results(self) -> FioResults:
+        """Every node's fio report, parsed once."""
+        if hasattr(self, "_results"):
+            return self._results
+        res = self._results = FioResults()
+        text = self._stdout_text()
+        self.benchmark_version = self.job_info().get("fio_version", "")
+        exits = dict(re.findall(rf"^{NODE_MARKER} (\S+) exit (\S+)$", text, re.M))
+        memory = {n: int(kib) * 1024 for n, kib in
+                  re.findall(rf"^{NODE_MARKER} (\S+) memory_kib (\d+)$", text, re.M)}
+        self.node_memtotal_bytes = min(memory.values(), default=0)
+        res.reasons += self._placement_reasons(sorted(exits))
+        findings = {node: self._parse_node(res, node, exits[node],
+                                           memory.get(node) or self.node_memory_bytes or None)
+                    for node in sorted(exits)}
+        bad = {n: [f for f in fs if f.severity == fio.INVALID] for n, fs in findings.items()}
+        res.reasons += figures.summarize_by_node(bad)
+        res.notes = figures.summarize_by_node(
+            {n: [f for f in fs if f.severity != fio.INVALID] for n, fs in findings.items()})
+        if res.per_node and len(res.per_node) == len(exits):
+            res.combined = figures.combine(res.per_node, self.specs, self.outlier_fraction)
+            self.per_node_figures = figures.format_per_node(res.per_node, self.specs)
+            self.outlier_nodes_named = res.combined.describe_outliers()
+        self.notes = "; ".join(res.notes)
+        return res
+
+    def _placement_reasons(self, nodes: list[str]) -> list[str]:
+        reasons = []
+        if len(nodes) != self.num_tasks:
+            reasons.append(f"fio reported from {len(nodes)} node(s) ({','.join(nodes) or '-'}),"
+                           f" {self.num_tasks} were planned: a node did not run it")
+        ranks = self.record_rank_map() if self.current_partition.launcher_type. \
+            registered_name == "srun" else {}
+        if ranks and sorted(ranks.values()) != sorted(set(ranks.values())):
+            reasons.append(f"more than one fio task on a node ({self.rank_map}): "
+                           "one fio per node was asked")
+        if ranks and set(ranks.values()) != set(nodes):
+            missing = sorted(set(ranks.values()) - set(nodes))
+            reasons.append(f"Slurm placed tasks on {self.rank_map}, fio reported from "
+                           f"{','.join(nodes) or 'no node'}"
+                           + (f": no report from {','.join(missing)} in job {self.job.jobid} "
+                              "(the node failed, or fio never ran there)" if missing else ""))
+        return reasons
+
+    def _parse_node(self, res: FioResults, node: str, exit_code: str,
+                    memory: int | None) -> list[fio.Finding]:
+        """Parse one node's report; its figures go to ``res.per_node``, and its
+        findings (fio's and the harness's) are returned."""
+        name = f"fio-{node}.json"
+        report = self._read_stage(name)
+        messages = self._read_stage(f"fio-{node}.log") or ""
+        try:
+            run = fio.parse_fio(report or "", messages, node_memory_bytes=memory)
+        except ValueError as err:
+            return [fio.Finding(fio.INVALID, "not-fio", None, f"{name}: {err}")]
+        res.runs[node] = run
+        found = list(run.findings)
+        if report is None:
+            found = [f for f in found if f.kind != "empty"]
+            found.append(fio.Finding(fio.INVALID, "missing", None,
+                                     f"{name} missing: fio wrote no report"))
+        if exit_code == "mkdir-failed":
+            found.append(fio.Finding(fio.INVALID, "exit", None,
+                                     f"could not create {self.target_dir}/{node}"))
+        elif exit_code != "0":
+            found.append(fio.Finding(fio.INVALID, "exit", None,
+                                     f"fio exited with status {exit_code}"))
+        kinds = sorted({fiocmd.FIGURE_KINDS[s.unit] for s in self.specs})
+        found += [fio.Finding(fio.INVALID, "version", None, r) for r in dict.fromkeys(
+            r for k in kinds for r in versions.version_reasons("fio", run.version_number, k))]
+        if not self.version_note:
+            self.version_note = versions.version_note("fio", run.version_number)
+        if not self.fio_settings and run.jobs:
+            self.fio_settings = "; ".join(f"{job.name}: {fio.format_settings(job)}"
+                                          for job in run.jobs)
+        if not any(f.severity == fio.INVALID for f in found):
+            try:
+                res.per_node[node] = {s.name: figures.figure_value(run, s) for s in self.specs}
+            except (KeyError, ValueError) as err:
+                found.append(fio.Finding(fio.INVALID, "figure", None, f"{name}: {err.args[0]}"))
+        return found
+
+    def benchmark_reasons(self) -> list[str]:
+        return self.fio_results().reasons
+
+    @run_before("performance")
+    def set_perf_variables(self):
+        pv = {}
+        for spec in self.specs:
+            pv[spec.name] = sn.make_performance_function(self._aggregate, spec.unit, spec.name)
+            if spec.kind == "throughput":
+                pv[spec.name + "_node_min"] = sn.make_performance_function(
+                    self._node_min, spec.unit, spec.name)
+        if self.outlier_fraction > 0:
+            pv[OUTLIER_FIGURE] = sn.make_performance_function(self._outlier_count, "nodes")
+        self.perf_variables = pv
+
+    def _combined(self) -> figures.Combined:
+        combined = self.fio_results().combined
+        if combined is None:  # sanity has already made this INVALID
+            raise SanityError("INVALID: no figures")
+        return combined
+
+    def _aggregate(self, name: str) -> float:
+        return self._combined().aggregate[name]
+
+    def _node_min(self, name: str) -> float:
+        return self._combined().node_min[name]
+
+    def _outlier_count(self) -> int:
+        return len(self._combined().outlier_nodes)

@@ -1,0 +1,207 @@
+"""IOR's ReFrame tests: one IOR phase per test (``fsaccept.benchmarks.ior.command``),
+its output parsed once (``.parse``) and judged by IOR's INVALID rules (``.validity``)."""
+
+from __future__ import annotations
+
+import os
+
+import reframe.utility.sanity as sn
+from reframe.core.builtins import run_after, run_before, variable
+from reframe.core.exceptions import SanityError
+
+from fsaccept.benchmarks.ior import command as iorcmd
+from fsaccept.benchmarks.ior import parse as ior
+from fsaccept.benchmarks.ior import validity
+from fsaccept.core import guards
+from fsaccept.rfm.base import KEPT_DATASETS, NO_IOR_FIX, BenchmarkTest, remove_data
+
+
+class IORTest(BenchmarkTest):
+    """One IOR phase of an acceptance test."""
+
+    unsafe_path_chars = {"@": "IOR reads '@' in -o as a separator between several files "
+                                "(FILENAME_DELIMITER)"}
+
+    block_placement_needed_for = "-C would not move readers off-node"
+
+    #: IOR executable (from PATH: a Spack view, a module or /opt/ior/bin).
+    ior_binary = variable(str, value="ior")
+
+    #: The IOR phase, a key of ``fsaccept.benchmarks.ior.command.PHASES``.
+    phase = variable(str)
+
+    #: The figure IOR reports for this phase: ``write`` or ``read``.
+    operation = variable(str)
+
+    #: ``bandwidth`` (MiB/s) or ``iops``.
+    figure_kind = variable(str, value="bandwidth")
+
+    # Provenance (loggable).
+    deadline_s = variable(int, value=0, loggable=True)
+    time_run_s = variable(float, value=0.0, loggable=True)
+    bytes_moved = variable(int, value=0, loggable=True)
+    direct_io = variable(bool, value=False, loggable=True)
+
+    #: Also report the aggregate bandwidth up to the stonewall (before wear-out).
+    report_stonewall_figure = variable(bool, value=False)
+
+    #: Whether the figure is judged against a threshold (datasets are not).
+    judged = True
+
+    #: Whether a phase that ends before its deadline is INVALID.
+    enforce_deadline = True
+
+    @property
+    def params(self) -> iorcmd.TestParameters:
+        """This test's typed IOR entry of the reference file."""
+        return iorcmd.parameters(self.refdata, self.reference_key)
+
+    @run_after("setup")
+    def require_ior(self):
+        self.require_binary(self.ior_binary,
+                            NO_IOR_FIX)
+
+    @run_after("setup")
+    def set_ior_command(self):
+        self.direct_io = self.params.direct_io
+        self.deadline_s = self.phase_deadline()
+        self.executable = self.ior_binary
+        self.executable_opts = iorcmd.ior_options(
+            self.phase, self.params, os.path.join(self.target_dir, "testfile"),
+            status_file=os.path.join(self.target_dir, "stonewall.status"))
+
+    def phase_deadline(self) -> int:
+        return int(self.params.deadline_s)
+
+    def planned_volume(self) -> int:
+        if iorcmd.PHASES[self.phase].access != "-w":
+            return 0
+        size_bound = iorcmd.planned_bytes(self.params, self.num_tasks)
+        return guards.planned_volume(size_bound, self.phase_deadline() or None,
+                                     self.refdata.max_bandwidth_mib_s)
+
+    def deadlines_s(self) -> int:
+        return self.phase_deadline()
+
+    def figure_name(self) -> str:
+        unit = "bandwidth" if self.figure_kind == "bandwidth" else "iops"
+        return f"{self.operation}_{unit}"
+
+    def expectation(self) -> validity.IorExpectation:
+        return validity.IorExpectation(
+            operation=self.operation, tasks=self.num_tasks, nodes=self.num_nodes,
+            deadline_s=(self.deadline_s or None) if self.enforce_deadline else None,
+            direct_io=self.direct_io,
+            node_memory_bytes=self.node_memory_bytes or None,
+            min_cache_ratio=self.params.min_cache_ratio,
+            generation_deadline_s=self.params.generation_deadline_s,
+            figure_kind=self.figure_kind)
+
+    def ior_run(self) -> ior.IorRun:
+        """IOR's report (stdout) with the errors of the job's stderr added after it
+        (stdout carries IOR's own error lines; stderr the aftermath)."""
+        if not hasattr(self, "_ior_run"):
+            self._ior_run = ior.parse_ior(self._stdout_text())
+            for finding in ior.error_findings(self._stderr_text()):
+                finding.text = f"stderr: {finding.text}"
+                self._ior_run.findings.append(finding)
+            self._record_provenance(self._ior_run)
+        return self._ior_run
+
+    def _record_provenance(self, run: ior.IorRun) -> None:
+        self.job_info()
+        self.record_version("ior", run.version)
+        if run.command_line:
+            self.benchmark_command = run.command_line
+        row = run.summary_for(self.operation)
+        if row and row.agg_mib is not None:
+            self.bytes_moved = round(row.agg_mib * 2**20)
+        times = [r.wrrd_s for r in run.results if r.access == self.operation and r.wrrd_s]
+        self.time_run_s = min(times, default=0.0)
+
+    def benchmark_reasons(self) -> list[str]:
+        return validity.ior_invalid_reasons(self.ior_run(), self.expectation())
+
+    def summary_row(self) -> ior.SummaryRow:
+        row = self.ior_run().summary_for(self.operation)
+        if row is None:  # sanity has already made this INVALID
+            raise SanityError(f"INVALID: no {self.operation} summary in IOR output")
+        return row
+
+    @run_before("performance")
+    def set_perf_variables(self):
+        if not self.judged:
+            return
+        unit = "MiB/s" if self.figure_kind == "bandwidth" else "IOPS"
+        self.perf_variables = {
+            self.figure_name(): sn.make_performance_function(self.figure, unit)}
+        if self.report_stonewall_figure:
+            self.perf_variables[self.figure_name() + "_stonewall"] = \
+                sn.make_performance_function(self.stonewall_figure, "MiB/s")
+
+    def figure(self) -> float:
+        """IOR's own Mean figure over its iterations (``-i``): MiB/s or ops/s."""
+        row = self.summary_row()
+        return row.mean_mib if self.figure_kind == "bandwidth" else row.mean_ops
+
+    def stonewall_figure(self) -> float:
+        """Aggregate bandwidth up to the stonewall, before wear-out, in MiB/s.
+
+        IOR prints ``Stonewall(MiB)`` as the *per-rank* mean bandwidth (mean data
+        per rank / stonewall time), so the aggregate is that times the ranks.
+        """
+        row = self.summary_row()
+        if row.stonewall_mib is None or row.tasks is None:
+            raise SanityError("INVALID: IOR printed no Stonewall(MiB) figure")
+        return row.stonewall_mib * row.tasks
+
+
+class IORDataset(IORTest):
+    """Writes the dataset a later read test reads; used as a ReFrame fixture.
+
+    Not judged (no threshold, no figure); its files stay until the reading
+    test, which shares its node count and ranks, has run and removes them.
+    """
+
+    judged = False
+    enforce_deadline = False
+
+    def removes_data(self) -> bool:
+        return False
+
+    @run_after("setup")
+    def keep_for_the_read(self):
+        # From now on every test's capacity guard counts this dataset too.
+        KEPT_DATASETS.keep(guards.KeptDataset(self.unique_name, self.target_dir,
+                                              self.target_mount, self.planned_bytes))
+
+    def phase_deadline(self) -> int:
+        if self.phase == "read_generation":
+            return int(self.params.generation_deadline_s)
+        return 0
+
+
+class IORReadTest(IORTest):
+    """A read test over the dataset its ``dataset`` fixture wrote."""
+
+    creates_data_dir = False
+
+    @run_after("setup")
+    def read_the_dataset(self):
+        if (self.dataset.num_tasks, self.dataset.num_nodes) != (self.num_tasks, self.num_nodes):
+            if not self.keep_data:
+                remove_data(self.dataset.target_dir)
+            raise SanityError(
+                f"INVALID: dataset written by {self.dataset.num_tasks} ranks on "
+                f"{self.dataset.num_nodes} nodes, read planned with {self.num_tasks} ranks "
+                f"on {self.num_nodes}: node availability changed in between")
+        self.target_dir = self.dataset.target_dir
+        self.executable_opts = iorcmd.ior_options(
+            self.phase, self.params, os.path.join(self.target_dir, "testfile"),
+            status_file=os.path.join(self.target_dir, "stonewall.status"))
+
+    @run_after("run")
+    def release_dataset(self):
+        # The job has ended: its cleanup removed the dataset (or keep_data keeps it
+        # for good, and then the free space counts it like any other file).
+        KEPT_DATASETS.release(self.target_dir)

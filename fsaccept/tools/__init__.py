@@ -1,0 +1,1 @@
+"""Operational tools: the emulated Slurm cluster and the Spack set-up."""

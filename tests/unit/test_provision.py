@@ -1,0 +1,98 @@
+import importlib.util
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fsaccept.core import provision as benchmarks
+from fsaccept.core.provision import (DEFAULT_SPACK_ENV, BenchmarkConfigError, activation_commands,
+                                     environment_ok, load_spack_yaml, mode, parse_provenance,
+                                     pinned_versions)
+from fsaccept.core import versions
+from fsaccept.core.versions import version_note, version_reasons
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def site_partitions():
+    spec = importlib.util.spec_from_file_location("settings", REPO / "config" / "settings.py")
+    settings = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(settings)
+    for system in settings.site_configuration["systems"]:
+        for part in system["partitions"]:
+            yield system["name"], part
+
+
+def test_the_environment_pins_ior_and_fio():
+    assert pinned_versions(DEFAULT_SPACK_ENV) == {"ior": "4.0.0", "fio": "3.37"}
+
+
+def test_the_environment_unifies_has_a_view_and_never_builds_mpi():
+    env = load_spack_yaml(DEFAULT_SPACK_ENV)
+    assert env["concretizer"]["unify"] is True and env["view"] is True
+    assert env["packages"]["mpi"]["buildable"] is False
+    # A plain string: Spack 0.23 refuses the {path, optional} form of Spack 1.x.
+    assert env["include"] == ["systems/${FSACCEPT_SYSTEM}.yaml"]
+
+
+def test_pinned_versions_are_tested_and_not_known_bad():
+    for name, version in pinned_versions(DEFAULT_SPACK_ENV).items():
+        assert version in versions.tested_versions()[name]
+        assert version_note(name, version) == "tested"
+        assert version_reasons(name, version, "bandwidth") == []
+
+
+@pytest.mark.parametrize("system, part", list(site_partitions()),
+                         ids=lambda v: v if isinstance(v, str) else v["name"])
+def test_every_spack_system_declares_its_externals(system, part):
+    if mode(part.get("extras", {})) == "path":
+        pytest.skip(f"{system} uses binaries from PATH")
+    assert environment_ok(DEFAULT_SPACK_ENV, system) == []
+    externals = yaml.safe_load((DEFAULT_SPACK_ENV / "systems" / f"{system}.yaml").read_text())
+    assert externals["packages"]["openmpi"]["externals"]
+
+
+def test_an_unpinned_spec_is_refused(tmp_path):
+    (tmp_path / "spack.yaml").write_text("spack:\n  specs: [ior, fio@3.37]\n")
+    with pytest.raises(BenchmarkConfigError, match=r"spack.yaml: specs: 'ior' is not pinned"):
+        pinned_versions(tmp_path)
+
+
+def test_a_missing_system_file_names_it(tmp_path):
+    [problem] = environment_ok(DEFAULT_SPACK_ENV, "nosuchsystem")
+    assert problem.startswith(f"{DEFAULT_SPACK_ENV}/systems/nosuchsystem.yaml: missing")
+
+
+def test_unknown_mode_is_refused():
+    with pytest.raises(BenchmarkConfigError, match="extras.benchmarks: 'conda' is not one of"):
+        mode({"benchmarks": "conda"})
+
+
+def test_spack_modes_source_the_sessions_activation_script_in_jobs():
+    assert activation_commands({}, "/stage/fx") == []
+    assert activation_commands({"benchmarks": "spack-env", "spack_env": "/apps/env"},
+                               "/stage/my fx") == [". '/stage/my fx/spack-activate.sh'"]
+
+
+def test_the_session_writes_the_activation_script_and_the_provenance():
+    spack_env = {"benchmarks": "spack-env", "spack_env": "/apps/fs env"}
+    assert benchmarks.session_commands(spack_env, "s") == [
+        "spack env activate --sh -d '/apps/fs env' > spack-activate.sh",
+        "spack -e '/apps/fs env' find --format '{name} spack:{name}@{version}/{hash}' ior fio"]
+    built = benchmarks.session_commands({"benchmarks": "spack-build"}, "site")
+    assert str(benchmarks.rendered_env_dir("site")) in built[0]
+    with pytest.raises(BenchmarkConfigError, match="spack-env needs spack_env"):
+        benchmarks.session_commands({"benchmarks": "spack-env"}, "s")
+
+
+def test_provenance_lines_are_parsed():
+    assert parse_provenance("ior spack:ior@4.0.0/abc\nfio spack:fio@3.37/def\n") == {
+        "ior": "spack:ior@4.0.0/abc", "mdtest": "spack:ior@4.0.0/abc",
+        "fio": "spack:fio@3.37/def"}
+    assert parse_provenance("ior path:/opt/ior/bin/ior\nfio path:missing\n")["fio"] == \
+        "path:missing"
+
+
+def test_untested_versions_are_labelled():
+    assert version_note("ior", "4.1.0").startswith("untested: fsaccept's ior parser is tested on")
+    assert version_note("ior", None) == "version unknown"
