@@ -28,12 +28,9 @@ over ReFrame's storage API.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import copy
 import math
-import sqlite3
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,17 +38,15 @@ from typing import Any
 import yaml
 
 from fsaccept.core.formatting import format_number
+from fsaccept.reporting.plots import TrendPlotter, plot_name
+# NightlyError is raised here too (and caught by callers as trends.NightlyError).
+from fsaccept.reporting.results_db import NightlyError, Store, check_results_db
 
 DEFAULT_SESSIONS = 7
 DEFAULT_TOLERANCE = 0.1
 DEFAULT_TREND_SESSIONS = 30
 #: Units where smaller is better; every other unit is a rate (larger is better).
 TIME_UNITS = frozenset({"s", "ms", "us"})
-KIND_KEY, SYSTEM_KEY = "fsaccept_kind", "fsaccept_system"
-
-
-class NightlyError(ValueError):
-    """Bad nightly settings or storage; the message names the file or key."""
 
 
 # --------------------------------------------------------------------------- settings
@@ -256,81 +251,6 @@ def last_sessions(points: list[Point], n: int) -> list[Point]:
     return [p for p in points if p.session in wanted]
 
 
-class TrendPlotter:
-    """Trend plots (values of the last sessions, the threshold line, the median),
-    one PNG per figure, drawn on one reused matplotlib figure.
-
-    Making a figure, laying it out and placing date ticks cost more than
-    drawing: a year of nightly sessions with 30 figures took seconds that way.
-    So the axes, margins and artists are made once and only their data, labels
-    and limits change per plot; the x ticks are the sessions' dates, placed by
-    hand (at most 6), and the margins are fixed (no constrained layout)."""
-
-    MAX_TICKS = 6
-
-    def __init__(self) -> None:
-        import matplotlib
-        matplotlib.use("Agg")
-        from matplotlib.figure import Figure
-
-        self.fig = Figure(figsize=(6.4, 2.6), dpi=80)
-        self.fig.subplots_adjust(left=0.12, right=0.98, top=0.9, bottom=0.2)
-        self.ax = ax = self.fig.add_subplot()
-        (self.values,) = ax.plot([], [], marker="o", markersize=3, color="#1a56b0")
-        self.threshold = ax.axhline(0, color="#b00020", linestyle="--")
-        self.median = ax.axhline(0, color="gray", linestyle=":")
-        self.title = ax.set_title("", fontsize=9, loc="left")
-        ax.tick_params(labelsize=7)
-
-    def plot(self, test: str, figure: str, unit: str, points: list[Point],
-             median: float | None = None) -> bytes:
-        import io
-        from datetime import datetime, timezone
-
-        ax = self.ax
-        xs = [p.time for p in points]
-        ys = [p.value for p in points]
-        self.values.set_data(xs, ys)
-        self.values.set_label(figure)
-        limits = [p.threshold for p in points if p.threshold is not None]
-        shown = [self.values]
-        for line, level, name in ((self.threshold, limits[-1] if limits else None, "threshold"),
-                                  (self.median, median, "median")):
-            line.set_visible(level is not None)
-            if level is not None:
-                line.set_ydata([level, level])
-                line.set_label(f"{name} {format_number(level)} {unit}")
-                shown.append(line)
-        ax.legend(handles=shown, fontsize=7, loc="lower left")
-        self.title.set_text(f"{test}: {figure} (last {len({p.session for p in points})} "
-                            "sessions)")
-        ax.set_ylabel(unit, fontsize=8)
-        top = max([*ys, *(l.get_ydata()[0] for l in shown[1:])], default=1.0)
-        ax.set_ylim(0, top * 1.08 or 1.0)
-        left, right = (min(xs), max(xs)) if xs else (0.0, 1.0)
-        pad = (right - left) * 0.03 or 43200.0
-        ax.set_xlim(left - pad, right + pad)
-        step = max(1, math.ceil(len(xs) / self.MAX_TICKS))
-        ticks = xs[::step]
-        ax.set_xticks(ticks, [datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d")
-                              for t in ticks], rotation=30, ha="right")
-        buf = io.BytesIO()
-        # Fast zlib level: PNG encoding was a tenth of the time at the default.
-        self.fig.savefig(buf, format="png", pil_kwargs={"compress_level": 1})
-        return buf.getvalue()
-
-
-def trend_plot(test: str, figure: str, unit: str, points: list[Point],
-               median: float | None = None) -> bytes:
-    """One trend plot (for many, reuse a :class:`TrendPlotter`)."""
-    return TrendPlotter().plot(test, figure, unit, points, median)
-
-
-def plot_name(test: str, figure: str) -> str:
-    import re
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{test}-{figure}").strip("_") + ".png"
-
-
 def summary_markdown(system: str, session: str, comparisons: list[Comparison],
                      settings: NightlySettings, plots: list[str],
                      verdict_lines: list[str]) -> str:
@@ -357,125 +277,6 @@ def summary_markdown(system: str, session: str, comparisons: list[Comparison],
 
 
 # --------------------------------------------------------------------------- storage
-
-
-def _session_info(blob: str) -> dict[str, Any]:
-    """The ``session_info`` object of a stored session's JSON, decoded alone."""
-    import json
-    key = blob.find('"session_info"')
-    start = blob.find("{", key)
-    if key < 0 or start < 0:
-        raise NightlyError("a stored session has no session_info")
-    return json.JSONDecoder().raw_decode(blob, start)[0]
-
-
-#: Tables of ReFrame's results database (reframe/frontend/reporting/storage.py).
-RESULTS_TABLES = frozenset({"sessions", "testcases", "metadata"})
-
-
-def check_results_db(db_file: Path | str) -> None:
-    """Refuse, before ReFrame opens (and may write to) it, a file that is not ReFrame's
-    results database: not SQLite, truncated, or another program's database. A missing
-    or empty file is fine (ReFrame creates it)."""
-    path = Path(db_file)
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    try:
-        with contextlib.closing(sqlite3.connect(path.resolve().as_uri() + "?mode=ro",
-                                                uri=True)) as con:
-            tables = {row[0] for row in con.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
-            bad = con.execute("PRAGMA quick_check").fetchone()
-    except sqlite3.Error as err:
-        raise NightlyError(f"{path}: not a readable SQLite database ({err}): not ReFrame's "
-                           "results database, or damaged; move it aside") from None
-    if not RESULTS_TABLES <= tables:
-        raise NightlyError(f"{path}: an SQLite database but not ReFrame's results database "
-                           f"(tables: {', '.join(sorted(tables)) or 'none'}); move it aside")
-    if bad and bad[0] != "ok":
-        raise NightlyError(f"{path}: the results database is damaged ({bad[0]}); restore it "
-                           "or move it aside")
-
-
-class Store:
-    """ReFrame's results storage (SQLite), through ReFrame's own API. Every error of the
-    database is a :class:`NightlyError` naming the file."""
-
-    def __init__(self, db_file: Path | str):
-        from reframe.core import config, runtime
-        from reframe.core.exceptions import ReframeFatalError
-
-        check_results_db(db_file)
-        self.db_file = str(Path(db_file).resolve())
-        try:
-            rt = runtime.runtime()
-        except ReframeFatalError:  # no runtime yet: a minimal one, like `reframe` builds
-            site = config.load_config("<builtin>")
-            site.select_subconfig("generic")
-            runtime.init_runtime(site)
-            rt = runtime.runtime()
-        rt.site_config.add_sticky_option("storage/enable", True)
-        rt.site_config.add_sticky_option("storage/sqlite_db_file", self.db_file)
-
-    @property
-    def backend(self):
-        from reframe.frontend.reporting.storage import StorageBackend
-        return StorageBackend.default()
-
-    @contextlib.contextmanager
-    def _errors(self):
-        from reframe.core.exceptions import ReframeError
-        try:
-            yield
-        except (sqlite3.Error, ReframeError) as err:
-            raise NightlyError(f"{self.db_file}: results database: {err}") from None
-
-    def store(self, report: dict[str, Any], report_file: str = "") -> str:
-        with self._errors():
-            return self.backend.store(report, report_file)
-
-    @staticmethod
-    def session_filter(system: str, kind: str = "nightly") -> str:
-        return f'{KIND_KEY} == "{kind}" and {SYSTEM_KEY} == "{system}"'
-
-    def sessions(self, system: str, kind: str = "nightly") -> list[tuple[str, float]]:
-        """(uuid, start time) of the stored sessions of this kind and system, oldest first."""
-        from reframe.frontend.reporting.utility import QuerySelectorTestcase
-        if not Path(self.db_file).exists():
-            return []
-        # Undecoded (decode=False): ReFrame filters on each session's info alone;
-        # decoding every whole session (all its test cases) took seconds for years
-        # of nightly sessions, and only the info is needed here.
-        with self._errors():
-            found = self.backend.fetch_sessions(
-                QuerySelectorTestcase(sess_filter=self.session_filter(system, kind)),
-                decode=False)
-        infos = [_session_info(blob) for blob in found]
-        out = [(i["uuid"], float(i["time_start_unix"])) for i in infos]
-        return sorted(out, key=lambda x: x[1])
-
-    @staticmethod
-    def _window(sessions: list[tuple[str, float]]) -> str:
-        """A ReFrame query: the time window of these sessions and their uuids."""
-        t0 = time.strftime("%Y%m%dT%H%M%S+0000", time.gmtime(math.floor(sessions[0][1])))
-        t1 = time.strftime("%Y%m%dT%H%M%S+0000", time.gmtime(math.floor(sessions[-1][1]) + 1))
-        uuids = ", ".join(f'"{u}"' for u, _ in sessions)
-        return f"{t0}:{t1}?uuid in ({uuids})"
-
-    def compare(self, session: str, previous: list[tuple[str, float]]) -> list[Any]:
-        """ReFrame's performance comparison: this session vs the median of ``previous``."""
-        from reframe.frontend.reporting import performance_compare
-        spec = f"{session}/{self._window(previous)}/median:/+pref"
-        with self._errors():
-            return performance_compare(spec)
-
-    def testcases(self, sessions: list[tuple[str, float]]) -> list[dict[str, Any]]:
-        """Every stored test case of these sessions."""
-        from reframe.frontend.reporting.utility import parse_query_spec
-        if not sessions:
-            return []
-        with self._errors():
-            return self.backend.fetch_testcases(parse_query_spec(self._window(sessions)))
 
 
 def nightly_compare(store: Store, system: str, session: str, report: dict[str, Any],

@@ -1,0 +1,140 @@
+"""ReFrame's results database (SQLite, ``RFM_SQLITE_DB_FILE``): the one adapter to
+ReFrame's storage internals.  Nightly sessions are found by their session extras
+(``fsaccept_kind``, ``fsaccept_system``); a file that is not ReFrame's database is
+refused before ReFrame opens (and may write to) it."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+#: Session extras (``--session-extras``) that say what kind of run a session was.
+KIND_KEY, SYSTEM_KEY = "fsaccept_kind", "fsaccept_system"
+
+
+class NightlyError(ValueError):
+    """Bad nightly settings or storage; the message names the file or key."""
+
+
+
+def _session_info(blob: str) -> dict[str, Any]:
+    """The ``session_info`` object of a stored session's JSON, decoded alone."""
+    import json
+    key = blob.find('"session_info"')
+    start = blob.find("{", key)
+    if key < 0 or start < 0:
+        raise NightlyError("a stored session has no session_info")
+    return json.JSONDecoder().raw_decode(blob, start)[0]
+
+
+#: Tables of ReFrame's results database (reframe/frontend/reporting/storage.py).
+RESULTS_TABLES = frozenset({"sessions", "testcases", "metadata"})
+
+
+def check_results_db(db_file: Path | str) -> None:
+    """Refuse, before ReFrame opens (and may write to) it, a file that is not ReFrame's
+    results database: not SQLite, truncated, or another program's database. A missing
+    or empty file is fine (ReFrame creates it)."""
+    path = Path(db_file)
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    try:
+        with contextlib.closing(sqlite3.connect(path.resolve().as_uri() + "?mode=ro",
+                                                uri=True)) as con:
+            tables = {row[0] for row in con.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            bad = con.execute("PRAGMA quick_check").fetchone()
+    except sqlite3.Error as err:
+        raise NightlyError(f"{path}: not a readable SQLite database ({err}): not ReFrame's "
+                           "results database, or damaged; move it aside") from None
+    if not RESULTS_TABLES <= tables:
+        raise NightlyError(f"{path}: an SQLite database but not ReFrame's results database "
+                           f"(tables: {', '.join(sorted(tables)) or 'none'}); move it aside")
+    if bad and bad[0] != "ok":
+        raise NightlyError(f"{path}: the results database is damaged ({bad[0]}); restore it "
+                           "or move it aside")
+
+
+class Store:
+    """ReFrame's results storage (SQLite), through ReFrame's own API. Every error of the
+    database is a :class:`NightlyError` naming the file."""
+
+    def __init__(self, db_file: Path | str):
+        from reframe.core import config, runtime
+        from reframe.core.exceptions import ReframeFatalError
+
+        check_results_db(db_file)
+        self.db_file = str(Path(db_file).resolve())
+        try:
+            rt = runtime.runtime()
+        except ReframeFatalError:  # no runtime yet: a minimal one, like `reframe` builds
+            site = config.load_config("<builtin>")
+            site.select_subconfig("generic")
+            runtime.init_runtime(site)
+            rt = runtime.runtime()
+        rt.site_config.add_sticky_option("storage/enable", True)
+        rt.site_config.add_sticky_option("storage/sqlite_db_file", self.db_file)
+
+    @property
+    def backend(self):
+        from reframe.frontend.reporting.storage import StorageBackend
+        return StorageBackend.default()
+
+    @contextlib.contextmanager
+    def _errors(self):
+        from reframe.core.exceptions import ReframeError
+        try:
+            yield
+        except (sqlite3.Error, ReframeError) as err:
+            raise NightlyError(f"{self.db_file}: results database: {err}") from None
+
+    def store(self, report: dict[str, Any], report_file: str = "") -> str:
+        with self._errors():
+            return self.backend.store(report, report_file)
+
+    @staticmethod
+    def session_filter(system: str, kind: str = "nightly") -> str:
+        return f'{KIND_KEY} == "{kind}" and {SYSTEM_KEY} == "{system}"'
+
+    def sessions(self, system: str, kind: str = "nightly") -> list[tuple[str, float]]:
+        """(uuid, start time) of the stored sessions of this kind and system, oldest first."""
+        from reframe.frontend.reporting.utility import QuerySelectorTestcase
+        if not Path(self.db_file).exists():
+            return []
+        # Undecoded (decode=False): ReFrame filters on each session's info alone;
+        # decoding every whole session (all its test cases) took seconds for years
+        # of nightly sessions, and only the info is needed here.
+        with self._errors():
+            found = self.backend.fetch_sessions(
+                QuerySelectorTestcase(sess_filter=self.session_filter(system, kind)),
+                decode=False)
+        infos = [_session_info(blob) for blob in found]
+        out = [(i["uuid"], float(i["time_start_unix"])) for i in infos]
+        return sorted(out, key=lambda x: x[1])
+
+    @staticmethod
+    def _window(sessions: list[tuple[str, float]]) -> str:
+        """A ReFrame query: the time window of these sessions and their uuids."""
+        t0 = time.strftime("%Y%m%dT%H%M%S+0000", time.gmtime(math.floor(sessions[0][1])))
+        t1 = time.strftime("%Y%m%dT%H%M%S+0000", time.gmtime(math.floor(sessions[-1][1]) + 1))
+        uuids = ", ".join(f'"{u}"' for u, _ in sessions)
+        return f"{t0}:{t1}?uuid in ({uuids})"
+
+    def compare(self, session: str, previous: list[tuple[str, float]]) -> list[Any]:
+        """ReFrame's performance comparison: this session vs the median of ``previous``."""
+        from reframe.frontend.reporting import performance_compare
+        spec = f"{session}/{self._window(previous)}/median:/+pref"
+        with self._errors():
+            return performance_compare(spec)
+
+    def testcases(self, sessions: list[tuple[str, float]]) -> list[dict[str, Any]]:
+        """Every stored test case of these sessions."""
+        from reframe.frontend.reporting.utility import parse_query_spec
+        if not sessions:
+            return []
+        with self._errors():
+            return self.backend.fetch_testcases(parse_query_spec(self._window(sessions)))
