@@ -4,6 +4,7 @@ the IOR, mdtest and fio parsers."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,6 +94,17 @@ class Findings(list):
     def __iadd__(self, findings: Any) -> "Findings":  # type: ignore[override]
         self.extend(findings)
         return self
+
+
+def line_findings(text: str, classify: Callable[[str], tuple[str, str] | None]) -> list[Finding]:
+    """A finding for each line of ``text`` that ``classify`` gives a (severity, kind);
+    line numbers are of ``text`` (e.g. a job's stderr, which is not the report itself)."""
+    findings = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        cls = classify(line)
+        if cls:
+            findings.append(Finding(cls[0], cls[1], lineno, line))
+    return findings
 
 
 def figure_problem(value: Any, io_done: bool = True) -> str | None:

@@ -10,7 +10,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-GIB = 2**30
+from fsaccept.core.units import GIB, MIB
+
 
 
 class GuardError(Exception):
@@ -128,7 +129,7 @@ def planned_volume(size_bound: int, deadline_s: int | None = None,
     for a deadline-bound phase on a file system with a declared bandwidth cap,
     deadline x cap when that is less."""
     if deadline_s and max_bandwidth_mib_s:
-        return min(size_bound, int(deadline_s * max_bandwidth_mib_s * 2**20))
+        return min(size_bound, int(deadline_s * max_bandwidth_mib_s * MIB))
     return size_bound
 
 

@@ -6,6 +6,8 @@ import math
 import re
 from collections.abc import Iterable
 
+from fsaccept.core.units import MIB
+
 #: Slurm node states (any of them) that make a node unusable for a benchmark.
 UNUSABLE_STATES = frozenset({"DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING",
                              "NOT_RESPONDING", "POWERED_DOWN", "POWERING_DOWN",
@@ -34,7 +36,7 @@ def is_usable(states: Iterable[str]) -> bool:
 def node_memory_bytes(scontrol_line: str) -> int | None:
     """RealMemory (MiB in Slurm) of a ``scontrol show node -o`` line, in bytes."""
     match = re.search(r"\bRealMemory=(\d+)", scontrol_line)
-    return int(match.group(1)) * 2**20 if match else None
+    return int(match.group(1)) * MIB if match else None
 
 
 def parse_rank_map(text: str, marker: str = "fsaccept-rank") -> dict[int, str]:

@@ -48,6 +48,7 @@ from typing import Any
 import yaml
 
 from fsaccept.core.formatting import format_number
+from fsaccept.core.units import MIB
 
 COMPONENTS = ("client", "network", "servers", "devices")
 #: Key of a ceiling entry → the figure unit it applies to.
@@ -56,9 +57,9 @@ KIND_UNITS = {"bandwidth": "MiB/s", "iops": "IOPS", "ops": "ops/s"}
 BANDWIDTH_UNITS = {
     "MiB/s": Decimal(1),
     "GiB/s": Decimal(1024),
-    "MB/s": Decimal(10**6) / Decimal(2**20),
-    "GB/s": Decimal(10**9) / Decimal(2**20),
-    "Gbit/s": Decimal(10**9) / Decimal(8 * 2**20),
+    "MB/s": Decimal(10**6) / Decimal(MIB),
+    "GB/s": Decimal(10**9) / Decimal(MIB),
+    "Gbit/s": Decimal(10**9) / Decimal(8 * MIB),
 }
 
 
@@ -239,7 +240,7 @@ def fio_ceiling(fio_json: dict[str, Any], rw: str, kind: str) -> float:
     """MiB/s (bandwidth) or IOPS of the one job in fio's JSON output."""
     job = fio_json["jobs"][0]
     side = job["write" if "write" in rw else "read"]
-    return side["bw_bytes"] / 2**20 if kind == "bandwidth" else side["iops"]
+    return side["bw_bytes"] / MIB if kind == "bandwidth" else side["iops"]
 
 
 def ceilings_block(measured: dict[str, float], per: str = "system") -> dict[str, Any]:

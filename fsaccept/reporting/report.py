@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# The one way figures are printed (re-exported: templates and scripts use them from here).
 from fsaccept.core.formatting import format_number
 from fsaccept.reporting.plots import figure_plot, per_node_plot
 from fsaccept.reporting.runreport import (Test, job_script, load_run_report, overall_verdict,

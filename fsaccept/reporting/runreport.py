@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# The one way figures are printed (re-exported: templates and scripts use them from here).
 from fsaccept.core.formatting import format_number
 from fsaccept.reporting.verdicts import (ACCEPTANCE_TAG, ACCEPTED, INCOMPLETE, NOT_ACCEPTED,
                                          NOT_RUN, PASS, REPEAT_PARAM, SKIPPED, Figure,

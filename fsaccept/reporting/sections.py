@@ -10,8 +10,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-# The one way figures are printed (re-exported: templates and scripts use them from here).
 from fsaccept.core.formatting import format_figure, format_number
+from fsaccept.core.units import GIB
 from fsaccept.reporting.runreport import Test
 from fsaccept.reporting.verdicts import (REPEAT_PARAM, Verdict, as_number, figures_of,
                                          format_threshold, verdict_of)
@@ -139,7 +139,7 @@ def _show(key: str, value: Any, units: dict[str, str] | None = None) -> str:
     if "per_node" in key and isinstance(value, str):
         return per_node_text(value, units or {})
     if key == "bytes_moved" and isinstance(value, int):
-        return f"{value:,} B ({format_number(value / 2**30)} GiB)"
+        return f"{value:,} B ({format_number(value / GIB)} GiB)"
     if isinstance(value, (dict, list)):
         return json.dumps(value, sort_keys=True)
     if isinstance(value, float):

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-# The one way figures are printed (re-exported: templates and scripts use them from here).
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.formatting import format_number
 

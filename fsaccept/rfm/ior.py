@@ -13,6 +13,7 @@ from fsaccept.benchmarks.ior import command as iorcmd
 from fsaccept.benchmarks.ior import parse as ior
 from fsaccept.benchmarks.ior import validity
 from fsaccept.core import guards
+from fsaccept.core.units import MIB
 from fsaccept.rfm.base import KEPT_DATASETS, NO_IOR_FIX, BenchmarkTest, remove_data
 
 
@@ -115,7 +116,7 @@ class IORTest(BenchmarkTest):
             self.benchmark_command = run.command_line
         row = run.summary_for(self.operation)
         if row and row.agg_mib is not None:
-            self.bytes_moved = round(row.agg_mib * 2**20)
+            self.bytes_moved = round(row.agg_mib * MIB)
         times = [r.wrrd_s for r in run.results if r.access == self.operation and r.wrrd_s]
         self.time_run_s = min(times, default=0.0)
 

@@ -13,10 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from fsaccept.benchmarks.fio.figures import FigureSpec
-from fsaccept.core.reference import format_size, parse_size
+from fsaccept.core.units import KIB, MIB, format_size, parse_size
 
-KIB = 2**10
-MIB = 2**20
 #: fio job names of the metadata test, in the order they run (one stonewall group each).
 METADATA_JOBS = ("filecreate", "filestat", "filedelete")
 #: Default fraction of the median below which a node is an outlier (a slow client).

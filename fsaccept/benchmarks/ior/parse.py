@@ -29,7 +29,8 @@ import re
 
 from fsaccept.benchmarks.ior.run import (IorParameters, IorRun, IterationResult, MaxBandwidth,
                                          StonewallPhase, SummaryRow)
-from fsaccept.core.findings import INVALID, WARNING, Finding, figure_problem
+from fsaccept.core.findings import INVALID, WARNING, Finding, figure_problem, line_findings
+from fsaccept.core.units import MIB
 
 __all__ = [
     "INVALID",
@@ -164,12 +165,7 @@ def _classify(line: str) -> tuple[str, str] | None:
 def error_findings(text: str) -> list[Finding]:
     """Findings in text that is not IOR's own report, e.g. the job's stderr
     (assertions, launcher errors, I/O errors); line numbers are of ``text``."""
-    findings = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        cls = _classify(line)
-        if cls:
-            findings.append(Finding(cls[0], cls[1], lineno, line))
-    return findings
+    return line_findings(text, _classify)
 
 
 def set_params(run: IorRun) -> None:
@@ -476,8 +472,8 @@ def summary_row_problems(row: SummaryRow, iterations: list[IterationResult]) -> 
             problems.append(f"data moved / time = {row.agg_mib:g} MiB / {row.mean_s:g} s = "
                             f"{moved:.2f} MiB/s, but Mean(MiB) is {row.mean_mib:g}")
     if row.xfer_bytes:
-        from_ops = row.mean_ops * row.xfer_bytes / 2**20
-        if not _agree(from_ops, row.mean_mib, 0.005 + 0.005 * row.xfer_bytes / 2**20):
+        from_ops = row.mean_ops * row.xfer_bytes / MIB
+        if not _agree(from_ops, row.mean_mib, 0.005 + 0.005 * row.xfer_bytes / MIB):
             problems.append(f"Mean(OPs) x transfer size = {from_ops:.2f} MiB/s, but Mean(MiB) "
                             f"is {row.mean_mib:g}")
     bws = [it.bw_mib for it in iterations if it.bw_mib is not None]

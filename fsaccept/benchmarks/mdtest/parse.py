@@ -41,7 +41,7 @@ from typing import Any
 
 from fsaccept.core import versions
 from fsaccept.core.findings import (INVALID, WARNING, Finding, Findings, Judged, figure_problem,
-                               json_safe as _finite)
+                                    json_safe as _finite, line_findings)
 
 __all__ = [
     "DEFAULT_MIN_PHASE_S",
@@ -309,12 +309,7 @@ def _classify(line: str) -> tuple[str, str] | None:
 def error_findings(text: str) -> list[Finding]:
     """Findings in text that is not mdtest's own report, e.g. the job's stderr
     (Open MPI's MPI_ABORT notice, srun and slurmstepd errors)."""
-    findings = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        cls = _classify(line)
-        if cls:
-            findings.append(Finding(cls[0], cls[1], lineno, line))
-    return findings
+    return line_findings(text, _classify)
 
 
 def _command(printed: str) -> str:
