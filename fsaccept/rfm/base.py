@@ -1,5 +1,9 @@
 """ReFrame base tests shared by the checks in ``checks/``.
 
+Why ~500 lines in one module: it is the one template every benchmark test inherits, and
+ReFrame runs its hooks in class order; each hook is short, named for what it guards,
+and the benchmarks' modules (:mod:`.ior`, :mod:`.mdtest`, :mod:`.fio`) supply only what differs.
+
 The checks only say *which* acceptance test they are (reference key, IOR
 phase, figure); everything else is here, once:
 

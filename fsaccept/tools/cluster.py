@@ -5,6 +5,10 @@ daemon handling below it is what ``scripts/local-cluster`` runs.
 
 Only the standard library is used, so the script works before set-up has
 created the virtual environment.
+
+Why ~590 lines in one module: it must run with the standard library alone, before any
+virtual environment exists (``python3 -m fsaccept cluster up``) and by file path as the
+orphan reaper, so it stays self-contained.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""Parse IOR 4.0.0 output: the text printed on stdout/stderr, and the JSON summary file.
+"""Parse IOR 4.0.0's text output (stdout/stderr); its JSON summary file: :mod:`.parse_json`;
+the typed run: :mod:`.run`.
+
+Why ~500 lines in one module: the text is read in one stateful pass (line classifier,
+summary rows, stonewall lines, per-iteration results, then findings derived from all of
+them); splitting the pass would spread one state machine over several files.
 
 Pure functions, standard library only. Every figure is taken from what IOR printed,
 never recomputed: numbers are ``float(printed_text)``, so ``204.36`` stays ``204.36``,

@@ -1,6 +1,9 @@
 """mdtest 4.0.0: parse its output (its command line: :mod:`.command`; its INVALID rules:
 :mod:`.validity`).
 
+Why ~570 lines in one module: the typed run (tables, rows, phases, stonewall lines) and
+the one stateful pass that fills it belong together, as in :mod:`fsaccept.benchmarks.ior.parse`.
+
 Pure functions, standard library only (plus :mod:`fsaccept.core.versions`).
 
 Parsing (:func:`parse_mdtest`) never recomputes mdtest's figures: every number of the
