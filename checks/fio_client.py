@@ -2,8 +2,8 @@
 
 One fio per node on the node fraction of ``reference/<system>.yaml`` (key
 ``reference_key``); the fio settings of each test are in
-``fsaccept/fiocmd.py`` (every setting that changes a figure's meaning is
-passed explicitly and recorded), figures and outliers in ``fsaccept/fio.py``.
+``fsaccept/benchmarks/fio/command.py`` (every setting that changes a figure's meaning is
+passed explicitly and recorded), figures and outliers in ``fsaccept/benchmarks/fio/``.
 
 Every figure is reported per node (``per_node_figures``) and over all nodes:
 throughput summed, with the slowest node as ``<figure>_node_min``; latency as

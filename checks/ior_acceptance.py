@@ -2,8 +2,8 @@
 
 Sizes, deadlines, node fractions and thresholds come from
 ``reference/<system>.yaml`` (key given by ``reference_key``); the IOR flags
-of each phase are in ``fsaccept/iorcmd.py``; validity rules (INVALID with a
-reason) in ``fsaccept/validity.py``.  Published practice these follow:
+of each phase are in ``fsaccept/benchmarks/ior/command.py``; validity rules (INVALID with a
+reason) in ``fsaccept/benchmarks/ior/validity.py``.  Published practice these follow:
 1 MiB transfers, file per process, fsync, task reordering (-C) and a 45 s
 stonewall at 90 % of the compute nodes; a read sustained for 30 s over a
 dataset generated beforehand; random 4 KiB I/O at 15 % of the nodes.

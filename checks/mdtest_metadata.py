@@ -15,7 +15,7 @@ come from ``reference/<system>.yaml`` (``mdtest_easy``, ``mdtest_hard``).
 Figures are mdtest's own ``SUMMARY rate`` means in ops/s (``file_creation``,
 ``file_stat``, ``file_read``, ``file_removal``, ``tree_creation``,
 ``tree_removal``), plus the derived ``file_creation_stonewall`` under a
-stonewall; how they are run and judged is in ``fsaccept/rfm_mdtest.py``.
+stonewall; how they are run and judged is in ``fsaccept/rfm/mdtest.py``.
 """
 
 import reframe as rfm

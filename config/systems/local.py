@@ -11,7 +11,7 @@ from fsaccept.core.reference import REFERENCE_DIR
 
 def _partition(features, benchmarks):
     """The emulated cluster's one partition; `benchmarks` says where IOR, mdtest
-    and fio come from (see fsaccept/benchmarks.py)."""
+    and fio come from (see fsaccept/core/provision.py)."""
     return {
         'name': PARTITION,
         'descr': 'Emulated compute nodes n1..nN',

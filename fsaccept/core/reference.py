@@ -2,7 +2,7 @@
 
 A reference file holds, per test, the node fraction, ranks per node, sizes,
 deadlines and the threshold.  It is validated against a JSON Schema
-(``fsaccept/schemas/reference.schema.json``) when loaded; every error names
+(``fsaccept/core/reference.schema.json, with each benchmark's schema.json``) when loaded; every error names
 the file and the key, and nothing is submitted with a bad file.
 """
 

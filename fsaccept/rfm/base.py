@@ -13,7 +13,7 @@ phase, figure); everything else is here, once:
   as ReFrame references, and provenance as loggable variables.
 - ``IORTest``: runs one IOR phase (``fsaccept.benchmarks.ior.command``), parses IOR's
   output (``fsaccept.benchmarks.ior.parse``) and turns validity findings into INVALID
-  (``fsaccept.validity``).
+  (``fsaccept.benchmarks.ior.validity``).
 
 Verdicts: PASS is ReFrame's pass; FAIL is a performance failure against the
 threshold; INVALID is a sanity failure whose message starts with

@@ -10,8 +10,8 @@ directory, which is shared with the nodes, so every node's report is
 recovered intact, never from interleaved output.
 
 What the test runs (rw, direct, fsync, engine...) is in
-``fsaccept/fiocmd.py``; parsing, figures, aggregation and outliers in
-``fsaccept/fio.py``.
+``fsaccept/benchmarks/fio/command.py``; parsing, figures, aggregation and outliers in
+``fsaccept/benchmarks/fio/``.
 
 Figures (perf variables, names carry the regime, e.g.
 ``randread_4k_direct_iops``):
