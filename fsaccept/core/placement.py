@@ -14,18 +14,26 @@ UNUSABLE_STATES = frozenset({"DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FA
                              "MAINTENANCE", "RESERVED", "INVALID_REG", "FUTURE"})
 
 
-def nodes_for_fraction(fraction: float, total_nodes: int) -> int:
-    """Nodes a test uses: the fraction of the nodes, rounded up, at least 1.
+#: How a fraction of the nodes becomes a count (reference ``node_rounding``).
+ROUNDING = ("up", "down")
+
+
+def nodes_for_fraction(fraction: float, total_nodes: int, rounding: str = "up") -> int:
+    """Nodes a test uses: the fraction of the nodes, rounded up (default), at least 1.
 
     90 % of 1,536 nodes is 1,383 (1,382.4 rounded up): a fraction is a floor
-    on the share of the machine a test covers, never less.
+    on the share of the machine a test covers, never less.  ``rounding="down"``
+    reproduces procedures published that way: 1,382 (and 15 % → 230).
     """
+    if rounding not in ROUNDING:
+        raise ValueError(f"node rounding must be one of {', '.join(ROUNDING)}, got {rounding!r}")
     if not 0 < fraction <= 1:
         raise ValueError(f"node fraction must be in (0, 1], got {fraction}")
     if total_nodes < 1:
         raise ValueError(f"the partition has no nodes (total {total_nodes})")
     # round() first: 0.9 * 10 is 9.000000000000002 in binary floating point.
-    return max(1, math.ceil(round(fraction * total_nodes, 9)))
+    share = round(fraction * total_nodes, 9)
+    return max(1, math.ceil(share) if rounding == "up" else math.floor(share))
 
 
 def is_usable(states: Iterable[str]) -> bool:

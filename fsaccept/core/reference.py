@@ -75,6 +75,8 @@ class Reference:
     max_bandwidth_mib_s: float | None = None
     #: Minutes added to a job's deadlines for its Slurm time limit.
     time_limit_margin_min: int = DEFAULT_TIME_LIMIT_MARGIN_MIN
+    #: How a node fraction becomes a node count: "up" (default) or "down".
+    node_rounding: str = "up"
 
     def check_system(self, system: str) -> None:
         """Refuse to use this file on another ReFrame system than it is written for."""
@@ -275,7 +277,8 @@ def load_reference(path: Path | str) -> Reference:
                                                           DEFAULT_MAX_FILL_FRACTION),
                      max_bandwidth_mib_s=data["target"].get("max_bandwidth_mib_s"),
                      time_limit_margin_min=data.get("time_limit_margin_min",
-                                                    DEFAULT_TIME_LIMIT_MARGIN_MIN))
+                                                    DEFAULT_TIME_LIMIT_MARGIN_MIN),
+                     node_rounding=data.get("node_rounding", "up"))
 
 
 def _entry_rule_errors(tests: dict[str, Any]) -> list[str]:

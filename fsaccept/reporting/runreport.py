@@ -135,7 +135,8 @@ class Test:
 
     @property
     def nodes_text(self) -> str:
-        """'4 of 4 (100 %; 0.9 asked)'."""
+        """'4 of 4 (100 %; 0.9 asked)'; '1382 of 1536 (90 %; 0.9 asked, rounded down)' when
+        the reference rounds down."""
         n = self.nodes
         if n is None:
             return "—"
@@ -145,6 +146,8 @@ class Test:
             text += f" of {total} ({format_number(round(100 * n / total, 1))} %"
             if self.node_fraction is not None:
                 text += f"; {format_number(self.node_fraction)} asked"
+                if self.case.get("node_rounding") == "down":
+                    text += ", rounded down"
             text += ")"
         return text
 

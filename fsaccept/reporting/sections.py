@@ -39,7 +39,7 @@ RFM_KEYS = frozenset("""
 SHOWN_KEYS = frozenset({"deadline_s", "time_run_s", "bytes_moved"})
 
 #: Provenance keys shown in their own rows of a test's section, in this order.
-CORE_KEYS = ("reference_key", "node_fraction", "partition_nodes", "usable_nodes",
+CORE_KEYS = ("reference_key", "node_fraction", "node_rounding", "partition_nodes", "usable_nodes",
              "num_nodes", "ranks_per_node", "rank_map", "target_dir", "target_fstype", "direct_io",
              "reference_path", "reference_sha256")
 

@@ -101,6 +101,8 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
 
     # Provenance: logged with every figure (perflog, run report).
     node_fraction = variable(float, value=0.0, loggable=True)
+    #: How the fraction became ``num_nodes``: "up" or "down" (reference ``node_rounding``).
+    node_rounding = variable(str, value="up", loggable=True)
     partition_nodes = variable(int, value=0, loggable=True)
     usable_nodes = variable(int, value=0, loggable=True)
     num_nodes = variable(int, value=0, loggable=True)
@@ -172,11 +174,14 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
         nodes, usable = partition_nodes(self.job)
         self.partition_nodes, self.usable_nodes = len(nodes), len(usable)
         base = len(usable) if self.fraction_of == "available" else len(nodes)
-        self.num_nodes = placement.nodes_for_fraction(self.node_fraction, base)
+        self.node_rounding = self.refdata.node_rounding
+        self.num_nodes = placement.nodes_for_fraction(self.node_fraction, base,
+                                                      self.node_rounding)
         if self.num_nodes > len(usable):
             self.skip_because(
                 f"needs {self.num_nodes} nodes ({self.node_fraction:g} of {base} "
-                f"{self.fraction_of} nodes, rounded up) but only {len(usable)} are usable; "
+                f"{self.fraction_of} nodes, rounded {self.node_rounding}) but only "
+                f"{len(usable)} are usable; "
                 f"set fraction_of=available to base the fraction on usable nodes")
         memories = [placement.node_memory_bytes(getattr(n, "descr", "")) for n in usable]
         self.node_memory_bytes = min((m for m in memories if m), default=0)

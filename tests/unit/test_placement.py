@@ -53,3 +53,16 @@ def test_cyclic_or_packed_placement_is_not_block():
     # srun -N4 -n8 without --ntasks-per-node packed 4,2,1,1 on 4-CPU nodes:
     packed = {0: "n1", 1: "n1", 2: "n1", 3: "n1", 4: "n2", 5: "n2", 6: "n3", 7: "n4"}
     assert not is_block_placement(packed, 2)
+
+
+@pytest.mark.parametrize("fraction, rounding, nodes", [
+    (0.9, "up", 1383), (0.9, "down", 1382), (0.15, "up", 231), (0.15, "down", 230),
+    (0.0001, "down", 1),  # never fewer than one node
+])
+def test_rounding_both_ways_on_1536_nodes_as_published(fraction, rounding, nodes):
+    assert nodes_for_fraction(fraction, 1536, rounding) == nodes
+
+
+def test_unknown_rounding_is_refused():
+    with pytest.raises(ValueError, match="node rounding must be one of up, down"):
+        nodes_for_fraction(0.5, 10, "nearest")

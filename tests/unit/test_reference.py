@@ -188,3 +188,13 @@ def test_binary_empty_and_non_utf8_files_are_refused(tmp_path, content, message)
     path.write_bytes(content)
     with pytest.raises(ReferenceError, match=re.escape(f"{path}: ") + ".*" + re.escape(message)):
         load_reference(path)
+
+
+def test_node_rounding_defaults_up_and_example_lustre_rounds_down_as_published(tmp_path):
+    assert load_reference(REFERENCE_DIR / "local.yaml").node_rounding == "up"
+    assert load_reference(REFERENCE_DIR / "example-lustre.yaml").node_rounding == "down"
+    text = (REFERENCE_DIR / "local.yaml").read_text() + "node_rounding: nearest\n"
+    path = tmp_path / "r.yaml"
+    path.write_text(text)
+    with pytest.raises(ReferenceError, match=rf"{path}: node_rounding: 'nearest' is not one of"):
+        load_reference(path)

@@ -320,3 +320,11 @@ def test_a_bogus_figure_in_a_passing_run_report_is_invalid_never_accepted(tmp_pa
     assert "not a measurement" in tests["IORWriteBandwidth"].reason
     verdict, _ = runreport.overall_verdict(list(tests.values()))
     assert verdict == verdicts.NOT_ACCEPTED
+
+
+def test_nodes_text_shows_fraction_count_and_rounding():
+    case = {"num_nodes": 1382, "partition_nodes": 1536, "node_fraction": 0.9}
+    up = runreport.Test("IORWriteBandwidth", [dict(case, num_nodes=1383, node_rounding="up")], [])
+    down = runreport.Test("IORWriteBandwidth", [dict(case, node_rounding="down")], [])
+    assert up.nodes_text == "1383 of 1536 (90 %; 0.9 asked)"
+    assert down.nodes_text == "1382 of 1536 (90 %; 0.9 asked, rounded down)"
