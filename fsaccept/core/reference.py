@@ -77,6 +77,8 @@ class Reference:
     time_limit_margin_min: int = DEFAULT_TIME_LIMIT_MARGIN_MIN
     #: How a node fraction becomes a node count: "up" (default) or "down".
     node_rounding: str = "up"
+    #: Shell command run on every node right before a read phase (client caches).
+    drop_caches: str | None = None
 
     def check_system(self, system: str) -> None:
         """Refuse to use this file on another ReFrame system than it is written for."""
@@ -278,7 +280,8 @@ def load_reference(path: Path | str) -> Reference:
                      max_bandwidth_mib_s=data["target"].get("max_bandwidth_mib_s"),
                      time_limit_margin_min=data.get("time_limit_margin_min",
                                                     DEFAULT_TIME_LIMIT_MARGIN_MIN),
-                     node_rounding=data.get("node_rounding", "up"))
+                     node_rounding=data.get("node_rounding", "up"),
+                     drop_caches=data.get("drop_caches"))
 
 
 def _entry_rule_errors(tests: dict[str, Any]) -> list[str]:

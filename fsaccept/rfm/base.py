@@ -349,6 +349,37 @@ class BenchmarkTest(AcceptanceTest):
     #: dataset's); only a directory holding this run's owner marker is ever removed.
     creates_data_dir = True
 
+    #: Whether this test reads data an earlier job wrote: the reference's
+    #: ``drop_caches`` command then runs on every node right before it.
+    reads_written_data = False
+
+    #: The cache drop command run before the read ("" if none), and its exit status.
+    drop_caches_command = variable(str, value="", loggable=True)
+    drop_caches_status = variable(str, value="", loggable=True)
+
+    def drop_caches_cmds(self) -> list[str]:
+        """Job lines that run the reference's ``drop_caches`` on every node of the job
+        (one task each) and record its exit status."""
+        if not (self.reads_written_data and self.refdata.drop_caches):
+            return []
+        self.drop_caches_command = self.refdata.drop_caches
+        return [f"srun --nodes=$SLURM_JOB_NUM_NODES --ntasks=$SLURM_JOB_NUM_NODES "
+                f"--ntasks-per-node=1 --label bash -c {shlex.quote(self.drop_caches_command)}",
+                f"echo {INFO_MARKER} drop_caches_status $?"]
+
+    def drop_caches_reasons(self) -> list[str]:
+        """A requested cache drop that did not run, or failed, leaves the read's figure
+        open to client caches."""
+        if not self.drop_caches_command:
+            return []
+        self.drop_caches_status = self.job_info().get("drop_caches_status", "")
+        if self.drop_caches_status == "0":
+            return []
+        how = (f"exited {self.drop_caches_status}" if self.drop_caches_status
+               else "did not run")
+        return [f"the cache drop before the read ({self.drop_caches_command!r}) {how} on the "
+                "job's nodes: the read may have been served from client caches"]
+
     @run_before("run")
     def record_environment(self):
         self.benchmark_command = self.command_line()
@@ -394,7 +425,7 @@ class BenchmarkTest(AcceptanceTest):
             f'echo {INFO_MARKER} fstype $(findmnt -n -o FSTYPE -T "$fsaccept_data")',
             f"echo {INFO_MARKER} mpi $( (ompi_info --version 2>/dev/null || "
             "mpichversion 2>/dev/null || echo unknown) | head -n 1)",
-        ] + self.extra_info_cmds()
+        ] + self.extra_info_cmds() + self.drop_caches_cmds()
 
     def name_failed_nodes(self, reason: str) -> str:
         """A node failure that the job's output does not name (it came before any
@@ -467,6 +498,7 @@ class BenchmarkTest(AcceptanceTest):
         if aborted:  # the benchmark never ran: nothing else to judge
             return reasons + [f"the job refused to run the benchmark: {a}" for a in aborted]
         reasons += self.fstype_reasons()
+        reasons += self.drop_caches_reasons()
         reasons += self.benchmark_reasons()
         reasons += slurm.slurm_task_failures(stderr, self.job.jobid)
         reasons += self.placement_reasons()

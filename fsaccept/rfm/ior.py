@@ -186,6 +186,7 @@ class IORReadTest(IORTest):
     """A read test over the dataset its ``dataset`` fixture wrote."""
 
     creates_data_dir = False
+    reads_written_data = True
 
     @run_after("setup")
     def read_the_dataset(self):

@@ -98,3 +98,32 @@ def test_missing_ior_binary_skips_with_how_to_build(cluster_env, tmp_path):
     assert proc.returncode == 0
     assert "ior not found on PATH: IOR 4.0.0 (with mdtest) is in no package registry" \
         in proc.stdout
+
+
+@needs_ior
+def test_a_failing_cache_drop_makes_the_read_invalid_and_a_good_one_is_recorded(cluster_env,
+                                                                                  tmp_path):
+    # A "drop" that records where it ran, then fails on one node only.
+    log = tmp_path / "drops"
+    log.mkdir()
+    command = (f'touch {log}/"$SLURMD_NODENAME"; '
+               '[ "$SLURMD_NODENAME" != n3 ] || exit 7')
+    proc, cases = run_checks(CHECKS, tmp_path / "bad", "-n", "IORStonewalledRead",
+                             env=reference_copy(tmp_path, lambda d: d.update(drop_caches=command)))
+    case = cases["IORStonewalledRead"]
+    assert case["result"] == "fail" and case["fail_phase"] == "sanity", case["fail_reason"]
+    assert "INVALID: the cache drop before the read" in case["fail_reason"]
+    assert "exited 7 on the job's nodes: the read may have been served from client caches" \
+        in case["fail_reason"]
+    assert case["drop_caches_command"] == command and case["drop_caches_status"] == "7"
+    assert sorted(p.name for p in log.iterdir()) == ["n1", "n2", "n3", "n4"]  # every node
+    # The dataset's write did not drop anything: only the read test asks for it.
+    assert cases["IORReadDatasetGeneration"]["drop_caches_command"] == ""
+
+    good = tmp_path / "good"
+    good.mkdir()
+    proc, cases = run_checks(CHECKS, good, "-n", "IORStonewalledRead",
+                             env=reference_copy(good, lambda d: d.update(drop_caches="sync")))
+    case = cases["IORStonewalledRead"]
+    assert case["result"] == "pass", case["fail_reason"]
+    assert case["drop_caches_command"] == "sync" and case["drop_caches_status"] == "0"
