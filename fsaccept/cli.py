@@ -62,6 +62,10 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="fio: the job file (or a file holding the command line) fio ran: "
                    "fio's JSON leaves out options given as bare flags (time_based, "
                    "group_reporting)")
+    p.add_argument("--reference", metavar="FILE",
+                   help="judge the run by this reference file's entry --test KEY as well "
+                   "(its settings and threshold): the verdict the live check gives")
+    p.add_argument("--test", metavar="KEY", help="with --reference: the entry tests.KEY")
     r = sub.add_parser("reference", help="validate a reference file (reference/<system>.yaml)")
     r.add_argument("file", metavar="FILE")
     r.add_argument("--get", metavar="KEY", help="print the value of KEY (e.g. target.path)")
@@ -106,8 +110,30 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     if out.get("version") or not reasons:  # nothing to certify anyway when it failed first
         reasons += dict.fromkeys(r for k in bench.figure_kinds
                                  for r in versions.version_reasons(name, version, k))
-    out = {"kind": args.kind, "file": args.file, "valid": out.pop("valid") and not reasons,
-           "reasons": reasons, "version_note": versions.version_note(name, version), **out}
+    # The live check's rules this output can be held to (one verdict, live or re-read).
+    not_applied: list[str] = []
+    if bench.reread_rules:
+        more, not_applied = load(bench.reread_rules)(result)
+        reasons += [r for r in more if r not in reasons]
+    judged = {}
+    if args.reference:
+        try:
+            judged, rules, skipped = _judge(bench, result, args.reference, args.test)
+        except ValueError as e:
+            print(f"fsaccept: {e}", file=sys.stderr)
+            return 2
+        reasons += [r for r in rules if r not in reasons]
+        not_applied += skipped
+    else:
+        not_applied.append("thresholds and the reference's settings: give --reference FILE "
+                           "--test KEY")
+    valid = out.pop("valid") and not reasons
+    verdict = "INVALID" if not valid else (
+        ("PASS" if judged["value"] >= judged["lower"] else "FAIL") if judged else "not judged")
+    out = {"kind": args.kind, "file": args.file, "valid": valid, "verdict": verdict,
+           "reasons": reasons, "rules_not_applied": not_applied,
+           **({"judged": judged} if judged else {}),
+           "version_note": versions.version_note(name, version), **out}
     try:
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -115,6 +141,25 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # e.g. piped into head
         pass
     return 0
+
+
+def _judge(bench, result, reference_file: str, key: str | None):
+    """(judged figure, INVALID reasons, rules not applied) of a parsed run by the
+    reference entry ``tests.<key>``; ValueError with the message otherwise."""
+    from fsaccept.benchmarks.registry import load, owner_of
+    from fsaccept.core import reference
+
+    if not key:
+        raise ValueError("--reference needs --test KEY (e.g. ior_read_bandwidth)")
+    ref = reference.load_reference(reference_file)  # ReferenceError is a ValueError
+    entry = ref.entry(key)
+    if owner_of(key) is not bench:
+        raise ValueError(f"{ref.path}: tests.{key} is not a {bench.name} test")
+    if not bench.reference_rules:
+        return {}, [], [f"tests.{key}: the reference rules are not applied to "
+                        f"{bench.name} output yet"]
+    reasons, figure, skipped = load(bench.reference_rules)(result, key, entry)
+    return figure or {}, reasons, skipped
 
 
 def _read_text(path: str) -> str:

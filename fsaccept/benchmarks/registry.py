@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -44,6 +45,13 @@ class Benchmark:
     #: ``"module:function"`` (path, key, entry) -> list of errors the schema cannot
     #: express (e.g. block size a multiple of the transfer size), or None.
     entry_rules: str | None = None
+    #: ``"module:function"`` run -> (INVALID reasons, rules not applied): the live
+    #: check's rules that a re-read output can be held to, or None (its parser's
+    #: findings are all there is).
+    reread_rules: str | None = None
+    #: ``"module:function"`` (run, key, entry) -> (reasons, judged figure, rules not
+    #: applied): a reference entry's rules for ``fsaccept parse --reference``.
+    reference_rules: str | None = None
 
     @property
     def schema_file(self) -> str:
@@ -75,7 +83,9 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
             "ior_random_write_iops": "ior.schema.json#/$defs/iops_test",
             "ior_random_read_iops": "ior.schema.json#/$defs/random_read_test",
         },
-        entry_rules="fsaccept.benchmarks.ior.command:entry_errors"),
+        entry_rules="fsaccept.benchmarks.ior.command:entry_errors",
+        reread_rules="fsaccept.benchmarks.ior.validity:reread_reasons",
+        reference_rules="fsaccept.benchmarks.ior.validity:judge_against_reference"),
     Benchmark(
         name="mdtest", binary="mdtest", spack_package="ior", version_name="ior",
         figure_kinds=("metadata",),
@@ -113,7 +123,6 @@ def schemas() -> dict[str, dict[str, Any]]:
 
 def owner_of(key: str) -> Benchmark | None:
     """The benchmark a reference key ``tests.<key>`` belongs to."""
-    import re
     for bench in BENCHMARKS.values():
         for pattern in bench.reference_keys:
             if (re.search(pattern, key) if pattern.startswith("^") else pattern == key):

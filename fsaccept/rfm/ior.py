@@ -3,6 +3,7 @@ its output parsed once (``.parse``) and judged by IOR's INVALID rules (``.validi
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import reframe.utility.sanity as sn
@@ -89,10 +90,15 @@ class IORTest(BenchmarkTest):
         return f"{self.operation}_{unit}"
 
     def expectation(self) -> validity.IorExpectation:
-        return validity.IorExpectation(
-            operation=self.operation, tasks=self.num_tasks, nodes=self.num_nodes,
-            deadline_s=(self.deadline_s or None) if self.enforce_deadline else None,
-            direct_io=self.direct_io,
+        """What the output asked of itself (the rules ``fsaccept parse`` applies to a
+        re-read log), plus what only the live check knows: the ranks requested, the
+        nodes' memory, and the deadline it set when the output does not print one."""
+        own = validity.output_expectation(self.ior_run(), self.operation)
+        deadline = own.deadline_s or ((self.deadline_s or None) if self.enforce_deadline
+                                      else None)
+        return dataclasses.replace(
+            own, tasks=self.num_tasks, nodes=self.num_nodes, deadline_s=deadline,
+            direct_io=self.direct_io or own.direct_io,
             node_memory_bytes=self.node_memory_bytes or None,
             min_cache_ratio=self.params.min_cache_ratio,
             generation_deadline_s=self.params.generation_deadline_s,

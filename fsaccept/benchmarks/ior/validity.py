@@ -6,11 +6,14 @@ Every reason says what was seen and what to change.
 
 from __future__ import annotations
 
+import re
+import shlex
 from dataclasses import dataclass
+from typing import Any
 
 from fsaccept.benchmarks.ior.parse import IorRun
 from fsaccept.core.slurm import first_lines
-from fsaccept.core.units import GIB, MIB
+from fsaccept.core.units import GIB, MIB, parse_size
 from fsaccept.core.versions import version_number, version_reasons
 
 
@@ -29,6 +32,103 @@ class IorExpectation:
     figure_kind: str = "bandwidth"  #: "bandwidth" or "iops": what a known bug must affect
 
 
+def output_expectation(run: IorRun, operation: str) -> IorExpectation:
+    """What the run asked of itself, read from its own output: tasks and nodes as IOR
+    counted them, the deadline of its command line (``-D``), direct I/O
+    (``--posix.odirect``).  A write that keeps a stonewall status file writes a dataset
+    for a later read: it may end on its size before the deadline, as the live dataset
+    check allows.  The one expectation both a re-read log (``fsaccept parse``) and the
+    live check start from, so that the same output gets the same verdict."""
+    params = run.params
+    argv = _argv(run.command_line)
+    generation = operation == "write" and any("stoneWallingStatusFile=" in a for a in argv)
+    return IorExpectation(
+        operation=operation, tasks=params.tasks if params and params.tasks else 0,
+        nodes=params.nodes if params and params.nodes else 0,
+        deadline_s=None if generation else (params.stonewalling_time if params else None),
+        direct_io="--posix.odirect" in argv or "-B" in argv,
+        figure_kind="iops" if params and params.ordering_in_file == "random" else "bandwidth")
+
+
+#: Rules the live check applies that a re-read log cannot (what they need).
+NOT_FROM_OUTPUT = ("cache-suspect reads: needs the nodes' memory (Slurm)",
+                   "ranks requested: needs the node fraction and partition size")
+
+
+def reread_reasons(run: IorRun) -> tuple[list[str], list[str]]:
+    """INVALID reasons for every phase a re-read IOR log reports, by the same rules as
+    the live check (:func:`output_expectation`), and the rules it could not apply."""
+    findings = set(first_lines(run.reasons))  # the parser's own, reported already
+    reasons: list[str] = []
+    for op in ("write", "read"):
+        if run.summary_for(op) is not None:
+            reasons += [r for r in ior_invalid_reasons(run, output_expectation(run, op))
+                        if r not in reasons and r not in findings]
+    return reasons, list(NOT_FROM_OUTPUT)
+
+
+_KEY = re.compile(r"^ior_(?:random_)?(write|read)_(bandwidth|iops)$")
+
+
+def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any]
+                            ) -> tuple[list[str], dict[str, Any] | None, list[str]]:
+    """The rules of a reference entry ``tests.<key>`` a re-read log can be held to:
+    (INVALID reasons, the judged figure {name, value, unit, threshold, lower} or None,
+    rules not applied).  The run must be configured as the entry says (ranks per node,
+    transfer and block size, deadline); its figure is judged against the threshold."""
+    match = _KEY.match(key)
+    if not match:
+        return [], None, [f"tests.{key}: not an IOR test key"]
+    operation, kind = match.groups()
+    reasons = []
+    params = run.params
+    if params and params.tasks and params.nodes:
+        per_node = params.tasks / params.nodes
+        if per_node != entry.get("ranks_per_node"):
+            reasons.append(f"ran {per_node:g} ranks per node, tests.{key}.ranks_per_node is "
+                           f"{entry.get('ranks_per_node')}")
+    argv = _argv(run.command_line)
+    for flag, size_key in (("-t", "transfer_size"), ("-b", "block_size")):
+        given = _flag(argv, flag)
+        if given is not None and size_key in entry and \
+                _ior_bytes(given) != parse_size(entry[size_key]):
+            reasons.append(f"{flag} {given} is not tests.{key}.{size_key} {entry[size_key]}")
+    deadline = output_expectation(run, operation).deadline_s
+    if deadline and deadline != entry.get("deadline_s"):
+        reasons.append(f"-D {deadline} is not tests.{key}.deadline_s {entry.get('deadline_s')}")
+    row = run.summary_for(operation)
+    threshold = entry.get("threshold") or {}
+    figure = None
+    if row is not None and threshold:
+        value = row.mean_mib if kind == "bandwidth" else row.mean_ops
+        lower = threshold["value"] * (1 - threshold.get("tolerance", 0.0))
+        figure = {"name": f"{operation}_{kind}", "value": value, "unit": threshold["unit"],
+                  "threshold": threshold["value"], "lower": lower}
+    return reasons, figure, ["node fraction: needs the partition's node count"]
+
+
+def _flag(argv: list[str], flag: str) -> str | None:
+    for i, arg in enumerate(argv[:-1]):
+        if arg == flag:
+            return argv[i + 1]
+    return None
+
+
+def _ior_bytes(text: str) -> int | None:
+    """IOR's size syntax: 1m, 4k, 4096 (k/m/g/t are powers of 2)."""
+    match = re.match(r"^(\d+)([kmgt]?)$", text.lower())
+    if not match:
+        return None
+    return int(match.group(1)) * 1024 ** " kmgt".index(match.group(2) or " ")
+
+
+def _argv(command_line: str | None) -> list[str]:
+    try:
+        return shlex.split(command_line or "")
+    except ValueError:
+        return (command_line or "").split()
+
+
 def ior_invalid_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
     """INVALID reasons for the ``exp.operation`` figure of ``run``."""
     reasons = first_lines(run.reasons)
@@ -38,7 +138,7 @@ def ior_invalid_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
         if not run.reasons:
             reasons.append(f"no {exp.operation} figure in IOR's summary")
         return reasons
-    if row.tasks is not None and row.tasks != exp.tasks:
+    if exp.tasks and row.tasks is not None and row.tasks != exp.tasks:
         reasons.append(f"IOR ran {row.tasks} ranks, {exp.tasks} were requested")
     if exp.deadline_s:
         reasons += _short_run_reasons(run, exp)

@@ -1,0 +1,111 @@
+"""One verdict, live or re-read: ``fsaccept parse`` holds a captured IOR output to the
+rules the live check applies (the same functions, from the output's own command line),
+and with ``--reference FILE --test KEY`` to the reference entry's settings and threshold."""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from fsaccept.benchmarks.ior.parse import parse_ior
+from fsaccept.benchmarks.ior.validity import ior_invalid_reasons, output_expectation
+from fsaccept.cli import main
+from fsaccept.core.reference import REFERENCE_DIR
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "ior"
+CAPTURES = sorted(DATA.glob("*.txt"))
+
+
+def reread(capsys, path, *args):
+    assert main(["parse", "ior", str(path), *args]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def live_reasons(run):
+    """What ``IORTest.benchmark_reasons`` gives for this output when the job asked for
+    what it ran (``IORTest.expectation``: the output's own expectation, with the ranks
+    and nodes requested filled in by the check)."""
+    reasons = []
+    for op in ("write", "read"):
+        if run.summary_for(op) is None:
+            continue
+        own = output_expectation(run, op)
+        exp = dataclasses.replace(own, tasks=run.params.tasks or 0, nodes=run.params.nodes or 0)
+        reasons += ior_invalid_reasons(run, exp)
+    return reasons or list(run.reasons)
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=[p.stem for p in CAPTURES])
+def test_live_and_reread_verdicts_agree_on_every_captured_ior_output(capture, capsys):
+    run = parse_ior(capture.read_text())
+    out = reread(capsys, capture)
+    live = live_reasons(run)
+    assert out["valid"] == (not live), (out["reasons"], live)
+    assert out["verdict"] == ("not judged" if not live else "INVALID")
+    for reason in live:
+        if not reason.startswith("(+"):
+            assert reason in out["reasons"]
+
+
+def test_a_30s_style_read_that_ran_short_is_invalid_when_re_read(capsys):
+    # -D 3 asked, the read phase ran 1.5 s: the dataset was exhausted.
+    out = reread(capsys, DATA / "read-ended-early.txt")
+    assert out["valid"] is False and out["verdict"] == "INVALID"
+    assert any("read iteration 0 ran 1.5 s of the 3 s deadline: the dataset" in r
+               for r in out["reasons"])
+    assert "cache-suspect reads: needs the nodes' memory (Slurm)" in out["rules_not_applied"]
+
+
+def test_a_dataset_generation_may_end_on_its_size(capsys):
+    # Writes with a stonewall status file are datasets: the live fixture allows an early end.
+    out = reread(capsys, DATA / "read-generate.txt")
+    assert out["valid"] is True and out["verdict"] == "not judged"
+
+
+def reference_with(tmp_path, **read_entry):
+    import yaml
+    data = yaml.safe_load((REFERENCE_DIR / "local.yaml").read_text())
+    data["tests"]["ior_read_bandwidth"].update(read_entry)
+    path = tmp_path / "ref.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_with_the_reference_the_figure_is_judged_and_settings_checked(capsys, tmp_path):
+    capture = DATA / "read-stonewalled.txt"
+    run = parse_ior(capture.read_text())
+    argv = run.command_line.split()
+    sizes = {"transfer_size": argv[argv.index("-t") + 1].replace("m", "MiB"),
+             "block_size": argv[argv.index("-b") + 1].replace("m", "MiB")}
+    mean = run.summary_for("read").mean_mib
+    ok = reference_with(tmp_path, ranks_per_node=run.params.tasks // run.params.nodes,
+                        deadline_s=3, threshold={"value": mean / 2, "unit": "MiB/s"}, **sizes)
+    out = reread(capsys, capture, "--reference", str(ok), "--test", "ior_read_bandwidth")
+    assert out["verdict"] == "PASS" and out["judged"]["value"] == mean
+    assert "node fraction: needs the partition's node count" in out["rules_not_applied"]
+
+    high = reference_with(tmp_path, ranks_per_node=run.params.tasks // run.params.nodes,
+                          deadline_s=3, threshold={"value": mean * 2, "unit": "MiB/s",
+                                                   "tolerance": 0.1}, **sizes)
+    out = reread(capsys, capture, "--reference", str(high), "--test", "ior_read_bandwidth")
+    assert out["verdict"] == "FAIL" and out["judged"]["lower"] == pytest.approx(mean * 1.8)
+
+    other = reference_with(tmp_path, ranks_per_node=64, deadline_s=30,
+                           threshold={"value": 1, "unit": "MiB/s"}, **sizes)
+    out = reread(capsys, capture, "--reference", str(other), "--test", "ior_read_bandwidth")
+    assert out["verdict"] == "INVALID"
+    assert any("ranks per node, tests.ior_read_bandwidth.ranks_per_node is 64" in r
+               for r in out["reasons"])
+    assert "-D 3 is not tests.ior_read_bandwidth.deadline_s 30" in out["reasons"]
+
+
+def test_reference_without_a_test_key_or_of_another_benchmark_exits_2(capsys):
+    capture = str(DATA / "read-stonewalled.txt")
+    ref = str(REFERENCE_DIR / "local.yaml")
+    assert main(["parse", "ior", capture, "--reference", ref]) == 2
+    assert "--reference needs --test KEY" in capsys.readouterr().err
+    assert main(["parse", "ior", capture, "--reference", ref, "--test", "fio_seq_write"]) == 2
+    assert "tests.fio_seq_write is not a ior test" in capsys.readouterr().err
+    assert main(["parse", "ior", capture, "--reference", ref, "--test", "nope"]) == 2
+    assert "tests.nope: missing" in capsys.readouterr().err
