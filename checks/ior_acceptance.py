@@ -12,7 +12,7 @@ dataset generated beforehand; random 4 KiB I/O at 15 % of the nodes.
 import reframe as rfm
 from reframe.core.builtins import fixture
 
-from fsaccept.rfm.ior import IORDataset, IORReadTest, IORTest
+from fsaccept.rfm.ior import IORDataset, IORIntegrityTest, IORReadTest, IORTest
 
 
 @rfm.simple_test
@@ -84,3 +84,25 @@ class IORRandomReadIOPS(IORReadTest):
     operation = 'read'
     figure_kind = 'iops'
     dataset = fixture(IORRandomReadDatasetGeneration, scope='environment')
+
+
+class IORIntegrityDataset(IORDataset):
+    """Full blocks written with this session's data pattern (-G)."""
+
+    descr = 'IOR patterned dataset for the integrity check'
+    reference_key = 'ior_data_integrity'
+    phase = 'integrity_write'
+    operation = 'write'
+
+
+@rfm.simple_test
+class IORDataIntegrity(IORIntegrityTest):
+    """Every transfer read back on another node and verified (-R): FAIL on any
+    transfer read back wrong, with the count."""
+
+    descr = 'IOR data integrity: patterned write, verified read on other nodes'
+    tags = {'acceptance', 'integrity'}
+    reference_key = 'ior_data_integrity'
+    phase = 'integrity_read'
+    operation = 'read'
+    dataset = fixture(IORIntegrityDataset, scope='environment')

@@ -82,6 +82,7 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
             "ior_read_bandwidth": "ior.schema.json#/$defs/read_bandwidth_test",
             "ior_random_write_iops": "ior.schema.json#/$defs/iops_test",
             "ior_random_read_iops": "ior.schema.json#/$defs/random_read_test",
+            "ior_data_integrity": "ior.schema.json#/$defs/integrity_test",
         },
         entry_rules="fsaccept.benchmarks.ior.command:entry_errors",
         reread_rules="fsaccept.benchmarks.ior.validity:reread_reasons",

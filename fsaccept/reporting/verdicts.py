@@ -155,9 +155,10 @@ def figure_failures(figures: list[Figure]) -> list[str]:
     return out
 
 
-#: Units of counts, which may be 0 (``outlier_nodes``); every other figure is a rate or a
+#: Units of counts, which may be 0 (``outlier_nodes``, ``incorrect_transfers``); every
+#: other figure is a rate or a
 #: time, which a test that did I/O cannot measure as 0.
-COUNT_UNITS = frozenset({"nodes", ""})
+COUNT_UNITS = frozenset({"nodes", "transfers", ""})
 
 
 def bogus_figures(figures: list[Figure]) -> list[str]:

@@ -489,6 +489,11 @@ class BenchmarkTest(AcceptanceTest):
         """INVALID reasons the benchmark's own output gives."""
         raise NotImplementedError
 
+    def task_failure_reasons(self, stderr: str) -> list[str]:
+        """Tasks srun saw end abnormally (usually the aftermath of an error the
+        benchmark printed first)."""
+        return slurm.slurm_task_failures(stderr, self.job.jobid)
+
     def invalid_reasons_list(self) -> list[str]:
         stderr = self._stderr_text()
         # Root cause first (what ended the job, a missing mount), then the
@@ -500,7 +505,7 @@ class BenchmarkTest(AcceptanceTest):
         reasons += self.fstype_reasons()
         reasons += self.drop_caches_reasons()
         reasons += self.benchmark_reasons()
-        reasons += slurm.slurm_task_failures(stderr, self.job.jobid)
+        reasons += self.task_failure_reasons(stderr)
         reasons += self.placement_reasons()
         return reasons
 
@@ -518,6 +523,9 @@ class BenchmarkTest(AcceptanceTest):
         return True
 
 
+    #: Figures that count something (0 is a measurement, e.g. no bad transfers).
+    counts: frozenset[str] = frozenset()
+
     def bogus_figure_reasons(self) -> list[str]:
         """A figure no file system can have is never judged: non-finite or negative,
         or zero where a threshold judges it (I/O was done).  Every check's figures
@@ -530,7 +538,7 @@ class BenchmarkTest(AcceptanceTest):
                 value = float(sn.evaluate(function))
             except (SanityError, TypeError, ValueError):
                 continue  # no figure at all: the benchmark's own reasons say why
-            why = figure_problem(value, io_done=name in judged)
+            why = figure_problem(value, io_done=name in judged and name not in self.counts)
             if why:
                 reasons.append(f"{name} is {value}: not a figure a file system can have "
                                f"({why})")

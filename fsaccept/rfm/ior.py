@@ -4,7 +4,9 @@ its output parsed once (``.parse``) and judged by IOR's INVALID rules (``.validi
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
+import re
 
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, variable
@@ -15,7 +17,11 @@ from fsaccept.benchmarks.ior import parse as ior
 from fsaccept.benchmarks.ior import validity
 from fsaccept.core import guards
 from fsaccept.core.units import MIB
-from fsaccept.rfm.base import KEPT_DATASETS, NO_IOR_FIX, BenchmarkTest, remove_data
+from fsaccept.rfm.base import KEPT_DATASETS, NO_IOR_FIX, RUN_ID, BenchmarkTest, remove_data
+
+#: The data pattern's seed (IOR -G) of this session: data left by another run (another
+#: seed) never passes the integrity check.
+PATTERN_SEED = 1 + int(hashlib.sha256(RUN_ID.encode()).hexdigest(), 16) % (2**31 - 2)
 
 
 class IORTest(BenchmarkTest):
@@ -70,7 +76,8 @@ class IORTest(BenchmarkTest):
         self.executable = self.ior_binary
         self.executable_opts = iorcmd.ior_options(
             self.phase, self.params, os.path.join(self.target_dir, "testfile"),
-            status_file=os.path.join(self.target_dir, "stonewall.status"))
+            status_file=os.path.join(self.target_dir, "stonewall.status"),
+            seed=PATTERN_SEED)
 
     def phase_deadline(self) -> int:
         return int(self.params.deadline_s)
@@ -206,10 +213,67 @@ class IORReadTest(IORTest):
         self.target_dir = self.dataset.target_dir
         self.executable_opts = iorcmd.ior_options(
             self.phase, self.params, os.path.join(self.target_dir, "testfile"),
-            status_file=os.path.join(self.target_dir, "stonewall.status"))
+            status_file=os.path.join(self.target_dir, "stonewall.status"),
+            seed=PATTERN_SEED)
 
     @run_after("run")
     def release_dataset(self):
         # The job has ended: its cleanup removed the dataset (or keep_data keeps it
         # for good, and then the free space counts it like any other file).
         KEPT_DATASETS.release(self.target_dir)
+
+
+#: srun's line for a task that exited non-zero (IOR's exit status is its error count).
+_EXIT_STATUS = re.compile(r"srun: error: \S+: tasks? [\d,-]+: Exited with exit code \d+$")
+
+
+class IORIntegrityTest(IORReadTest):
+    """Reads back, on other nodes (``-C``), the patterned data its dataset fixture wrote,
+    verifying every transfer (``-R``).  Its figure counts the transfers read back wrong:
+    any is a FAIL (a fast file system that returns wrong data is not accepted)."""
+
+    counts = frozenset({"incorrect_transfers"})
+    figure_kind = "bandwidth"
+
+    #: What IOR reported, for the report: "16 transfers read back wrong in <dir>".
+    integrity_errors = variable(str, value="", loggable=True)
+
+    def ior_run(self) -> ior.IorRun:
+        run = super().ior_run()
+        # "Incorrect data" is what this test measures, not a reason to discard it; and
+        # IOR then exits with its error count, which srun reports for every task.
+        for finding in run.findings:
+            if finding.kind == "incorrect-data" or (
+                    run.data_errors and _EXIT_STATUS.search(finding.text)):
+                finding.severity = ior.WARNING
+        return run
+
+    def task_failure_reasons(self, stderr: str) -> list[str]:
+        if self.ior_run().data_errors:
+            stderr = "\n".join(line for line in stderr.splitlines()
+                                if not _EXIT_STATUS.search(line))
+        return super().task_failure_reasons(stderr)
+
+    def expectation(self) -> validity.IorExpectation:
+        # Read back on other nodes than wrote it (-C): the readers' caches never held
+        # this data, so a small dataset is right here (no cache rule).
+        return dataclasses.replace(super().expectation(), node_memory_bytes=None)
+
+    @run_after("setup")
+    def set_threshold(self):
+        self.reference = {"*": {"incorrect_transfers": (0, None, 0, "transfers")}}
+
+    @run_before("performance")
+    def set_perf_variables(self):
+        self.perf_variables = {"incorrect_transfers": sn.make_performance_function(
+            self.incorrect_transfers, "transfers")}
+
+    def incorrect_transfers(self) -> int:
+        count = self.ior_run().data_errors.get("read", 0)
+        if count:
+            self.integrity_errors = (
+                f"{count} transfer{'s' if count != 1 else ''} read back wrong from "
+                f"{self.target_dir}/testfile.* "
+                "(IOR 4.0.0 counts bad transfers; it names no file or offset)")
+        return count
+

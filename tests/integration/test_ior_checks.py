@@ -127,3 +127,32 @@ def test_a_failing_cache_drop_makes_the_read_invalid_and_a_good_one_is_recorded(
     case = cases["IORStonewalledRead"]
     assert case["result"] == "pass", case["fail_reason"]
     assert case["drop_caches_command"] == "sync" and case["drop_caches_status"] == "0"
+
+
+@needs_ior
+def test_integrity_passes_and_a_file_corrupted_between_write_and_read_fails(cluster_env,
+                                                                             tmp_path):
+    proc, cases = run_checks(CHECKS, tmp_path / "clean", "-n", "IORDataIntegrity")
+    case = cases["IORDataIntegrity"]
+    assert case["result"] == "pass", case["fail_reason"]
+    assert case["perfvalues"]["local:compute:incorrect_transfers"][0] == 0
+    assert " -R " in case["benchmark_command"] and " -C " in case["benchmark_command"]
+
+    # Between the patterned write and the verified read, 1 MiB (one transfer) of one
+    # rank's file is overwritten: the hook that runs right before the read does it.
+    def corrupt(data):
+        target = data["target"]["path"]
+        data["drop_caches"] = (
+            f'[ "$SLURMD_NODENAME" != n1 ] || find {target}/fsaccept -path '
+            '"*IORIntegrityDataset*" -name testfile.00000001 -exec dd if=/dev/zero of={} '
+            'bs=1M count=1 seek=3 conv=notrunc,fsync status=none \\;')
+    proc, cases = run_checks(CHECKS, tmp_path / "bad", "-n", "IORDataIntegrity",
+                             env=reference_copy(tmp_path, corrupt))
+    case = cases["IORDataIntegrity"]
+    assert case["result"] == "fail" and case["fail_phase"] == "performance", case["fail_reason"]
+    assert case["perfvalues"]["local:compute:incorrect_transfers"][0] == 1
+    assert case["integrity_errors"].startswith("1 transfer read back wrong from ")
+    assert case["drop_caches_status"] == "0"
+    leftovers = [c["target_dir"] for c in cases.values()
+                 if c.get("target_dir") and os.path.exists(c["target_dir"])]
+    assert leftovers == []

@@ -456,3 +456,11 @@ def test_missing_per_rank_line_is_a_warning() -> None:
     [f] = [f for f in r.findings if f.kind == "rank-lines"]
     assert f.severity == WARNING and f.line == 42
     assert r.stonewall[0].ranks_reported == 3
+
+
+def test_incorrect_data_counts_the_bad_transfers_per_access():
+    # Captured: IOR -r -R -G 2 over files written with -G 1: every transfer differs.
+    run = parse_ior(load("read-check-incorrect.txt"))
+    assert run.data_errors == {"read": 16}
+    assert any(f.kind == "incorrect-data" and f.severity == INVALID for f in run.findings)
+    assert parse_ior(load("read-check-generate.txt")).data_errors == {}

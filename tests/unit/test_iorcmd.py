@@ -1,8 +1,7 @@
 import pytest
 
-from fsaccept.benchmarks.ior.command import ior_options, ior_size, planned_bytes
+from fsaccept.benchmarks.ior.command import ior_options, ior_size, ior_tests, planned_bytes
 from fsaccept.core.reference import REFERENCE_DIR, load_reference
-from fsaccept.benchmarks.ior.command import ior_tests
 
 
 @pytest.fixture(scope="module")
@@ -49,3 +48,14 @@ def test_ior_size(nbytes, text):
 
 def test_planned_bytes(lustre):
     assert planned_bytes(lustre["ior_write_bandwidth"], ranks=8) == 8 * 2**20 * 100000
+
+
+def test_integrity_phases_write_a_seeded_pattern_and_verify_it_on_another_node():
+    p = ior_tests(load_reference(REFERENCE_DIR / "local.yaml"))["ior_data_integrity"]
+    write = ior_options("integrity_write", p, "/t/testfile", seed=1234)
+    read = ior_options("integrity_read", p, "/t/testfile", seed=1234)
+    assert write[:1] == ["-w"] and "-R" not in write and "-D" not in write
+    assert read[:1] == ["-r"] and "-R" in read and "-C" in read and "-D" not in read
+    for opts in (write, read):
+        assert opts[opts.index("-G") + 1] == "1234"
+        assert opts[opts.index("-b") + 1] == "16m" and opts[opts.index("-s") + 1] == "2"

@@ -27,8 +27,8 @@ class TestParameters:
     ranks_per_node: int
     transfer_size: int
     block_size: int
-    deadline_s: int
-    threshold: Threshold
+    deadline_s: int = 0  #: 0: no deadline (the integrity check moves all its data)
+    threshold: Threshold | None = None  #: None: nothing to judge against (integrity)
     segments: int = 1
     direct_io: bool = False
     min_cache_ratio: float = DEFAULT_MIN_CACHE_RATIO
@@ -41,7 +41,8 @@ def parameters(ref: Reference, name: str, needed_by: str = "") -> TestParameters
     entry = ref.entry(name, needed_by)
     sizes = {k: parse_size(v) for k, v in entry.items() if k.endswith("_size")}
     plain = {k: v for k, v in entry.items() if not k.endswith("_size") and k != "threshold"}
-    return TestParameters(name=name, threshold=Threshold(**entry["threshold"]), **sizes, **plain)
+    threshold = Threshold(**entry["threshold"]) if "threshold" in entry else None
+    return TestParameters(name=name, threshold=threshold, **sizes, **plain)
 
 
 def ior_tests(ref: Reference) -> dict[str, TestParameters]:
@@ -91,6 +92,8 @@ class Phase:
     wearout: bool = False  #: every rank moves as much as the fastest one
     uses_deadline: bool = True
     generation: bool = False  #: writes a dataset that a later phase reads
+    pattern: bool = False  #: -G SEED: a data pattern a later read can verify
+    verify: bool = False  #: -R: the read checks every transfer against the pattern
 
 
 PHASES: dict[str, Phase] = {
@@ -105,12 +108,17 @@ PHASES: dict[str, Phase] = {
     # (a stonewalled dataset would leave holes that random offsets hit).
     "random_read_generation": Phase("-w", uses_deadline=False, generation=True),
     "random_read_iops": Phase("-r", random=True),
+    # Data integrity: full blocks written with a pattern (seeded per session), read
+    # back on another node (-C) checking every transfer (-R); no deadline, all data.
+    "integrity_write": Phase("-w", uses_deadline=False, generation=True, pattern=True),
+    "integrity_read": Phase("-r", uses_deadline=False, pattern=True, verify=True),
 }
 
 
 def ior_options(phase_name: str, params: TestParameters, test_file: str,
-                status_file: str | None = None) -> list[str]:
-    """IOR's arguments for ``phase_name`` with the sizes and deadlines of ``params``."""
+                status_file: str | None = None, seed: int = 1) -> list[str]:
+    """IOR's arguments for ``phase_name`` with the sizes and deadlines of ``params``;
+    ``seed`` is the data pattern's (``-G``) for the phases that write or verify one."""
     phase = PHASES[phase_name]
     transfer = params.transfer_size
     if phase_name == "random_read_generation":
@@ -123,6 +131,10 @@ def ior_options(phase_name: str, params: TestParameters, test_file: str,
     opts = [phase.access, *COMMON]
     if phase.random:
         opts.append("-z")
+    if phase.verify:
+        opts.append("-R")
+    if phase.pattern:
+        opts += ["-G", str(seed)]
     if phase.reorder:
         opts.append("-C")
     opts += ["-t", ior_size(transfer), "-b", ior_size(params.block_size),

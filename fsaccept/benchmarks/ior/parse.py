@@ -106,6 +106,7 @@ _STONEWALL_RE = re.compile(
 )
 _MAX_RE = re.compile(r"^Max (Write|Read):\s+(\S+) MiB/sec \((\S+) MB/sec\)")
 _RANK_PAIRS = ": stonewalling pairs accessed: "
+_DATA_ERRORS_RE = re.compile(r"Incorrect data on (write|read) \((-?\d+) errors found\)")
 # Anything that invalidates a run, searched for in lines not already classified.
 _BAD_RE = re.compile(
     r"ERROR|EOF prematurely|Incorrect data|MPI_ABORT|Could not read back|"
@@ -300,6 +301,11 @@ def parse_ior(text: str) -> IorRun:
             cls = _classify(line)
             if cls is not None:
                 findings.append(Finding(cls[0], cls[1], lineno, line))
+                if cls[1] == "incorrect-data":
+                    m = _DATA_ERRORS_RE.search(line)
+                    if m:
+                        run.data_errors[m.group(1)] = \
+                            run.data_errors.get(m.group(1), 0) + int(m.group(2))
                 continue
             if line.startswith("Writing output to "):
                 run.summary_file = line[len("Writing output to "):].strip()

@@ -156,6 +156,10 @@ class IorRun(Judged):
     stonewalling status file is used (the count goes to the file instead)."""
     summary_file: str | None = None
     """Set when stdout says ``Writing output to F`` (``-O summaryFile``): figures are in F."""
+    data_errors: dict[str, int] = field(default_factory=dict)
+    """``Incorrect data on read (N errors found)`` (``-R``/``-W``), summed per access: the
+    transfers whose data failed verification (IOR 4.0.0 counts one per transfer and names
+    neither the file nor the offset)."""
     findings: list[Finding] = field(default_factory=Findings)
 
     @property
