@@ -36,7 +36,7 @@ from reframe.core.builtins import (fixture, run_after, run_before, sanity_functi
                                    variable)
 from reframe.core.exceptions import SanityError
 
-from fsaccept.core import guards, placement, provision, reference, slurm, versions
+from fsaccept.core import guards, pernode, placement, provision, reference, slurm, versions
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.slurm import benchmark_job_name
 from fsaccept.rfm.binaries import BenchmarkBinaries
@@ -222,9 +222,12 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
     def set_threshold(self):
         if not getattr(self, "judged", True):
             return
-        self.reference = {"*": {
-            name or self.figure_name(): threshold.as_reframe_reference()
-            for name, threshold in self.refdata.thresholds(self.reference_key).items()}}
+        self.reference = {"*": self.threshold_references()}
+
+    def threshold_references(self) -> dict[str, tuple]:
+        """Figure name -> ReFrame reference tuple, from the reference entry."""
+        return {name or self.figure_name(): threshold.as_reframe_reference()
+                for name, threshold in self.refdata.thresholds(self.reference_key).items()}
 
     @run_before("run")
     def activate_benchmarks(self):
@@ -523,8 +526,8 @@ class BenchmarkTest(AcceptanceTest):
         return True
 
 
-    #: Figures that count something (0 is a measurement, e.g. no bad transfers).
-    counts: frozenset[str] = frozenset()
+    #: Figures that count something (0 is a measurement: no outlier node, no bad transfer).
+    counts: frozenset[str] = frozenset({pernode.OUTLIER_FIGURE})
 
     def bogus_figure_reasons(self) -> list[str]:
         """A figure no file system can have is never judged: non-finite or negative,

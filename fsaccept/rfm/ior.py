@@ -13,9 +13,10 @@ from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
 from fsaccept.benchmarks.ior import command as iorcmd
+from fsaccept.benchmarks.ior import figures
 from fsaccept.benchmarks.ior import parse as ior
 from fsaccept.benchmarks.ior import validity
-from fsaccept.core import guards
+from fsaccept.core import guards, pernode
 from fsaccept.core.units import MIB
 from fsaccept.rfm.base import KEPT_DATASETS, NO_IOR_FIX, RUN_ID, BenchmarkTest, remove_data
 
@@ -69,15 +70,30 @@ class IORTest(BenchmarkTest):
         self.require_binary(self.ior_binary,
                             NO_IOR_FIX)
 
+    #: Every node's figure until the stonewall (wear-out phases print per-rank counts),
+    #: the slowest nodes, and those below ``outlier_fraction`` of the median (0: off).
+    per_node_figures = variable(str, value="", loggable=True)
+    slowest_nodes = variable(str, value="", loggable=True)
+    outlier_fraction = variable(float, value=0.0, loggable=True)
+    outlier_nodes_named = variable(str, value="", loggable=True)
+
     @run_after("setup")
     def set_ior_command(self):
         self.direct_io = self.params.direct_io
+        self.outlier_fraction = self.params.outlier_fraction
         self.deadline_s = self.phase_deadline()
         self.executable = self.ior_binary
         self.executable_opts = iorcmd.ior_options(
             self.phase, self.params, os.path.join(self.target_dir, "testfile"),
             status_file=os.path.join(self.target_dir, "stonewall.status"),
             seed=PATTERN_SEED)
+
+    def threshold_references(self) -> dict[str, tuple]:
+        refs = super().threshold_references()
+        # Slow clients fail the test when the reference asks (outlier_fraction > 0).
+        if self.params.outlier_fraction > 0:
+            refs[pernode.OUTLIER_FIGURE] = (0, None, 0, "nodes")
+        return refs
 
     def phase_deadline(self) -> int:
         return int(self.params.deadline_s)
@@ -136,6 +152,33 @@ class IORTest(BenchmarkTest):
     def benchmark_reasons(self) -> list[str]:
         return validity.ior_invalid_reasons(self.ior_run(), self.expectation())
 
+    def unit(self) -> str:
+        return "MiB/s" if self.figure_kind == "bandwidth" else "IOPS"
+
+    def node_figures(self) -> dict[str, float]:
+        """Each node's figure until the stonewall ({} when IOR printed no per-rank
+        counts), recorded with the slowest and the outlier nodes."""
+        if not hasattr(self, "_node_figures"):
+            name, unit = self.figure_name(), self.unit()
+            values = figures.per_node(self.ior_run(), self.record_rank_map(), self.operation,
+                                      self.figure_kind) or {}
+            self._node_figures = values
+            if values:
+                self.per_node_figures = pernode.format_per_node(
+                    {node: {name: v} for node, v in values.items()}, [name])
+                self.slowest_nodes = pernode.slowest(values, unit)
+                self.outlier_nodes_named = "; ".join(
+                    o.describe(name, unit)
+                    for o in pernode.find_outliers(values, self.outlier_fraction))
+        return self._node_figures
+
+    def outlier_count(self) -> int:
+        values = self.node_figures()
+        if not values:
+            raise SanityError("INVALID: outlier_fraction is set but IOR printed no per-rank "
+                              "counts (-v, wear-out) to tell the nodes apart")
+        return len(pernode.find_outliers(values, self.outlier_fraction))
+
     def summary_row(self) -> ior.SummaryRow:
         row = self.ior_run().summary_for(self.operation)
         if row is None:  # sanity has already made this INVALID
@@ -146,9 +189,12 @@ class IORTest(BenchmarkTest):
     def set_perf_variables(self):
         if not self.judged:
             return
-        unit = "MiB/s" if self.figure_kind == "bandwidth" else "IOPS"
+        self.node_figures()
         self.perf_variables = {
-            self.figure_name(): sn.make_performance_function(self.figure, unit)}
+            self.figure_name(): sn.make_performance_function(self.figure, self.unit())}
+        if self.outlier_fraction > 0:
+            self.perf_variables[pernode.OUTLIER_FIGURE] = sn.make_performance_function(
+                self.outlier_count, "nodes")
         if self.report_stonewall_figure:
             self.perf_variables[self.figure_name() + "_stonewall"] = \
                 sn.make_performance_function(self.stonewall_figure, "MiB/s")
@@ -232,7 +278,7 @@ class IORIntegrityTest(IORReadTest):
     verifying every transfer (``-R``).  Its figure counts the transfers read back wrong:
     any is a FAIL (a fast file system that returns wrong data is not accepted)."""
 
-    counts = frozenset({"incorrect_transfers"})
+    counts = IORReadTest.counts | {"incorrect_transfers"}
     figure_kind = "bandwidth"
 
     #: What IOR reported, for the report: "16 transfers read back wrong in <dir>".

@@ -156,3 +156,21 @@ def test_integrity_passes_and_a_file_corrupted_between_write_and_read_fails(clus
     leftovers = [c["target_dir"] for c in cases.values()
                  if c.get("target_dir") and os.path.exists(c["target_dir"])]
     assert leftovers == []
+
+
+@needs_ior
+def test_write_bandwidth_names_each_nodes_figure_and_fails_on_slow_clients(cluster_env,
+                                                                           tmp_path):
+    def strict(data):
+        data["tests"]["ior_write_bandwidth"]["outlier_fraction"] = 0.9999
+    proc, cases = run_checks(CHECKS, tmp_path, "-n", "IORWriteBandwidth",
+                             env=reference_copy(tmp_path, strict))
+    case = cases["IORWriteBandwidth"]
+    per_node = dict(item.split(":") for item in
+                    case["per_node_figures"].removeprefix("write_bandwidth=").split(","))
+    assert sorted(per_node) == ["n1", "n2", "n3", "n4"], case["per_node_figures"]
+    assert case["slowest_nodes"].split()[0] in per_node
+    # 0.9999 of the median: some node is always below it on shared hardware.
+    assert case["result"] == "fail" and case["fail_phase"] == "performance", case["fail_reason"]
+    outliers = case["perfvalues"]["local:compute:outlier_nodes"][0]
+    assert outliers >= 1 and case["outlier_nodes_named"].count("x the median") == outliers

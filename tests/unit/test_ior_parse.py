@@ -36,7 +36,7 @@ def kinds(r: IorRun, severity: str | None = None) -> list[str]:
 
 def cmd_exit(name: str) -> int:
     first, second = load(name + ".cmd").splitlines()[:2]
-    assert first.startswith("mpirun --oversubscribe -np 4 ior ")
+    assert first.startswith(("mpirun --oversubscribe -np 4 ior ", "srun -N4 -n8 "))
     return int(second.removeprefix("exit="))
 
 

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass
 
 from fsaccept.benchmarks.fio.parse import FioRun, json_number
+from fsaccept.core import pernode
 from fsaccept.core.findings import Finding, figure_problem
+from fsaccept.core.pernode import Outlier, find_outliers  # noqa: F401 (used by callers)
 from fsaccept.core.units import MIB
 
 
@@ -46,32 +47,6 @@ def figure_value(run: FioRun, spec: FigureSpec) -> float:
             raise ValueError(f"{spec.source}: us figures come from a *_ns latency")
         return raw / 1000
     return float(raw)
-
-
-@dataclass(frozen=True)
-class Outlier:
-    node: str
-    value: float
-    median: float
-
-    @property
-    def ratio(self) -> float:
-        return self.value / self.median if self.median else 0.0
-
-    def describe(self, figure: str, unit: str) -> str:
-        from fsaccept.core.formatting import format_number
-        return (f"{self.node} ({figure} {format_number(self.value)} {unit}, {self.ratio:.2f} x "
-                f"the median {format_number(self.median)} {unit})")
-
-
-def find_outliers(values: dict[str, float], fraction: float) -> list[Outlier]:
-    """Nodes whose ``value`` is below ``fraction`` × the median of all nodes (slow clients).
-    ``fraction`` 0 turns detection off."""
-    if not values or fraction <= 0:
-        return []
-    median = statistics.median(values.values())
-    return [Outlier(node, v, median) for node, v in sorted(values.items())
-            if v < fraction * median]
 
 
 @dataclass
@@ -140,9 +115,5 @@ def summarize_by_node(per_node: dict[str, list[Finding]]) -> list[str]:
 
 
 def format_per_node(per_node: dict[str, dict[str, float]], specs: list[FigureSpec]) -> str:
-    """``fig=n1:1.5,n2:2.0; fig2=...``: every node's figures (exact, as Python's shortest
-    round-trip repr), for the logs."""
-    return "; ".join(
-        spec.name + "=" + ",".join(f"{node}:{per_node[node][spec.name]!r}"
-                                   for node in sorted(per_node))
-        for spec in specs)
+    """Every node's figures of ``specs`` in the logs' per-node format."""
+    return pernode.format_per_node(per_node, [spec.name for spec in specs])

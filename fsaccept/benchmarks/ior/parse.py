@@ -264,9 +264,11 @@ def parse_ior(text: str) -> IorRun:
             if k > 0:
                 try:
                     v = int(line[k + len(_RANK_PAIRS):])
+                    rank = int(line[:k])
                 except ValueError:
                     pass
                 else:
+                    run.rank_pairs.setdefault(rank, []).append(v)
                     pending.ranks_reported += 1
                     if pending.rank_pairs_min is None or v < pending.rank_pairs_min:
                         pending.rank_pairs_min = v

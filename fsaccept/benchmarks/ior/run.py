@@ -156,6 +156,11 @@ class IorRun(Judged):
     stonewalling status file is used (the count goes to the file instead)."""
     summary_file: str | None = None
     """Set when stdout says ``Writing output to F`` (``-O summaryFile``): figures are in F."""
+    rank_pairs: dict[int, list[int]] = field(default_factory=dict)
+    """``N: stonewalling pairs accessed: K`` (wear-out phases, ``-v``): rank -> the transfers
+    it made before the stonewall, one value per phase in the order printed.  Ranks flush
+    these lines late (after the phase's summary line, even after its result row), so they
+    are collected wherever they stand."""
     data_errors: dict[str, int] = field(default_factory=dict)
     """``Incorrect data on read (N errors found)`` (``-R``/``-W``), summed per access: the
     transfers whose data failed verification (IOR 4.0.0 counts one per transfer and names
