@@ -106,3 +106,39 @@ class IORDataIntegrity(IORIntegrityTest):
     phase = 'integrity_read'
     operation = 'read'
     dataset = fixture(IORIntegrityDataset, scope='environment')
+
+
+@rfm.simple_test
+class IORSharedFileWrite(IORTest):
+    """Aggregate write bandwidth (MiB/s) into one shared file (N-to-1), stonewalled with
+    wear-out; API (POSIX or MPI-IO), collective or independent I/O, hints and Lustre
+    striping as the reference entry says."""
+
+    descr = 'IOR shared-file write bandwidth, stonewalled'
+    tags = {'acceptance', 'bandwidth', 'shared-file'}
+    reference_key = 'ior_shared_write'
+    phase = 'shared_write'
+    operation = 'write'
+
+
+class IORSharedReadDatasetGeneration(IORDataset):
+    """Stonewalled write of the shared file the shared read reads."""
+
+    descr = 'IOR shared-file dataset for the sustained read'
+    reference_key = 'ior_shared_read'
+    phase = 'shared_read_generation'
+    operation = 'write'
+
+
+@rfm.simple_test
+class IORSharedFileRead(IORReadTest):
+    """Aggregate read bandwidth (MiB/s) from one shared file, sustained for the deadline
+    over the dataset its fixture wrote (read back on other nodes, -C)."""
+
+    descr = 'IOR shared-file read bandwidth sustained for the deadline'
+    tags = {'acceptance', 'bandwidth', 'shared-file'}
+    reference_key = 'ior_shared_read'
+    phase = 'shared_read'
+    operation = 'read'
+    dataset = fixture(IORSharedReadDatasetGeneration, scope='environment')
+

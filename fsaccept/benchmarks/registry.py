@@ -83,6 +83,8 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
             "ior_random_write_iops": "ior.schema.json#/$defs/iops_test",
             "ior_random_read_iops": "ior.schema.json#/$defs/random_read_test",
             "ior_data_integrity": "ior.schema.json#/$defs/integrity_test",
+            "ior_shared_write": "ior.schema.json#/$defs/shared_write_test",
+            "ior_shared_read": "ior.schema.json#/$defs/shared_read_test",
         },
         entry_rules="fsaccept.benchmarks.ior.command:entry_errors",
         reread_rules="fsaccept.benchmarks.ior.validity:reread_reasons",

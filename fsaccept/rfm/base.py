@@ -348,6 +348,11 @@ class BenchmarkTest(AcceptanceTest):
         """More ``fsaccept-info KEY VALUE`` lines for the job to print."""
         return []
 
+    def prepare_data_cmds(self) -> list[str]:
+        """Job lines run once the data directory exists (``$fsaccept_data``), before the
+        benchmark: e.g. its Lustre striping."""
+        return []
+
     #: Whether this test's job creates its data directory (a read test reuses its
     #: dataset's); only a directory holding this run's owner marker is ever removed.
     creates_data_dir = True
@@ -428,7 +433,7 @@ class BenchmarkTest(AcceptanceTest):
             f'echo {INFO_MARKER} fstype $(findmnt -n -o FSTYPE -T "$fsaccept_data")',
             f"echo {INFO_MARKER} mpi $( (ompi_info --version 2>/dev/null || "
             "mpichversion 2>/dev/null || echo unknown) | head -n 1)",
-        ] + self.extra_info_cmds() + self.drop_caches_cmds()
+        ] + self.prepare_data_cmds() + self.extra_info_cmds() + self.drop_caches_cmds()
 
     def name_failed_nodes(self, reason: str) -> str:
         """A node failure that the job's output does not name (it came before any

@@ -16,7 +16,7 @@ from fsaccept.benchmarks.ior import command as iorcmd
 from fsaccept.benchmarks.ior import figures
 from fsaccept.benchmarks.ior import parse as ior
 from fsaccept.benchmarks.ior import validity
-from fsaccept.core import guards, pernode
+from fsaccept.core import guards, pernode, reference
 from fsaccept.core.units import MIB
 from fsaccept.rfm.base import KEPT_DATASETS, NO_IOR_FIX, RUN_ID, BenchmarkTest, remove_data
 
@@ -77,10 +77,25 @@ class IORTest(BenchmarkTest):
     outlier_fraction = variable(float, value=0.0, loggable=True)
     outlier_nodes_named = variable(str, value="", loggable=True)
 
+    #: The API (-a), collective I/O (-c), MPI-IO hints given, and the Lustre layout of
+    #: the data directory as ``lfs getstripe`` printed it in the job.
+    ior_api = variable(str, value="POSIX", loggable=True)
+    collective_io = variable(bool, value=False, loggable=True)
+    mpiio_hints = variable(str, value="", loggable=True)
+    stripe_layout = variable(str, value="", loggable=True)
+
     @run_after("setup")
     def set_ior_command(self):
         self.direct_io = self.params.direct_io
         self.outlier_fraction = self.params.outlier_fraction
+        self.ior_api, self.collective_io = self.params.api, self.params.collective
+        self.env_vars.update(iorcmd.hint_variables(self.params))
+        self.mpiio_hints = ",".join(f"{k}={v}" for k, v in (self.params.hints or {}).items())
+        fstype = self.target_fstype_expected or self.refdata.target_fstype
+        if self.params.stripe and fstype != "lustre":
+            raise reference.ReferenceError(
+                f"{self.refdata.path}: tests.{self.reference_key}.stripe: striping is a Lustre "
+                f"setting (lfs setstripe) and the target is {fstype}: remove it")
         self.deadline_s = self.phase_deadline()
         self.executable = self.ior_binary
         self.executable_opts = iorcmd.ior_options(
@@ -94,6 +109,15 @@ class IORTest(BenchmarkTest):
         if self.params.outlier_fraction > 0:
             refs[pernode.OUTLIER_FIGURE] = (0, None, 0, "nodes")
         return refs
+
+    def prepare_data_cmds(self) -> list[str]:
+        layout = ['echo fsaccept-info stripe_layout '
+                  '$(lfs getstripe -d "$fsaccept_data" 2>&1 | tr "\\n" " ")']
+        if not self.params.stripe:
+            return []
+        if not self.creates_data_dir:  # the dataset's layout, as its writer set it
+            return layout
+        return iorcmd.stripe_commands(self.params, "$fsaccept_data") + layout
 
     def phase_deadline(self) -> int:
         return int(self.params.deadline_s)
@@ -139,7 +163,7 @@ class IORTest(BenchmarkTest):
         return self._ior_run
 
     def _record_provenance(self, run: ior.IorRun) -> None:
-        self.job_info()
+        self.stripe_layout = self.job_info().get("stripe_layout", "")
         self.record_version("ior", run.version)
         if run.command_line:
             self.benchmark_command = run.command_line

@@ -36,7 +36,7 @@ def kinds(r: IorRun, severity: str | None = None) -> list[str]:
 
 def cmd_exit(name: str) -> int:
     first, second = load(name + ".cmd").splitlines()[:2]
-    assert first.startswith(("mpirun --oversubscribe -np 4 ior ", "srun -N4 -n8 "))
+    assert first.startswith(("mpirun --oversubscribe -np 4 ior ", "srun -N4 -n8 ", "env IOR_HINT"))
     return int(second.removeprefix("exit="))
 
 
@@ -464,3 +464,25 @@ def test_incorrect_data_counts_the_bad_transfers_per_access():
     assert run.data_errors == {"read": 16}
     assert any(f.kind == "incorrect-data" and f.severity == INVALID for f in run.findings)
     assert parse_ior(load("read-check-generate.txt")).data_errors == {}
+
+
+def test_mpiio_hints_passed_and_returned_are_read():
+    # Captured on the emulated cluster, Open MPI 4.1 (OMPIO): it echoes every hint back,
+    # even one no MPI-IO layer knows.
+    run = parse_ior(load("mpiio-shared-hints.txt"))
+    assert run.hints_passed == run.hints_returned == {"romio_cb_write": "disable"}
+    assert run.valid and run.params.api == "MPIIO"
+    ignored = parse_ior(load("mpiio-shared-hint-ignored.txt"))
+    assert ignored.hints_returned == {"romio_cb_write": "disable", "fsaccept_unknown_hint": "yes"}
+
+
+def test_a_hint_the_mpi_library_overrode_makes_the_run_invalid():
+    from fsaccept.benchmarks.ior.validity import hint_reasons
+    assert hint_reasons(parse_ior(load("mpiio-shared-hints.txt"))) == []
+    # The same output as an MPI library that kept collective buffering on would print it.
+    text = load("mpiio-shared-hints.txt")
+    head, _, tail = text.partition("hints returned from opened file {\n")
+    overridden = head + _ + tail.replace("romio_cb_write = disable", "romio_cb_write = enable", 1)
+    assert hint_reasons(parse_ior(overridden)) == [
+        "MPI-IO hint romio_cb_write=disable was passed to MPI_File_open(), but the opened "
+        "file reports romio_cb_write=enable"]

@@ -64,4 +64,5 @@ def test_outlier_fraction_only_where_ior_prints_per_rank_counts():
     assert entry_errors("tests.ior_write_bandwidth", entry) == []
     assert entry_errors("tests.ior_read_bandwidth", entry) == [
         "tests.ior_read_bandwidth.outlier_fraction: IOR prints per-rank counts only in "
-        "wear-out phases: per-node figures exist for ior_write_bandwidth alone"]
+        "wear-out phases: per-node figures exist for ior_write_bandwidth and ior_shared_write "
+        "alone"]

@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 
 from fsaccept.benchmarks.ior.command import ior_options, ior_size, ior_tests, planned_bytes
@@ -59,3 +61,72 @@ def test_integrity_phases_write_a_seeded_pattern_and_verify_it_on_another_node()
     for opts in (write, read):
         assert opts[opts.index("-G") + 1] == "1234"
         assert opts[opts.index("-b") + 1] == "16m" and opts[opts.index("-s") + 1] == "2"
+
+
+# ------------------------------------------------------------- shared file (N-to-1)
+
+def shared(api="MPIIO", collective=False, **extra):
+    from fsaccept.benchmarks.ior.command import TestParameters
+    return TestParameters(name="ior_shared_write", node_fraction=0.9, ranks_per_node=4,
+                          transfer_size=extra.pop("t", 8 * 2**20),
+                          block_size=extra.pop("b", 8 * 2**20), segments=1000, deadline_s=45,
+                          api=api, collective=collective, **extra)
+
+
+def flags(argv):
+    """Flags and their values as a set of words, with IOR 4.0.0's long name of the
+    published -H (show MPI hints)."""
+    return {"-H" if a == "--mpiio.showHints" else a for a in argv}
+
+
+def test_shared_file_write_is_the_published_collective_mpiio_command():
+    # Published: ior -w -a MPIIO -c -C -g -b 8m -t 8m -k -H -v -s <n>
+    published = "-w -a MPIIO -c -C -g -b 8m -t 8m -k -H -v -s 1000".split()
+    ours = ior_options("shared_write", shared(collective=True), "/t/testfile")
+    assert set(published) <= flags(ours)
+    # What fsaccept adds, the same in every bandwidth phase: fsync, its stonewall and
+    # wear-out, the file; and no -F (one file for all ranks).
+    assert flags(ours) - set(published) == {"-e", "-D", "45", "-O", "stoneWallingWearOut=1",
+                                           "-o", "/t/testfile"}
+    assert "-F" not in ours
+
+
+def test_shared_file_independent_mpiio_is_the_other_published_command():
+    # Published: -a MPIIO -g -t 1M -b 8G (independent I/O: no -c).
+    ours = ior_options("shared_write", shared(t=2**20, b=8 * 2**30), "/t/f")
+    assert set("-a MPIIO -g -t 1m -b 8g".split()) <= set(ours)
+    assert "-c" not in ours and "-F" not in ours
+
+
+def test_shared_read_reads_what_its_dataset_wrote_and_posix_stays_file_per_process():
+    read = ior_options("shared_read", shared(), "/t/f", status_file="/t/s")
+    gen = ior_options("shared_read_generation",
+                      dataclasses.replace(shared(), generation_deadline_s=60), "/t/f",
+                      status_file="/t/s")
+    assert "stoneWallingStatusFile=/t/s" in read and "stoneWallingStatusFile=/t/s" in gen
+    assert gen[gen.index("-D") + 1] == "60" and "-C" in read
+    posix = ior_options("write_bandwidth", shared(api="POSIX"), "/t/f")
+    assert posix[:4] == ["-w", "-a", "POSIX", "-F"] and "--mpiio.showHints" not in posix
+
+
+def test_hints_become_ior_hint_variables_and_striping_lfs_setstripe():
+    from fsaccept.benchmarks.ior.command import hint_variables, stripe_commands
+    p = shared(hints={"romio_cb_write": "disable", "romio_cb_read": "disable"},
+               stripe={"count": -1, "size": 8 * 2**20})
+    assert hint_variables(p) == {"IOR_HINT__MPI__romio_cb_write": "disable",
+                                 "IOR_HINT__MPI__romio_cb_read": "disable"}
+    assert stripe_commands(p, "$fsaccept_data") == [
+        'lfs setstripe -c -1 -S 8388608 "$fsaccept_data"']
+    assert stripe_commands(shared(), "/d") == []
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"api": "MPIIO", "direct_io": True}, "direct_io: O_DIRECT is IOR's POSIX option"),
+    ({"collective": True}, "collective: collective I/O needs api: MPIIO"),
+    ({"hints": {"romio_cb_write": "disable"}}, "hints: MPI-IO hints need api: MPIIO"),
+])
+def test_shared_settings_that_cannot_work_are_refused(entry, message):
+    from fsaccept.benchmarks.ior.command import entry_errors
+    base = {"transfer_size": "1MiB", "block_size": "1MiB"}
+    assert entry_errors("tests.ior_shared_write", {**base, **entry})[0].startswith(
+        f"tests.ior_shared_write.{message}")

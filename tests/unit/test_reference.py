@@ -33,6 +33,9 @@ def test_example_lustre_carries_the_published_figures():
         "ior_read_bandwidth": (3818284.19, "MiB/s"),
         "ior_random_write_iops": (24807129.18, "IOPS"),
         "ior_random_read_iops": (35098607.79, "IOPS"),
+        # Illustrative (another system's published shared-file run), marked so in the file.
+        "ior_shared_write": (344016, "MiB/s"),
+        "ior_shared_read": (614329, "MiB/s"),
     }
     assert ior_tests(ref)["ior_write_bandwidth"].ranks_per_node == 4
     assert ior_tests(ref)["ior_random_read_iops"].ranks_per_node == 32
@@ -73,7 +76,8 @@ def test_parse_size_refuses_ambiguous_units(text):
      "transfer_size"),
     (lambda d: d["tests"].update(ior_bogus={}),
      "tests: unknown key(s) 'ior_bogus'; allowed: ior_data_integrity, ior_random_read_iops, ior_random_write_iops, "
-     "ior_read_bandwidth, ior_write_bandwidth, fio_*, mdtest_*"),
+     "ior_read_bandwidth, ior_shared_read, ior_shared_write, ior_write_bandwidth, fio_*, "
+     "mdtest_*"),
     (lambda d: d["tests"]["ior_read_bandwidth"].pop("generation_deadline_s"),
      "tests.ior_read_bandwidth: 'generation_deadline_s' is a required property"),
     (lambda d: d["tests"]["ior_write_bandwidth"].update(deadline_s=2.5),

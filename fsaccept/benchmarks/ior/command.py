@@ -36,6 +36,12 @@ class TestParameters:
     generation_transfer_size: int | None = None
     #: Nodes below this fraction of the median node fail the test (0: off).
     outlier_fraction: float = 0.0
+    api: str = "POSIX"  #: IOR -a: POSIX or MPIIO
+    collective: bool = False  #: -c: MPI-IO collective I/O (else independent)
+    #: MPI-IO hints (``romio_cb_write: disable``), given to IOR as IOR_HINT__MPI__ variables.
+    hints: dict[str, str] | None = None
+    #: Lustre striping of the test directory: {"count": N (-1: all OSTs), "size": bytes}.
+    stripe: dict[str, int] | None = None
 
 
 def parameters(ref: Reference, name: str, needed_by: str = "") -> TestParameters:
@@ -44,6 +50,12 @@ def parameters(ref: Reference, name: str, needed_by: str = "") -> TestParameters
     sizes = {k: parse_size(v) for k, v in entry.items() if k.endswith("_size")}
     plain = {k: v for k, v in entry.items() if not k.endswith("_size") and k != "threshold"}
     threshold = Threshold(**entry["threshold"]) if "threshold" in entry else None
+    if "stripe" in plain:
+        plain["stripe"] = {"count": plain["stripe"].get("count", -1),
+                           "size": parse_size(plain["stripe"].get("size", "1MiB"))}
+    if "hints" in plain:
+        plain["hints"] = {k: str(v).lower() if isinstance(v, bool) else str(v)
+                          for k, v in plain["hints"].items()}
     return TestParameters(name=name, threshold=threshold, **sizes, **plain)
 
 
@@ -62,9 +74,18 @@ def entry_errors(where: str, entry: dict[str, Any]) -> list[str]:
     except (KeyError, ValueError):
         return []  # the schema has said what is wrong
     segments = entry.get("segments", 1)
-    if entry.get("outlier_fraction") and where != "tests.ior_write_bandwidth":
+    if entry.get("direct_io") and entry.get("api") == "MPIIO":
+        return [f"{where}.direct_io: O_DIRECT is IOR's POSIX option (--posix.odirect); with "
+                "MPIIO give the MPI library's hints (e.g. direct_write: true)"]
+    if entry.get("collective") and entry.get("api", "POSIX") != "MPIIO":
+        return [f"{where}.collective: collective I/O needs api: MPIIO"]
+    if entry.get("hints") and entry.get("api", "POSIX") != "MPIIO":
+        return [f"{where}.hints: MPI-IO hints need api: MPIIO"]
+    if entry.get("outlier_fraction") and where not in ("tests.ior_write_bandwidth",
+                                                       "tests.ior_shared_write"):
         return [f"{where}.outlier_fraction: IOR prints per-rank counts only in wear-out "
-                "phases: per-node figures exist for ior_write_bandwidth alone"]
+                "phases: per-node figures exist for ior_write_bandwidth and ior_shared_write "
+                "alone"]
     if block % transfer:
         return [f"{where}.block_size: {format_size(block)} is not a multiple "
                 f"of transfer_size {format_size(transfer)}"]
@@ -80,11 +101,11 @@ def entry_errors(where: str, entry: dict[str, Any]) -> list[str]:
                 f"of generation_transfer_size {format_size(gen)}"]
     return []
 
-#: Options every phase shares: POSIX, file per process, fsync after write (-e),
-#: barriers between open/IO/close (-g) so phase times are comparable, keep
-#: files (-k: removal is the harness's job, after the last test that reads
-#: them), and -v for the per-rank stonewall counts and "Max" lines.
-COMMON = ["-a", "POSIX", "-F", "-e", "-g", "-k", "-v"]
+#: Options every phase shares (after -a API and, file per process, -F): fsync after
+#: write (-e), barriers between open/IO/close (-g) so phase times are comparable, keep
+#: files (-k: removal is the harness's job, after the last test that reads them),
+#: and -v for the per-rank stonewall counts and "Max" lines.
+COMMON = ["-e", "-g", "-k", "-v"]
 
 
 @dataclass(frozen=True)
@@ -99,15 +120,17 @@ class Phase:
     generation: bool = False  #: writes a dataset that a later phase reads
     pattern: bool = False  #: -G SEED: a data pattern a later read can verify
     verify: bool = False  #: -R: the read checks every transfer against the pattern
+    shared: bool = False  #: one file for all ranks (N-to-1), else a file per process (-F)
+    status: bool = False  #: -O stoneWallingStatusFile: the read reads what was written
 
 
 PHASES: dict[str, Phase] = {
     # Stonewalled write with wear-out: the published bandwidth procedure.
     "write_bandwidth": Phase("-w", wearout=True),
     # Dataset for the sustained read: stonewalled write, pair count kept in a status file.
-    "read_generation": Phase("-w", wearout=True, generation=True),
+    "read_generation": Phase("-w", wearout=True, generation=True, status=True),
     # Read exactly what was written (status file), stopping at the deadline.
-    "read_bandwidth": Phase("-r"),
+    "read_bandwidth": Phase("-r", status=True),
     "random_write_iops": Phase("-w", random=True),
     # Dataset for random reads: full blocks, written with large transfers, no deadline
     # (a stonewalled dataset would leave holes that random offsets hit).
@@ -117,6 +140,12 @@ PHASES: dict[str, Phase] = {
     # back on another node (-C) checking every transfer (-R); no deadline, all data.
     "integrity_write": Phase("-w", uses_deadline=False, generation=True, pattern=True),
     "integrity_read": Phase("-r", uses_deadline=False, pattern=True, verify=True),
+    # Shared file (N-to-1), as the file-per-process pair: stonewalled write with wear-out;
+    # the read sustained over a dataset written beforehand.
+    "shared_write": Phase("-w", wearout=True, shared=True),
+    "shared_read_generation": Phase("-w", wearout=True, generation=True, shared=True,
+                                    status=True),
+    "shared_read": Phase("-r", shared=True, status=True),
 }
 
 
@@ -129,11 +158,13 @@ def ior_options(phase_name: str, params: TestParameters, test_file: str,
     if phase_name == "random_read_generation":
         transfer = params.generation_transfer_size or params.transfer_size
     deadline = params.deadline_s
-    if phase_name == "read_generation":
+    if phase.generation and phase.uses_deadline:
         if params.generation_deadline_s is None:
             raise ValueError(f"{params.name}: generation_deadline_s is required")
         deadline = params.generation_deadline_s
-    opts = [phase.access, *COMMON]
+    opts = [phase.access, "-a", params.api, *([] if phase.shared else ["-F"]), *COMMON]
+    if params.api == "MPIIO":
+        opts += (["-c"] if params.collective else []) + ["--mpiio.showHints"]
     if phase.random:
         opts.append("-z")
     if phase.verify:
@@ -148,12 +179,27 @@ def ior_options(phase_name: str, params: TestParameters, test_file: str,
         opts += ["-D", _seconds(deadline)]
     if phase.wearout:
         opts += ["-O", "stoneWallingWearOut=1"]
-    if status_file and phase_name in ("read_generation", "read_bandwidth"):
+    if status_file and phase.status:
         opts += ["-O", f"stoneWallingStatusFile={status_file}"]
     if params.direct_io:
         opts.append("--posix.odirect")
     opts += ["-o", test_file]
     return opts
+
+
+def hint_variables(params: TestParameters) -> dict[str, str]:
+    """The environment that gives IOR its MPI-IO hints (IOR reads ``IOR_HINT__MPI__<key>``
+    and passes them to MPI_File_open)."""
+    return {f"IOR_HINT__MPI__{key}": value for key, value in (params.hints or {}).items()}
+
+
+def stripe_commands(params: TestParameters, directory: str) -> list[str]:
+    """Lustre: set the test directory's striping before the benchmark writes (its files
+    inherit it).  Shell words; ``directory`` may be a shell expansion in double quotes."""
+    if not params.stripe:
+        return []
+    return [f'lfs setstripe -c {params.stripe["count"]} -S {params.stripe["size"]} '
+            f'"{directory}"']
 
 
 def ior_size(nbytes: int) -> str:

@@ -250,6 +250,7 @@ def parse_ior(text: str) -> IorRun:
     options_done = False
     pending = StonewallPhase()  # collects per-rank lines until the phase summary line
     in_summary = False
+    hints: dict[str, str] | None = None  # the hints block being read, if any
 
     for idx, line in enumerate(lines):
         if not line:
@@ -311,6 +312,25 @@ def parse_ior(text: str) -> IorRun:
                 continue
             if line.startswith("Writing output to "):
                 run.summary_file = line[len("Writing output to "):].strip()
+                continue
+
+        # MPI-IO hints (--mpiio.showHints): "hints passed to MPI_File_open() {", then
+        # "\tkey = value" lines, then "}"; the first block of each kind is kept.
+        if hints is not None:
+            if c == "\t" and " = " in line:
+                key, _, value = line.strip().partition(" = ")
+                hints.setdefault(key, value)
+                continue
+            if line == "}":
+                hints = None
+                continue
+            hints = None
+        if c == "h" and line.endswith("{"):
+            if line.startswith("hints passed to MPI_File_open()"):
+                hints = run.hints_passed if not run.hints_passed else {}
+                continue
+            if line.startswith("hints returned from opened file"):
+                hints = run.hints_returned if not run.hints_returned else {}
                 continue
 
         # Options block: "%-20s: %s" (every ShowSetup key is shorter than 20 characters)

@@ -161,6 +161,11 @@ class IorRun(Judged):
     it made before the stonewall, one value per phase in the order printed.  Ranks flush
     these lines late (after the phase's summary line, even after its result row), so they
     are collected wherever they stand."""
+    hints_passed: dict[str, str] = field(default_factory=dict)
+    """``hints passed to MPI_File_open() { key = value }`` (MPIIO, ``--mpiio.showHints``):
+    what IOR asked of the MPI library (first file opened)."""
+    hints_returned: dict[str, str] = field(default_factory=dict)
+    """``hints returned from opened file { ... }``: what the MPI library applied."""
     data_errors: dict[str, int] = field(default_factory=dict)
     """``Incorrect data on read (N errors found)`` (``-R``/``-W``), summed per access: the
     transfers whose data failed verification (IOR 4.0.0 counts one per transfer and names

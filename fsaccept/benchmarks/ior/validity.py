@@ -140,11 +140,23 @@ def ior_invalid_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
         return reasons
     if exp.tasks and row.tasks is not None and row.tasks != exp.tasks:
         reasons.append(f"IOR ran {row.tasks} ranks, {exp.tasks} were requested")
+    reasons += hint_reasons(run)
     if exp.deadline_s:
         reasons += _short_run_reasons(run, exp)
     if exp.operation == "read" and not exp.direct_io:
         reasons += _cache_reasons(row.agg_mib, exp)
     return reasons
+
+
+def hint_reasons(run: IorRun) -> list[str]:
+    """An MPI-IO hint IOR passed that the opened file does not report with the same value:
+    the MPI library ignored or overrode it, so the run is not the procedure asked for."""
+    if not run.hints_passed or not run.hints_returned:
+        return []
+    return [f"MPI-IO hint {key}={value} was passed to MPI_File_open(), but the opened file "
+            + (f"reports {key}={run.hints_returned[key]}" if key in run.hints_returned
+               else "does not report it (the MPI library ignored it)")
+            for key, value in run.hints_passed.items() if run.hints_returned.get(key) != value]
 
 
 def _short_run_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
