@@ -40,15 +40,22 @@ class ReferenceError(ValueError):
 
 
 #: The largest size a reference file may give for one transfer, block or file.
+#: Units of times: smaller is better, so their thresholds are ceilings.
+TIME_UNITS = frozenset({"s", "ms", "us"})
+
+
 @dataclass(frozen=True)
 class Threshold:
     value: float
     unit: str
     tolerance: float = 0.0
 
-    def as_reframe_reference(self) -> tuple[float, float, None, str]:
-        """(value, lower, upper, unit): a shortfall beyond the tolerance fails;
-        there is no upper bound (a figure above its ceiling is judged elsewhere)."""
+    def as_reframe_reference(self) -> tuple[float, float | None, float | None, str]:
+        """(value, lower, upper, unit): a rate is a floor (a shortfall beyond the tolerance
+        fails; no upper bound: a figure above its ceiling is judged elsewhere); a time
+        (latency) is a ceiling (an excess beyond the tolerance fails)."""
+        if self.unit in TIME_UNITS:
+            return (self.value, None, self.tolerance, self.unit)
         return (self.value, -self.tolerance, None, self.unit)
 
 

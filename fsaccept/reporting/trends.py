@@ -41,6 +41,8 @@ from typing import Any
 import yaml
 
 from fsaccept.core.formatting import format_number
+# Units where smaller is better; every other unit is a rate (larger is better).
+from fsaccept.core.reference import TIME_UNITS
 from fsaccept.reporting.plots import TrendPlotter, plot_name
 # NightlyError is raised here too (and caught by callers as trends.NightlyError).
 from fsaccept.reporting.results_db import NightlyError, Store, check_results_db
@@ -48,8 +50,6 @@ from fsaccept.reporting.results_db import NightlyError, Store, check_results_db
 DEFAULT_SESSIONS = 7
 DEFAULT_TOLERANCE = 0.1
 DEFAULT_TREND_SESSIONS = 30
-#: Units where smaller is better; every other unit is a rate (larger is better).
-TIME_UNITS = frozenset({"s", "ms", "us"})
 
 
 # --------------------------------------------------------------------------- settings

@@ -497,6 +497,22 @@ class BenchmarkTest(AcceptanceTest):
         """INVALID reasons the benchmark's own output gives."""
         raise NotImplementedError
 
+    def parsed_run(self, parse, error_findings):
+        """The benchmark's report (stdout) parsed once, with the findings of the job's
+        stderr added after it (stdout carries the benchmark's own error lines; stderr
+        the aftermath); ``record_run(run)`` then records its provenance."""
+        if not hasattr(self, "_parsed_run"):
+            run = parse(self._stdout_text())
+            for finding in error_findings(self._stderr_text()):
+                finding.text = f"stderr: {finding.text}"
+                run.findings.append(finding)
+            self._parsed_run = run
+            self.record_run(run)
+        return self._parsed_run
+
+    def record_run(self, run) -> None:
+        """Record what the parsed run says about itself (version, command, ...)."""
+
     def task_failure_reasons(self, stderr: str) -> list[str]:
         """Tasks srun saw end abnormally (usually the aftermath of an error the
         benchmark printed first)."""

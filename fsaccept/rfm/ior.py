@@ -152,17 +152,10 @@ class IORTest(BenchmarkTest):
             figure_kind=self.figure_kind)
 
     def ior_run(self) -> ior.IorRun:
-        """IOR's report (stdout) with the errors of the job's stderr added after it
-        (stdout carries IOR's own error lines; stderr the aftermath)."""
-        if not hasattr(self, "_ior_run"):
-            self._ior_run = ior.parse_ior(self._stdout_text())
-            for finding in ior.error_findings(self._stderr_text()):
-                finding.text = f"stderr: {finding.text}"
-                self._ior_run.findings.append(finding)
-            self._record_provenance(self._ior_run)
-        return self._ior_run
+        """IOR's report, parsed once (with the job's stderr findings)."""
+        return self.parsed_run(ior.parse_ior, ior.error_findings)
 
-    def _record_provenance(self, run: ior.IorRun) -> None:
+    def record_run(self, run: ior.IorRun) -> None:
         self.stripe_layout = self.job_info().get("stripe_layout", "")
         self.record_version("ior", run.version)
         if run.command_line:

@@ -113,16 +113,10 @@ class MdtestTest(BenchmarkTest):
             stonewall_s=p.stonewall_s, min_phase_s=p.min_phase_s)
 
     def mdtest_run(self) -> parse.MdtestRun:
-        """mdtest's report (stdout) with the errors of the job's stderr added."""
-        if not hasattr(self, "_mdtest_run"):
-            self._mdtest_run = parse.parse_mdtest(self._stdout_text())
-            for finding in parse.error_findings(self._stderr_text()):
-                finding.text = f"stderr: {finding.text}"
-                self._mdtest_run.findings.append(finding)
-            self._record_provenance(self._mdtest_run)
-        return self._mdtest_run
+        """mdtest's report, parsed once (with the job's stderr findings)."""
+        return self.parsed_run(parse.parse_mdtest, parse.error_findings)
 
-    def _record_provenance(self, run: parse.MdtestRun) -> None:
+    def record_run(self, run: parse.MdtestRun) -> None:
         self.job_info()
         # mdtest is part of IOR and carries its version.
         self.record_version("ior", run.version)

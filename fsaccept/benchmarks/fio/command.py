@@ -224,10 +224,7 @@ def reframe_references(thresholds: dict[str, Any], specs: list[FigureSpec],
         if th.unit != spec.unit:
             raise FioEntryError(f"{where}.{name}.unit: {th.unit!r}, but {name} is in "
                                 f"{spec.unit!r}")
-        if spec.kind == "latency":
-            refs[name] = (th.value, None, th.tolerance, th.unit)
-        else:
-            refs[name] = th.as_reframe_reference()
+        refs[name] = th.as_reframe_reference()  # latencies (us) are ceilings
     if outlier_detection:
         refs["outlier_nodes"] = (0, None, 0, "nodes")
     return refs
