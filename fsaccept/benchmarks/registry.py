@@ -95,6 +95,15 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
         parser="fsaccept.benchmarks.mdtest.parse:parse_mdtest",
         reference_keys={"^mdtest_[a-z0-9_]+$": "mdtest.schema.json"}),
     Benchmark(
+        # Its latencies are its own statistics, not IOR's Latency(s) column (which a
+        # known IOR bug affects): its figures are metadata figures.
+        name="md-workbench", binary="md-workbench", spack_package="ior", version_name="ior",
+        figure_kinds=("metadata",),
+        parser="fsaccept.benchmarks.md_workbench.parse:parse_md_workbench",
+        reference_keys={"md_workbench": "md-workbench.schema.json",
+                        "^md_workbench_[a-z0-9_]+$": "md-workbench.schema.json"},
+        reread_rules="fsaccept.benchmarks.md_workbench.validity:reread_reasons"),
+    Benchmark(
         # fio's report is JSON either way (its --output file, or stdout with messages).
         name="fio", binary="fio", spack_package="fio", version_name="fio",
         figure_kinds=("bandwidth", "iops", "latency"),

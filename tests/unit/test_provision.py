@@ -88,7 +88,7 @@ def test_the_session_writes_the_activation_script_and_the_provenance():
 def test_provenance_lines_are_parsed():
     assert parse_provenance("ior spack:ior@4.0.0/abc\nfio spack:fio@3.37/def\n") == {
         "ior": "spack:ior@4.0.0/abc", "mdtest": "spack:ior@4.0.0/abc",
-        "fio": "spack:fio@3.37/def"}
+        "md-workbench": "spack:ior@4.0.0/abc", "fio": "spack:fio@3.37/def"}
     assert parse_provenance("ior path:/opt/ior/bin/ior\nfio path:missing\n")["fio"] == \
         "path:missing"
 

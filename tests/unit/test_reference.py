@@ -76,8 +76,8 @@ def test_parse_size_refuses_ambiguous_units(text):
      "transfer_size"),
     (lambda d: d["tests"].update(ior_bogus={}),
      "tests: unknown key(s) 'ior_bogus'; allowed: ior_data_integrity, ior_random_read_iops, ior_random_write_iops, "
-     "ior_read_bandwidth, ior_shared_read, ior_shared_write, ior_write_bandwidth, fio_*, "
-     "mdtest_*"),
+     "ior_read_bandwidth, ior_shared_read, ior_shared_write, ior_write_bandwidth, "
+     "md_workbench, fio_*, md_workbench_*, mdtest_*"),
     (lambda d: d["tests"]["ior_read_bandwidth"].pop("generation_deadline_s"),
      "tests.ior_read_bandwidth: 'generation_deadline_s' is a required property"),
     (lambda d: d["tests"]["ior_write_bandwidth"].update(deadline_s=2.5),

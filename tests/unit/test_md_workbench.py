@@ -1,0 +1,162 @@
+"""md-workbench: parser on every real capture, command line, INVALID rules, schema, and
+hostile inputs."""
+
+import json
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from fsaccept.benchmarks.md_workbench.command import (MdWorkbenchParameters,
+                                                      md_workbench_options, parameters,
+                                                      planned_bytes)
+from fsaccept.benchmarks.md_workbench.parse import (INVALID, STATISTICS, error_findings,
+                                                    parse_md_workbench)
+from fsaccept.benchmarks.md_workbench.validity import (MdWorkbenchExpectation,
+                                                       expectation_from_output,
+                                                       invalid_reasons)
+from fsaccept.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "md-workbench"
+CAPTURES = sorted(p.stem for p in DATA.glob("*.txt"))
+SCHEMA = Path(__file__).resolve().parents[2] / "fsaccept/benchmarks/md_workbench/schema.json"
+
+
+def run(name):
+    return parse_md_workbench((DATA / f"{name}.txt").read_text())
+
+
+def exit_status(name):
+    return int((DATA / f"{name}.cmd").read_text().splitlines()[1].removeprefix("exit="))
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_every_capture_parses_and_a_failed_run_is_never_valid(name):
+    r = run(name)
+    json.dumps(r.to_dict(), allow_nan=False)
+    if exit_status(name) != 0:
+        assert not r.valid
+    if r.valid:
+        assert r.version == "4.0.0" and r.benchmark() and r.total_runtime_s is not None
+
+
+def test_figures_are_the_printed_numbers():
+    r = run("basic")
+    assert r.total_objects == 4800 and r.workingset_mib == 11.905
+    assert [p.name for p in r.phases] == ["precreate", "benchmark", "benchmark", "cleanup"]
+    b1, b2 = r.benchmark()
+    assert (b1.rate_ops, b1.objects, b1.objects_per_s, b1.throughput_mib_s) == \
+        (127775.3, 800, 31943.8, 237.7)
+    assert b1.latency_s["read"] == dict(zip(STATISTICS, (4.7684e-06, 5.9605e-06, 5.9605e-06,
+                                                         5.9605e-06, 6.9141e-06, 1.3113e-05,
+                                                         2.8133e-05)))
+    assert b1.errors == 0 and b1.time_max_s == 0.03 and b1.balance_pct == 66.6
+    # The worst iteration: the lower rate, the higher latency of each statistic.
+    figures = r.figures()
+    assert figures["rate"] == 127109.8 == b2.rate_ops
+    assert figures["read_latency_q99"] == 1.5974e-05 == b2.latency_s["read"]["q99"]
+    assert figures["delete_latency_max"] == 2.0105e-02
+    assert r.options["-R"] == "2" and r.command_line.endswith("-o /var/tmp/mdwcap/basic")
+
+
+def test_stonewall_wear_out_is_read():
+    r = run("stonewall")
+    assert (r.wearout_s, r.wearout_iterations) == (1.012182, 1918)
+    assert r.benchmark()[0].stonewall_iterations == 1918
+
+
+def test_errors_counted_with_exit_0_are_invalid():
+    r = run("verify-errors")
+    assert exit_status("verify-errors") == 0 and not r.valid
+    assert any("md-workbench counted 160 failed operations" in x for x in r.reasons)
+
+
+def test_error_lines_aborts_and_a_missing_directory_are_invalid():
+    kinds = {f.kind for f in run("missing-dir").findings if f.severity == INVALID}
+    assert {"no-directory", "error", "mpi-abort", "launcher"} <= kinds
+    assert "error" in {f.kind for f in run("restart-missing").findings}
+    stderr = "srun: error: n2: task 3: Exited with exit code 255\n"
+    assert [f.kind for f in error_findings(stderr)] == ["launcher"]
+
+
+def test_a_fast_phase_printed_as_0_00s_is_not_a_bogus_figure():
+    r = run("single-rank")
+    assert r.valid and r.phases[-1].time_max_s == 0.0
+
+
+def test_command_line_and_planned_bytes():
+    p = parameters("md_workbench", {"node_fraction": 0.9, "ranks_per_node": 2, "datasets": 2,
+                                    "precreate_per_set": 400, "objects_per_set": 100,
+                                    "iterations": 2, "object_size": "4KiB",
+                                    "stonewall_s": 30, "thresholds": {}})
+    opts = md_workbench_options(p, "/t/dir with space/md-workbench")
+    assert opts == ["-D", "2", "-P", "400", "-I", "100", "-S", "4096", "-R", "2", "-O", "2",
+                    "-w", "30", "-W", "-X", "-o", "/t/dir with space/md-workbench",
+                    "--run-info-file=/t/dir with space/md-workbench.status"]
+    assert planned_bytes(p, 8) == 8 * 2 * (400 + 100) * 4096
+
+
+def test_the_live_rules_and_the_re_read_ones_agree():
+    r = run("basic")
+    assert expectation_from_output(r) == MdWorkbenchExpectation(
+        tasks=8, datasets=2, precreate_per_set=200, objects_per_set=50, iterations=2)
+    asked = MdWorkbenchExpectation(tasks=16, datasets=2, precreate_per_set=200,
+                                   objects_per_set=50, iterations=3, judged=("rate",))
+    reasons = invalid_reasons(r, asked)
+    assert "md-workbench counted 4800 objects, 11200 expected of 16 ranks: it did not run " \
+        "with the ranks requested" in reasons
+    assert "2 benchmark iterations printed, 3 asked (-R)" in reasons
+    early = invalid_reasons(r, MdWorkbenchExpectation(8, 2, 200, 50, 2, stonewall_s=30))
+    assert early[0].startswith("benchmark iteration 0 ended before the 30 s stonewall")
+    assert invalid_reasons(run("stonewall"), expectation_from_output(run("stonewall"))) == []
+
+
+def test_fsaccept_parse_md_workbench(capsys):
+    assert main(["parse", "md-workbench", str(DATA / "basic.txt")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["valid"] and out["figures"]["rate"] == 127109.8
+    assert main(["parse", "md-workbench", str(DATA / "verify-errors.txt")]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "INVALID"
+
+
+@pytest.mark.parametrize("text", ["", "hello\n", "\x00\x01\x02" * 1000])
+def test_text_that_is_not_md_workbench_output_is_refused(text):
+    with pytest.raises(ValueError, match="not md-workbench output"):
+        parse_md_workbench(text)
+
+
+@pytest.mark.parametrize("cut", [100, 400, 900, 1500])
+def test_truncated_output_is_invalid(cut):
+    text = (DATA / "basic.txt").read_text()[:cut]
+    assert not parse_md_workbench(text).valid
+
+
+def test_a_huge_error_file_costs_bounded_time_and_output():
+    text = (DATA / "basic.txt").read_text().splitlines()[0] + "\n" + \
+        "ERROR: 3: Error while creating the dset: /x, (md-workbench.c:554)\n" * 200_000
+    t0 = time.perf_counter()
+    r = parse_md_workbench(text)
+    assert time.perf_counter() - t0 < 10
+    assert len(json.dumps(r.to_dict())) < 100_000 and not r.valid
+
+
+def test_the_schema_is_valid_and_names_what_it_refuses():
+    schema = json.loads(SCHEMA.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    ok = {"node_fraction": 0.5, "ranks_per_node": 2,
+          "thresholds": {"rate": {"value": 1000, "unit": "ops/s"},
+                         "read_latency_q99": {"value": 0.01, "unit": "s"}}}
+    from fsaccept.core.reference import validation_errors
+    base = {"system": "x", "target": {"path": "/t", "fstype": "ext4"}}
+    assert validation_errors({**base, "tests": {"md_workbench": ok}}) == []
+    bad = dict(ok, thresholds={"read_latency_p42": {"value": 1, "unit": "s"}})
+    errors = validation_errors({**base, "tests": {"md_workbench_small": bad}})
+    assert errors and errors[0].startswith("tests.md_workbench_small.thresholds: unknown key")
+
+
+def test_latency_thresholds_are_ceilings():
+    from fsaccept.core.reference import Threshold
+    assert Threshold(0.01, "s", 0.1).as_reframe_reference() == (0.01, None, 0.1, "s")
+    assert Threshold(1000, "ops/s", 0.1).as_reframe_reference() == (1000, -0.1, None, "ops/s")
+    assert MdWorkbenchParameters("x", 0.5, 2).offset is None
