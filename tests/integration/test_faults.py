@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from tests.conftest import LOCAL_CLUSTER, REPO, reframe_command, require_benchmark, run
+from tests.conftest import (LOCAL_CLUSTER, REPO, reference_copy, reframe_command,
+                            require_benchmark, run)
 
 pytestmark = pytest.mark.integration
 
@@ -22,9 +23,12 @@ SUITES = {
     "fio": dict(files=["fio_client.py"], victim="FioSequentialWrite",
                 others=["FioRandomReadDirect", "FioSequentialRead"],
                 # n2 stays down for the rest of the run: base the fraction on usable nodes.
-                extra=["-S", "FioSequentialRead.fraction_of=available"]),
+                extra=["-S", "FioSequentialRead.fraction_of=available"],
+                # Long enough that the node dies mid-run however loaded the host is.
+                longer=("fio_seq_write", {"runtime_s": 30, "time_based": True})),
     "ior": dict(files=["launch_sanity.py", "ior_acceptance.py"], victim="IORWriteBandwidth",
-                others=["MPILaunchSanity", "IORRandomWriteIOPS"], extra=[]),
+                others=["MPILaunchSanity", "IORRandomWriteIOPS"], extra=[],
+                longer=("ior_write_bandwidth", {"deadline_s": 20})),
 }
 
 
@@ -59,7 +63,10 @@ def test_a_node_that_dies_mid_run_fails_only_its_check(cluster_env, tmp_path, su
         require_benchmark("ior")
     prefix = tmp_path / "rfm"
     db = tmp_path / "results.db"
-    env = dict(cluster_env, RFM_ENABLE_RESULTS_STORAGE="1", RFM_SQLITE_DB_FILE=str(db))
+    key, longer = spec["longer"]
+    reference = reference_copy(tmp_path, lambda d: d["tests"][key].update(longer))
+    env = dict(cluster_env, RFM_ENABLE_RESULTS_STORAGE="1", RFM_SQLITE_DB_FILE=str(db),
+               FSACCEPT_REFERENCE=reference["FSACCEPT_REFERENCE"])
     names = [spec["victim"], *spec["others"]]
     files = [a for f in spec["files"] for a in ("-c", str(REPO / "checks" / f))]
     cmd = reframe_command(*files, "--system", "local", "-n", f"^({'|'.join(names)})$",
