@@ -267,8 +267,11 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
         second one just for the map (a step launch costs ~0.5 s here)."""
         if self.current_partition.launcher_type.registered_name != "srun":
             return []
+        # exec by the path PATH resolves to, as srun itself would: the benchmark's
+        # own "Command line" then names the binary that ran (provenance).
         return ["bash", "-c", shlex.quote(f'echo {RANK_MARKER} $SLURM_PROCID $SLURMD_NODENAME; '
-                                          'exec "$@"'), RANK_MARKER]
+                                          'b=$(command -v "$1") || b=$1; shift; '
+                                          'exec "$b" "$@"'), RANK_MARKER]
 
     def deadlines_s(self) -> int:
         """Seconds of deadlines the job runs through (for its time limit)."""
