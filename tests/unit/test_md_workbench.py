@@ -120,10 +120,25 @@ def test_fsaccept_parse_md_workbench(capsys):
     assert json.loads(capsys.readouterr().out)["verdict"] == "INVALID"
 
 
-@pytest.mark.parametrize("text", ["", "hello\n", "\x00\x01\x02" * 1000])
-def test_text_that_is_not_md_workbench_output_is_refused(text):
-    with pytest.raises(ValueError, match="not md-workbench output"):
-        parse_md_workbench(text)
+@pytest.mark.parametrize("text, reason", [
+    ("", "md-workbench output is empty"),
+    (" \n", "md-workbench output is empty"),
+    ("hello\n", "not md-workbench output"),
+    ("\x00\x01\x02" * 1000, "not md-workbench output"),
+])
+def test_empty_or_foreign_output_is_invalid_not_an_exception(text, reason):
+    # A run killed before it printed must be INVALID in the live check, as for IOR and
+    # mdtest, never an exception in sanity (which would not read as INVALID).
+    run = parse_md_workbench(text)
+    assert not run.valid and any(reason in r for r in run.reasons)
+
+
+def test_fsaccept_parse_md_workbench_empty_file_is_invalid(tmp_path, capsys):
+    empty = tmp_path / "empty log.txt"
+    empty.write_text("")
+    assert main(["parse", "md-workbench", str(empty)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "INVALID" and out["reasons"] == ["md-workbench output is empty"]
 
 
 @pytest.mark.parametrize("cut", [100, 400, 900, 1500])

@@ -37,9 +37,11 @@ Entry point: :func:`parse_fio` → :class:`FioRun` (``to_dict()`` for JSON).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shlex
+from collections.abc import Iterable
 from typing import Any
 
 from fsaccept.benchmarks.fio.run import (BARE_FLAGS, MAX_MESSAGES, MEANINGFUL_SETTINGS,
@@ -176,15 +178,13 @@ _BAD_MESSAGE = re.compile(
     re.I)
 
 
-def _message_findings(lines: list[tuple[int | None, str]]) -> list[Finding]:
-    findings = []
-    for lineno, line in lines:
-        where = f"line {lineno}: " if lineno else ""
-        if _BAD_MESSAGE.search(line):
-            findings.append(Finding(INVALID, "message", lineno, f"{where}fio said: {line}"))
-        elif line.startswith("fio:") or line.lower().startswith(("warning", "note:")):
-            findings.append(Finding(WARNING, "message", lineno, f"{where}fio said: {line}"))
-    return findings
+def _message_finding(lineno: int | None, line: str) -> Finding | None:
+    where = f"line {lineno}: " if lineno else ""
+    if _BAD_MESSAGE.search(line):
+        return Finding(INVALID, "message", lineno, clip(f"{where}fio said: {line}"))
+    if line.startswith("fio:") or line.lower().startswith(("warning", "note:")):
+        return Finding(WARNING, "message", lineno, clip(f"{where}fio said: {line}"))
+    return None
 
 
 def _locate_json(text: str) -> int | None:
@@ -209,13 +209,11 @@ def parse_fio(text: str, messages: str = "", node_memory_bytes: int | None = Non
     (options given as bare flags, see :data:`BARE_FLAGS`).
     """
     run = FioRun()
-    outside: list[tuple[int | None, str]] = []
+    # Lines outside the report, (line number, line), read lazily: a huge log of
+    # messages costs one pass, and only the first MAX_MESSAGES are kept.
+    outside: list[Iterable[tuple[int | None, str]]] = []
     start = _locate_json(text)
-    if start is None:
-        outside += [(n, line) for n, line in enumerate(text.splitlines(), 1)]
-    else:
-        outside += [(n, line) for n, line in enumerate(text[:start].splitlines(), 1)]
-    extra = [(None, line) for line in messages.splitlines()]
+    outside.append(enumerate((text if start is None else text[:start]).splitlines(), 1))
 
     report: Any = None
     if not text.strip():
@@ -248,13 +246,21 @@ def parse_fio(text: str, messages: str = "", node_memory_bytes: int | None = Non
                     f"line {line}: a second fio report starts here: the output holds more "
                     "than one run (parse each apart)"))
                 after = after[:second]
-            outside += [(first + n, line)
-                        for n, line in enumerate(after.splitlines()) if n or line.strip()]
-    said = [(n, line.strip()) for n, line in outside + extra if line.strip()]
-    run.messages = [clip(line) for _, line in said[:MAX_MESSAGES]]
-    if len(said) > MAX_MESSAGES:
-        run.messages.append(f"(and {len(said) - MAX_MESSAGES:,} more lines, not listed)")
-    run.findings += _message_findings(said)
+            outside.append((first + n, line) for n, line in enumerate(after.splitlines()))
+    outside.append((None, line) for line in messages.splitlines())
+    said = 0
+    for lineno, line in itertools.chain.from_iterable(outside):
+        line = line.strip()
+        if not line:
+            continue
+        said += 1
+        if said <= MAX_MESSAGES:
+            run.messages.append(clip(line))
+        finding = _message_finding(lineno, line)
+        if finding:
+            run.findings.append(finding)
+    if said > MAX_MESSAGES:
+        run.messages.append(f"(and {said - MAX_MESSAGES:,} more lines, not listed)")
     if report is None:
         return run
 
@@ -263,7 +269,6 @@ def parse_fio(text: str, messages: str = "", node_memory_bytes: int | None = Non
     run.version = report.get("fio version")
     run.timestamp = report.get("timestamp")
     run.time = report.get("time")
-    run.global_options = {str(k): str(v) for k, v in report.get("global options", {}).items()}
     if not isinstance(report.get("global options", {}), dict):
         raise ValueError("global options: not an object")
     run.global_options = {str(k): str(v) for k, v in report.get("global options", {}).items()}

@@ -170,13 +170,17 @@ def _phase(match: re.Match[str], line: str, lineno: int) -> PhaseResult:
 def parse_md_workbench(text: str) -> MdWorkbenchRun:
     """Parse md-workbench's output (stdout and stderr of one run).
 
-    Raises ``ValueError`` when the text is not md-workbench output at all (neither its
-    ``Args:`` line nor its header); anything else odd becomes a finding."""
-    if _ARGS not in text and "MD-Workbench total objects" not in text:
-        raise ValueError("not md-workbench output (no 'Args:' line and no "
-                         "'MD-Workbench total objects' header)")
+    Never raises on its input: empty output (a run killed before it printed), or text
+    that is not md-workbench's, is a run with INVALID findings, as for IOR and mdtest."""
     run = MdWorkbenchRun()
     findings = run.findings
+    if not text.strip():
+        findings.append(Finding(INVALID, "empty", None, "md-workbench output is empty"))
+        return run
+    if _ARGS not in text and "MD-Workbench total objects" not in text:
+        findings.append(Finding(INVALID, "not-md-workbench", None,
+                                "not md-workbench output (no 'Args:' line and no "
+                                "'MD-Workbench total objects' header)"))
     for lineno, line in enumerate(text.splitlines(), start=1):
         if line.startswith(_ARGS) and run.command_line is None:
             try:
