@@ -135,11 +135,10 @@ def wrapper_script(spack_root: Path, env: dict[str, str]) -> str:
 
 
 def is_progress(line: str) -> bool:
-    """Spack output lines worth showing while it builds (the rest goes to the log)."""
+    """Spack output lines worth showing while it builds: one line per package it builds
+    and its errors (externals, fetches and install prefixes go to the log only)."""
     line = line.strip()
-    return (line.startswith("[+]") or line.startswith("==> Installing")
-            or line.startswith("==> Error") or "Successfully installed" in line
-            or line.startswith("==> Fetching") or line.startswith("==> Concretized"))
+    return line.startswith("==> Installing") or line.startswith("==> Error")
 
 
 # -- what runs Spack ----------------------------------------------------------
@@ -306,7 +305,7 @@ def _install(root: Path, mirror_path: Path | None, system: str, state: Path, pyt
     stamp_file.unlink(missing_ok=True)
     _say(f"concretizing {env_dir} (about a minute the first time)")
     run("-e", str(env_dir), "concretize", what="concretized")
-    _say("installing (a few minutes the first time; each package below as it is done)")
+    _say("installing (a few minutes the first time; one line per package it builds)")
     run("-e", str(env_dir), "install", "--fail-fast", show_progress=True, what="installed")
     found = run("-e", str(env_dir), "find", "--format", "{name}@{version}/{hash:7}",
                 *benchmarks.pinned_versions(SPEC_DIR))

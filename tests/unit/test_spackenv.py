@@ -65,10 +65,13 @@ def test_the_wrapper_quotes_paths_with_spaces_and_quotes():
     assert text.rstrip().endswith("""exec '/it'"'"'s here/spack/bin/spack' "$@\"""")
 
 
-def test_progress_lines_are_spacks_package_lines():
-    assert spackenv.is_progress("[+] /usr (external m4-1.4.19-abc)")
+def test_progress_is_one_line_per_package_built_and_errors():
     assert spackenv.is_progress("==> Installing ior-4.0.0-abc [10/11]")
-    assert not spackenv.is_progress("checking for gcc... gcc")
+    assert spackenv.is_progress("==> Error: FetchError: All fetchers failed")
+    for noise in ("[+] /usr (external m4-1.4.19-abc)", "checking for gcc... gcc",
+                  "==> Fetching file:///mirror/ior/ior-4.0.0.tar.gz",
+                  "==> ior: Successfully installed ior-4.0.0-abc"):
+        assert not spackenv.is_progress(noise)
 
 
 @pytest.mark.parametrize("given, message", [
