@@ -71,7 +71,9 @@ site_configuration = {
                     'environs': ['spack'],
                     # Benchmark jobs must never overlap: they would share the file system.
                     'max_jobs': 1,
-                    'features': ['mpi', 'spack'],
+                    # What runs here: `mpi` the IOR, mdtest and md-workbench checks,
+                    # `fio` the fio client checks (one fio per node).
+                    'features': ['mpi', 'fio', 'spack'],
                     # Benchmarks: build spack-env/ (with spack-env/systems/
                     # example-lustre.yaml) before the first benchmark job.  For a
                     # Spack environment the admins installed, use

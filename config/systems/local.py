@@ -60,7 +60,7 @@ site_configuration = {
             'env_vars': [['SLURM_CONF', str(slurm_conf_path())], _SEE_ENDED_JOBS,
                          ['FSACCEPT_REFERENCE', str(REFERENCE_DIR / 'local.yaml')],
                          ['PATH', f'{SPACK_STATE / "bin"}:$PATH']],
-            'partitions': [_partition(['mpi', 'emulated', 'spack'], 'spack-build')],
+            'partitions': [_partition(['mpi', 'emulated', 'fio', 'spack'], 'spack-build')],
         },
     ],
 }

@@ -48,6 +48,10 @@ RANK_MARKER = "fsaccept-rank"
 INFO_MARKER = "fsaccept-info"
 #: Starts the line a job prints when it refuses to run its benchmark.
 ABORT_MARKER = "fsaccept-abort"
+#: Starts the line (on stdout and stderr) a job prints before it launches its benchmark
+#: step once more (see ``BenchmarkTest.retry_crashed_launch``): what came before it on
+#: stderr, and the rank lines before it on stdout, belong to the attempt that crashed.
+RETRY_MARKER = "fsaccept-retry"
 #: Datasets this ReFrame session has written (or will write) for a later read and
 #: not yet read: the capacity guard counts them with every test's own data.
 KEPT_DATASETS = guards.KeptData()
@@ -258,7 +262,9 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
         # node 0's rank count, so only with blocks does each reader move to another node.
         if self.current_partition.launcher_type.registered_name != "srun":
             return
-        self.job.launcher.options = ["--distribution=block"]
+        # A task that dies (a rank crashing in MPI_Init) ends the whole step at once:
+        # its MPI peers would otherwise wait for it until the job's time limit.
+        self.job.launcher.options = ["--distribution=block", "--kill-on-bad-exit=1"]
 
     def rank_map_wrapper(self) -> list[str]:
         """Where every rank really ran, from Slurm itself (not from the benchmark): each
@@ -286,10 +292,25 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
         return ranks
 
     def _stdout_text(self) -> str:
-        return self._read_stage_file(self.stdout.evaluate())
+        """The job's stdout, without the rank lines of a launch that crashed (the one
+        that counts is the last: the benchmark printed nothing in the crashed one)."""
+        text = self._read_stage_file(self.stdout.evaluate())
+        before, marker, after = text.rpartition(RETRY_MARKER + " ")
+        if not marker:
+            return text
+        kept = [line for line in before.splitlines(keepends=True)
+                if not line.startswith(RANK_MARKER + " ")]
+        return "".join(kept) + marker + after
 
     def _stderr_text(self) -> str:
-        return self._read_stage_file(self.stderr.evaluate())
+        """The job's stderr from the launch that counts (the last one) on."""
+        text = self._read_stage_file(self.stderr.evaluate())
+        return text[text.rfind(RETRY_MARKER + " "):] if RETRY_MARKER + " " in text else text
+
+    def _crashed_launch_stderr(self) -> str:
+        """What a crashed launch printed on stderr before it was retried ("" if none)."""
+        text = self._read_stage_file(self.stderr.evaluate())
+        return text[:text.rfind(RETRY_MARKER + " ")] if RETRY_MARKER + " " in text else ""
 
     def _read_stage_file(self, name: str) -> str:
         try:
@@ -319,6 +340,11 @@ class BenchmarkTest(AcceptanceTest):
     #: File-system type as the compute node sees the test directory.
     job_fstype = variable(str, value="", loggable=True)
     invalid_reasons = variable(str, value="", loggable=True)
+    #: Launch the benchmark step once more when it failed before the benchmark printed
+    #: or wrote anything (an MPI start-up crash; see ``retry_a_launch_that_crashed``).
+    retry_crashed_launch = variable(bool, value=True)
+    #: Why the benchmark step was launched a second time ("" when it was not).
+    launch_retry = variable(str, value="", loggable=True)
 
     @run_after("setup")
     def set_data_directory(self):
@@ -447,6 +473,44 @@ class BenchmarkTest(AcceptanceTest):
             "mpichversion 2>/dev/null || echo unknown) | head -n 1)",
         ] + self.prepare_data_cmds() + self.extra_info_cmds() + self.drop_caches_cmds()
 
+    @run_before("run")
+    def retry_a_launch_that_crashed(self):
+        """Launch the benchmark step once more when it failed before the benchmark did
+        anything: a non-zero exit, no line on stdout but the ranks' own markers, and the
+        data directory's entries unchanged (nothing written, nothing read into a
+        cache).  Open MPI 4.1.4's TCP BTL segfaults in ``MPI_Init`` now and then (both
+        ranks of one node, a null function pointer in its event loop: 1 of 80 8-rank
+        launches on the loaded emulated cluster).  One retry, printed in the job's output
+        and recorded in ``launch_retry``; a second crash is judged like any failure."""
+        if (not self.retry_crashed_launch
+                or self.current_partition.launcher_type.registered_name != "srun"):
+            return
+        out = shlex.quote(self.stdout.evaluate())
+        count = 'find "$fsaccept_data" 2>/dev/null | wc -l'
+        self.prerun_cmds += [f"fsaccept_out_bytes=$(stat -c %s -- {out} 2>/dev/null || echo 0); "
+                             f"fsaccept_entries=$({count})"]
+        launch = " ".join([self.job.launcher.run_command(self.job), self.executable,
+                           *self.executable_opts])
+        said = (f"{RETRY_MARKER} the benchmark step ended with exit $fsaccept_rc before the "
+                "benchmark printed or wrote anything: launching it once more")
+        self.postrun_cmds = [
+            "fsaccept_rc=$?",
+            f'if [ "$fsaccept_rc" -ne 0 ] && [ "$({count})" = "$fsaccept_entries" ] && '
+            f'! tail -c +$((fsaccept_out_bytes + 1)) -- {out} | grep -qv "^{RANK_MARKER} "; '
+            f'then echo "{said}"; echo "{said}" >&2; {launch}; fsaccept_rc=$?; fi',
+            '(exit "$fsaccept_rc")',  # the job ends with the benchmark step's status
+        ] + self.postrun_cmds
+
+    def launch_retry_note(self) -> str:
+        """What the retried launch's first attempt ended with ("" when there was none)."""
+        crashed = self._crashed_launch_stderr()
+        if not crashed:
+            return ""
+        why = self.task_failure_reasons(crashed) or [
+            line.strip() for line in crashed.splitlines() if line.strip()][-1:]
+        return ("the benchmark step was launched twice: the first attempt failed before the "
+                "benchmark printed or wrote anything (" + "; ".join(why)[:500] + ")")
+
     def name_failed_nodes(self, reason: str) -> str:
         """A node failure that the job's output does not name (it came before any
         step printed it): ask Slurm which of the job's nodes are down now."""
@@ -547,6 +611,7 @@ class BenchmarkTest(AcceptanceTest):
 
     @sanity_function
     def assert_valid(self):
+        self.launch_retry = self.launch_retry_note()
         reasons = self.invalid_reasons_list()
         if not reasons:
             reasons = self.bogus_figure_reasons()

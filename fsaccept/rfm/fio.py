@@ -97,6 +97,9 @@ class FioTest(BenchmarkTest):
 
     valid_systems = ["+fio"]
     valid_prog_environs = ["*"]
+    # fio is not an MPI program (no start-up crash to retry), and it reports into files,
+    # not stdout: "printed nothing" would not mean "did nothing".
+    retry_crashed_launch = False
 
     # ------------------------------------------------------------------ set-up
 

@@ -72,6 +72,13 @@ def test_the_acceptance_suite_on_local_spack_is_accepted_with_spack_provenance(
         script = (Path(case["outputdir"]) / "rfm_job.sh").read_text()
         assert re.search(r"^\. \S*/spack-activate\.sh$", script, re.M), name
         assert not os.path.exists(case["target_dir"]), f"{name} left {case['target_dir']}"
+    # The fio client checks too, with the fio Spack built (3.37 +libaio), not Debian's.
+    fio_cases = [c for n, c in cases.items() if n.startswith("Fio")]
+    assert len(fio_cases) == 6, sorted(cases)
+    for case in fio_cases:
+        assert case["result"] == "pass", (case["name"], case["fail_reason"])
+        assert f"spack:fio@3.37/{fio}" in case["benchmark_provenance"], case["name"]
+        assert case["binary_path"].startswith(str(spackenv.view_bin(SYSTEM))), case["name"]
 
 
 def test_an_altered_mirror_tarball_stops_with_spacks_checksum_error(spack_root, tmp_path):
