@@ -1,6 +1,6 @@
 """Nightly regression: every figure against the median of the last N sessions.
 
-(Slightly over 400 lines: settings, comparison, summary and the ``fsaccept nightly``
+(About 470 lines: settings, comparison, summary and the ``fsaccept nightly``
 command line; storage is :mod:`.results_db`, plots :mod:`.plots`.)
 
 Storage is ReFrame's own results database (``RFM_ENABLE_RESULTS_STORAGE=1``,
@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import copy
 import math
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -308,6 +309,17 @@ def write_trends(store: Store, out_dir: Path, system: str, session: str,
     upto = [s for s in all_sessions if s[1] <= started]
     window = upto[-settings.trend_sessions:]
     series = trend_series(store.testcases(window))
+    # A stored figure that is not a number was never measured (a live run makes such a
+    # figure INVALID): the history is damaged, and no comparison with it is a verdict.
+    damaged = [f"{c.test} {c.figure}: median {c.median!r} of the last {c.sessions} sessions"
+               for c in comps if c.median is not None and not math.isfinite(c.median)]
+    damaged += [f"{test} {figure}: {p.value!r} stored by session {p.session}"
+                for (test, figure, _), pts in series.items() for p in pts
+                if not math.isfinite(p.value)]
+    if damaged:
+        raise NightlyError(f"{store.db_file}: stored figures that are not numbers (a damaged "
+                           "results database?): " + "; ".join(damaged[:5])
+                           + (f" (+{len(damaged) - 5} more)" if len(damaged) > 5 else ""))
     medians = {(c.test, c.figure): c.median for c in comps}
     (out_dir / "trends").mkdir(parents=True, exist_ok=True)
     plots = []
@@ -328,8 +340,11 @@ def write_trends(store: Store, out_dir: Path, system: str, session: str,
 
 
 def _load_yaml(path: Path) -> dict[str, Any]:
-    from fsaccept.core.reference import ReferenceError, read_yaml
+    """A reference file, validated against its schema first (errors name the file and
+    key), as the plain data the nightly settings are read from."""
+    from fsaccept.core.reference import ReferenceError, load_reference, read_yaml
     try:
+        load_reference(path)
         data = read_yaml(path)
     except ReferenceError as err:
         raise NightlyError(str(err)) from None
@@ -340,20 +355,43 @@ def _load_yaml(path: Path) -> dict[str, Any]:
 
 def _cmd_reference(args: argparse.Namespace) -> int:
     from fsaccept.core.reference import ReferenceError, load_reference
-    src = Path(args.reference)
-    load_reference(src)  # validates the source first: errors name the user's file
+    src, out = Path(args.reference), Path(args.output)
+    if out.exists() and out.resolve() == src.resolve():
+        raise NightlyError(f"-o {out}: that is the reference file itself: write the nightly "
+                           "reference to another file")
     merged = nightly_reference(_load_yaml(src), str(src))
-    out = Path(args.output)
-    out.write_text(f"# Nightly reference derived from {src.resolve()} "
-                   "(tests.<name> updated with nightly.tests.<name>)\n"
-                   + yaml.safe_dump(merged, sort_keys=False))
+    text = (f"# Nightly reference derived from {src.resolve()} "
+            "(tests.<name> updated with nightly.tests.<name>)\n"
+            + yaml.safe_dump(merged, sort_keys=False))
+    # Validated before it replaces anything: an invalid merge leaves no file behind.
     try:
-        load_reference(out)
+        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        tmp.write_text(text)
+    except OSError as err:
+        raise NightlyError(f"-o {out}: cannot write there ({err.strerror or err})") from None
+    try:
+        load_reference(tmp)
     except ReferenceError as err:
+        tmp.unlink()
         raise NightlyError(f"{src}: nightly.tests: the test entries with the nightly values "
-                           f"are not valid: {err}") from None
+                           f"are not valid: {str(err).replace(str(tmp), str(out))}") from None
+    os.replace(tmp, out)
     print(out)
     return 0
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1:  # also NaN
+        raise argparse.ArgumentTypeError(f"{text}: a fraction between 0 and 1 (0.1 = 10 %)")
+    return value
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: at least 1")
+    return value
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -404,8 +442,9 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--system", required=True)
     c.add_argument("--reference", required=True, help="reference file with the nightly: section")
     c.add_argument("--out", required=True, help="directory for summary.md and trends/")
-    c.add_argument("--sessions", type=int, help="override nightly.sessions")
-    c.add_argument("--tolerance", type=float, help="override nightly.tolerance")
+    c.add_argument("--sessions", type=_count, help="override nightly.sessions")
+    c.add_argument("--tolerance", type=_fraction,
+                   help="override nightly.tolerance (a fraction: 0.1 = 10 %%)")
     d = sub.add_parser("check-db", help="exit 2 unless FILE is ReFrame's results database "
                        "(or does not exist yet)")
     d.add_argument("db")
@@ -418,12 +457,16 @@ def main(argv: list[str] | None = None) -> int:
             check_results_db(args.db)
             return 0
         if args.command == "keys":
-            tests = (_load_yaml(Path(args.reference)).get("nightly") or {}).get("tests") or {}
+            tests = nightly_settings(_load_yaml(Path(args.reference))).tests
             print(",".join(repr(k) for k in tests))
             return 0
         return _cmd_reference(args) if args.command == "reference" else _cmd_compare(args)
     except (NightlyError, ValueError) as err:
         print(f"fsaccept.reporting.trends: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:  # e.g. --out is a file, or a directory that cannot be made
+        print(f"fsaccept.reporting.trends: {err.filename or ''}: {err.strerror or err}",
+              file=sys.stderr)
         return 2
 
 

@@ -7,13 +7,15 @@ test case (:func:`verdict_of`):
 - PASS: ReFrame's ``pass``;
 - FAIL: failed in the ``performance`` phase (a figure below its threshold);
 - INVALID: failed in ``sanity`` with ``INVALID:`` in the reason (the text
-  after it is the reason shown), or a figure no file system can have;
+  after it is the reason shown), a figure no file system can have, or figures
+  that contradict the verdict recorded with them (:func:`unjudgeable_figures`);
 - anything else is shown as what it is (ERROR in a phase, SKIPPED, NOT RUN
   because a dependency failed, ABORTED) and is never PASS.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
@@ -174,6 +176,38 @@ def bogus_figures(figures: list[Figure]) -> list[str]:
     return out
 
 
+def unjudgeable_figures(testcase: dict[str, Any], figures: list[Figure]) -> list[str]:
+    """What in a run report's figures contradicts its own verdict, or cannot have been
+    judged: a threshold that is not a number, a judged figure without a value, a value
+    outside the limits it passed, a figure failed inside a test passed, an acceptance
+    test without any figure.  A live run never writes these; an edited or damaged run
+    report can, and its test is then INVALID, never PASS or ACCEPTED."""
+    out = []
+    if not figures and ACCEPTANCE_TAG in (testcase.get("tags") or []):
+        out.append("no figure recorded for an acceptance test")
+    for f in figures:
+        # Tolerances (lower, upper) are signed fractions; the reference is a figure.
+        tolerances = [x for x in (f.lower, f.upper) if x is not None]
+        if ((f.reference is not None and figure_problem(f.reference, io_done=False))
+                or any(not math.isfinite(x) for x in tolerances)):
+            out.append(f"{f.name}: threshold {f.reference!r} ({f.lower!r}, {f.upper!r}) is "
+                       "not a usable threshold")
+            continue
+        if f.judged and f.value is None:
+            out.append(f"{f.name}: judged against a threshold but no value recorded")
+            continue
+        if f.value is None or figure_problem(f.value, io_done=False):
+            continue  # bogus_figures says why
+        outside = ((f.lower_limit is not None and f.value < f.lower_limit)
+                   or (f.upper_limit is not None and f.value > f.upper_limit))
+        if outside and f.result != "fail":
+            out.append(f"{f.name} {format_number(f.value)} {f.unit} is outside its threshold "
+                       f"but recorded as {f.result or 'not judged'}")
+        if f.result == "fail" and testcase.get("result") == "pass":
+            out.append(f"{f.name} failed its reference in a test recorded as passed")
+    return out
+
+
 def verdict_of(testcase: dict[str, Any]) -> Verdict:
     """PASS, FAIL, INVALID, or what else happened, with the reason (one line
     unless it is an INVALID reason, which is kept whole). A run report that carries a
@@ -182,7 +216,8 @@ def verdict_of(testcase: dict[str, Any]) -> Verdict:
     phase = testcase.get("fail_phase")
     reason = testcase.get("fail_reason")
     if result == "pass" or (result == "fail" and phase == "performance"):
-        bogus = bogus_figures(figures_of(testcase))
+        figures = figures_of(testcase)
+        bogus = bogus_figures(figures) + unjudgeable_figures(testcase, figures)
         if bogus:
             return Verdict(INVALID, "; ".join(bogus))
     if result == "pass":

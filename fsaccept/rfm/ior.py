@@ -7,6 +7,7 @@ import dataclasses
 import hashlib
 import os
 import re
+import shlex
 
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, variable
@@ -89,7 +90,10 @@ class IORTest(BenchmarkTest):
         self.direct_io = self.params.direct_io
         self.outlier_fraction = self.params.outlier_fraction
         self.ior_api, self.collective_io = self.params.api, self.params.collective
-        self.env_vars.update(iorcmd.hint_variables(self.params))
+        # Exported by the job script itself, each value quoted once: not through ReFrame's
+        # env_vars, whose values ReFrame runs $(...) and `...` in, on the login node.
+        self.prerun_cmds += [f"export {k}={shlex.quote(v)}"
+                             for k, v in iorcmd.hint_variables(self.params).items()]
         self.mpiio_hints = ",".join(f"{k}={v}" for k, v in (self.params.hints or {}).items())
         fstype = self.target_fstype_expected or self.refdata.target_fstype
         if self.params.stripe and fstype != "lustre":

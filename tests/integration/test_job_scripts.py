@@ -154,3 +154,29 @@ def test_a_target_the_benchmark_would_split_is_refused_before_any_job(
     assert proc.returncode != 0
     assert f"holds {char!r}" in proc.stdout and str(target) in proc.stdout, proc.stdout[-3000:]
     assert not list(prefix.rglob("rfm_job.sh"))
+
+
+def test_mpiio_hint_values_reach_ior_whole_and_run_nothing(cluster_env, tmp_path, recorders):
+    # A hint value becomes `export IOR_HINT__MPI__<key>=<value>` in the job script: quoted
+    # once, it is one value, never a command, neither in the job nor in ReFrame (which runs
+    # $(...) in the values of a test's env_vars, where hints are therefore not given).
+    from tests.conftest import reference_copy
+    value = "disable; touch PWNED3 $(touch PWNED4) `touch PWNED5` 'q\" x"
+
+    def edit(data):
+        data["tests"]["ior_shared_write"].update(api="MPIIO", hints={"romio_cb_write": value})
+
+    env = dict(cluster_env, FSACCEPT_REFERENCE=reference_copy(tmp_path, edit)[
+        "FSACCEPT_REFERENCE"])
+    target = tmp_path / "t"
+    target.mkdir()
+    script = job_scripts(tmp_path, env, target, "ior_acceptance.py",
+                         ["IORSharedFileWrite"])["IORSharedFileWrite"]
+    [export] = [l for l in script.read_text().splitlines()
+                if l.startswith("export IOR_HINT__MPI__romio_cb_write=")]
+    seen = subprocess.run(["bash", "-c", f'{export}; printf %s "$IOR_HINT__MPI__romio_cb_write"'],
+                          cwd=tmp_path, capture_output=True, text=True).stdout
+    assert seen == value
+    proc, calls = run_script(script, recorders, tmp_path / "calls.jsonl")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert no_injection(tmp_path) == [] and any(c[0] == "ior" for c in calls)

@@ -122,3 +122,14 @@ def test_down_nodes_are_read_from_sinfo():
     from fsaccept.core.slurm import down_nodes
     assert down_nodes("n1 alloc\nn2 down*\nn3 idle*\nn4 mix\n") == ["n2", "n3"]
     assert down_nodes("n1 idle\n") == []
+
+
+def test_a_failed_system_call_leads_the_reasons_before_its_symptoms():
+    # Ranks print in any order: the few lines a verdict shows must name the cause.
+    from fsaccept.benchmarks.ior.validity import root_causes_first
+    reasons = ["line 41: WARNING: task 3, partial write(), 856064 of 1048576 bytes at offset 0",
+               "line 43: WARNING: task 1, partial write(), 475136 of 1048576 bytes at offset 0",
+               "line 44: other",
+               "line 45: WARNING: write(20, 0x7ff04a173000, 573440) failed No space left on "
+               "device"]
+    assert root_causes_first(reasons) == [reasons[3], *reasons[:3]]

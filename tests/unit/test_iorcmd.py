@@ -124,6 +124,10 @@ def test_hints_become_ior_hint_variables_and_striping_lfs_setstripe():
     ({"api": "MPIIO", "direct_io": True}, "direct_io: O_DIRECT is IOR's POSIX option"),
     ({"collective": True}, "collective: collective I/O needs api: MPIIO"),
     ({"hints": {"romio_cb_write": "disable"}}, "hints: MPI-IO hints need api: MPIIO"),
+    ({"api": "MPIIO", "hints": {"romio_cb_write\n": "disable"}},
+     "hints: 'romio_cb_write\\n' is not a hint name"),
+    ({"api": "MPIIO", "hints": {"romio_cb_write": "disable\ntouch x"}},
+     "hints.romio_cb_write: control characters"),
 ])
 def test_shared_settings_that_cannot_work_are_refused(entry, message):
     from fsaccept.benchmarks.ior.command import entry_errors

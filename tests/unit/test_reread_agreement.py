@@ -109,3 +109,24 @@ def test_reference_without_a_test_key_or_of_another_benchmark_exits_2(capsys):
     assert "tests.fio_seq_write is not a ior test" in capsys.readouterr().err
     assert main(["parse", "ior", capture, "--reference", ref, "--test", "nope"]) == 2
     assert "tests.nope: missing" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cut, reason", [
+    (" --posix.odirect", "the command lacks --posix.odirect (direct I/O)"),
+    (" -F", "the command lacks -F (a file per process)"),
+    (" -O stoneWallingStatusFile=/var/tmp/iorcap/sw.status",
+     "the command lacks -O stoneWallingStatusFile (the dataset's status file)"),
+])
+def test_a_log_of_another_command_than_the_entry_prescribes_is_invalid(capsys, tmp_path, cut,
+                                                                      reason):
+    text = (DATA / "read-stonewalled.txt").read_text()
+    assert cut in text
+    capture = tmp_path / "other command.txt"
+    capture.write_text(text.replace(cut, ""))
+    run = parse_ior(text)
+    ok = reference_with(tmp_path, ranks_per_node=run.params.tasks // run.params.nodes,
+                        deadline_s=3, transfer_size="1MiB", block_size="1MiB",
+                        threshold={"value": 1, "unit": "MiB/s"})
+    out = reread(capsys, capture, "--reference", str(ok), "--test", "ior_read_bandwidth")
+    assert out["verdict"] == "INVALID" and any(r.startswith(reason) for r in out["reasons"]), \
+        out["reasons"]

@@ -164,3 +164,50 @@ def test_cli_reference_writes_a_valid_file_and_names_bad_input(tmp_path, capsys)
     err = capsys.readouterr().err
     assert f"{src}: nightly.tests: the test entries with the nightly values are not valid" in err
     assert "tests.ior_write_bandwidth.segments" in err
+
+
+def test_cli_reference_never_overwrites_its_source_nor_leaves_an_invalid_file(tmp_path, capsys):
+    raw = yaml.safe_load((DATA / "ior-fail.reference.yaml").read_text())
+    raw["nightly"] = {"tests": {"ior_write_bandwidth": {"segments": 8}}}
+    src = tmp_path / "r.yaml"
+    src.write_text("# the site's own comments\n" + yaml.safe_dump(raw))
+    before = src.read_text()
+    assert trends.main(["reference", str(src), "-o", str(src)]) == 2
+    assert "that is the reference file itself" in capsys.readouterr().err
+    assert src.read_text() == before
+    raw["nightly"]["tests"]["ior_write_bandwidth"]["segments"] = 0
+    src.write_text(yaml.safe_dump(raw))
+    assert trends.main(["reference", str(src), "-o", str(tmp_path / "m.yaml")]) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.yaml"]
+
+
+@pytest.mark.parametrize("option", [["--tolerance", "10"], ["--tolerance", "nan"],
+                                    ["--tolerance", "0"], ["--sessions", "0"]])
+def test_compare_options_out_of_range_exit_2(option, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        trends.main(["compare", "r.json", "--db", "d.db", "--system", "local", "--reference",
+                     "r.yaml", "--out", "o", *option])
+    assert exit_.value.code == 2 and option[0] in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("nightly", [5, [1], {"tolerance": "abc"}, {"tests": 3}])
+def test_a_bad_nightly_section_exits_2_naming_the_file(tmp_path, capsys, nightly):
+    raw = yaml.safe_load((DATA / "ior-fail.reference.yaml").read_text())
+    raw["nightly"] = nightly
+    src = tmp_path / "r.yaml"
+    src.write_text(yaml.safe_dump(raw))
+    assert trends.main(["keys", str(src)]) == 2
+    assert str(src) in capsys.readouterr().err
+
+
+def test_a_stored_figure_that_is_not_a_number_is_a_damaged_history_not_ok(store, base, tmp_path):
+    runs = [nightly_session(base, d) for d in range(4)]
+    for vals in runs[1]["runs"][-1]["testcases"][0]["perfvalues"].values():
+        vals[0] = float("nan")
+    for r in runs:
+        store.store(r)
+    settings = trends.NightlySettings(sessions=3, tolerance=0.1, trend_sessions=3)
+    with pytest.raises(trends.NightlyError, match=r"results.db: stored figures that are not "
+                                                  r"numbers .*nan"):
+        trends.write_trends(store, tmp_path / "out", "local", runs[-1]["session_info"]["uuid"],
+                            runs[-1], settings)

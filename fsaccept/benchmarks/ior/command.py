@@ -6,6 +6,8 @@ options themselves and a reviewer can read every phase's flags in one place.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +83,13 @@ def entry_errors(where: str, entry: dict[str, Any]) -> list[str]:
         return [f"{where}.collective: collective I/O needs api: MPIIO"]
     if entry.get("hints") and entry.get("api", "POSIX") != "MPIIO":
         return [f"{where}.hints: MPI-IO hints need api: MPIIO"]
+    for key, value in (entry.get("hints") or {}).items():
+        # The schema's pattern lets a trailing newline through ($ matches before it);
+        # a hint is one environment variable name and one line of value.
+        if not re.fullmatch(r"[A-Za-z0-9_]+", key):
+            return [f"{where}.hints: {key!r} is not a hint name (letters, digits, _)"]
+        if any(ord(c) < 32 or ord(c) == 127 for c in str(value)):
+            return [f"{where}.hints.{key}: control characters in {value!r}"]
     if entry.get("outlier_fraction") and where not in ("tests.ior_write_bandwidth",
                                                        "tests.ior_shared_write"):
         return [f"{where}.outlier_fraction: IOR prints per-rank counts only in wear-out "

@@ -11,6 +11,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from fsaccept.benchmarks.ior.command import PHASES
 from fsaccept.benchmarks.ior.parse import IorRun
 from fsaccept.core.slurm import first_lines
 from fsaccept.core.units import GIB, MIB, parse_size
@@ -58,7 +59,7 @@ NOT_FROM_OUTPUT = ("cache-suspect reads: needs the nodes' memory (Slurm)",
 def reread_reasons(run: IorRun) -> tuple[list[str], list[str]]:
     """INVALID reasons for every phase a re-read IOR log reports, by the same rules as
     the live check (:func:`output_expectation`), and the rules it could not apply."""
-    findings = set(first_lines(run.reasons))  # the parser's own, reported already
+    findings = set(first_lines(root_causes_first(run.reasons)))  # the parser's own, reported already
     reasons: list[str] = []
     for op in ("write", "read"):
         if run.summary_for(op) is not None:
@@ -89,13 +90,16 @@ def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any]
                            f"{entry.get('ranks_per_node')}")
     argv = _argv(run.command_line)
     for flag, size_key in (("-t", "transfer_size"), ("-b", "block_size")):
-        given = _flag(argv, flag)
-        if given is not None and size_key in entry and \
-                _ior_bytes(given) != parse_size(entry[size_key]):
+        given = _flag(argv, flag) or IOR_DEFAULT_SIZES[flag]
+        if size_key in entry and _ior_bytes(given) != parse_size(entry[size_key]):
             reasons.append(f"{flag} {given} is not tests.{key}.{size_key} {entry[size_key]}")
     deadline = output_expectation(run, operation).deadline_s
     if deadline and deadline != entry.get("deadline_s"):
         reasons.append(f"-D {deadline} is not tests.{key}.deadline_s {entry.get('deadline_s')}")
+    elif not deadline:
+        reasons.append(f"ran without a deadline (-D): tests.{key}.deadline_s is "
+                       f"{entry.get('deadline_s')}")
+    reasons += _phase_settings_reasons(argv, key, entry)
     row = run.summary_for(operation)
     threshold = entry.get("threshold") or {}
     figure = None
@@ -105,6 +109,47 @@ def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any]
         figure = {"name": f"{operation}_{kind}", "value": value, "unit": threshold["unit"],
                   "threshold": threshold["value"], "lower": lower}
     return reasons, figure, ["node fraction: needs the partition's node count"]
+
+
+#: IOR's line for a failed system call: ``write(20, 0x7ff0..., 573440) failed No space left
+#: on device`` says why; the ``partial write()`` lines around it only what followed.
+_SYSCALL_FAILED = re.compile(r"\) failed [A-Z]")
+
+
+def root_causes_first(reasons: list[str]) -> list[str]:
+    """The reasons with IOR's failed-system-call lines first (else in output order), so
+    that the few a verdict shows name the cause: ranks print their symptoms in any order."""
+    return sorted(reasons, key=lambda r: 0 if _SYSCALL_FAILED.search(r) else 1)
+
+
+#: IOR 4.0.0's sizes when -t / -b are not given.
+IOR_DEFAULT_SIZES = {"-t": "262144", "-b": "1048576"}
+
+
+def _phase_settings_reasons(argv: list[str], key: str, entry: dict[str, Any]) -> list[str]:
+    """How the logged command differs from the phase the entry prescribes, in what changes
+    the measurement: API, file per process, direct I/O, random offsets, wear-out, the
+    dataset status file.  (Verbosity, order and paths may differ; segments only bound a
+    stonewalled phase, whose deadline is checked.)"""
+    phase = PHASES[key.removeprefix("ior_")]
+    api = entry.get("api", "POSIX")
+    reasons = []
+    if (_flag(argv, "-a") or "POSIX") != api:
+        reasons.append(f"-a {_flag(argv, '-a') or 'POSIX'} is not tests.{key}.api {api}")
+    joined = " ".join(argv)
+    for option, meaning, wanted, present in (
+            ("-F", "a file per process", not phase.shared, "-F" in argv),
+            ("-z", "random offsets", phase.random, "-z" in argv),
+            ("--posix.odirect", "direct I/O", bool(entry.get("direct_io")),
+             "--posix.odirect" in argv),
+            ("-O stoneWallingWearOut=1", "wear-out", phase.wearout,
+             "stoneWallingWearOut=1" in joined),
+            ("-O stoneWallingStatusFile", "the dataset's status file", phase.status,
+             "stoneWallingStatusFile=" in joined)):
+        if wanted != present:
+            reasons.append(f"the command {'lacks' if wanted else 'has'} {option} ({meaning}): "
+                           f"tests.{key} runs {'with' if wanted else 'without'} it")
+    return reasons
 
 
 def _flag(argv: list[str], flag: str) -> str | None:
@@ -131,7 +176,7 @@ def _argv(command_line: str | None) -> list[str]:
 
 def ior_invalid_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
     """INVALID reasons for the ``exp.operation`` figure of ``run``."""
-    reasons = first_lines(run.reasons)
+    reasons = first_lines(root_causes_first(run.reasons))
     reasons += version_reasons("ior", version_number(run.version), exp.figure_kind)
     row = run.summary_for(exp.operation)
     if row is None:
