@@ -4,6 +4,7 @@ the IOR, mdtest and fio parsers."""
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -107,6 +108,10 @@ def line_findings(text: str, classify: Callable[[str], tuple[str, str] | None]) 
     return findings
 
 
+#: The largest float: an int beyond it has no float value (``float()`` overflows).
+_FLOAT_MAX = int(sys.float_info.max)
+
+
 def figure_problem(value: Any, io_done: bool = True) -> str | None:
     """Why ``value`` cannot be a figure, or None: it is not a number, not finite,
     negative, or zero although I/O was done (``io_done``). Such a figure is
@@ -114,6 +119,12 @@ def figure_problem(value: Any, io_done: bool = True) -> str | None:
     ReFrame makes, an infinity passes a lower bound)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"{value!r} is not a number"
+    if isinstance(value, int) and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
+        # A JSON integer beyond a float's range (1e400 written out): no figure, and
+        # math.isfinite would raise OverflowError (repr can raise past 4,300 digits).
+        digits = math.floor(math.log10(abs(value))) + 1
+        return (f"an integer of {digits:,} digits (beyond a float's range) is not a finite "
+                "number")
     if not math.isfinite(value):
         return f"{value!r} is not a finite number"
     if value < 0:

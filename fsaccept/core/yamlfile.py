@@ -7,6 +7,10 @@
 - more aliases than :data:`MAX_ALIASES`, or more than :data:`MAX_EXPANDED_NODES`
   values once they are expanded ("billion laughs": a few hundred bytes that expand
   to gigabytes downstream), refused before anything is built;
+- an alias inside the value it names (``&t {self: *t}``: a value that contains
+  itself, which no check can walk);
+- YAML merge keys (``<<: *base``) are read as YAML defines them: the keys given
+  beside ``<<`` override the merged ones;
 - ``.nan`` and ``.inf`` anywhere (no JSON Schema bound ever fails on NaN);
 - a file that is not UTF-8 text, holds NUL bytes, or is larger than :data:`MAX_BYTES`.
 """
@@ -60,6 +64,9 @@ class _StrictLoader(yaml.SafeLoader):
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         path = getattr(node, "fsaccept_path", "")
+        # Merge keys (<<) first, as SafeConstructor does: the merged keys are checked
+        # too, and << itself is not a key (it has no constructor of its own).
+        self.flatten_mapping(node)
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
             if not isinstance(key, str):
@@ -70,10 +77,13 @@ class _StrictLoader(yaml.SafeLoader):
 
 def _check_nodes(node: yaml.Node, path: str, sizes: dict[int, int]) -> int:
     """Values under ``node`` with aliases expanded (memoised: linear in the document);
-    refuses a duplicate key (naming its key path) or too many values."""
+    refuses a duplicate key (naming its key path), a recursive alias or too many values."""
     if id(node) in sizes:
+        if sizes[id(node)] < 0:  # still being walked: the node contains itself
+            raise _Refused(f"{path or '(top level)'}: a YAML alias (*name) inside the value "
+                           "it names (a value that contains itself): refused")
         return sizes[id(node)]
-    sizes[id(node)] = 1  # a cycle counts once
+    sizes[id(node)] = -1
     size = 1
     if isinstance(node, yaml.MappingNode):
         node.fsaccept_path = path

@@ -47,6 +47,7 @@ from typing import Any
 
 import yaml
 
+from fsaccept.core import yamlfile
 from fsaccept.core.formatting import format_number
 from fsaccept.core.units import MIB
 
@@ -167,14 +168,18 @@ def parse_ceilings(raw: Any, source: str = "reference") -> list[Ceiling]:
 
 
 def ceilings_from_reference_file(path: Path | str) -> list[Ceiling]:
-    """The ceilings of a reference file (read raw: the main schema knows the key)."""
+    """The ceilings of a reference file (read strictly, as reference files are, but not
+    validated: the main schema knows the key; a --ceilings file holds only this key)."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yamlfile.load(path)  # not UTF-8, NUL bytes, recursive aliases: refused
     except OSError as err:
         raise CeilingError(f"{path}: cannot read: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        raise CeilingError(f"{path}: not valid YAML: {err}") from None
+    except yamlfile.StrictYAMLError as err:
+        raise CeilingError(str(err)) from None
+    if data is not None and not isinstance(data, dict):
+        raise CeilingError(f"{path}: (top level): a {type(data).__name__}, expected a map "
+                           "with a ceilings: key")
     return parse_ceilings((data or {}).get("ceilings"), str(path))
 
 

@@ -6,6 +6,8 @@ hardware ceilings (:mod:`.assessment`).  ``fsaccept report RUN_REPORT`` writes i
 
 from __future__ import annotations
 
+import hashlib
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +36,33 @@ class Plot:
         return base64.b64encode(self.png).decode("ascii")
 
 
+class ReportWriteError(OSError):
+    """The report cannot be written where --out says: the message names the path."""
+
+
+#: Longest plot file name kept as it is (a file name has at most 255 bytes; a ReFrame
+#: test name can be longer).
+_PLOT_STEM_CHARS = 80
+_PLAIN_STEM = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*[A-Za-z0-9_]")
+
+
+def _plot_file(stem: str, key: str, used: set[str]) -> str:
+    """``stem.png`` when ``stem`` is a short, plain file name not yet used in this report
+    (case-insensitively: some file systems are); else its slug cut short and a hash of
+    ``key`` (the full names): non-ASCII test names all slug to 'test-', a long one is too
+    long for a file name, and two plots must never share (overwrite) one file."""
+    name = stem
+    if not (len(stem) <= _PLOT_STEM_CHARS and _PLAIN_STEM.fullmatch(stem)
+            and stem.lower() not in used):
+        slug = re.sub(r"[^a-z0-9]+", "-", stem.lower()).strip("-")[:_PLOT_STEM_CHARS]
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+        name = f"{slug}-{digest[:12]}"
+        if name.lower() in used:  # taken by a plain name: the whole hash
+            name = f"{slug}-{digest}"
+    used.add(name.lower())
+    return name + ".png"
+
+
 def _unit_of(test: Test, figure: str) -> str:
     return next((fr.unit for fr in test.figures if fr.name == figure), "")
 
@@ -58,6 +87,7 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
     verdict, blocking = overall_verdict(tests)
     job_scripts = job_scripts or {}
     sections, all_plots, assessments = [], [], []
+    plot_files: set[str] = set()
     for t in tests:
         limits: dict[str, float] = {}
         t_assess = []
@@ -77,7 +107,8 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
         if plots:
             png = figure_plot(t, limits)
             if png:
-                plot = Plot(f"{anchor_of(t.name)}.png", f"{t.name}: measured vs threshold", png)
+                plot = Plot(_plot_file(anchor_of(t.name), t.name, plot_files),
+                            f"{t.name}: measured vs threshold", png)
                 all_plots.append(plot)
         sections.append({"test": t, "anchor": anchor_of(t.name), "runs": runs,
                          "generation": gens, "plot": plot, "assessments": t_assess,
@@ -88,7 +119,9 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
         tests_by_family = {family_of(t.name): t for t in tests}
         for (family, fig), vals in per_node_values(tests).items():
             unit = _unit_of(tests_by_family.get(family, tests[0]), fig) if tests else ""
-            p = Plot(f"{anchor_of(family)}-{fig}-per-node.png", f"{family}: {fig} per node",
+            p = Plot(_plot_file(f"{anchor_of(family)}-{fig}-per-node",
+                                f"{family}\0{fig}\0per node", plot_files),
+                     f"{family}: {fig} per node",
                      per_node_plot(family, fig, vals, unit))
             node_plots.append(p)
             all_plots.append(p)
@@ -147,8 +180,10 @@ def write_report(run_report: Path | str, out_dir: Path | str, *, signed_by: str 
     from fsaccept import __version__
     from fsaccept.reporting import assessment
 
-    report = load_run_report(run_report)
     out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ReportWriteError(f"{out_dir}: --out is not a directory")
+    report = load_run_report(run_report)
     tests = tests_of(report)
     scripts = {tc.get("uuid", ""): job_script(tc) for t in tests for tc in t.cases + t.fixtures}
     ceilings: list[assessment.Ceiling] = []
@@ -186,16 +221,22 @@ def write_report(run_report: Path | str, out_dir: Path | str, *, signed_by: str 
     ctx = build_context(report, signed_by=signed_by, harness_version=__version__,
                         git_commit=git_describe(repo), ceilings=ceilings, job_scripts=scripts,
                         reference_check=check)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    pages = {name: render(ctx, name + ".j2") for name in ("report.md", "report.html")}
     written = []
-    if ctx["plots"]:
-        (out_dir / "plots").mkdir(exist_ok=True)
-        for p in ctx["plots"]:
-            (out_dir / "plots" / p.name).write_bytes(p.png)
-            written.append(out_dir / "plots" / p.name)
-    for name in ("report.md", "report.html"):
-        (out_dir / name).write_text(render(ctx, name + ".j2"))
-        written.append(out_dir / name)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if ctx["plots"]:
+            (out_dir / "plots").mkdir(exist_ok=True)
+            for p in ctx["plots"]:
+                (out_dir / "plots" / p.name).write_bytes(p.png)
+                written.append(out_dir / "plots" / p.name)
+        for name, page in pages.items():
+            (out_dir / name).write_text(page)
+            written.append(out_dir / name)
+    except OSError as err:
+        where = err.filename or out_dir
+        raise ReportWriteError(f"{where}: cannot write the report (--out {out_dir}): "
+                               f"{err.strerror or err}") from None
     return written
 
 
@@ -220,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         written = write_report(args.run_report, out, signed_by=args.signed_by,
                                reference=args.reference, ceilings_file=args.ceilings)
-    except (RunReportError, CeilingError) as err:
+    except (RunReportError, CeilingError, ReportWriteError) as err:
         print(f"fsaccept.reporting.report: {err}", file=sys.stderr)
         return 2
     del written

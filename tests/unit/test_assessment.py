@@ -138,3 +138,21 @@ def test_fio_ceiling_reads_bytes_per_second_and_iops():
                      "write": {"bw_bytes": 0, "iops": 0}}]}
     assert asm.fio_ceiling(out, "read", "bandwidth") == 3.0
     assert asm.fio_ceiling(out, "randread", "iops") == 12.5
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"ceilings: \xff\xfe\n", "line 1: not UTF-8 text"),
+    (b"- a\n- b\n", "(top level): a list, expected a map with a ceilings: key"),
+    (b"x: &x {y: *x}\n", "x.y: a YAML alias (*name) inside the value it names"),
+])
+def test_a_ceilings_file_that_cannot_be_read_exits_2_naming_it(tmp_path, capsys, content,
+                                                               message):
+    path = tmp_path / "ceilings.yaml"
+    path.write_bytes(content)
+    with pytest.raises(asm.CeilingError) as err:
+        asm.ceilings_from_reference_file(path)
+    assert str(err.value).startswith(f"{path}: {message}")
+    assert signoff.main([str(DATA / "ior-pass.json"), "--out", str(tmp_path / "out"),
+                         "--ceilings", str(path)]) == 2
+    assert f"{path}: {message}" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()  # refused before anything is written

@@ -478,3 +478,44 @@ def test_trends_refuse_foreign_and_damaged_databases(tmp_path, capsys):
         assert db.read_bytes() == before  # nothing written into somebody else's file
         assert trends.main(["check-db", str(db)]) == 2
         capsys.readouterr()
+
+
+# ------------------------------------------------ JSON integers beyond a float's range
+
+
+@pytest.mark.parametrize("sign, exponent", [(1, 400), (-1, 400), (1, 5000)])
+def test_an_integer_beyond_a_float_is_not_a_finite_number(sign, exponent) -> None:
+    # math.isfinite(10**400) raises OverflowError; repr(10**5000) raises ValueError.
+    digits = exponent + 1
+    assert figure_problem(sign * 10**exponent, io_done=False) == (
+        f"an integer of {digits:,} digits (beyond a float's range) is not a finite number")
+    assert figure_problem(int(1.7e308)) is None
+
+
+def test_fio_integer_beyond_a_float_is_invalid_not_a_traceback(tmp_path, capsys) -> None:
+    # fsync-n1: time_based with a size, so the "wrapped" note divides io_bytes too.
+    doc = fio_doc("fsync-n1.json")
+    doc["jobs"][0]["write"]["io_bytes"] = 10**400
+    run = fio.parse_fio(json.dumps(doc))
+    assert not run.valid and "bogus-figure" in kinds(run)
+    assert any("write.io_bytes an integer of 401 digits" in r for r in run.reasons)
+    doc["jobs"][0]["error"] = 10**400  # no errno either
+    path = tmp_path / "fio.json"
+    path.write_text(json.dumps(doc))
+    assert cli.main(["parse", "fio", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "INVALID"
+
+
+@pytest.mark.parametrize("exponent", [400, 5000])
+def test_ior_json_integer_beyond_a_float_is_invalid_not_a_traceback(tmp_path, capsys,
+                                                                    exponent) -> None:
+    t = text("ior", "json-summary.json")
+    assert '"bwMeanMIB": 874.9355,' in t
+    t = t.replace('"bwMeanMIB": 874.9355,', f'"bwMeanMIB": 1{"0" * exponent},', 1)
+    run = parse_ior_json(t)
+    assert not run.valid
+    assert any("Mean(MiB) inf is not a finite number" in r for r in run.reasons)
+    path = tmp_path / "ior.json"
+    path.write_text(t)
+    assert cli.main(["parse", "ior", str(path), "--json-summary"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "INVALID"

@@ -75,3 +75,18 @@ def test_parsers_registry_is_extensible() -> None:
     assert {"ior", "mdtest"} <= set(registry.BENCHMARKS)
     ior = registry.BENCHMARKS["ior"]
     assert callable(registry.load(ior.parser)) and callable(registry.load(ior.json_parser))
+
+
+@pytest.mark.parametrize("version", ["4.0.0" + "9" * 5000, "4.0.0\u00b2"])
+def test_a_version_that_cannot_be_read_is_invalid_not_a_traceback(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, version: str) -> None:
+    # More digits than Python's int() reads (4,300), or a digit it does not read.
+    path = tmp_path / "ior.txt"
+    text = (DATA / "write-stonewall-wearout.txt").read_text()
+    path.write_text(text.replace("IOR-4.0.0:", f"IOR-{version}:", 1))
+    assert main(["parse", "ior", str(path)]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["verdict"] == "INVALID" and len(d["reasons"]) == 1
+    assert d["reasons"][0].startswith(f"ior version '{version[:20]}") and \
+        d["reasons"][0].endswith("cannot be read: cannot certify the figure")
+    assert len(d["reasons"][0]) < 200

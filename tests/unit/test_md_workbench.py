@@ -17,6 +17,7 @@ from fsaccept.benchmarks.md_workbench.validity import (MdWorkbenchExpectation,
                                                        expectation_from_output,
                                                        invalid_reasons)
 from fsaccept.cli import main
+from fsaccept.core.findings import figure_problem
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "md-workbench"
 CAPTURES = sorted(p.stem for p in DATA.glob("*.txt"))
@@ -175,3 +176,56 @@ def test_latency_thresholds_are_ceilings():
     assert Threshold(0.01, "s", 0.1).as_reframe_reference() == (0.01, None, 0.1, "s")
     assert Threshold(1000, "ops/s", 0.1).as_reframe_reference() == (1000, -0.1, None, "ops/s")
     assert MdWorkbenchParameters("x", 0.5, 2).offset is None
+
+
+def _with_read(stats, iteration=1):
+    """basic.txt with one benchmark iteration's read statistics replaced."""
+    lines = (DATA / "basic.txt").read_text().splitlines()
+    at = [n for n, line in enumerate(lines) if line.startswith("benchmark")][iteration]
+    start = lines[at].index(" read(") + len(" read(")
+    end = lines[at].index(")", start)
+    lines[at] = lines[at][:start] + stats + lines[at][end:]
+    return parse_md_workbench("\n".join(lines) + "\n")
+
+
+READ = "4.7684e-06s, 5.9605e-06s, 5.9605e-06s, 5.9605e-06s, 6.9141e-06s, {q99}, {max}"
+
+
+@pytest.mark.parametrize("iteration", [0, 1])
+@pytest.mark.parametrize("q99, why", [("nans", "nan is not a finite number"),
+                                      ("infs", "inf is not a finite number"),
+                                      ("-1.3113e-05s", "-1.3113e-05 is negative"),
+                                      ("1.3x13e-05s", "'1.3x13e-05' is not a number")])
+def test_a_bogus_latency_in_either_iteration_is_invalid_not_hidden_by_max(iteration, q99, why):
+    r = _with_read(READ.format(q99=q99, max="2.8133e-05s"), iteration)
+    assert not r.valid
+    assert any(x.endswith(f"benchmark read latency q99: {why}") for x in r.reasons)
+    q = r.figures().get("read_latency_q99")
+    # The bogus value itself (or none), never the other iteration's number.
+    assert q is None or figure_problem(q, io_done=False)
+    json.dumps(r.to_dict(), allow_nan=False)
+
+
+def test_a_negative_max_in_a_single_iteration_is_invalid():
+    text = (DATA / "single-rank.txt").read_text().replace("2.5034e-05s, 2.5034e-05s)",
+                                                          "2.5034e-05s, -2.5034e-05s)", 1)
+    r = parse_md_workbench(text)
+    assert not r.valid and r.figures()["read_latency_max"] == -2.5034e-05
+    assert any("benchmark read latency max: -2.5034e-05 is negative" in x for x in r.reasons)
+
+
+def test_a_latency_of_0_is_a_figure():
+    # md-workbench prints "%.4es", and an operation's statistics only when its max
+    # exceeds 1e-9 s: 0.0000e+00s is an operation under the timer's resolution.
+    r = _with_read("0.0000e+00s, 0.000000s, " + READ.split(", ", 2)[2].format(
+        q99="1.3113e-05s", max="2.8133e-05s"))
+    assert r.valid and r.benchmark()[1].latency_s["read"]["min"] == 0.0
+
+
+@pytest.mark.parametrize("count", [6, 8])
+def test_a_latency_list_of_other_than_seven_statistics_is_invalid(count):
+    stats = ", ".join(["1.0000e-05s"] * count)
+    r = _with_read(stats)
+    assert not r.valid
+    assert any(x.endswith(f"benchmark read: {count} statistics, md-workbench prints 7")
+               for x in r.reasons)

@@ -203,3 +203,35 @@ def test_node_rounding_defaults_up_and_example_lustre_rounds_down_as_published(t
     path.write_text(text)
     with pytest.raises(ReferenceError, match=rf"{path}: node_rounding: 'nearest' is not one of"):
         load_reference(path)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("system: x\ntarget: &t {path: /x, self: *t}\n", "target.self: a YAML alias"),
+    ("system: x\ntests: &a [1, *a]\n", r"tests\[1\]: a YAML alias"),
+])
+def test_a_recursive_alias_is_refused_not_a_recursion_error(tmp_path, capsys, text, message):
+    path = write(tmp_path, text)
+    with pytest.raises(ReferenceError, match=rf"{path}: {message} \(\*name\) inside the value "
+                                             "it names"):
+        load_reference(path)
+    from fsaccept.cli import main
+    assert main(["reference", str(path)]) == 2
+    assert f"{path}: " in capsys.readouterr().err
+
+
+def test_yaml_merge_keys_are_read_as_yaml_defines_them(tmp_path):
+    from fsaccept.core import yamlfile
+    text = _local_text().replace("  ior_write_bandwidth:\n", "  ior_write_bandwidth: &w\n", 1)
+    shared = ("    node_fraction: 0.9\n    ranks_per_node: 1\n    transfer_size: 1MiB\n"
+              "    block_size: 1MiB\n")
+    text = text.replace("  ior_read_bandwidth:\n" + shared, "  ior_read_bandwidth:\n    <<: *w\n")
+    assert "<<: *w" in text and "&w" in text
+    path = write(tmp_path, text)
+    # The keys beside << override the merged ones (segments, deadline_s here).
+    assert yamlfile.load(path) == yamlfile.load(REFERENCE_DIR / "local.yaml")
+    load_reference(path)
+    # Merged keys are held to the same rules as any other.
+    for bad, message in [("t:\n  <<: {1: x}\n", "t: key 1 is a int, not a name"),
+                         ("t:\n  <<: 3\n", "not valid YAML: .*expected a mapping")]:
+        with pytest.raises(ReferenceError, match=f"{write(tmp_path, bad)}: {message}"):
+            load_reference(tmp_path / "sys.yaml")

@@ -1,6 +1,7 @@
 """The sign-off report from real ReFrame run reports (tests/data/reframe/)."""
 
 import json
+import re
 import statistics
 from decimal import Decimal
 from pathlib import Path
@@ -322,9 +323,82 @@ def test_a_bogus_figure_in_a_passing_run_report_is_invalid_never_accepted(tmp_pa
     assert verdict == verdicts.NOT_ACCEPTED
 
 
+def _edited_write_case(edit):
+    data = json.loads((DATA / "ior-pass.json").read_text())
+    case = next(c for c in data["runs"][-1]["testcases"]
+                if c["name"].startswith("IORWriteBandwidth"))
+    key = next(k for k in case["perfvalues"] if k.endswith(":write_bandwidth"))
+    edit(case, key)
+    return data
+
+
+@pytest.mark.parametrize("edit, why", [
+    (lambda c, k: c["perfvalues"][k].__setitem__(0, None), "no value recorded"),
+    (lambda c, k: c["perfvalues"][k].__setitem__(0, ""), "no value recorded"),
+    (lambda c, k: c["perfvalues"][k].__setitem__(0, 10.0), "outside its threshold"),
+    (lambda c, k: c["perfvalues"][k].__setitem__(1, float("nan")), "not a usable threshold"),
+    (lambda c, k: c["perfvalues"][k].__setitem__(1, -50), "not a usable threshold"),
+    (lambda c, k: c["perfvalues"][k].__setitem__(2, float("inf")), "not a usable threshold"),
+    (lambda c, k: c["perfvalues"][k].__setitem__(5, "fail"), "in a test recorded as passed"),
+    (lambda c, k: c.__setitem__("perfvalues", {}), "no figure recorded"),
+    (lambda c, k: c.__setitem__("perfvalues", None), "no figure recorded"),
+])
+def test_figures_that_contradict_a_pass_make_it_invalid_never_accepted(tmp_path, edit, why):
+    # An edited or damaged run report: its recorded "pass" is not taken on trust.
+    path = tmp_path / "run-report.json"
+    path.write_text(json.dumps(_edited_write_case(edit)))
+    tests = by_name(runreport.tests_of(runreport.load_run_report(path)))
+    assert tests["IORWriteBandwidth"].verdict == verdicts.INVALID
+    assert why in tests["IORWriteBandwidth"].reason, tests["IORWriteBandwidth"].reason
+    assert runreport.overall_verdict(list(tests.values()))[0] == verdicts.NOT_ACCEPTED
+
+
 def test_nodes_text_shows_fraction_count_and_rounding():
     case = {"num_nodes": 1382, "partition_nodes": 1536, "node_fraction": 0.9}
     up = runreport.Test("IORWriteBandwidth", [dict(case, num_nodes=1383, node_rounding="up")], [])
     down = runreport.Test("IORWriteBandwidth", [dict(case, node_rounding="down")], [])
     assert up.nodes_text == "1383 of 1536 (90 %; 0.9 asked)"
     assert down.nodes_text == "1382 of 1536 (90 %; 0.9 asked, rounded down)"
+
+
+def _renamed(tmp_path, names):
+    """ior-pass.json with its measured tests renamed (old name -> new)."""
+    data = json.loads((DATA / "ior-pass.json").read_text())
+    for case in data["runs"][-1]["testcases"]:
+        new = names.get(case["name"])
+        if new:
+            case["name"] = case["unique_name"] = case["display_name"] = new
+    path = tmp_path / "run-report.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.filterwarnings("ignore:constrained_layout not applied")  # a 300-char title
+def test_plot_files_of_long_and_non_ascii_test_names_never_collide(tmp_path):
+    # Запись, Чтение and Σ all slugged to "test-": one plots/test-.png overwrote the others.
+    names = {"IORWriteBandwidth": "Запись", "IORStonewalledRead": "Чтение",
+             "IORRandomWriteIOPS": "Σ", "IORRandomReadIOPS": "L" * 300}
+    src = _renamed(tmp_path, names)
+    written = signoff.write_report(src, tmp_path / "out")
+    plots = sorted(p.name for p in written if p.parent.name == "plots")
+    # One file per test (none overwrites another), each a short, safe name.
+    assert len(plots) == len(set(p.lower() for p in plots)) == 4
+    assert all(len(p) <= 100 and re.fullmatch(r"test-[a-z0-9-]+\.png", p) for p in plots)
+    assert not (tmp_path / "out" / "plots" / "test-.png").exists()
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert all(f"(plots/{p})" in md for p in plots)
+    # A plain, short name keeps its plain file name.
+    assert signoff._plot_file("test-iorwritebandwidth", "IORWriteBandwidth", set()) == \
+        "test-iorwritebandwidth.png"
+    used = set()
+    assert signoff._plot_file("test-a-b", "a b", used) == "test-a-b.png"
+    assert signoff._plot_file("test-a-b", "a_b", used) != "test-a-b.png"
+
+
+@pytest.mark.parametrize("out", ["a-file", "a-file/sub"])
+def test_report_into_a_path_that_is_not_a_directory_exits_2(tmp_path, capsys, out):
+    (tmp_path / "a-file").write_text("keep me\n")
+    assert signoff.main([str(DATA / "ior-pass.json"), "--out", str(tmp_path / out)]) == 2
+    err = capsys.readouterr().err
+    assert str(tmp_path / out) in err and "Traceback" not in err
+    assert (tmp_path / "a-file").read_text() == "keep me\n"

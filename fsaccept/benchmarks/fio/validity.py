@@ -41,8 +41,12 @@ def job_findings(job: FioJob, node_memory_bytes: int | None) -> list[Finding]:
     out: list[Finding] = []
     label = f"job {job.name!r} (jobs[{job.index}])"
     if job.error:
+        try:
+            meaning = os.strerror(job.error)
+        except (OverflowError, ValueError):  # beyond a C int: no errno
+            meaning = "not an errno"
         out.append(Finding(INVALID, "job-error", None,
-                           f"{label} failed: error={job.error} ({os.strerror(job.error)})"))
+                           f"{label} failed: error={job.error} ({meaning})"))
     out += _bogus_figures(job, label)
     time_based = job.flag("time_based")
     runtime = job.options.get("runtime")
@@ -91,7 +95,8 @@ def _meaning_notes(job: FioJob, label: str, time_based: bool,
     jobs = parse_fio_size(job.options.get("numjobs")) or 1
     if size and job.flag("group_reporting"):
         size *= jobs  # one file set per job, all reported together
-    if time_based and size and job.io_bytes > size:
+    # (a bogus io_bytes, e.g. an integer beyond a float's range, is INVALID already)
+    if time_based and size and job.io_bytes > size and not figure_problem(job.io_bytes):
         verb = {(True, False): "re-read", (False, True): "overwrote"}.get(
             (job.read.io_bytes > 0, job.write.io_bytes > 0), "re-read and overwrote")
         out.append(Finding(

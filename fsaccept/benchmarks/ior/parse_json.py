@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -31,7 +32,7 @@ def parse_ior_json(text: str) -> IorRun:
         return m.group(1) + ("-Infinity" if v.startswith("-") else "Infinity")
 
     try:
-        doc = json.loads(_NAN_RE.sub(_bad, text))
+        doc = json.loads(_NAN_RE.sub(_bad, text), parse_int=_int)
     except RecursionError:
         raise ValueError("IOR JSON summary is not valid JSON (nested too deeply)") from None
     except json.JSONDecodeError as e:
@@ -128,6 +129,14 @@ def parse_ior_json(text: str) -> IorRun:
         run.findings.append(Finding(INVALID, "truncated", None, "JSON summary has no 'Finished'"))
     derived_findings(run)
     return run
+
+
+def _int(text: str) -> int | float:
+    """A JSON integer; beyond a float's range (1e400 written out) the float it becomes,
+    an infinity: a figure the bogus-figure rules make INVALID, where float(int) would
+    raise OverflowError (and int() refuses more than 4,300 digits)."""
+    value = float(text)
+    return int(text) if math.isfinite(value) else value
 
 
 def _flatten(items: list[Any]) -> list[dict[str, Any]]:

@@ -15,7 +15,8 @@ What it prints (``md-workbench.c``, ``print_p_stat``), one line per phase from r
 
 Every number is ``float(printed)``: the rate of a phase is md-workbench's own (all ranks'
 operations over the slowest rank's time), latencies are its seven statistics of every
-operation of all ranks (seconds).  md-workbench exits 0 with errors counted in
+operation of all ranks (seconds; a list of other than seven, or a statistic that is not
+a number, not finite or negative, is INVALID).  md-workbench exits 0 with errors counted in
 ``(N errs!!!)``: those are INVALID findings, like ``ERROR`` lines, MPI aborts and launcher
 errors; output without the ``Total runtime`` line is truncated.
 """
@@ -94,7 +95,10 @@ class MdWorkbenchRun(Judged):
             for stat in STATISTICS:
                 values = [p.latency_s[op][stat] for p in bench if op in p.latency_s]
                 if values and len(values) == len(bench):
-                    out[f"{op}_latency_{stat}"] = max(values)
+                    # A bogus value is the figure: max() would hide a NaN or a negative
+                    # behind another iteration's number.
+                    bogus = [v for v in values if figure_problem(v, io_done=False)]
+                    out[f"{op}_latency_{stat}"] = bogus[0] if bogus else max(values)
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -153,7 +157,8 @@ def _number(text: str, integer: bool) -> float | int | None:
         return None
 
 
-def _phase(match: re.Match[str], line: str, lineno: int) -> PhaseResult:
+def _phase(match: re.Match[str], line: str, lineno: int,
+           findings: list[Finding]) -> PhaseResult:
     phase = PhaseResult(name=match.group(1), line=lineno, time_max_s=_number(match.group(2),
                                                                            False))
     for name, regex in _FIELDS.items():
@@ -161,8 +166,22 @@ def _phase(match: re.Match[str], line: str, lineno: int) -> PhaseResult:
         if m:
             setattr(phase, name, _number(m.group(1), name in _INTEGER))
     for op, values in _LATENCY.findall(line):
-        stats = [_number(v.strip().removesuffix("s"), False) for v in values.split(",")]
-        if len(stats) == len(STATISTICS) and None not in stats:
+        printed = [v.strip().removesuffix("s") for v in values.split(",")]
+        if len(printed) != len(STATISTICS):
+            findings.append(Finding(INVALID, "bogus-figure", lineno, clip(
+                f"{phase.name} {op}: {len(printed)} statistics, md-workbench prints "
+                f"{len(STATISTICS)}")))
+            continue
+        stats = [_number(v, False) for v in printed]
+        for stat, text, value in zip(STATISTICS, printed, stats):
+            # md-workbench prints "%.4es" and only when the max exceeds 1e-9 s: a
+            # statistic of 0 (0.0000e+00s) is an operation under the timer's resolution,
+            # a figure; NaN, an infinity or a negative latency is not.
+            why = figure_problem(text if value is None else value, io_done=False)
+            if why:
+                findings.append(Finding(INVALID, "bogus-figure", lineno, clip(
+                    f"{phase.name} {op} latency {stat}: {why}")))
+        if None not in stats:
             phase.latency_s[op] = dict(zip(STATISTICS, stats))
     return phase
 
@@ -200,7 +219,7 @@ def parse_md_workbench(text: str) -> MdWorkbenchRun:
             continue
         m = _PHASE.match(line)
         if m:
-            phase = _phase(m, line, lineno)
+            phase = _phase(m, line, lineno, findings)
             run.phases.append(phase)
             if phase.errors:
                 findings.append(Finding(INVALID, "errors", lineno, clip(
