@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,19 @@ class _StrictLoader(yaml.SafeLoader):
                 raise _Refused(f"{path or '(top level)'}: key {key!r} is a "
                                f"{type(key).__name__}, not a name (quote it)")
         return super().construct_mapping(node, deep=deep)
+
+
+    def construct_yaml_int(self, node: Any) -> Any:
+        # YAML 1.1 reads 010 as 8, 0x10 as 16 and 1:30 as 90: a number in a reference
+        # file means what it says in decimal, anything else is refused, never reread.
+        value = super().construct_yaml_int(node)
+        if not re.fullmatch(r"[-+]?(0|[1-9][0-9_]*)", str(node.value)):
+            raise _Refused(f"line {node.start_mark.line + 1}: {node.value} is read by YAML "
+                           f"as {value}: write the number in decimal (or quote it)")
+        return value
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
 
 
 def _check_nodes(node: yaml.Node, path: str, sizes: dict[int, int]) -> int:

@@ -159,6 +159,13 @@ def _local_text():
      r"tests: key 1 is a int, not a name"),
     (lambda t: t.replace("block_size: 1MiB", "block_size: 2048TiB", 1),
      r"is not a sensible size"),
+    # YAML 1.1 would silently read these as 8, 16 and 90.
+    (lambda t: t.replace("    segments: 4096              # caps", "    segments: 010  # caps"),
+     r"line \d+: 010 is read by YAML as 8: write the number in decimal"),
+    (lambda t: t.replace("    segments: 4096              # caps", "    segments: 0x10 # caps"),
+     r"line \d+: 0x10 is read by YAML as 16"),
+    (lambda t: t.replace("    segments: 4096              # caps", "    segments: 1:30 # caps"),
+     r"line \d+: 1:30 is read by YAML as 90"),
 ])
 def test_hostile_reference_files_are_refused_naming_file_and_key(tmp_path, edit, message):
     path = tmp_path / "local.yaml"
