@@ -7,6 +7,7 @@ missing binary) run everywhere.
 
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,12 @@ def test_too_few_usable_nodes_skips_with_required_and_available(cluster_env, tmp
         proc, cases = run_checks(CHECKS, tmp_path, "-n", "IORWriteBandwidth", env=cluster_env)
     finally:
         run(["scontrol", "update", "nodename=n4", "state=resume"], env=cluster_env)
+        # The next tests need all 4 nodes: wait until Slurm lists n4 as usable again.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and run(
+                ["sinfo", "-h", "-n", "n4", "-o", "%t"], env=cluster_env
+        ).stdout.strip() not in ("idle", "alloc", "mix"):
+            time.sleep(0.5)
     assert "needs 4 nodes (0.9 of 4 total nodes, rounded up) but only 3 are usable" \
         in proc.stdout, proc.stdout[-3000:]
 
