@@ -9,7 +9,7 @@ from fsaccept.tools.cluster import OPENMPI_ENV, PARTITION, slurm_conf_path
 from fsaccept.core.reference import REFERENCE_DIR
 
 
-def _partition(features, benchmarks):
+def _partition(features, benchmarks, **extras):
     """The emulated cluster's one partition; `benchmarks` says where IOR, mdtest
     and fio come from (see fsaccept/core/provision.py)."""
     return {
@@ -24,7 +24,7 @@ def _partition(features, benchmarks):
         'max_jobs': 1,
         'env_vars': [[k, v] for k, v in OPENMPI_ENV.items()],
         'features': features,
-        'extras': {'benchmarks': benchmarks},
+        'extras': {'benchmarks': benchmarks, **extras},
     }
 
 
@@ -61,6 +61,21 @@ site_configuration = {
                          ['FSACCEPT_REFERENCE', str(REFERENCE_DIR / 'local.yaml')],
                          ['PATH', f'{SPACK_STATE / "bin"}:$PATH']],
             'partitions': [_partition(['mpi', 'emulated', 'fio', 'spack'], 'spack-build')],
+        },
+        {
+            # The same cluster brought up with a real distributed file system
+            # (`scripts/local-cluster up --fs gluster`): a GlusterFS volume that every
+            # node mounts through a FUSE client of its own; benchmarks from Spack.
+            'name': 'local-gluster',
+            'descr': 'Emulated cluster on a GlusterFS volume, one client per node',
+            'hostnames': [],
+            'modules_system': 'nomod',
+            'env_vars': [['SLURM_CONF', str(slurm_conf_path())], _SEE_ENDED_JOBS,
+                         ['FSACCEPT_REFERENCE', str(REFERENCE_DIR / 'local-gluster.yaml')],
+                         ['PATH', f'{SPACK_STATE / "bin"}:$PATH']],
+            # Same hardware as local-spack: the same Spack environment and build.
+            'partitions': [_partition(['mpi', 'emulated', 'fio', 'spack', 'gluster'],
+                                      'spack-build', spack_system='local-spack')],
         },
     ],
 }

@@ -48,6 +48,43 @@ RANK_MARKER = "fsaccept-rank"
 INFO_MARKER = "fsaccept-info"
 #: Starts the line a job prints when it refuses to run its benchmark.
 ABORT_MARKER = "fsaccept-abort"
+#: Starts each node's line of the per-node check (mount, and O_DIRECT when asked).
+NODE_CHECK_MARKER = "fsaccept-node-check"
+#: Run once on every node of the job before the benchmark (``bash -c`` with
+#: $1 = data directory, $2 = target root, $3 = expected type, $4 = expected mount point,
+#: $5 = 1 to probe O_DIRECT): prints "<marker> NODE ok ..." or "<marker> NODE bad WHY".
+#: Nothing is written on a node whose mount is wrong.  The O_DIRECT probe writes 1,000
+#: bytes with O_DIRECT into the data directory: storage that really receives them refuses
+#: the misaligned write at once (EINVAL); a client that caches "direct" writes accepts
+#: it and fails only at close (GlusterFS's write-behind without
+#: performance.strict-o-direct), or keeps pages of an aligned direct write in the page
+#: cache (fincore): either way the figure would not be a direct-I/O figure.
+NODE_CHECK_SCRIPT = r"""
+m="$NODE_CHECK_MARKER ${SLURMD_NODENAME:-$(hostname -s)}"
+read -r fs mp src <<< "$(findmnt -n -o FSTYPE,TARGET,SOURCE -T "$2" | head -n 1)"
+if [ "$fs" != "$3" ] || [ "$mp" != "$4" ]; then
+  echo "$m bad $2 is not on $3 ($4) but on ${fs:-nothing} (${mp:-?})"; exit 0; fi
+if ! err=$(stat -c %i -- "$1" 2>&1 >/dev/null); then
+  echo "$m bad cannot reach $1: ${err##*: }"; exit 0; fi
+odirect=""
+if [ "$5" = 1 ]; then
+  p="$1/.fsaccept-odirect-probe.${SLURMD_NODENAME:-$(hostname -s)}"
+  out=$(head -c 1000 /dev/urandom | dd of="$p" bs=1000 count=1 oflag=direct 2>&1); rc=$?
+  if [ $rc -ne 0 ] && [[ "$out" == *"error writing"* ]]; then odirect="O_DIRECT honoured"
+  elif [ $rc -ne 0 ]; then
+    rm -f -- "$p"
+    echo "$m bad O_DIRECT is not honoured on $mp: a misaligned direct write was accepted and failed only at close (${out##*: }): the client caches direct writes (GlusterFS: set performance.strict-o-direct on)"; exit 0
+  else
+    dd if=/dev/urandom of="$p" bs=1M count=4 oflag=direct 2>/dev/null
+    pages=$(fincore -n -o PAGES -- "$p" 2>/dev/null | tr -d ' '); rm -f -- "$p"
+    if [ "${pages:-0}" != 0 ]; then
+      echo "$m bad O_DIRECT is not honoured on $mp: a direct write left $pages pages in the page cache"; exit 0; fi
+    odirect="O_DIRECT honoured (no pages cached)"
+  fi
+  rm -f -- "$p"
+fi
+echo "$m ok $fs $mp $src${odirect:+ $odirect}"
+"""
 #: Starts the line (on stdout and stderr) a job prints before it launches its benchmark
 #: step once more (see ``BenchmarkTest.retry_crashed_launch``): what came before it on
 #: stderr, and the rank lines before it on stdout, belong to the attempt that crashed.
@@ -345,6 +382,9 @@ class BenchmarkTest(AcceptanceTest):
     retry_crashed_launch = variable(bool, value=True)
     #: Why the benchmark step was launched a second time ("" when it was not).
     launch_retry = variable(str, value="", loggable=True)
+    #: What every node of the job saw before the benchmark: its mount of the target
+    #: (type, mount point, source) and, for direct I/O, whether O_DIRECT is honoured.
+    node_mounts = variable(str, value="", loggable=True)
 
     @run_after("setup")
     def set_data_directory(self):
@@ -381,6 +421,50 @@ class BenchmarkTest(AcceptanceTest):
     def extra_info_cmds(self) -> list[str]:
         """More ``fsaccept-info KEY VALUE`` lines for the job to print."""
         return []
+
+    def uses_direct_io(self) -> bool:
+        """Whether the benchmark asks for O_DIRECT (then probed on every node)."""
+        return False
+
+    def node_check_cmds(self) -> list[str]:
+        """Job lines that check, on every node of the job, that the target is on the
+        expected file system and mount (a node that lost its mount is named, and the
+        benchmark does not run), and that O_DIRECT is honoured when the test uses it."""
+        if self.current_partition.launcher_type.registered_name != "srun":
+            return []
+        script = NODE_CHECK_SCRIPT.replace("$NODE_CHECK_MARKER", NODE_CHECK_MARKER)
+        expected = self.target_fstype_expected or self.refdata.target_fstype
+        args = " ".join(shlex.quote(a) for a in (
+            str(self.target_root()), expected, self.target_mount,
+            "1" if self.uses_direct_io() else "0"))
+        bad = f"^{NODE_CHECK_MARKER} [^ ]* bad "
+        ok = f"^{NODE_CHECK_MARKER} [^ ]* ok "
+        answers = 'printf "%s\\n" "$fsaccept_nodes"'
+        return [
+            f"fsaccept_nodes=$(srun --nodes=$SLURM_JOB_NUM_NODES --ntasks=$SLURM_JOB_NUM_NODES "
+            f"--ntasks-per-node=1 bash -c {shlex.quote(script)} fsaccept-node "
+            f'"$fsaccept_data" {args} 2>&1)',
+            answers,
+            # A node that answered "bad": named, one abort line each; nothing written.
+            f'if {answers} | grep -q "{bad}"; then {answers} | grep "{bad}" | '
+            f'sed "s/^{NODE_CHECK_MARKER} \\([^ ]*\\) bad /{ABORT_MARKER} node \\1: /"; '
+            "exit 3; fi",
+            # A node that did not answer at all (its step failed): not checked, not used.
+            f'if [ "$({answers} | grep -c "{ok}")" != "$SLURM_JOB_NUM_NODES" ]; then '
+            f'echo "{ABORT_MARKER} not every node of the job answered the mount check: '
+            f"$({answers} | tail -n 3 | tr '\\n' ' ')\"; exit 3; fi",
+        ]
+
+    def record_node_checks(self) -> None:
+        """``node_mounts``: the nodes' answers, nodes with the same answer together."""
+        answers: dict[str, list[str]] = {}
+        for line in self._stdout_text().splitlines():
+            if line.startswith(NODE_CHECK_MARKER + " "):
+                _, node, status, *rest = line.split(" ", 3) + [""]
+                if status == "ok":
+                    answers.setdefault(rest[0].strip(), []).append(node)
+        self.node_mounts = "; ".join(f"{','.join(nodes)}: {answer}"
+                                     for answer, nodes in answers.items())
 
     def prepare_data_cmds(self) -> list[str]:
         """Job lines run once the data directory exists (``$fsaccept_data``), before the
@@ -438,6 +522,7 @@ class BenchmarkTest(AcceptanceTest):
         abort = f'{{ echo "{ABORT_MARKER}'
         setup = [
             f"fsaccept_data={shlex.quote(self.target_dir)}",
+            f"fsaccept_root={shlex.quote(str(self.target_root()))}",
             f"fsaccept_owner={shlex.quote(marker)}",
         ]
         if not self.keep_data and self.removes_data():
@@ -457,7 +542,9 @@ class BenchmarkTest(AcceptanceTest):
 
         if self.creates_data_dir:
             parent = '$(dirname -- "$fsaccept_data")'
-            prepare = [f'mkdir -p -- "{parent}" || {abort} cannot create {parent}"; exit 3; }}',
+            # The target itself first: nothing is created on a node that lost its mount.
+            prepare = [on_mount("$fsaccept_root"),
+                       f'mkdir -p -- "{parent}" || {abort} cannot create {parent}"; exit 3; }}',
                        on_mount(parent),
                        f'mkdir -- "$fsaccept_data" && : > "$fsaccept_data/$fsaccept_owner" || '
                        f'{abort} cannot create a new $fsaccept_data"; exit 3; }}']
@@ -466,7 +553,7 @@ class BenchmarkTest(AcceptanceTest):
                        f'[ -f "$fsaccept_data/$fsaccept_owner" ] || '
                        f'{abort} $fsaccept_data was not created by this run"; exit 3; }}']
         # After the benchmarks are activated, so that the path recorded is the one used.
-        self.prerun_cmds = setup + self.prerun_cmds + prepare + [
+        self.prerun_cmds = setup + self.prerun_cmds + prepare + self.node_check_cmds() + [
             f"echo {INFO_MARKER} binary_path $(command -v {binary})",
             f'echo {INFO_MARKER} fstype $(findmnt -n -o FSTYPE -T "$fsaccept_data")',
             f"echo {INFO_MARKER} mpi $( (ompi_info --version 2>/dev/null || "
@@ -599,6 +686,7 @@ class BenchmarkTest(AcceptanceTest):
         # Root cause first (what ended the job, a missing mount), then the
         # benchmark's own lines, then the aftermath (tasks that died), then placement.
         reasons = [self.name_failed_nodes(r) for r in slurm.slurm_job_failures(stderr)]
+        self.record_node_checks()
         aborted = self.abort_reasons()
         if aborted:  # the benchmark never ran: nothing else to judge
             return reasons + [f"the job refused to run the benchmark: {a}" for a in aborted]

@@ -41,7 +41,8 @@ class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):
     @run_before("compile")
     def choose_build(self):
         extras = self.current_partition.extras
-        system = self.current_system.name
+        # Systems that share hardware share one build (extras `spack_system`).
+        system = extras.get("spack_system", self.current_system.name)
         mode = provision.mode(extras)
         if mode != "path" and shutil.which("spack") is None:
             self.unavailable = (

@@ -141,6 +141,9 @@ class FioTest(BenchmarkTest):
     def benchmark_binary(self) -> str:
         return self.fio_binary
 
+    def uses_direct_io(self) -> bool:
+        return self.params.direct
+
     def command_line(self) -> str:
         opts = fiocmd.fio_options(self.params, os.path.join(self.target_dir, "<node>"))
         return shlex.join([self.fio_binary, *opts, "--output=fio-<node>.json"])

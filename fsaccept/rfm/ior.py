@@ -153,7 +153,14 @@ class IORTest(BenchmarkTest):
             node_memory_bytes=self.node_memory_bytes or None,
             min_cache_ratio=self.params.min_cache_ratio,
             generation_deadline_s=self.params.generation_deadline_s,
-            figure_kind=self.figure_kind)
+            figure_kind=self.figure_kind,
+            separate_clients=self.separate_clients())
+
+    def separate_clients(self) -> bool:
+        """Whether each node reached the target through its own client (the job saw a
+        network or distributed file system, not this host's disk)."""
+        self.job_info()
+        return bool(self.job_fstype) and self.job_fstype not in validity.LOCAL_FSTYPES
 
     def ior_run(self) -> ior.IorRun:
         """IOR's report, parsed once (with the job's stderr findings)."""
@@ -172,6 +179,9 @@ class IORTest(BenchmarkTest):
 
     def benchmark_reasons(self) -> list[str]:
         return validity.ior_invalid_reasons(self.ior_run(), self.expectation())
+
+    def uses_direct_io(self) -> bool:
+        return self.direct_io
 
     def unit(self) -> str:
         return "MiB/s" if self.figure_kind == "bandwidth" else "IOPS"

@@ -25,6 +25,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+if not __package__:  # run by file path (the orphan reaper): find the package
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from fsaccept.tools import gluster as gfs  # noqa: E402
+
 # Standard library only (run before any venv exists): not fsaccept.core.paths.
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_NODES = 4
@@ -36,6 +40,8 @@ PARTITION = "compute"
 #: sinfo states of a node that is up and responding.
 READY_STATES = frozenset({"idle", "allocated", "mixed", "completing"})
 CLUSTER_NAME = "fsaccept"
+#: File systems ``up --fs`` can give the nodes besides this host's own disks.
+FILE_SYSTEMS = ("none", "gluster")
 
 #: Open MPI settings every MPI job on the emulated cluster needs: ranks of
 #: different emulated nodes share one host, where the shared-memory BTL
@@ -74,8 +80,14 @@ class ClusterLayout:
     controller_host: str = "localhost"
     cpus_per_node: int = 4
     memory_mb: int = 2000
+    #: "gluster": a GlusterFS volume, each node its own client (see fsaccept.tools.gluster).
+    fs: str = "none"
+    gluster_volume_type: str = "distribute"
 
     def __post_init__(self) -> None:
+        if self.fs not in FILE_SYSTEMS:
+            raise ClusterError(f"--fs {self.fs!r} is not known: one of "
+                               f"{', '.join(FILE_SYSTEMS)}")
         if not 1 <= self.nodes <= MAX_NODES:
             raise ClusterError(
                 f"--nodes must be between 1 and {MAX_NODES}, got {self.nodes}")
@@ -198,11 +210,25 @@ def parse_sinfo_states(text: str) -> dict[str, str]:
 # Daemon handling (not pure: runs munged, slurmctld, slurmd)
 # --------------------------------------------------------------------------
 
+def gluster_layout(layout: ClusterLayout) -> gfs.GlusterLayout:
+    return gfs.GlusterLayout(layout.state_dir.parent / "gluster", layout.port_base,
+                             volume_type=layout.gluster_volume_type)
+
+
+def recorded_fs(state_dir: Path) -> str:
+    """The file system the running cluster was brought up with ("none" if none)."""
+    try:
+        return (state_dir / "fs").read_text().strip() or "none"
+    except OSError:
+        return "none"
+
+
 class LocalCluster:
     def __init__(self, layout: ClusterLayout) -> None:
         self.layout = layout
         self.conf = slurm_conf_path(layout.state_dir)
         self.env = dict(os.environ, SLURM_CONF=str(self.conf))
+        self.gluster = gfs.Gluster(gluster_layout(layout))
 
     # -- pid files ---------------------------------------------------------
     def _pidfiles(self) -> dict[str, Path]:
@@ -312,8 +338,17 @@ class LocalCluster:
     def up(self, timeout: float = 90) -> str:
         live = self.running_daemons()
         running_nodes = self.running_node_count()
-        if "slurmctld" in live and running_nodes == self.layout.nodes:
+        same_fs = recorded_fs(self.layout.state_dir) == self.layout.fs
+        if "slurmctld" in live and running_nodes == self.layout.nodes and same_fs:
             missing = [n for n in self.layout.node_names if f"slurmd {n}" not in live]
+            if self.layout.fs == "gluster":
+                self.gluster.up()  # revives a killed brick daemon or login client
+                # A node whose client died (or that was started without it) is
+                # restarted with a new one.
+                for name in self.layout.node_names:
+                    if name not in missing and not self.gluster.client_pid(name):
+                        self.stop_slurmd(name)
+                        missing.append(name)
             if not missing:
                 self.wait_ready(timeout)
                 return (f"local cluster already running with {self.layout.nodes} nodes "
@@ -327,8 +362,9 @@ class LocalCluster:
         self.check_tools()
         notes = []
         if live:
-            notes.append(f"restarting: cluster had {running_nodes} nodes, "
-                         f"{self.layout.nodes} requested")
+            notes.append(f"restarting: cluster had {running_nodes} nodes and file system "
+                         f"{recorded_fs(self.layout.state_dir)}, {self.layout.nodes} and "
+                         f"{self.layout.fs} requested")
             self.down()
         self.check_ports_free()
         for d in directories(self.layout):
@@ -337,6 +373,13 @@ class LocalCluster:
             old.unlink()
         self.conf.write_text(render_slurm_conf(self.layout))
         self.ensure_munge()
+        if self.layout.fs == "gluster":
+            try:
+                notes.append(self.gluster.up())
+            except gfs.GlusterError as err:
+                self.gluster.down()  # nothing half-created stays running
+                raise ClusterError(str(err)) from None
+        (self.layout.state_dir / "fs").write_text(self.layout.fs + "\n")
         # -c: start from clean job state; the cluster is ephemeral.
         self._run(["slurmctld", "-c"])
         for name in self.layout.node_names:
@@ -346,7 +389,7 @@ class LocalCluster:
                      f"(SLURM_CONF={self.conf})")
         return "\n".join(notes)
 
-    def start_slurmd(self, name: str) -> None:
+    def start_slurmd(self, name: str, mount: bool = True) -> None:
         """Start ``slurmd -N name`` in the foreground under :func:`reap_orphans`.
 
         Every ``srun`` leaves a child (its shepherd) that is orphaned when srun
@@ -358,15 +401,46 @@ class LocalCluster:
         a subreaper that reaps at once, the job ends when its script does.
         """
         log = self.layout.state_dir / "log" / f"reaper-{name}.log"
+        prefix = []
+        if self.layout.fs == "gluster":
+            # The node's own mount namespace and FUSE client (a revived node: a new one).
+            self.gluster.stop_client(name)
+            prefix = self.gluster.layout.node_wrapper(name, mount=mount)
         with open(log, "ab") as out:
-            subprocess.Popen([sys.executable, str(Path(__file__).resolve()), REAP_COMMAND,
-                              "slurmd", "-D", "-N", name],
+            subprocess.Popen([*prefix, sys.executable, str(Path(__file__).resolve()),
+                              REAP_COMMAND, "slurmd", "-D", "-N", name],
                              env=self.env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                              start_new_session=True, close_fds=True)
         pidfile = self.layout.state_dir / f"slurmd-{name}.pid"
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and not self._live_pid(pidfile, "slurmd"):
             time.sleep(0.05)
+
+    def stop_slurmd(self, name: str, timeout: float = 20) -> None:
+        """Stop node ``name``'s slurmd (by its pid file) and wait until it has gone."""
+        pid = self._live_pid(self.layout.state_dir / f"slurmd-{name}.pid", "slurmd")
+        if not pid:
+            return
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and pid_alive(pid):
+            time.sleep(0.1)
+        if pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+    def node_without_mount(self, name: str, timeout: float = 60) -> str:
+        """Restart node ``name`` in a namespace without the volume's client: the
+        classic acceptance-day fault of a node that lost its mount (`up` restores it)."""
+        if self.layout.fs != "gluster":
+            raise ClusterError("unmount needs a cluster brought up with --fs gluster")
+        if name not in self.layout.node_names:
+            raise ClusterError(f"no node {name!r} in this cluster")
+        self.stop_slurmd(name)
+        self.gluster.stop_client(name)
+        self.start_slurmd(name, mount=False)
+        self.wait_ready(timeout)
+        return (f"node {name}: restarted without its GlusterFS client "
+                f"({self.gluster.layout.mount_point} is a bare directory there)")
 
     def wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -403,9 +477,10 @@ class LocalCluster:
         for name in killed:
             os.kill(live[name], signal.SIGKILL)
         (self.layout.state_dir / "munged.pid").unlink(missing_ok=True)
-        if not live:
+        gluster = self.gluster.down() if self.gluster.layout.run_dir.is_dir() else []
+        if not live and not gluster:
             return "local cluster: nothing running"
-        msg = f"local cluster down: stopped {', '.join(sorted(live))}"
+        msg = f"local cluster down: stopped {', '.join(sorted(live) + gluster)}"
         if killed:
             msg += f" (SIGKILL after {timeout:.0f} s: {', '.join(killed)})"
         return msg
@@ -531,10 +606,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="local-cluster",
         description="A real multi-node Slurm cluster emulated on this host.")
-    parser.add_argument("command", choices=["up", "down", "status", "env", "fail"])
+    parser.add_argument("command", choices=["up", "down", "status", "env", "fail",
+                                            "fail-client", "fail-brick", "unmount"])
     parser.add_argument("node", nargs="?",
                         help="for `fail`: the node to kill (slurmd and its job steps), to "
-                             "test how a run survives a node failure; `up` revives it")
+                             "test how a run survives a node failure; `fail-client`: the "
+                             "node whose GlusterFS client to kill; `unmount`: the node to "
+                             "restart without its client; `fail-brick`: the brick (b1...) "
+                             "whose daemon to kill; `up` revives each")
+    parser.add_argument("--fs", choices=FILE_SYSTEMS, default=None,
+                        help="for `up`: `gluster` adds a GlusterFS volume mounted on every "
+                             f"node by a client of its own at {gfs.MOUNT_POINT} (default: "
+                             "what the running cluster has, else none)")
+    parser.add_argument("--gluster-volume-type", choices=gfs.VOLUME_TYPES,
+                        default="distribute", help="for `up --fs gluster`: the volume's type")
     parser.add_argument("--nodes", type=int, default=None,
                         help=f"number of emulated nodes for `up` (default {DEFAULT_NODES})")
     parser.add_argument("--port-base", type=int, default=DEFAULT_PORT_BASE,
@@ -557,7 +642,10 @@ def main(argv: list[str] | None = None) -> int:
             probe = LocalCluster(ClusterLayout(state))
             running = probe.running_node_count() if probe.running_daemons() else None
             nodes = running or DEFAULT_NODES
-        cluster = LocalCluster(ClusterLayout(state, nodes=nodes, port_base=args.port_base))
+        fs = args.fs or recorded_fs(state)
+        cluster = LocalCluster(ClusterLayout(state, nodes=nodes, port_base=args.port_base,
+                                             fs=fs,
+                                             gluster_volume_type=args.gluster_volume_type))
         if args.command == "up":
             if os.geteuid() != 0:
                 raise ClusterError("local-cluster up must run as root "
@@ -573,9 +661,18 @@ def main(argv: list[str] | None = None) -> int:
             if not args.node:
                 raise ClusterError("fail needs a node name, e.g. `local-cluster fail n2`")
             print(cluster.fail_node(args.node))
+        elif args.command in ("fail-client", "fail-brick", "unmount"):
+            if not args.node:
+                raise ClusterError(f"{args.command} needs a node (or brick) name")
+            if args.command == "fail-client":
+                print(cluster.gluster.kill_client(args.node))
+            elif args.command == "fail-brick":
+                print(cluster.gluster.kill_brick(args.node))
+            else:
+                print(cluster.node_without_mount(args.node))
         else:
             print(f"export SLURM_CONF={cluster.conf}")
-    except ClusterError as err:
+    except (ClusterError, gfs.GlusterError) as err:
         print(f"local-cluster: error: {err}", file=sys.stderr)
         return 2
     except subprocess.TimeoutExpired as err:

@@ -31,6 +31,19 @@ class IorExpectation:
     min_cache_ratio: float = 1.5
     generation_deadline_s: int | None = None  #: for advice on an exhausted dataset
     figure_kind: str = "bandwidth"  #: "bandwidth" or "iops": what a known bug must affect
+    #: Each rank reads what a rank on another node wrote (``-C``/``-Z``, several nodes).
+    other_node: bool = False
+    #: Each node reaches the file system through a client of its own (a network or
+    #: distributed file system; a live fact: the job's file-system type).  Together with
+    #: ``other_node``, the reader's page cache never held the data.
+    separate_clients: bool = False
+
+
+#: File-system types whose data lives on this host's own disks or memory: on the
+#: emulated cluster its "nodes" share one page cache, so a read "from another node"
+#: can still come from cache.
+LOCAL_FSTYPES = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "zfs", "f2fs",
+                           "overlay", "vfat", "ramfs"})
 
 
 def output_expectation(run: IorRun, operation: str) -> IorExpectation:
@@ -48,6 +61,7 @@ def output_expectation(run: IorRun, operation: str) -> IorExpectation:
         nodes=params.nodes if params and params.nodes else 0,
         deadline_s=None if generation else (params.stonewalling_time if params else None),
         direct_io="--posix.odirect" in argv or "-B" in argv,
+        other_node=("-C" in argv or "-Z" in argv) and bool(params and (params.nodes or 0) > 1),
         figure_kind="iops" if params and params.ordering_in_file == "random" else "bandwidth")
 
 
@@ -232,11 +246,14 @@ def _short_run_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
 def _cache_reasons(moved_mib: float | None, exp: IorExpectation) -> list[str]:
     if moved_mib is None or not exp.node_memory_bytes:
         return []
+    if exp.other_node and exp.separate_clients:
+        return []  # read through another client than the one that wrote the data
     per_node = moved_mib * MIB / exp.nodes
     if per_node >= exp.min_cache_ratio * exp.node_memory_bytes:
         return []
     return [f"cache-suspect: buffered read of {per_node / GIB:.2f} GiB per node, less than "
             f"{exp.min_cache_ratio:g} x node memory ({exp.node_memory_bytes / GIB:.2f} GiB): "
-            "the figure may measure page cache; use direct_io or a larger dataset"]
+            "the figure may measure page cache; use direct_io, a larger dataset, or (on a "
+            "network file system) -C to read on another node"]
 
 

@@ -1,0 +1,377 @@
+"""A real distributed file system for the emulated cluster: a GlusterFS volume whose
+bricks live under ``.state/gluster/``, served by a ``glusterd`` of our own, with one
+FUSE client per emulated node (``scripts/local-cluster up --fs gluster``).
+
+Each ``slurmd -N nX`` runs in a mount namespace of its own (``unshare -m``) where the
+volume is mounted by a client process of its own, at the same path as on the login
+node: a job step on nX reads and writes through nX's client and nX's page cache, as
+on a real cluster.  The login node (this host's own namespace) has a client too: the
+harness's guards and cleanup go through it.
+
+Our glusterd has its own working directory, run directory and socket, listens on
+``ADDRESS`` (a loopback address of its own: GlusterFS refuses bricks on 127.0.0.1 and
+its brick daemons always call back on port 24007 of the brick host), and gives the
+bricks ports from ``port_base + BRICK_PORTS``.  A glusterd we did not start is never
+touched: if it holds the address we need, ``up`` refuses.
+
+Standard library only, like :mod:`.cluster` (runs before any virtual environment).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+#: GlusterFS refuses loopback brick hosts named localhost/127.0.0.1; another
+#: loopback address is accepted and keeps all traffic on this host.
+ADDRESS = "127.0.0.2"
+#: The management port; brick daemons always fetch their volume file from it.
+GLUSTERD_PORT = 24007
+VOLUME = "fsaccept"
+#: The same path on every node and on the login node; reference/local-gluster.yaml pins it.
+MOUNT_POINT = Path("/mnt/fsaccept-gluster")
+#: Bricks listen on port_base + 200 ... port_base + 299.
+BRICK_PORTS = (200, 299)
+VOLUME_TYPES = ("distribute", "replica", "disperse")
+
+
+class GlusterError(Exception):
+    """A problem the user can act on; printed as one line, no traceback."""
+
+
+@dataclass(frozen=True)
+class GlusterLayout:
+    state_dir: Path                 # .state/gluster
+    port_base: int
+    bricks: int = 4
+    volume_type: str = "distribute"
+    volume: str = VOLUME
+    address: str = ADDRESS
+    mount_point: Path = MOUNT_POINT
+
+    def __post_init__(self) -> None:
+        if self.volume_type not in VOLUME_TYPES:
+            raise GlusterError(f"unknown volume type {self.volume_type!r} "
+                               f"(one of {', '.join(VOLUME_TYPES)})")
+        if not 1 <= self.bricks <= 16:
+            raise GlusterError(f"bricks must be between 1 and 16, got {self.bricks}")
+        if self.volume_type != "distribute" and self.bricks < 2:
+            raise GlusterError(f"a {self.volume_type} volume needs at least 2 bricks")
+
+    @property
+    def source(self) -> str:
+        """What findmnt shows as the SOURCE of a client mount."""
+        return f"{self.address}:{self.volume}"
+
+    @property
+    def brick_dirs(self) -> list[Path]:
+        return [self.state_dir / "bricks" / f"b{i}" for i in range(1, self.bricks + 1)]
+
+    @property
+    def run_dir(self) -> Path:
+        return self.state_dir / "run"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.state_dir / "log"
+
+    @property
+    def socket_path(self) -> Path:
+        return self.run_dir / "glusterd.socket"
+
+    def client_pidfile(self, node: str) -> Path:
+        """Pid file of the FUSE client of ``node`` ("login": this host's own)."""
+        return self.run_dir / f"client-{node}.pid"
+
+    def glusterd_vol(self) -> str:
+        """glusterd's own volume file: every directory and port its own."""
+        lo, hi = (self.port_base + p for p in BRICK_PORTS)
+        return "\n".join([
+            "volume management",
+            "    type mgmt/glusterd",
+            f"    option working-directory {self.state_dir / 'glusterd'}",
+            f"    option run-directory {self.run_dir}",
+            f"    option glusterd-sockfile {self.socket_path}",
+            "    option transport-type socket",
+            f"    option transport.socket.bind-address {self.address}",
+            f"    option transport.socket.listen-port {GLUSTERD_PORT}",
+            f"    option base-port {lo}",
+            f"    option max-port {hi}",
+            "    option ping-timeout 0",
+            "    option event-threads 1",
+            "end-volume", ""])
+
+    def create_args(self) -> list[str]:
+        """``gluster volume create`` arguments (bricks on local directories need force)."""
+        shape = {"distribute": [], "replica": ["replica", str(self.bricks)],
+                 "disperse": ["disperse", str(self.bricks)]}[self.volume_type]
+        return ["volume", "create", self.volume, *shape,
+                *[f"{self.address}:{b}" for b in self.brick_dirs], "force"]
+
+    def client_argv(self, node: str) -> list[str]:
+        return ["glusterfs", f"--volfile-server={self.address}",
+                f"--volfile-id={self.volume}",
+                f"--pid-file={self.client_pidfile(node)}",
+                f"--log-file={self.log_dir / f'client-{node}.log'}",
+                str(self.mount_point)]
+
+    def node_wrapper(self, node: str, mount: bool = True) -> list[str]:
+        """Prefix that runs a command (the node's slurmd) in a mount namespace of its
+        own, where the volume is mounted by a client of its own (``mount=False``: a
+        node that lost its client; the path is then the bare directory below)."""
+        mp = str(self.mount_point)
+        script = ['umount -l "$1" 2>/dev/null']  # the login node's client, copied in
+        if mount:
+            script += ['"$2" "$3" "$4" "$5" "$6" "$1" || exit 97',
+                       # The client forks and mounts in the background: wait for it.
+                       'i=0; until [ "$(findmnt -n -o FSTYPE -M "$1")" = fuse.glusterfs ]; do '
+                       'i=$((i+1)); [ $i -gt 200 ] && exit 98; sleep 0.05; done']
+        script += ['shift 6', 'exec "$@"']
+        return ["unshare", "-m", "--propagation", "private", "--", "sh", "-c",
+                "; ".join(script), "fsaccept-node", mp, *self.client_argv(node)[:5]]
+
+
+def _pid_of(pidfile: Path, expected: str) -> int | None:
+    """The pid in ``pidfile`` if that process is alive and is ``expected`` (never a
+    recycled pid: processes are only ever stopped by their own pid files)."""
+    try:
+        pid = int(pidfile.read_text().split()[0])
+        argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid if os.path.basename(argv0) == expected and state != "Z" else None
+
+
+def _stop(pid: int, timeout: float = 10) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return
+        except (ProcessLookupError, OSError):
+            return
+        time.sleep(0.1)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def mount_of(path: Path) -> tuple[str, str, str] | None:
+    """(target, fstype, source) of the mount exactly at ``path``, or None."""
+    proc = subprocess.run(["findmnt", "-n", "-M", str(path), "-o", "TARGET,FSTYPE,SOURCE"],
+                          capture_output=True, text=True, timeout=15)
+    fields = proc.stdout.split()
+    return (fields[0], fields[1], fields[2]) if proc.returncode == 0 and len(fields) >= 3 \
+        else None
+
+
+class Gluster:
+    def __init__(self, layout: GlusterLayout) -> None:
+        self.layout = layout
+
+    # -- helpers -----------------------------------------------------------
+    def cli(self, *args: str, check: bool = True, timeout: float = 120
+            ) -> subprocess.CompletedProcess:
+        argv = ["gluster", "--mode=script", f"--glusterd-sock={self.layout.socket_path}",
+                f"--log-file={self.layout.log_dir / 'cli.log'}", *args]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        if check and proc.returncode != 0:
+            raise GlusterError(f"gluster {' '.join(args)} failed: "
+                               f"{(proc.stderr or proc.stdout).strip()}")
+        return proc
+
+    def glusterd_pid(self) -> int | None:
+        return _pid_of(self.layout.run_dir / "glusterd.pid", "glusterd")
+
+    def brick_pids(self) -> dict[str, int]:
+        """Brick directory name (b1...) -> pid of its glusterfsd."""
+        pids = {}
+        for f in (self.layout.run_dir / "vols" / self.layout.volume).glob("*.pid"):
+            pid = _pid_of(f, "glusterfsd")
+            if pid:
+                pids[f.stem.rsplit("-", 1)[-1]] = pid
+        return pids
+
+    def client_pid(self, node: str) -> int | None:
+        return _pid_of(self.layout.client_pidfile(node), "glusterfs")
+
+    # -- checks before anything starts ---------------------------------------
+    def check_prerequisites(self) -> None:
+        for tool, package in [("glusterd", "glusterfs-server"), ("gluster", "glusterfs-server"),
+                              ("glusterfs", "glusterfs-client"), ("unshare", "util-linux")]:
+            if shutil.which(tool) is None:
+                raise GlusterError(f"{tool} not found (Debian package {package}): "
+                                   "run scripts/setup")
+        if not Path("/dev/fuse").exists():
+            raise GlusterError("/dev/fuse does not exist: GlusterFS clients need FUSE "
+                               "(load the fuse module, or give the container /dev/fuse)")
+
+    def check_address_free(self) -> None:
+        """glusterd's address must be free: a glusterd we did not start is never used
+        for our volume, nor stopped."""
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind((self.layout.address, GLUSTERD_PORT))
+            except OSError:
+                raise GlusterError(
+                    f"port {GLUSTERD_PORT} on {self.layout.address} is already in use (a "
+                    "glusterd not started by fsaccept?): fsaccept never uses or stops "
+                    "another glusterd; stop it yourself, or run the cluster without "
+                    "--fs gluster") from None
+
+    def check_bricks(self) -> None:
+        """A brick directory holding another volume's data is refused: GlusterFS
+        refuses to reuse it, and its data is not ours to delete."""
+        ours = self.volume_id()
+        for brick in self.layout.brick_dirs:
+            try:
+                raw = os.getxattr(brick, "trusted.glusterfs.volume-id")
+            except OSError:
+                continue  # no brick there yet (or a fresh directory)
+            if ours is None or raw.hex() != ours.replace("-", ""):
+                raise GlusterError(
+                    f"{brick} already holds another GlusterFS volume's data (volume-id "
+                    f"{raw.hex()}): fsaccept does not reuse or delete it; move it away")
+
+    def volume_id(self) -> str | None:
+        info = self.layout.state_dir / "glusterd" / "vols" / self.layout.volume / "info"
+        try:
+            for line in info.read_text().splitlines():
+                if line.startswith("volume-id="):
+                    return line.split("=", 1)[1].strip()
+        except OSError:
+            pass
+        return None
+
+    # -- up / down -----------------------------------------------------------
+    def up(self) -> str:
+        layout = self.layout
+        self.check_prerequisites()
+        for d in (layout.run_dir, layout.log_dir, layout.state_dir / "glusterd",
+                  *layout.brick_dirs):
+            d.mkdir(parents=True, exist_ok=True)
+        notes = []
+        if not self.glusterd_pid():
+            self.check_address_free()
+            self.check_bricks()
+            vol = layout.state_dir / "glusterd.vol"
+            vol.write_text(layout.glusterd_vol())
+            subprocess.run(["glusterd", "-f", str(vol), "-p", str(layout.run_dir / "glusterd.pid"),
+                            "-l", str(layout.log_dir / "glusterd.log")],
+                           check=True, capture_output=True, timeout=60)
+            self._wait(lambda: layout.socket_path.exists() and self.cli(
+                "volume", "list", check=False, timeout=15).returncode == 0,
+                30, "glusterd did not answer")
+            notes.append(f"glusterd on {layout.address}:{GLUSTERD_PORT}")
+        if self.volume_id() is None:
+            self.check_bricks()
+            self.cli(*layout.create_args())
+            # O_DIRECT must reach the bricks: without it, write-behind acknowledges
+            # "direct" writes from the client's memory (the jobs' probe would refuse them).
+            self.cli("volume", "set", layout.volume, "performance.strict-o-direct", "on")
+            notes.append(f"volume {layout.volume} ({layout.volume_type}, "
+                         f"{layout.bricks} bricks under {layout.state_dir / 'bricks'})")
+        status = self.cli("volume", "info", layout.volume).stdout
+        if "Status: Started" not in status or len(self.brick_pids()) < layout.bricks:
+            # force: also restarts a brick daemon that died (or a fault test killed)
+            self.cli("volume", "start", layout.volume, "force")
+        self._wait(lambda: len(self.brick_pids()) == layout.bricks, 30,
+                   "brick daemons did not start")
+        self.mount_login()
+        notes.append(f"mounted at {layout.mount_point} ({layout.source}), one client per node")
+        return "gluster: " + "; ".join(notes)
+
+    def mount_login(self) -> None:
+        """This host's own client at the mount point (the guards and cleanup use it)."""
+        mp = self.layout.mount_point
+        found = mount_of(mp)
+        if found and found[1] == "fuse.glusterfs" and found[2] == self.layout.source \
+                and self.client_pid("login"):
+            return
+        if found:
+            if found[1] == "fuse.glusterfs" and not self.client_pid("login"):
+                subprocess.run(["umount", "-l", str(mp)], capture_output=True, timeout=30)
+            else:
+                raise GlusterError(f"{mp} is already a mount point ({found[1]} from "
+                                   f"{found[2]}): fsaccept mounts its volume there")
+        mp.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(self.layout.client_argv("login"), capture_output=True,
+                              text=True, timeout=60)
+        if proc.returncode != 0:
+            raise GlusterError(f"mounting {self.layout.source} at {mp} failed: "
+                               f"{(proc.stderr or proc.stdout).strip()} (log "
+                               f"{self.layout.log_dir / 'client-login.log'})")
+        self._wait(lambda: (mount_of(mp) or ("", "", ""))[1] == "fuse.glusterfs", 30,
+                   f"{mp} was not mounted")
+
+    def stop_client(self, node: str) -> bool:
+        pid = self.client_pid(node)
+        if pid:
+            _stop(pid)
+        return bool(pid)
+
+    def kill_client(self, node: str) -> str:
+        """Kill a node's FUSE client the way a crash would (SIGKILL): its mount then
+        answers "Transport endpoint is not connected"."""
+        pid = self.client_pid(node)
+        if not pid:
+            raise GlusterError(f"no running GlusterFS client for node {node!r}")
+        os.kill(pid, signal.SIGKILL)
+        return f"node {node}: killed its GlusterFS client (pid {pid})"
+
+    def kill_brick(self, brick: str) -> str:
+        pids = self.brick_pids()
+        if brick not in pids:
+            raise GlusterError(f"no running brick daemon {brick!r} (running: "
+                               f"{', '.join(sorted(pids)) or 'none'})")
+        os.kill(pids[brick], signal.SIGKILL)
+        return f"brick {brick}: killed its glusterfsd (pid {pids[brick]})"
+
+    def down(self) -> list[str]:
+        """Stop what ``up`` started, each by its own pid file, and nothing else."""
+        stopped = []
+        for f in sorted(self.layout.run_dir.glob("client-*.pid")):
+            node = f.stem.removeprefix("client-")
+            if node == "login":
+                continue
+            if self.stop_client(node):
+                stopped.append(f"client {node}")
+        mp = self.layout.mount_point
+        found = mount_of(mp)
+        if found and found[2] == self.layout.source:
+            subprocess.run(["umount", str(mp)], capture_output=True, timeout=60)
+            if mount_of(mp):
+                subprocess.run(["umount", "-l", str(mp)], capture_output=True, timeout=60)
+        if self.stop_client("login"):
+            stopped.append("client login")
+        for brick, pid in sorted(self.brick_pids().items()):
+            _stop(pid)
+            stopped.append(f"brick {brick}")
+        pid = self.glusterd_pid()
+        if pid:
+            _stop(pid)
+            stopped.append("glusterd")
+        return stopped
+
+    @staticmethod
+    def _wait(ready, timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if ready():
+                return
+            time.sleep(0.2)
+        raise GlusterError(f"{what} within {timeout:.0f} s")
