@@ -127,6 +127,34 @@ def emulated_system(name: str, descr: str, benchmarks: str = "path",
     }
 
 
+def ior_fix(emulated: bool, state: Path | None = None) -> str:
+    """How to get IOR (with mdtest and md-workbench) for a check that did not find it:
+    on the emulated cluster exactly which ``--system`` to add, or which set-up command to
+    run; on a site, how its system file provides the benchmarks."""
+    if not emulated:
+        return ("IOR 4.0.0 (with mdtest and md-workbench) is in no package registry: build it "
+                "with Spack (partition extras `benchmarks: spack-build` or `spack-env` in "
+                "config/systems/<site>.py; README: Benchmarks) or put its bin/ on PATH")
+    if spack_built(state):
+        return (f"set-up built it with Spack ({ior_view(state).parent}): add "
+                f"`--system {SPACK_SYSTEM}` (reframe, scripts/acceptance, scripts/nightly)")
+    return ("IOR 4.0.0 (with mdtest and md-workbench) is in no package registry: build it "
+            "with `scripts/setup --spack <Spack tarball, checkout or 'path'> "
+            "[--spack-mirror DIR]`; this host's default system is then "
+            f"{SPACK_SYSTEM} (or add `--system {SPACK_SYSTEM}`)")
+
+
+def spack_fix(emulated: bool, system: str) -> str:
+    """How to get the Spack a partition's ``spack-build``/``spack-env`` needs."""
+    if emulated:
+        return ("build the benchmarks with `scripts/setup --spack <Spack tarball, checkout or "
+                "'path'> [--spack-mirror DIR]` (README: Benchmarks), or add `--system "
+                f"{PATH_SYSTEM}` to take them from PATH")
+    return ("put Spack on PATH in config/systems/<site>.py (e.g. a module in the system's "
+            f"`modules`) or build the benchmarks with `scripts/setup --spack <Spack> "
+            f"--spack-system {system}` (README: Benchmarks)")
+
+
 def quick_polling(systems: list[str]) -> dict[str, Any]:
     """ReFrame's ``general`` entry for systems whose scheduler answers at once and costs
     nothing to ask (squeue to a slurmctld on this host, ps).  ReFrame polls its jobs 10
