@@ -68,14 +68,20 @@ def remove_data(directory: str) -> None:
     KEPT_DATASETS.release(directory)
 
 
+#: Why each test of this session skipped (unique name -> (class name, reason)): ReFrame
+#: skips a test whose fixture skipped before any hook of that test runs ("skipped due
+#: to skipped dependencies"), so the test records its fixture's reason from here.
+SKIPPED: dict[str, tuple[str, str]] = {}
+
+
 def fixture_skip_reason(test) -> str:
-    """'fixture IORIntegrityDataset skipped: ior not found on PATH: ...' for the first
-    fixture of ``test``'s test case that skipped with a reason ("" if none did)."""
-    case = test._case() if getattr(test, "_case", None) else None  # ReFrame's TestCase
-    for dep in getattr(case, "deps", None) or []:
-        why = getattr(dep.check, "skip_reason", "")
-        if why:
-            name = type(dep.check).__name__
+    """'its fixture IORIntegrityDataset was skipped: ior not found on PATH: ...' for a
+    test that was never set up and one of whose fixtures skipped ("" otherwise)."""
+    if test.current_partition is not None:
+        return ""  # set up: it skipped (or not) for reasons of its own
+    for target, _ in test.user_deps():
+        if target in SKIPPED:
+            name, why = SKIPPED[target]
             return f"its fixture {name} was skipped: {why}"
     return ""
 
@@ -148,6 +154,7 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
     def skip_because(self, reason: str) -> None:
         """Skip, keeping the reason in the run report (and so in the sign-off report)."""
         self._fsaccept_skip_reason = reason
+        SKIPPED[self.unique_name] = (type(self).__name__, reason)
         self.skip(reason)
 
     @loggable
