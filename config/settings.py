@@ -16,7 +16,7 @@ default one, ``fsaccept/tools/sites.py``, claims this host's name).
 import importlib.util
 import pathlib
 
-from fsaccept.tools.sites import sites_first
+from fsaccept.tools.sites import is_emulated, quick_polling, sites_first
 
 _here = pathlib.Path(__file__).resolve().parent
 
@@ -33,14 +33,18 @@ _common = _load(_here / 'common.py')
 _systems = [_load(p) for p in sorted((_here / 'systems').glob('*.py'))]
 
 
+_all = sites_first([s for conf in _systems for s in conf['systems']])
+
 site_configuration = {
     # Sites first: on a login node set up for the emulated cluster too, the site wins.
-    'systems': sites_first([s for conf in _systems for s in conf['systems']]),
+    'systems': _all,
     'environments': (_common['environments'] +
                      [e for conf in _systems for e in conf.get('environments', [])]),
     # Each system file may add general options for its systems (e.g. a poll rate).
+    # Clusters emulated on this host are polled quickly (fsaccept/tools/sites.py).
     'general': (_common.get('general', []) +
-                [g for conf in _systems for g in conf.get('general', [])]),
+                [g for conf in _systems for g in conf.get('general', [])] +
+                [quick_polling([s['name'] for s in _all if is_emulated(s)])]),
     # Per-system logging (e.g. perflog handlers streaming figures to a site's
     # monitoring), each entry with its target_systems; other systems keep ReFrame's.
     'logging': [entry for conf in _systems for entry in conf.get('logging', [])],

@@ -5,11 +5,12 @@ node), with the benchmarks from PATH or built by Spack.
 Selected by this host's name (``fsaccept/tools/sites.py``): ``local-spack`` once
 ``scripts/setup --spack ...`` has built IOR, else ``local``; the other one with
 ``--system``.  Another emulated system is one more file like this one, calling
-``emulated_system`` (it is then chosen with ``--system``).
+``emulated_system`` (it is then chosen with ``--system``, and polled quickly like these:
+``config/settings.py``).
 """
 
 from fsaccept.core.provision import SPACK_STATE
-from fsaccept.tools.sites import emulated_system, quick_polling
+from fsaccept.tools.sites import emulated_system
 
 site_configuration = {
     'systems': [
@@ -26,5 +27,4 @@ site_configuration = {
                         benchmarks='spack-build', features=('spack',),
                         env_vars=(['PATH', f'{SPACK_STATE / "bin"}:$PATH'],)),
     ],
-    'general': [quick_polling(['local', 'local-spack'])],
 }

@@ -237,3 +237,22 @@ def test_reframe_with_no_matching_system_says_what_to_do_in_a_fresh_shell(tmp_pa
     assert "Found 0 check(s)" in out
     assert re.search(r"WARNING: fsaccept: no system in config/systems/ matches this host "
                      r".*--system NAME \(", out), out[-3000:]
+
+
+def test_one_more_emulated_system_is_one_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("FSACCEPT_STATE_DIR", str(emulated_state(tmp_path)))
+    conf_dir = tmp_path / "config"
+    shutil.copytree(SETTINGS.parent, conf_dir, ignore=shutil.ignore_patterns("__pycache__"))
+    (conf_dir / "systems" / "local_gluster.py").write_text(
+        "from fsaccept.tools.sites import emulated_system\n"
+        "site_configuration = {'systems': [emulated_system(\n"
+        "    'local-gluster', 'Emulated cluster on GlusterFS', features=('gluster',))]}\n")
+    settings = conf_dir / "settings.py"
+    # This host keeps its default; the new one is chosen with --system, polled quickly.
+    assert selected_by_host_name(settings)["name"] == "local"
+    forget_loaded_settings()
+    conf = config.load_config(str(settings))
+    conf.select_subconfig("local-gluster")
+    conf.validate()
+    assert conf.get("general/0/poll_rate_min") >= 1
+    assert "emulated" in conf.get("systems/0/partitions/0/features")
