@@ -56,9 +56,12 @@ RETRY_MARKER = "fsaccept-retry"
 #: Datasets this ReFrame session has written (or will write) for a later read and
 #: not yet read: the capacity guard counts them with every test's own data.
 KEPT_DATASETS = guards.KeptData()
-def NO_IOR_FIX(test) -> str:  # noqa: N802 - passed where a fixed advice string goes
+
+
+def NO_IOR_FIX(test) -> str:  # noqa: N802 - the checks pass it where advice text goes
     """How to get IOR and mdtest, said by every check that cannot run without them: on
-    the emulated cluster, which --system to add or which set-up command to run."""
+    the emulated cluster, which --system to add or which set-up command to run (it
+    depends on what set-up built, so it is worked out when the check runs)."""
     return sites.ior_fix("emulated" in test.current_partition.features)
 
 
