@@ -74,7 +74,8 @@ def forget_loaded_settings():
     """ReFrame keeps a configuration file it imported (sys.modules): load it anew, as
     each `reframe` command does, so that it sees this test's state directory."""
     for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").endswith(os.sep + "settings.py"):
+        path = Path(getattr(module, "__file__", None) or "/")
+        if path.name == "settings.py" and path.parent.name == "config":
             del sys.modules[name]
 
 
