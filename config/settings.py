@@ -5,11 +5,18 @@ The common part lives in ``common.py``; each system has one file in
 'environments': [...], 'logging': [...]}`` (environments and logging optional).  To add your site, copy
 ``systems/example_lustre.py`` and adapt it; nothing else needs editing.
 
-Use: ``reframe -C config/settings.py -c checks -r [--system NAME]``.
+Use: ``. .venv/bin/activate`` (sets ``RFM_CONFIG_FILES`` to this file), then
+``reframe -c checks -r [--system NAME]``; or ``reframe -C config/settings.py ...``.
+
+ReFrame selects the first system whose ``hostnames`` match this host: the sites'
+systems come first, then the clusters emulated on this host (of which only the
+default one, ``fsaccept/tools/sites.py``, claims this host's name).
 """
 
 import importlib.util
 import pathlib
+
+from fsaccept.tools.sites import is_emulated, quick_polling, sites_first
 
 _here = pathlib.Path(__file__).resolve().parent
 
@@ -25,11 +32,19 @@ def _load(path):
 _common = _load(_here / 'common.py')
 _systems = [_load(p) for p in sorted((_here / 'systems').glob('*.py'))]
 
+
+_all = sites_first([s for conf in _systems for s in conf['systems']])
+
 site_configuration = {
-    'systems': [s for conf in _systems for s in conf['systems']],
+    # Sites first: on a login node set up for the emulated cluster too, the site wins.
+    'systems': _all,
     'environments': (_common['environments'] +
                      [e for conf in _systems for e in conf.get('environments', [])]),
-    'general': _common.get('general', []),
+    # Each system file may add general options for its systems (e.g. a poll rate).
+    # Clusters emulated on this host are polled quickly (fsaccept/tools/sites.py).
+    'general': (_common.get('general', []) +
+                [g for conf in _systems for g in conf.get('general', [])] +
+                [quick_polling([s['name'] for s in _all if is_emulated(s)])]),
     # Per-system logging (e.g. perflog handlers streaming figures to a site's
     # monitoring), each entry with its target_systems; other systems keep ReFrame's.
     'logging': [entry for conf in _systems for entry in conf.get('logging', [])],

@@ -19,7 +19,8 @@ And the tools of each layer, with their own options (``fsaccept report --help``.
 * ``report``: the sign-off report (``fsaccept.reporting.report``);
 * ``nightly``: regression against stored nightly sessions (``fsaccept.reporting.trends``);
 * ``ceilings``: measure a disk's ceilings with fio (``fsaccept.reporting.assessment``);
-* ``cluster``: the emulated Slurm cluster (``fsaccept.tools.cluster``).
+* ``cluster``: the emulated Slurm cluster (``fsaccept.tools.cluster``);
+* ``system``: the ReFrame system this host selects, for the scripts (``fsaccept.tools.sites``).
 
 Only the standard library is imported before a subcommand is chosen, so that
 ``python3 -m fsaccept cluster up`` runs before any virtual environment exists.
@@ -40,6 +41,8 @@ TOOLS = {
                 "nightly regression against ReFrame's results database"),
     "ceilings": ("fsaccept.reporting.assessment:main", "measure a disk's ceilings with fio"),
     "cluster": ("fsaccept.tools.cluster:main", "the Slurm cluster emulated on this host"),
+    "system": ("fsaccept.tools.sites:main",
+               "the ReFrame system of config/settings.py this host selects by its name"),
 }
 
 

@@ -5,7 +5,7 @@ the "is this VM's NFS mount slow?" report.
 ReFrame's local scheduler and launcher: each check runs as one local process
 (one fio).  Never picked by host name: select it with ``--system workstation``::
 
-    reframe -C config/settings.py -c checks -r --system workstation -t client
+    reframe -c checks -r --system workstation -t client    # after . .venv/bin/activate
 
 The directory under test is ``target.path`` in ``reference/workstation.yaml``;
 point the checks elsewhere without editing it with the environment variables
@@ -15,6 +15,8 @@ anything runs (``findmnt -o FSTYPE`` spelling), so a missing mount never
 sends the files to the local disk.  Only checks with the ``fio`` feature run
 here (IOR and mdtest need MPI and a scheduler).
 """
+
+from fsaccept.tools.sites import quick_polling
 
 site_configuration = {
     'systems': [
@@ -45,4 +47,6 @@ site_configuration = {
             'features': ['fio'],
         },
     ],
+    # Its scheduler is ps on this machine: quick to ask.
+    'general': [quick_polling(['workstation'])],
 }

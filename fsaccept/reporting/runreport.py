@@ -22,7 +22,8 @@ from typing import Any
 
 from fsaccept.core.formatting import format_number
 from fsaccept.reporting.verdicts import (ACCEPTANCE_TAG, ACCEPTED, INCOMPLETE, NOT_ACCEPTED,
-                                         NOT_RUN, PASS, REPEAT_PARAM, SKIPPED, Figure,
+                                         NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
+                                         SKIPPED_BY_REFRAME, Figure,
                                          RunReportError, Verdict, figures_of, verdict_of, worst)
 
 # --------------------------------------------------------------------------- tests
@@ -209,7 +210,13 @@ def tests_of(report: dict[str, Any]) -> list[Test]:
 
 
 def _with_dependency_reason(v: Verdict, fixtures: list[dict[str, Any]]) -> Verdict:
-    """A test not run because a fixture failed says which and why."""
+    """A test not run because a fixture failed (or skipped, in a run report that did not
+    record why) says which and why."""
+    if v.verdict == SKIPPED and v.reason == SKIPPED_BY_REFRAME:
+        skipped = [f"its fixture {fx.get('display_name') or fx.get('name')} was skipped: "
+                   f"{verdict_of(fx).reason}" for fx in fixtures
+                   if verdict_of(fx).verdict == SKIPPED and fx.get("skip_reason")]
+        return Verdict(SKIPPED, "; ".join(skipped)) if skipped else v
     if v.verdict != NOT_RUN:
         return v
     failed = []

@@ -208,6 +208,11 @@ def unjudgeable_figures(testcase: dict[str, Any], figures: list[Figure]) -> list
     return out
 
 
+#: A skip without a recorded reason (a run report from before fixtures' reasons were
+#: passed on: the test list then says which fixture skipped and why).
+SKIPPED_BY_REFRAME = "skipped by ReFrame (see ReFrame's output)"
+
+
 def verdict_of(testcase: dict[str, Any]) -> Verdict:
     """PASS, FAIL, INVALID, or what else happened, with the reason (one line
     unless it is an INVALID reason, which is kept whole). A run report that carries a
@@ -236,7 +241,7 @@ def verdict_of(testcase: dict[str, Any]) -> Verdict:
         # fsaccept's checks keep their skip reason in a loggable variable (ReFrame's
         # run report has none for skipped tests).
         return Verdict(SKIPPED, _first_line(testcase.get("skip_reason") or reason or "")
-                       or "skipped by ReFrame (see ReFrame's output)")
+                       or SKIPPED_BY_REFRAME)
     if result == "abort":
         return Verdict(ABORTED, f"aborted in {phase or 'an unknown phase'}"
                        + (f": {_first_line(reason)}" if reason else ""))

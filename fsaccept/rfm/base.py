@@ -32,14 +32,15 @@ from pathlib import Path
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import (fixture, run_after, run_before, sanity_function,
-                                   variable)
+from reframe.core.builtins import (fixture, loggable, run_after, run_before,
+                                   sanity_function, variable)
 from reframe.core.exceptions import SanityError
 
 from fsaccept.core import guards, pernode, placement, provision, reference, slurm, versions
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.slurm import benchmark_job_name
 from fsaccept.rfm.binaries import BenchmarkBinaries
+from fsaccept.tools import sites
 
 #: Names this ReFrame run's files, so that two runs on one file system never
 #: share (or remove) each other's files.
@@ -92,16 +93,37 @@ RETRY_MARKER = "fsaccept-retry"
 #: Datasets this ReFrame session has written (or will write) for a later read and
 #: not yet read: the capacity guard counts them with every test's own data.
 KEPT_DATASETS = guards.KeptData()
-#: How to get IOR and mdtest, said by every check that cannot run without them.
-NO_IOR_FIX = ("IOR 4.0.0 (with mdtest) is in no package registry: build it with "
-              "`scripts/setup --spack <Spack tarball or checkout> [--spack-mirror DIR]` "
-              "and run with --system local-spack (or put a Spack view's bin/ on PATH)")
+
+
+def NO_IOR_FIX(test) -> str:  # noqa: N802 - the checks pass it where advice text goes
+    """How to get IOR and mdtest, said by every check that cannot run without them: on
+    the emulated cluster, which --system to add or which set-up command to run (it
+    depends on what set-up built, so it is worked out when the check runs)."""
+    return sites.ior_fix("emulated" in test.current_partition.features)
 
 
 def remove_data(directory: str) -> None:
     """Remove a data directory this run created (never another), and stop counting it."""
     guards.remove_owned(directory, RUN_ID)
     KEPT_DATASETS.release(directory)
+
+
+#: Why each test of this session skipped (unique name -> (class name, reason)): ReFrame
+#: skips a test whose fixture skipped before any hook of that test runs ("skipped due
+#: to skipped dependencies"), so the test records its fixture's reason from here.
+SKIPPED: dict[str, tuple[str, str]] = {}
+
+
+def fixture_skip_reason(test) -> str:
+    """'its fixture IORIntegrityDataset was skipped: ior not found on PATH: ...' for a
+    test that was never set up and one of whose fixtures skipped ("" otherwise)."""
+    if test.current_partition is not None:
+        return ""  # set up: it skipped (or not) for reasons of its own
+    for target, _ in test.user_deps():
+        if target in SKIPPED:
+            name, why = SKIPPED[target]
+            return f"its fixture {name} was skipped: {why}"
+    return ""
 
 
 def partition_nodes(job) -> tuple[list, list]:
@@ -169,13 +191,20 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
     #: Where the benchmark binaries came from (path, or Spack spec and hash).
     benchmark_provenance = variable(str, value="", loggable=True)
 
-    #: Why this test did not run, with the fix (ReFrame's run report keeps no skip reason).
-    skip_reason = variable(str, value="", loggable=True)
-
     def skip_because(self, reason: str) -> None:
         """Skip, keeping the reason in the run report (and so in the sign-off report)."""
-        self.skip_reason = reason
+        self._fsaccept_skip_reason = reason
+        SKIPPED[self.unique_name] = (type(self).__name__, reason)
         self.skip(reason)
+
+    @loggable
+    @property
+    def skip_reason(self) -> str:
+        """Why this test did not run, with the fix (ReFrame's run report keeps no skip
+        reason): its own, else that of the fixture whose skip skipped it (ReFrame then
+        skips it "due to skipped dependencies", before any of its hooks run)."""
+        own = getattr(self, "_fsaccept_skip_reason", "")
+        return own or fixture_skip_reason(self)
 
     @run_after("setup")
     def load_reference(self):
@@ -398,8 +427,11 @@ class BenchmarkTest(AcceptanceTest):
         """Whether this test is the last one to need its files."""
         return True
 
-    def require_binary(self, name: str, how_to_get: str) -> None:
-        """Skip, saying how to get it, when a benchmark is missing."""
+    def require_binary(self, name: str, how_to_get) -> None:
+        """Skip, saying how to get it (a string, or a function of the test), when a
+        benchmark is missing."""
+        if callable(how_to_get):
+            how_to_get = how_to_get(self)
         if self.binaries.unavailable:
             self.skip_because(f"{name}: {self.binaries.unavailable}")
         if provision.mode(self.current_partition.extras) != "path":

@@ -12,6 +12,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before, sanity_function, variable
 
 from fsaccept.core import provision
+from fsaccept.tools import sites
 from fsaccept.tools import spack as spackenv
 
 
@@ -45,10 +46,9 @@ class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):
         system = extras.get("spack_system", self.current_system.name)
         mode = provision.mode(extras)
         if mode != "path" and shutil.which("spack") is None:
-            self.unavailable = (
-                f"Spack not found (partition extras benchmarks: {mode}): build the "
-                "benchmarks with `scripts/setup --spack <Spack tarball, checkout or 'path'> "
-                "[--spack-mirror DIR]` (README: Benchmarks)")
+            emulated = "emulated" in self.current_partition.features
+            self.unavailable = (f"Spack not found (partition extras benchmarks: {mode}): "
+                                + sites.spack_fix(emulated, system))
             self.build_system.commands = ["true"]
             return
         record = provision.session_commands(extras, system)

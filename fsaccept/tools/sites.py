@@ -1,0 +1,316 @@
+"""How ReFrame, typed bare (``reframe -c checks -r``), finds fsaccept's configuration
+and picks a system; and the ReFrame systems of the cluster emulated on this host.
+
+- **The configuration**: ``. .venv/bin/activate`` sets ``RFM_CONFIG_FILES`` to
+  ``config/settings.py`` (a block :func:`install_activation` adds to the activation
+  script, which ``scripts/setup`` runs); ``deactivate`` restores what was there.
+- **The system**: ReFrame 4.10 picks the first system, in configuration order, one of
+  whose ``hostnames`` patterns matches the host name (``socket.gethostname()``), and
+  ReFrame's own ``generic`` (0 checks) when none does.  ``config/settings.py`` lists the
+  sites' systems before the emulated ones, so a site's login node selects the site.
+- **The emulated cluster's default** on this host follows what set-up built: ``local-spack``
+  once ``scripts/setup --spack ...`` has built IOR into the ``local-spack`` view
+  (``.state/spack/env/local-spack/.spack-env/view/bin/ior``), else ``local`` (benchmarks
+  from PATH).  Only that system claims this host's name, and only where the cluster
+  lives (``scripts/local-cluster up`` ran here); every other emulated system
+  (``local-gluster``...) is chosen with ``--system``.  One more emulated system is one
+  file in ``config/systems/`` calling :func:`emulated_system`.
+- ``fsaccept system [NAME]`` prints, for the scripts, the system ReFrame selects here
+  (or NAME) and whether it is an emulated one; when no system matches it says what to do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import re
+import shlex
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from fsaccept.core import paths, provision
+from fsaccept.core.paths import REPO_ROOT
+from fsaccept.tools.cluster import OPENMPI_ENV, PARTITION, slurm_conf_path
+
+SETTINGS = REPO_ROOT / "config" / "settings.py"
+SYSTEMS_DIR = REPO_ROOT / "config" / "systems"
+#: The emulated cluster with benchmarks from PATH, and with benchmarks built by Spack.
+PATH_SYSTEM = "local"
+SPACK_SYSTEM = "local-spack"
+#: The partition feature that marks a system as a cluster emulated on this host.
+EMULATED_FEATURE = "emulated"
+#: ReFrame's built-in catch-all system (``hostnames: ['.*']``), selected when none of
+#: fsaccept's matches: no check runs there.
+REFRAME_GENERIC = "generic"
+
+#: ReFrame's squeue backend learns a job's nodes (and its end) from `squeue`, which
+#: by default lists no job that has ended: a job quicker than one poll was then
+#: recorded with no node list and as COMPLETED whatever happened.  With all states,
+#: squeue keeps showing an ended job (MinJobAge) with its nodes and real end state.
+_SEE_ENDED_JOBS = ["SQUEUE_STATES", "all"]
+
+
+def this_host() -> str:
+    """The host name ReFrame's system selection matches (its default autodetection)."""
+    return socket.gethostname()
+
+
+def state_dir() -> Path:
+    """fsaccept's state directory, read now (as the cluster reads it): CI and tests move
+    it with FSACCEPT_STATE_DIR."""
+    return Path(os.environ.get("FSACCEPT_STATE_DIR") or paths.STATE_DIR)
+
+
+def ior_view(state: Path | None = None) -> Path:
+    """Where the ``local-spack`` environment's view puts ``ior`` once set-up built it."""
+    spack = (state or state_dir()) / "spack"  # provision.SPACK_STATE, read now
+    return provision.rendered_env_dir(SPACK_SYSTEM, spack) / ".spack-env" / "view" / "bin" / "ior"
+
+
+def spack_built(state: Path | None = None) -> bool:
+    """Whether set-up has built IOR with Spack for the emulated cluster."""
+    return os.access(ior_view(state), os.X_OK)
+
+
+def cluster_here(state: Path | None = None) -> bool:
+    """Whether the emulated cluster lives on this host: ``scripts/local-cluster up`` has
+    written its slurm.conf (kept by ``down``).  A site's login node without its own
+    system file then gets the advice, not an emulated cluster that is not there."""
+    return slurm_conf_path((state or state_dir()) / "cluster").is_file()
+
+
+def default_emulated(state: Path | None = None) -> str:
+    """The emulated system this host selects: the Spack one once IOR is built there."""
+    return SPACK_SYSTEM if spack_built(state) else PATH_SYSTEM
+
+
+def hostnames(system: str, state: Path | None = None) -> list[str]:
+    """``hostnames`` of an emulated system: this host's exact name for the default one
+    where the cluster lives, none for the others (ReFrame picks the first that matches)."""
+    if cluster_here(state) and system == default_emulated(state):
+        return [f"^{re.escape(this_host())}$"]
+    return []
+
+
+def emulated_system(name: str, descr: str, benchmarks: str = "path",
+                    features: tuple[str, ...] = (), env_vars: tuple[list[str], ...] = (),
+                    state: Path | None = None,
+                    extras: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A ReFrame system for the Slurm cluster ``scripts/local-cluster`` emulates here:
+    one partition of its nodes; ``benchmarks`` says where IOR, mdtest and fio come from
+    (see fsaccept/core/provision.py); ``features``, ``env_vars`` and ``extras`` are added."""
+    return {
+        "name": name,
+        "descr": descr,
+        "hostnames": hostnames(name, state),
+        "modules_system": "nomod",
+        # Loaded into ReFrame's own environment, so that sbatch/squeue talk to the
+        # emulated cluster and not to any system Slurm (also when selected by host name).
+        "env_vars": [["SLURM_CONF", str(slurm_conf_path((state or state_dir()) / "cluster"))],
+                     _SEE_ENDED_JOBS, *env_vars],
+        "partitions": [{
+            "name": PARTITION,
+            "descr": "Emulated compute nodes n1..nN",
+            # No accounting daemon here, so not the `slurm` backend (it calls sacct).
+            "scheduler": "squeue",
+            "launcher": "srun",
+            "access": [f"--partition={PARTITION}"],
+            "environs": ["openmpi"],
+            # Benchmark jobs must never overlap: they would share the file system.
+            "max_jobs": 1,
+            "env_vars": [[k, v] for k, v in OPENMPI_ENV.items()],
+            "features": ["mpi", EMULATED_FEATURE, "fio", *features],
+            "extras": {"benchmarks": benchmarks, **(extras or {})},
+        }],
+    }
+
+
+def ior_fix(emulated: bool, state: Path | None = None) -> str:
+    """How to get IOR (with mdtest and md-workbench) for a check that did not find it:
+    on the emulated cluster exactly which ``--system`` to add, or which set-up command to
+    run; on a site, how its system file provides the benchmarks."""
+    if not emulated:
+        return ("IOR 4.0.0 (with mdtest and md-workbench) is in no package registry: build it "
+                "with Spack (partition extras `benchmarks: spack-build` or `spack-env` in "
+                "config/systems/<site>.py; README: Benchmarks) or put its bin/ on PATH")
+    if spack_built(state):
+        return (f"set-up built it with Spack ({ior_view(state).parent}): add "
+                f"`--system {SPACK_SYSTEM}` (reframe, scripts/acceptance, scripts/nightly)")
+    return ("IOR 4.0.0 (with mdtest and md-workbench) is in no package registry: build it "
+            "with `scripts/setup --spack <Spack tarball, checkout or 'path'> "
+            "[--spack-mirror DIR]`; this host's default system is then "
+            f"{SPACK_SYSTEM} (or add `--system {SPACK_SYSTEM}`)")
+
+
+def spack_fix(emulated: bool, system: str) -> str:
+    """How to get the Spack a partition's ``spack-build``/``spack-env`` needs."""
+    if emulated:
+        return ("build the benchmarks with `scripts/setup --spack <Spack tarball, checkout or "
+                "'path'> [--spack-mirror DIR]` (README: Benchmarks), or add `--system "
+                f"{PATH_SYSTEM}` to take them from PATH")
+    return ("put Spack on PATH in config/systems/<site>.py (e.g. a module in the system's "
+            f"`modules`) or build the benchmarks with `scripts/setup --spack <Spack> "
+            f"--spack-system {system}` (README: Benchmarks)")
+
+
+def quick_polling(systems: list[str]) -> dict[str, Any]:
+    """ReFrame's ``general`` entry for systems whose scheduler answers at once and costs
+    nothing to ask (squeue to a slurmctld on this host, ps).  ReFrame polls its jobs 10
+    times a second at first, then ever more slowly, down to poll_rate_min (default 0.1:
+    every 10 s), so a job that ended waited up to 10 s to be noticed: most of a local
+    job's overhead.  Here a poll is ~15 ms: keep polling at least 5 times a second
+    (bench/bench_overhead.py: median overhead per job 0.82 s over a bare srun, 1.30 s at
+    twice a second).  A production Slurm keeps ReFrame's defaults."""
+    return {"target_systems": list(systems), "poll_rate_min": 5}
+
+
+def is_emulated(system: dict[str, Any]) -> bool:
+    return any(EMULATED_FEATURE in p.get("features", []) for p in system.get("partitions", []))
+
+
+def sites_first(systems: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Sites before emulated systems (stable): ReFrame takes the first match, and on a
+    site's login node that is also set up for the emulated cluster the site must win."""
+    return sorted(systems, key=is_emulated)
+
+
+# -- what ReFrame selects ------------------------------------------------------------
+
+def _settings_module(settings: Path = SETTINGS) -> Any:
+    spec = importlib.util.spec_from_file_location("fsaccept_settings", settings)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def known_systems(settings: Path = SETTINGS) -> list[dict[str, Any]]:
+    """The systems of fsaccept's configuration, in ReFrame's order."""
+    return _settings_module(settings).site_configuration["systems"]
+
+
+def no_system_message(config_files: list[str], system: str, host: str,
+                      names: list[str]) -> str | None:
+    """What to tell a user whose ReFrame selected no fsaccept system (None: one was)."""
+    if system != REFRAME_GENERIC:
+        return None
+    choose = f"--system NAME ({', '.join(names)})" if names else "--system NAME"
+    if not any(Path(f).name == "settings.py" and Path(f).parent.name == "config"
+               for f in config_files):
+        return (f"fsaccept: ReFrame is not using fsaccept's configuration (settings files: "
+                f"{', '.join(config_files) or 'none'}), so it selected the system "
+                f"{system!r}, which runs no check: activate fsaccept's environment "
+                f"(`. .venv/bin/activate` in the fsaccept directory sets RFM_CONFIG_FILES) "
+                f"or pass `-C config/settings.py`")
+    return (f"fsaccept: no system in config/systems/ matches this host ({host!r}), so ReFrame "
+            f"selected {system!r}, which runs no check: on a site, add it as "
+            f"config/systems/<site>.py with `hostnames` matching this host (copy "
+            f"config/systems/example_lustre.py; README: On a real login node); for the Slurm "
+            f"cluster emulated on this host, `scripts/local-cluster up` (it is then selected "
+            f"by this host's name); or choose a system with {choose}")
+
+
+def selected(name: str | None = None, settings: Path = SETTINGS) -> dict[str, Any]:
+    """The system ReFrame selects from ``settings`` on this host (``name``: that one),
+    by ReFrame's own rules.  ValueError with what to do when there is none."""
+    from reframe.core import config
+    from reframe.core.exceptions import ConfigError
+
+    conf = config.load_config(str(settings))
+    names = [s["name"] for s in known_systems(settings)]
+    try:
+        conf.select_subconfig(name)
+    except ConfigError:
+        raise ValueError(f"fsaccept system: no system {name!r} in config/systems/*.py (known: "
+                         f"{', '.join(names)})") from None
+    system = conf.get("systems/0")
+    message = no_system_message(conf.sources, system["name"], this_host(), names)
+    if message:
+        raise ValueError(message)
+    return system
+
+
+# -- the activation script -----------------------------------------------------------
+
+BEGIN = "# >>> fsaccept: ReFrame finds fsaccept's configuration (written by scripts/setup) >>>"
+END = "# <<< fsaccept <<<"
+
+
+def activation_block(settings: Path = SETTINGS) -> str:
+    """Shell lines (bash, zsh) that export ``RFM_CONFIG_FILES`` and make ``deactivate``
+    restore what it was (also when it was unset)."""
+    value = shlex.quote(str(settings))
+    return f"""{BEGIN}
+# `reframe -c checks -r` then reads {settings};
+# the system follows from this host's name (config/systems/).
+if [ -z "${{_FSACCEPT_SAVED_RFM_CONFIG_FILES+set}}" ]; then
+    _FSACCEPT_SAVED_RFM_CONFIG_FILES="${{RFM_CONFIG_FILES-__fsaccept_unset__}}"
+fi
+RFM_CONFIG_FILES={value}
+export RFM_CONFIG_FILES
+# deactivate: restore RFM_CONFIG_FILES, then the virtual environment's own deactivate.
+eval "_fsaccept_venv_$(declare -f deactivate)"
+deactivate () {{
+    if [ "${{_FSACCEPT_SAVED_RFM_CONFIG_FILES-}}" = __fsaccept_unset__ ]; then
+        unset RFM_CONFIG_FILES
+    elif [ -n "${{_FSACCEPT_SAVED_RFM_CONFIG_FILES+set}}" ]; then
+        RFM_CONFIG_FILES="$_FSACCEPT_SAVED_RFM_CONFIG_FILES"
+        export RFM_CONFIG_FILES
+    fi
+    unset _FSACCEPT_SAVED_RFM_CONFIG_FILES
+    _fsaccept_venv_deactivate "$@"
+    if [ ! "${{1:-}}" = nondestructive ]; then
+        unset -f _fsaccept_venv_deactivate
+    fi
+}}
+{END}
+"""
+
+
+def install_activation(activate: Path, settings: Path = SETTINGS) -> bool:
+    """Add (or renew) the block at the end of a virtual environment's ``bin/activate``;
+    True when the file changed."""
+    text = activate.read_text()
+    start = text.find(BEGIN)
+    if start >= 0:
+        end = text.find(END, start)
+        end = len(text) if end < 0 else end + len(END) + 1
+        kept = text[:start] + text[end:]
+    else:
+        kept = text
+    new = kept.rstrip("\n") + "\n\n" + activation_block(settings)
+    if new == text:
+        return False
+    activate.write_text(new)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="fsaccept system",
+        description="The ReFrame system of config/settings.py that this host selects by its "
+        "name (or NAME), as shell assignments for the scripts: system=NAME, emulated=0|1.")
+    ap.add_argument("name", nargs="?", metavar="NAME", help="this system instead")
+    ap.add_argument("--write-activation", metavar="ACTIVATE",
+                    help="add the block that sets RFM_CONFIG_FILES to this activation script "
+                    "(.venv/bin/activate) instead")
+    args = ap.parse_args(argv)
+    if args.write_activation:
+        path = Path(args.write_activation)
+        try:
+            changed = install_activation(path)
+        except OSError as err:
+            print(f"fsaccept system: {path}: {err.strerror}", file=sys.stderr)
+            return 2
+        print(f"{path}: {'sets' if changed else 'already sets'} RFM_CONFIG_FILES={SETTINGS}")
+        return 0
+    try:
+        system = selected(args.name)
+    except ValueError as err:
+        print(err, file=sys.stderr)
+        return 2
+    print(f"system={shlex.quote(system['name'])}")
+    print(f"emulated={int(is_emulated(system))}")
+    return 0

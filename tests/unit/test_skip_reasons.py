@@ -1,0 +1,61 @@
+"""Every skip names its real cause, a fixture's included: a test ReFrame skips because
+its fixture skipped ("skipped due to skipped dependencies", before any hook of its own)
+records the fixture's reason, and the reports show it (tests/data/reframe/)."""
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+from fsaccept.reporting import runreport, verdicts
+from fsaccept.rfm import base
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
+
+
+def by_name(report):
+    return {t.name: t for t in runreport.tests_of(report)}
+
+
+def test_a_fixtures_skip_reason_reaches_its_tests_record_and_report():
+    report = runreport.load_run_report(DATA / "fixture-skip.json")
+    cases = {tc["name"]: tc for tc in runreport.all_testcases(report)}
+    fixture = cases["IORIntegrityDataset ~local:compute+openmpi"]
+    assert fixture["result"] == "skip" and fixture["skip_reason"].startswith(
+        "ior not found on PATH: ")
+    record = cases["IORDataIntegrity"]
+    assert record["result"] == "skip"
+    assert record["skip_reason"] == ("its fixture IORIntegrityDataset was skipped: "
+                                     + fixture["skip_reason"])
+    test = by_name(report)["IORDataIntegrity"]
+    assert test.verdict == verdicts.SKIPPED and test.reason == record["skip_reason"]
+    # The fix names the system to add or the set-up to run, never ReFrame's output.
+    assert "`scripts/setup --spack" in test.reason and "--system local-spack" in test.reason
+    assert verdicts.SKIPPED_BY_REFRAME not in test.reason
+
+
+def test_an_older_run_report_without_the_tests_reason_takes_its_fixtures():
+    data = json.loads((DATA / "fixture-skip.json").read_text())
+    for tc in runreport.all_testcases(data):
+        if tc["name"] == "IORDataIntegrity":
+            tc["skip_reason"] = ""  # as recorded before fixtures' reasons were passed on
+    test = by_name(data)["IORDataIntegrity"]
+    assert test.verdict == verdicts.SKIPPED
+    assert test.reason.startswith("its fixture IORIntegrityDataset ~local:compute+openmpi "
+                                  "was skipped: ior not found on PATH: ")
+
+
+def fake_test(deps, partition=None):
+    return SimpleNamespace(current_partition=partition,
+                           user_deps=lambda: [(d, None) for d in deps])
+
+
+def test_only_a_test_never_set_up_takes_a_fixtures_reason(monkeypatch):
+    monkeypatch.setattr(base, "SKIPPED", {"IORIntegrityDataset_7cf6c340": (
+        "IORIntegrityDataset", "needs 4 nodes but only 3 are usable")})
+    deps = ["BenchmarkBinaries_1", "IORIntegrityDataset_7cf6c340"]
+    assert base.fixture_skip_reason(fake_test(deps)) == (
+        "its fixture IORIntegrityDataset was skipped: needs 4 nodes but only 3 are usable")
+    # Set up (it ran its own hooks): its own reasons only.
+    assert base.fixture_skip_reason(
+        fake_test(["IORIntegrityDataset_7cf6c340"], partition="local:compute")) == ""
+    assert base.fixture_skip_reason(fake_test(["BenchmarkBinaries_1"])) == ""
