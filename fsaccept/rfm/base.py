@@ -495,7 +495,7 @@ class BenchmarkTest(AcceptanceTest):
                 _, node, status, *rest = line.split(" ", 3) + [""]
                 if status == "ok":
                     answers.setdefault(rest[0].strip(), []).append(node)
-        self.node_mounts = "; ".join(f"{','.join(nodes)}: {answer}"
+        self.node_mounts = "; ".join(f"{','.join(sorted(nodes))}: {answer}"
                                      for answer, nodes in answers.items())
 
     def prepare_data_cmds(self) -> list[str]:
