@@ -130,3 +130,19 @@ def test_a_log_of_another_command_than_the_entry_prescribes_is_invalid(capsys, t
     out = reread(capsys, capture, "--reference", str(ok), "--test", "ior_read_bandwidth")
     assert out["verdict"] == "INVALID" and any(r.startswith(reason) for r in out["reasons"]), \
         out["reasons"]
+
+
+@pytest.mark.parametrize("edit", ["removed", "spliced"])
+def test_a_short_read_without_its_readable_row_is_invalid_when_re_read(edit, capsys, tmp_path):
+    # Issue 22: with the `read` row removed or a rank's late line spliced into it, the
+    # 1.50 s read of a -D 3 run was PASS; the summary's Mean(s) 1.50431 says it ran short.
+    text = (DATA / "read-ended-early.txt").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("read      680.71"))
+    edited = (text.replace(row + "\n", "") if edit == "removed" else
+              text.replace(row, row[:30] + "3: stonewalling pairs accessed: 256" + row[30:]))
+    path = tmp_path / "edited.txt"
+    path.write_text(edited)
+    out = reread(capsys, path)
+    assert out["valid"] is False and out["verdict"] == "INVALID"
+    assert any("Mean(s) 1.50431 is shorter than the 3 s deadline" in r for r in out["reasons"])
+    assert any("0 readable per-iteration read row(s)" in r for r in out["reasons"])

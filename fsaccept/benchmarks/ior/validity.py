@@ -186,8 +186,10 @@ def ior_invalid_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
     if exp.tasks and row.tasks is not None and row.tasks != exp.tasks:
         reasons.append(f"IOR ran {row.tasks} ranks, {exp.tasks} were requested")
     reasons += hint_reasons(run)
+    reasons += iteration_row_reasons(run, row)
     if exp.deadline_s:
-        reasons += _short_run_reasons(run, exp)
+        # the summary's time catches what missing or garbled rows would hide
+        reasons += _short_run_reasons(run, exp) or _short_summary_reasons(row, exp)
     if exp.operation == "read" and not exp.direct_io:
         reasons += _cache_reasons(row.agg_mib, exp)
     return reasons
@@ -202,6 +204,30 @@ def hint_reasons(run: IorRun) -> list[str]:
             + (f"reports {key}={run.hints_returned[key]}" if key in run.hints_returned
                else "does not report it (the MPI library ignored it)")
             for key, value in run.hints_passed.items() if run.hints_returned.get(key) != value]
+
+
+def iteration_row_reasons(run: IorRun, row: Any) -> list[str]:
+    """The summary row's iterations must each have a readable per-iteration row: the
+    deadline rule and the summary's consistency read them, so a row that is missing or
+    garbled (a rank's late line spliced into it) leaves the figure unchecked."""
+    rows = [it for it in run.results if it.access == row.operation]
+    readable = [it for it in rows if it.bw_mib is not None and it.wrrd_s is not None]
+    if row.reps is None or len(readable) == row.reps == len(rows):
+        return []
+    return [f"IOR's summary reports {row.reps} {row.operation} iteration(s), but "
+            f"{len(readable)} readable per-iteration {row.operation} row(s) are in the "
+            "output (missing or garbled): the figure's duration cannot be checked"]
+
+
+def _short_summary_reasons(row: Any, exp: IorExpectation) -> list[str]:
+    """The deadline rule on the summary's own time: Mean(s), the mean of the iterations'
+    total times (open + I/O + close), under the deadline means an iteration ended early,
+    whatever the per-iteration rows say or lack."""
+    if row.mean_s is None or row.mean_s >= exp.deadline_s:
+        return []
+    return [f"{exp.operation} summary Mean(s) {row.mean_s:g} is shorter than the "
+            f"{exp.deadline_s} s deadline: the phase ended on its data size, not on the "
+            "deadline"]
 
 
 def _short_run_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
