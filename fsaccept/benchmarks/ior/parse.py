@@ -127,6 +127,11 @@ _SUMMARY_FIELDS = (
     "block_bytes", "xfer_bytes", "agg_mib", "api", "ref_num",
 )  # 27 columns, in the order of IOR's header
 _ROW_OPS = ("write", "read", "remove")
+# The start of a run's header, found anywhere in a line: a killed run's last line, cut
+# off without its newline, glues the next run's header to itself ("...pairs accIOR-4.0.0:
+# MPI Coordinated Test...").
+_RUN_START_RE = re.compile(r"IOR-\S*: MPI Coordinated Test|Began {15}: |Command line {8}: "
+                           r"|Options: ?$")
 _KV_SEP = ": "
 
 
@@ -251,6 +256,13 @@ def parse_ior(text: str) -> IorRun:
     pending = StonewallPhase()  # collects per-rank lines until the phase summary line
     in_summary = False
     hints: dict[str, str] | None = None  # the hints block being read, if any
+    header_seen = False  # a run's header began: another one is a second run
+
+    def second_run(lineno: int, what: str) -> None:
+        if not any(f.kind == "two-runs" for f in findings):
+            findings.append(Finding(INVALID, "two-runs", lineno,
+                                    f"{what}: the output holds more than one run "
+                                    "(parse each apart)"))
 
     for idx, line in enumerate(lines):
         if not line:
@@ -278,6 +290,13 @@ def parse_ior(text: str) -> IorRun:
                     continue
 
         lineno = idx + 1
+
+        glued = _RUN_START_RE.search(line, 1)
+        if glued:
+            if header_seen:
+                second_run(lineno, f"a second run's header ({glued.group().strip()!r}) is "
+                                   "glued to a cut-off line here")
+            header_seen = True
 
         # Result rows: per-iteration (11 tokens) or summary (27 tokens).
         if c in "wr" and line.startswith(_ROW_OPS):
@@ -372,14 +391,16 @@ def parse_ior(text: str) -> IorRun:
         if c == "O" and line.startswith("Options:"):
             if not options_done and not run.parameters:
                 in_options = True
+            else:  # IOR prints it once per run (fsaccept never runs a multi-test script)
+                second_run(lineno, "a second 'Options:' block starts here")
+            header_seen = True
             continue
 
         if line.startswith("IOR-") and ": MPI Coordinated Test" in line:
             if run.version is not None:
-                findings.append(Finding(INVALID, "two-runs", lineno,
-                                        "a second IOR run starts here: the output holds more "
-                                        "than one run (parse each apart)"))
+                second_run(lineno, "a second IOR run starts here")
             run.version = run.version or line.split(":", 1)[0]
+            header_seen = True
             continue
 
         # "key                 : value" header lines
@@ -387,9 +408,15 @@ def parse_ior(text: str) -> IorRun:
             key = line[:20].rstrip()
             val = line[22:].rstrip()
             if key == "Command line":
+                if run.command_line is not None:
+                    second_run(lineno, "a second 'Command line' starts here")
                 run.command_line = run.command_line or val
+                header_seen = True
             elif key == "Began":
+                if run.began is not None:
+                    second_run(lineno, "a second 'Began' starts here")
                 run.began = run.began or val
+                header_seen = True
             elif key == "Machine":
                 run.machine = run.machine or val
             elif key == "StartTime":
