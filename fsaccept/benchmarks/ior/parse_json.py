@@ -32,14 +32,12 @@ def parse_ior_json(text: str) -> IorRun:
         return m.group(1) + ("-Infinity" if v.startswith("-") else "Infinity")
 
     try:
-        doc = json.loads(_NAN_RE.sub(_bad, text), parse_int=_int)
+        doc = json.loads(_NAN_RE.sub(_bad, text), parse_int=_int, parse_float=_Printed)
     except RecursionError:
         raise ValueError("IOR JSON summary is not valid JSON (nested too deeply)") from None
     except json.JSONDecodeError as e:
-        raise ValueError(
-            f"IOR JSON summary is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg});"
-            " IOR 4.0.0 writes a broken summary file when run with -v"
-        ) from None
+        raise ValueError(f"IOR JSON summary is not valid JSON (line {e.lineno}, column "
+                         f"{e.colno}: {e.msg}); {_why_broken(text, e)}") from None
     if not isinstance(doc, dict) or "tests" not in doc or "summary" not in doc:
         raise ValueError("not an IOR JSON summary: expected an object with 'tests' and 'summary'")
 
@@ -83,6 +81,8 @@ def parse_ior_json(text: str) -> IorRun:
                     close_s=_jnum(item.get("closeTime")),
                     total_s=_jnum(item.get("totalTime")),
                     iteration=it,
+                    bw_token=_token(item.get("bwMiB")),
+                    test_id=_test_id(t),
                 ))
             mx = t.get("max")
             if isinstance(mx, dict):
@@ -120,6 +120,7 @@ def parse_ior_json(text: str) -> IorRun:
                 agg_mib=_jnum(s.get("xsizeMiB")),
                 api=s.get("API"),
                 ref_num=s.get("ReferenceNumber"),
+                printed=_printed(s),
             ))
     except (KeyError, TypeError, AttributeError, ValueError) as e:
         raise ValueError(f"IOR JSON summary has an unexpected structure: {e!r}") from None
@@ -129,6 +130,45 @@ def parse_ior_json(text: str) -> IorRun:
         run.findings.append(Finding(INVALID, "truncated", None, "JSON summary has no 'Finished'"))
     derived_findings(run)
     return run
+
+
+_VERBOSE_RE = re.compile(r'"Command line": "[^"\n]*\s-(?:v+|-verbose)[\s"]')
+
+
+def _why_broken(text: str, error: json.JSONDecodeError) -> str:
+    """The likely cause, from what the file shows: it stops mid-document (IOR writes the
+    file as the run goes: an aborted run leaves it cut short), or its run had -v (IOR 4.0.0
+    then prints "]" twice)."""
+    if not text[error.pos:].strip():
+        return ("it stops before its end: the run was aborted (see its output) or the file "
+                "was cut short")
+    if _VERBOSE_RE.search(text):
+        return "IOR 4.0.0 writes a broken summary file when run with -v"
+    return "not a summary file IOR wrote whole"
+
+
+class _Printed(float):
+    """A JSON number that keeps the text IOR printed ("%.4f"): its precision bounds the
+    true value (a 7.4e-5 s phase prints 0.0001)."""
+
+    text: str
+
+    def __new__(cls, text: str) -> _Printed:
+        value = super().__new__(cls, text)
+        value.text = text
+        return value
+
+
+#: JSON summary key -> SummaryRow field, for the figures the consistency rule reads.
+_PRINTED_FIELDS = {"bwMaxMIB": "max_mib", "bwMinMIB": "min_mib", "bwMeanMIB": "mean_mib",
+                   "OPsMax": "max_ops", "OPsMin": "min_ops", "OPsMean": "mean_ops",
+                   "MeanTime": "mean_s", "xsizeMiB": "agg_mib",
+                   "StoneWallTime": "stonewall_s", "StoneWallbwMeanMIB": "stonewall_mib"}
+
+
+def _printed(summary: dict[str, Any]) -> dict[str, str]:
+    return {name: summary[key].text for key, name in _PRINTED_FIELDS.items()
+            if isinstance(summary.get(key), _Printed)}
 
 
 def _int(text: str) -> int | float:
@@ -147,6 +187,15 @@ def _flatten(items: list[Any]) -> list[dict[str, Any]]:
         elif isinstance(it, dict):
             out.append(it)
     return out
+
+
+def _token(v: Any) -> str | None:
+    return v.text if isinstance(v, _Printed) else None
+
+
+def _test_id(test: dict[str, Any]) -> int | None:
+    tid = test.get("TestID")
+    return tid if isinstance(tid, int) and not isinstance(tid, bool) else None
 
 
 def _jnum(v: Any) -> float | None:

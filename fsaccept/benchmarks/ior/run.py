@@ -57,6 +57,11 @@ class IterationResult:
     total_s: float | None
     iteration: int | None
     line: int | None = None  #: 1-based line number (``None`` when parsed from JSON)
+    bw_token: str | None = None  #: bw(MiB/s) as printed (its precision bounds the value)
+    test_id: int | None = None  #: the test it belongs to (``TestID``; an IOR script has several)
+    bytes_moved: int | None = None
+    """Exact bytes the phase moved when IOR printed them (``WARNING: Using actual aggregate
+    bytes moved = N`` before the row), else ``None``."""
 
 
 @dataclass
@@ -187,6 +192,11 @@ class IorRun(Judged):
             if row.operation == operation:
                 return row
         return None
+
+    def iterations_of(self, row: SummaryRow) -> list[IterationResult]:
+        """The per-iteration rows of a summary row: its operation, in its test."""
+        return [it for it in self.results if it.access == row.operation
+                and (row.test_id is None or it.test_id is None or it.test_id == row.test_id)]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict (non-finite floats become ``None``)."""

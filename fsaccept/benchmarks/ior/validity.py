@@ -210,7 +210,7 @@ def iteration_row_reasons(run: IorRun, row: Any) -> list[str]:
     """The summary row's iterations must each have a readable per-iteration row: the
     deadline rule and the summary's consistency read them, so a row that is missing or
     garbled (a rank's late line spliced into it) leaves the figure unchecked."""
-    rows = [it for it in run.results if it.access == row.operation]
+    rows = run.iterations_of(row)
     readable = [it for it in rows if it.bw_mib is not None and it.wrrd_s is not None]
     if row.reps is None or len(readable) == row.reps == len(rows):
         return []
@@ -237,22 +237,31 @@ def _short_run_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
             continue
         moved_mib = (it.bw_mib or 0) * it.wrrd_s
         needed_mib = (it.bw_mib or 0) * exp.deadline_s
+        moved = (f"{it.bytes_moved:,} B" if it.bytes_moved is not None and it.bytes_moved < MIB
+                 else _amount(moved_mib))
         text = (f"{exp.operation} iteration {it.iteration} ran {it.wrrd_s:g} s of the "
                 f"{exp.deadline_s} s deadline: ")
         if exp.operation == "read":
-            text += (f"the dataset ({moved_mib:.0f} MiB) was exhausted, so this is not a "
+            text += (f"the dataset ({moved}) was exhausted, so this is not a "
                      f"sustained {exp.deadline_s} s read. At {it.bw_mib:g} MiB/s it needs "
-                     f"at least {needed_mib:.0f} MiB")
+                     f"at least {_amount(needed_mib)}")
             if exp.generation_deadline_s:
                 longer = -(-exp.generation_deadline_s * exp.deadline_s // it.wrrd_s)
                 text += (f": raise generation_deadline_s from {exp.generation_deadline_s} "
                          f"to at least {longer:.0f}, and segments if the generation ends on "
                          "its size")
         else:
-            text += (f"the data ran out first ({moved_mib:.0f} MiB); raise segments so that "
-                     f"at least {needed_mib:.0f} MiB fit")
+            text += (f"the data ran out first ({moved}); raise segments so that "
+                     f"at least {_amount(needed_mib)} fit")
         reasons.append(text)
     return reasons
+
+
+def _amount(mib: float) -> str:
+    """MiB, with the decimals a small amount needs (never "0 MiB" for 30,000 B)."""
+    if mib >= 10:
+        return f"{mib:.0f} MiB"
+    return f"{mib * MIB:,.0f} B" if mib < 1 else f"{mib:.2f} MiB"
 
 
 def _cache_reasons(moved_mib: float | None, exp: IorExpectation) -> list[str]:
