@@ -90,3 +90,22 @@ def test_a_version_that_cannot_be_read_is_invalid_not_a_traceback(
     assert d["reasons"][0].startswith(f"ior version '{version[:20]}") and \
         d["reasons"][0].endswith("cannot be read: cannot certify the figure")
     assert len(d["reasons"][0]) < 200
+
+
+@pytest.mark.parametrize("name", ["json-summary.json", "suite-json-05-wr-shared.json"])
+def test_an_ior_json_summary_without_the_flag_is_read_as_json(
+        capsys: pytest.CaptureFixture[str], name: str) -> None:
+    # Issue 22: it was read as text and called "truncated".
+    assert main(["parse", "ior", str(DATA / name)]) == 0
+    without = json.loads(capsys.readouterr().out)
+    assert main(["parse", "ior", "--json-summary", str(DATA / name)]) == 0
+    with_flag = json.loads(capsys.readouterr().out)
+    assert without == with_flag and without["valid"] and without["source"] == "json"
+    assert not any("truncated" in r for r in without["reasons"])
+
+
+def test_a_broken_ior_json_summary_without_the_flag_names_its_cause(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["parse", "ior", str(DATA / "json-summary-verbose.json")]) == 2
+    err = capsys.readouterr().err
+    assert "not valid JSON" in err and "truncated" not in err
