@@ -126,3 +126,39 @@ def test_a_json_summary_cut_short_by_an_aborted_run_is_not_blamed_on_v(capsys):
     # the verbose capture keeps its own cause
     assert main(["parse", "ior", "--json-summary", str(DATA / "json-summary-verbose.json")]) == 2
     assert "when run with -v" in capsys.readouterr().err
+
+
+# Issue 22, item 7: a string where IOR prints a number is one clear line, exit 2.
+@pytest.mark.parametrize("key, value, says", [
+    ("bwMeanMIB", "abc", "summary[0].bwMeanMIB is 'abc' where IOR prints a number"),
+    ("transferSize", "102400", "summary[0].transferSize is '102400' where IOR prints an integer"),
+    ("repetitions", True, "summary[0].repetitions is True where IOR prints an integer"),
+    ("operation", 1, "summary[0].operation is 1 where IOR prints a string"),
+])
+def test_a_json_summary_with_a_wrong_type_exits_2_naming_it(capsys, tmp_path, key, value, says):
+    doc = json.loads((DATA / "suite-json-05-wr-shared.json").read_text())
+    doc["summary"][0][key] = value
+    path = tmp_path / "typed.json"
+    path.write_text(json.dumps(doc))
+    assert main(["parse", "ior", "--json-summary", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err and says in err, err
+
+
+def test_a_json_deadline_that_is_not_a_number_is_refused_not_dropped(capsys, tmp_path):
+    doc = json.loads((DATA / "suite-json-05-wr-shared.json").read_text())
+    doc["tests"][0]["Parameters"]["deadlineForStonewall"] = "3 s"
+    path = tmp_path / "deadline.json"
+    path.write_text(json.dumps(doc))
+    assert main(["parse", "ior", str(path)]) == 2
+    assert "tests[0].Parameters.deadlineForStonewall is '3 s'" in capsys.readouterr().err
+
+
+def test_ior_prints_an_infinite_figure_as_a_string_and_it_stays_invalid(capsys, tmp_path):
+    doc = json.loads((DATA / "suite-json-05-wr-shared.json").read_text())
+    doc["summary"][0]["bwMeanMIB"] = "inf"
+    path = tmp_path / "inf.json"
+    path.write_text(json.dumps(doc))
+    out = cli(capsys, path)
+    assert out["verdict"] == "INVALID"
+    assert any("Mean(MiB) inf is not a finite number" in r for r in out["reasons"])
