@@ -141,12 +141,32 @@ def _cmd_parse(args: argparse.Namespace) -> int:
            **({"judged": judged} if judged else {}),
            "version_note": versions.version_note(name, version), **out}
     try:
-        json.dump(out, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        sys.stdout.write(_json_text(out))
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into head
         pass
     return 0
+
+
+#: Lists printed on one line: one entry per rank (IOR's rank_pairs), tens of thousands.
+_ONE_LINE = ("rank_pairs",)
+
+
+def _json_text(out: dict) -> str:
+    """``out`` as JSON, indent 2, in one string (json.dump writes piece by piece), with
+    the per-rank lists on one line each rather than one line per number."""
+    import secrets
+
+    compact = {}
+    for key in _ONE_LINE:
+        if isinstance(out.get(key), list) and out[key]:
+            mark = f"@@fsaccept-{key}-{secrets.token_hex(8)}@@"
+            compact[json.dumps(mark)] = json.dumps(out[key], separators=(",", ":"))
+            out = {**out, key: mark}
+    text = json.dumps(out, indent=2)
+    for mark, value in compact.items():
+        text = text.replace(mark, value, 1)
+    return text + "\n"
 
 
 def _judge(bench, result, reference_file: str, key: str | None):

@@ -109,3 +109,47 @@ def test_a_broken_ior_json_summary_without_the_flag_names_its_cause(
     assert main(["parse", "ior", str(DATA / "json-summary-verbose.json")]) == 2
     err = capsys.readouterr().err
     assert "not valid JSON" in err and "truncated" not in err
+
+
+def test_per_rank_pairs_are_printed_compactly_and_whole(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Issue 22: one JSON object (4 lines) per rank made the output of a 44,080-rank -vv
+    # log cost most of the process; now one list per rank, all on one line, at any size.
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from bench_parse_ior import expand
+
+    src = (DATA / "write-stonewall-wearout.txt").read_text()
+    lines = {}
+    for ranks in (100, 2000):
+        path = tmp_path / f"{ranks}.txt"
+        path.write_text(expand(src, ranks))
+        assert main(["parse", "ior", str(path)]) == 0
+        text = capsys.readouterr().out
+        out = json.loads(text)
+        assert [row[0] for row in out["rank_pairs"]] == list(range(ranks))
+        assert all(len(row) == 2 for row in out["rank_pairs"])
+        lines[ranks] = text.count("\n")
+    assert lines[100] == lines[2000]
+
+
+def test_rank_pairs_keep_every_value_of_every_rank() -> None:
+    from fsaccept.benchmarks.ior.parse import parse_ior
+    run = parse_ior((DATA / "srun-write-8ranks-4nodes.txt").read_text())
+    assert run.rank_pairs
+    assert run.to_dict()["rank_pairs"] == [[r, *v] for r, v in sorted(run.rank_pairs.items())]
+
+
+def test_parse_ior_without_a_reference_does_not_import_the_schema_machinery() -> None:
+    # Lazy imports keep the whole `fsaccept parse ior` process small (bench/bench_parse_ior.py).
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[2]
+    code = ("import sys, io, contextlib; from fsaccept.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    assert main(['parse', 'ior', {str(DATA / 'read-stonewalled.txt')!r}]) == 0\n"
+            "print(sorted(m for m in ('jsonschema', 'polars', 'matplotlib', 'jinja2') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr

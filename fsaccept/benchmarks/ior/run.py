@@ -3,7 +3,7 @@ rows, stonewall phases and findings (filled by :mod:`.parse` and :mod:`.parse_js
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from fsaccept.core.findings import INVALID, Finding, Findings, Judged, json_safe as _finite
@@ -199,8 +199,12 @@ class IorRun(Judged):
                 and (row.test_id is None or it.test_id is None or it.test_id == row.test_id)]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable dict (non-finite floats become ``None``)."""
-        d: dict[str, Any] = _finite(asdict(self))
+        """JSON-serialisable dict (non-finite floats become ``None``).  ``rank_pairs`` is
+        a list of ``[rank, K, ...]`` (its values per phase), sorted by rank: one short
+        list per rank, not one object (a 44,080-rank run has as many)."""
+        d: dict[str, Any] = _finite(asdict(replace(self, rank_pairs={})))
+        pairs = self.rank_pairs
+        d["rank_pairs"] = [[rank, *pairs[rank]] for rank in sorted(pairs)]
         d["valid"] = self.valid
         d["reasons"] = self.reasons
         return d

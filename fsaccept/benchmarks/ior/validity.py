@@ -9,13 +9,15 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fsaccept.benchmarks.ior.command import PHASES
 from fsaccept.benchmarks.ior.parse import IorRun
 from fsaccept.core.slurm import first_lines
 from fsaccept.core.units import GIB, MIB, parse_size
 from fsaccept.core.versions import version_number, version_reasons
+
+if TYPE_CHECKING:
+    from fsaccept.benchmarks.ior.command import Phase
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,9 @@ def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any]
     test: that reason comes first, and nothing else is compared), configured as the entry
     says (ranks per node, transfer and block size, deadline, file per process or one
     shared file...); its figure is judged against the threshold."""
+    # imported here: command reads reference files (jsonschema), which a plain re-read
+    # of a log does not need
+    from fsaccept.benchmarks.ior.command import PHASES
     from fsaccept.benchmarks.registry import BENCHMARKS
 
     if key not in _KEY_PHASES:
@@ -178,7 +183,7 @@ IOR_DEFAULT_SIZES = {"-t": "262144", "-b": "1048576"}
 
 
 def _phase_settings_reasons(argv: list[str], key: str, entry: dict[str, Any],
-                            phase: Any) -> list[str]:
+                            phase: Phase) -> list[str]:
     """How the logged command differs from the phase the entry prescribes, in what changes
     the measurement: API, direct I/O, random offsets, wear-out, the dataset status file,
     data verification (file per process: :func:`_access_reasons`).  (Verbosity, order and
