@@ -37,8 +37,9 @@ def kinds(r: IorRun, severity: str | None = None) -> list[str]:
 
 def cmd_exit(name: str) -> int:
     first, second = load(name + ".cmd").splitlines()[:2]
-    assert first.startswith(("mpirun --oversubscribe -np 4 ior ", "srun -N4 -n8 ", "env IOR_HINT")) \
-        or re.match(r"mpirun --oversubscribe -np [123] ior ", first) and "suite-" in name
+    ours = first.startswith(("mpirun --oversubscribe -np 4 ior ", "srun -N4 -n8 ", "env IOR_HINT"))
+    suite = "suite-" in name and re.match(r"mpirun --oversubscribe -np [123] ior ", first)
+    assert ours or suite, first
     return int(second.removeprefix("exit="))
 
 
