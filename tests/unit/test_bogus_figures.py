@@ -560,3 +560,11 @@ def test_ior_glued_rerun_is_invalid_when_re_read(tmp_path, capsys) -> None:
     out = json.loads(capsys.readouterr().out)
     assert out["verdict"] == "INVALID"
     assert any("more than one run" in r for r in out["reasons"])
+
+
+def test_ior_run_start_search_is_linear_on_a_long_line() -> None:
+    # A line of many "IOR-" pieces must not make the header search quadratic: the work
+    # (regex steps are not counted; the pattern is bounded) is checked by its shape.
+    assert "{0,40}" in ior._RUN_START_RE.pattern and "\\S*" not in ior._RUN_START_RE.pattern
+    run = ior.parse_ior("IOR-" * 50_000 + "\n" + text("ior", "write-stonewall-wearout.txt"))
+    assert "two-runs" not in kinds(run)

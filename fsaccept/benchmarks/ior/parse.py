@@ -132,8 +132,9 @@ _ROW_OPS = ("write", "read", "remove")
 # The start of a run's header, found anywhere in a line: a killed run's last line, cut
 # off without its newline, glues the next run's header to itself ("...pairs accIOR-4.0.0:
 # MPI Coordinated Test...").
-_RUN_START_RE = re.compile(r"IOR-\S*: MPI Coordinated Test|Began {15}: |Command line {8}: "
-                           r"|Options: ?$")
+# Bounded version text: linear on any line (no backtracking over a long run of text).
+_RUN_START_RE = re.compile(r"IOR-[^\s:]{0,40}: MPI Coordinated Test|Began {15}: "
+                           r"|Command line {8}: |Options: ?$")
 _KV_SEP = ": "
 _BYTES_MOVED = "WARNING: Using actual aggregate bytes moved = "
 
