@@ -8,7 +8,8 @@ Its own subcommands:
   is labelled in ``"version_note"``). Exit 0 when the file was parsed (even when the run
   is not valid: see ``"valid"`` and ``"reasons"``), 2 when it is missing, unreadable or
   cannot be parsed (one line naming the file on stderr). The kinds are the benchmark
-  registry's (``fsaccept/benchmarks/registry.py``).
+  registry's (``fsaccept/benchmarks/registry.py``). A FILE that starts with ``{`` is read
+  as the JSON summary even without ``--json-summary``.
 * ``fsaccept reference FILE [--get KEY]`` validates a reference file: exit 0, or 2 with
   ``FILE: key: message`` lines; ``--get target.path`` prints one value of it.
 * ``fsaccept job-name SYSTEM``: the Slurm job name every benchmark job of SYSTEM shares.
@@ -59,7 +60,8 @@ def _build_parser() -> argparse.ArgumentParser:
         "--json-summary",
         action="store_true",
         help="FILE is the benchmark's JSON summary file (IOR: -O summaryFormat=JSON "
-        "-O summaryFile=FILE) rather than its text output",
+        "-O summaryFile=FILE) rather than its text output (a FILE starting with '{' is "
+        "read as one anyway)",
     )
     p.add_argument("--job-file", metavar="JOBFILE",
                    help="fio: the job file (or a file holding the command line) fio ran: "
@@ -99,8 +101,12 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"fsaccept: cannot read {e.filename}: {e.strerror or e}", file=sys.stderr)
         return 2
+    # A JSON summary given without --json-summary is read as one (as text it would only
+    # look truncated): no text output of these tools starts with "{".
+    json_summary = args.json_summary or bool(
+        bench.json_parser and text.lstrip("\ufeff \t\r\n").startswith("{"))
     try:
-        parse = load(bench.json_parser if args.json_summary else bench.parser)
+        parse = load(bench.json_parser if json_summary else bench.parser)
         result = parse(text, job_file=job_file) if job_file else parse(text)
     except ValueError as e:
         print(f"fsaccept: cannot parse {args.file}: {e}", file=sys.stderr)
@@ -138,12 +144,32 @@ def _cmd_parse(args: argparse.Namespace) -> int:
            **({"judged": judged} if judged else {}),
            "version_note": versions.version_note(name, version), **out}
     try:
-        json.dump(out, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        sys.stdout.write(_json_text(out))
         sys.stdout.flush()
     except BrokenPipeError:  # e.g. piped into head
         pass
     return 0
+
+
+#: Lists printed on one line: one entry per rank (IOR's rank_pairs), tens of thousands.
+_ONE_LINE = ("rank_pairs",)
+
+
+def _json_text(out: dict) -> str:
+    """``out`` as JSON, indent 2, in one string (json.dump writes piece by piece), with
+    the per-rank lists on one line each rather than one line per number."""
+    import secrets
+
+    compact = {}
+    for key in _ONE_LINE:
+        if isinstance(out.get(key), list) and out[key]:
+            mark = f"@@fsaccept-{key}-{secrets.token_hex(8)}@@"
+            compact[json.dumps(mark)] = json.dumps(out[key], separators=(",", ":"))
+            out = {**out, key: mark}
+    text = json.dumps(out, indent=2)
+    for mark, value in compact.items():
+        text = text.replace(mark, value, 1)
+    return text + "\n"
 
 
 def _judge(bench, result, reference_file: str, key: str | None):

@@ -519,3 +519,52 @@ def test_ior_json_integer_beyond_a_float_is_invalid_not_a_traceback(tmp_path, ca
     path.write_text(t)
     assert cli.main(["parse", "ior", str(path), "--json-summary"]) == 0
     assert json.loads(capsys.readouterr().out)["verdict"] == "INVALID"
+
+
+def _glued_rerun(first: str, second: str) -> str:
+    """A killed run's log cut in the middle of its last per-rank line (no newline), with
+    the rerun's output appended to the same file."""
+    cut = first.index(": stonewalling pairs accessed: ") + len(": stonewalling pairs acc")
+    return first[:cut] + second
+
+
+def test_ior_second_run_glued_to_a_cut_off_line_is_flagged() -> None:
+    # Issue 22: `...pairs accIOR-4.0.0: MPI Coordinated Test...` went undetected.
+    glued = _glued_rerun(text("ior", "srun-write-8ranks-4nodes.txt"),
+                         text("ior", "write-stonewall-wearout.txt"))
+    run = ior.parse_ior(glued)
+    assert "two-runs" in kinds(run) and not run.valid
+    [finding] = [f for f in run.findings if f.kind == "two-runs"]
+    assert "glued to a cut-off line" in finding.text
+
+
+@pytest.mark.parametrize("marker", ["Began               : ", "Command line        : ",
+                                    "Options: "])
+def test_ior_second_header_block_anywhere_in_a_line_is_flagged(marker) -> None:
+    first = text("ior", "srun-write-8ranks-4nodes.txt")
+    second = text("ior", "write-stonewall-wearout.txt")
+    glued = _glued_rerun(first, second[second.index(marker):])
+    assert "two-runs" in kinds(ior.parse_ior(glued))
+
+
+def test_ior_single_runs_are_not_two_runs() -> None:
+    for path in sorted((DATA / "ior").glob("*.txt")):
+        assert "two-runs" not in kinds(ior.parse_ior(path.read_text())), path.name
+
+
+def test_ior_glued_rerun_is_invalid_when_re_read(tmp_path, capsys) -> None:
+    path = tmp_path / "glued.txt"
+    path.write_text(_glued_rerun(text("ior", "srun-write-8ranks-4nodes.txt"),
+                                 text("ior", "read-stonewalled.txt")))
+    assert cli.main(["parse", "ior", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "INVALID"
+    assert any("more than one run" in r for r in out["reasons"])
+
+
+def test_ior_run_start_search_is_linear_on_a_long_line() -> None:
+    # A line of many "IOR-" pieces must not make the header search quadratic: the work
+    # (regex steps are not counted; the pattern is bounded) is checked by its shape.
+    assert "{0,40}" in ior._RUN_START_RE.pattern and "\\S*" not in ior._RUN_START_RE.pattern
+    run = ior.parse_ior("IOR-" * 50_000 + "\n" + text("ior", "write-stonewall-wearout.txt"))
+    assert "two-runs" not in kinds(run)

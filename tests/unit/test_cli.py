@@ -90,3 +90,66 @@ def test_a_version_that_cannot_be_read_is_invalid_not_a_traceback(
     assert d["reasons"][0].startswith(f"ior version '{version[:20]}") and \
         d["reasons"][0].endswith("cannot be read: cannot certify the figure")
     assert len(d["reasons"][0]) < 200
+
+
+@pytest.mark.parametrize("name", ["json-summary.json", "suite-json-05-wr-shared.json"])
+def test_an_ior_json_summary_without_the_flag_is_read_as_json(
+        capsys: pytest.CaptureFixture[str], name: str) -> None:
+    # Issue 22: it was read as text and called "truncated".
+    assert main(["parse", "ior", str(DATA / name)]) == 0
+    without = json.loads(capsys.readouterr().out)
+    assert main(["parse", "ior", "--json-summary", str(DATA / name)]) == 0
+    with_flag = json.loads(capsys.readouterr().out)
+    assert without == with_flag and without["valid"] and without["source"] == "json"
+    assert not any("truncated" in r for r in without["reasons"])
+
+
+def test_a_broken_ior_json_summary_without_the_flag_names_its_cause(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["parse", "ior", str(DATA / "json-summary-verbose.json")]) == 2
+    err = capsys.readouterr().err
+    assert "not valid JSON" in err and "truncated" not in err
+
+
+def test_per_rank_pairs_are_printed_compactly_and_whole(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # Issue 22: one JSON object (4 lines) per rank made the output of a 44,080-rank -vv
+    # log cost most of the process; now one list per rank, all on one line, at any size.
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from bench_parse_ior import expand
+
+    src = (DATA / "write-stonewall-wearout.txt").read_text()
+    lines = {}
+    for ranks in (100, 2000):
+        path = tmp_path / f"{ranks}.txt"
+        path.write_text(expand(src, ranks))
+        assert main(["parse", "ior", str(path)]) == 0
+        text = capsys.readouterr().out
+        out = json.loads(text)
+        assert [row[0] for row in out["rank_pairs"]] == list(range(ranks))
+        assert all(len(row) == 2 for row in out["rank_pairs"])
+        lines[ranks] = text.count("\n")
+    assert lines[100] == lines[2000]
+
+
+def test_rank_pairs_keep_every_value_of_every_rank() -> None:
+    from fsaccept.benchmarks.ior.parse import parse_ior
+    run = parse_ior((DATA / "srun-write-8ranks-4nodes.txt").read_text())
+    assert run.rank_pairs
+    assert run.to_dict()["rank_pairs"] == [[r, *v] for r, v in sorted(run.rank_pairs.items())]
+
+
+def test_parse_ior_without_a_reference_does_not_import_the_schema_machinery() -> None:
+    # Lazy imports keep the whole `fsaccept parse ior` process small (bench/bench_parse_ior.py).
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[2]
+    code = ("import sys, io, contextlib; from fsaccept.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    assert main(['parse', 'ior', {str(DATA / 'read-stonewalled.txt')!r}]) == 0\n"
+            "print(sorted(m for m in ('jsonschema', 'polars', 'matplotlib', 'jinja2') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -133,3 +133,67 @@ def test_a_failed_system_call_leads_the_reasons_before_its_symptoms():
                "line 45: WARNING: write(20, 0x7ff04a173000, 573440) failed No space left on "
                "device"]
     assert root_causes_first(reasons) == [reasons[3], *reasons[:3]]
+
+
+# Issue 22, item 1: the deadline rule must not be skipped when the per-iteration row is
+# missing or garbled (derived from the real capture in code).
+def _ended_early_variants():
+    text = (DATA / "read-ended-early.txt").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("read      680.71"))
+    removed = text.replace(row + "\n", "")
+    # A rank's late per-rank line spliced into the row, as interleaved -vv output does.
+    spliced = text.replace(row, row[:30] + "3: stonewalling pairs accessed: 256" + row[30:])
+    return {"removed": removed, "spliced": spliced}
+
+
+@pytest.mark.parametrize("variant", ["removed", "spliced"])
+def test_deadline_rule_holds_when_the_per_iteration_row_is_missing_or_garbled(variant):
+    edited = parse_ior(_ended_early_variants()[variant])
+    assert edited.summary_for("read").mean_s == 1.50431
+    exp = IorExpectation("read", tasks=4, nodes=1, deadline_s=3, direct_io=True)
+    reasons = ior_invalid_reasons(edited, exp)
+    assert any(r.startswith("IOR's summary reports 1 read iteration(s), but 0 readable "
+                            "per-iteration read row(s)") for r in reasons), reasons
+    assert any(r.startswith("read summary Mean(s) 1.50431 is shorter than the 3 s deadline")
+               for r in reasons), reasons
+
+
+def test_a_per_iteration_row_with_an_unreadable_time_is_invalid():
+    text = (DATA / "read-stonewalled.txt").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("read "))
+    toks = row.split()
+    toks[7] = "3.0x1"  # wr/rd(s)
+    garbled = text.replace(row, "   ".join(toks))
+    exp = IorExpectation("read", tasks=4, nodes=1, deadline_s=3, direct_io=True)
+    assert ior_invalid_reasons(run("read-stonewalled"), exp) == []
+    reasons = ior_invalid_reasons(parse_ior(garbled), exp)
+    assert any("0 readable per-iteration read row(s)" in r for r in reasons), reasons
+
+
+# Issue 22, item 3: a version with a suffix is at most its base version.
+@pytest.mark.parametrize("version", ["3.3.0+dev", "3.3.0rc1", "3.2.1+dev", "3.3.0.dirty"])
+def test_a_suffixed_version_gets_the_rules_of_its_base_or_older(version):
+    assert version_reasons("ior", version, "bandwidth"), version
+
+
+def test_a_suffixed_release_after_the_fixes_is_not_refused_but_labelled():
+    from fsaccept.core.versions import version_note
+    assert version_reasons("ior", "4.0.0+dev", "bandwidth") == []
+    assert known_bugs("ior", "4.0.0+dev") == known_bugs("ior", "4.0.0")
+    assert "is a build of 4.0.0 or older, not a release" in version_note("ior", "4.0.0+dev")
+
+
+def test_a_3_3_0_dev_log_is_invalid_live_and_re_read(tmp_path, capsys):
+    import json
+    from fsaccept.cli import main
+    text = (DATA / "write-stonewall-wearout.txt").read_text()
+    edited = text.replace("IOR-4.0.0:", "IOR-3.3.0+dev:", 1)
+    exp = IorExpectation("write", tasks=4, nodes=1, deadline_s=3, direct_io=True)
+    reasons = ior_invalid_reasons(parse_ior(edited), exp)
+    assert any(r.startswith("ior 3.3.0+dev has a known bug affecting bandwidth") for r in reasons)
+    path = tmp_path / "dev.txt"
+    path.write_text(edited)
+    assert main(["parse", "ior", str(path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "INVALID"
+    assert any("3.3.0+dev has a known bug" in r for r in out["reasons"])

@@ -130,3 +130,98 @@ def test_a_log_of_another_command_than_the_entry_prescribes_is_invalid(capsys, t
     out = reread(capsys, capture, "--reference", str(ok), "--test", "ior_read_bandwidth")
     assert out["verdict"] == "INVALID" and any(r.startswith(reason) for r in out["reasons"]), \
         out["reasons"]
+
+
+@pytest.mark.parametrize("edit", ["removed", "spliced"])
+def test_a_short_read_without_its_readable_row_is_invalid_when_re_read(edit, capsys, tmp_path):
+    # Issue 22: with the `read` row removed or a rank's late line spliced into it, the
+    # 1.50 s read of a -D 3 run was PASS; the summary's Mean(s) 1.50431 says it ran short.
+    text = (DATA / "read-ended-early.txt").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("read      680.71"))
+    edited = (text.replace(row + "\n", "") if edit == "removed" else
+              text.replace(row, row[:30] + "3: stonewalling pairs accessed: 256" + row[30:]))
+    path = tmp_path / "edited.txt"
+    path.write_text(edited)
+    out = reread(capsys, path)
+    assert out["valid"] is False and out["verdict"] == "INVALID"
+    assert any("Mean(s) 1.50431 is shorter than the 3 s deadline" in r for r in out["reasons"])
+    assert any("0 readable per-iteration read row(s)" in r for r in out["reasons"])
+
+
+# Issue 22, item 5: every IOR key of the registry is judged, access mode and operation first.
+def _ref(tmp_path, key, **entry):
+    import yaml
+    data = yaml.safe_load((REFERENCE_DIR / "local.yaml").read_text())
+    data["tests"][key].update(entry)
+    data["tests"][key] = {k: v for k, v in data["tests"][key].items() if v is not None}
+    path = tmp_path / "ref.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_shared_file_log_is_judged_by_the_shared_write_entry(capsys, tmp_path):
+    # mpiio-shared-hints: -w -a MPIIO, one shared file, -t 1m -b 1m -D 2, 2 ranks per node.
+    ref = _ref(tmp_path, "ior_shared_write", hints={"romio_cb_write": "disable"})
+    out = reread(capsys, DATA / "mpiio-shared-hints.txt", "--reference", str(ref),
+                 "--test", "ior_shared_write")
+    assert not any("not an IOR test key" in r for r in out["rules_not_applied"])
+    assert out["judged"]["name"] == "write_bandwidth"
+    assert out["verdict"] in ("PASS", "FAIL"), out["reasons"]
+
+
+def test_a_file_per_process_log_against_a_shared_file_entry_is_flagged(capsys, tmp_path):
+    ref = _ref(tmp_path, "ior_shared_write", api="POSIX", hints=None, ranks_per_node=4,
+               deadline_s=3)
+    out = reread(capsys, DATA / "write-stonewall-wearout.txt", "--reference", str(ref),
+                 "--test", "ior_shared_write")
+    assert out["verdict"] == "INVALID"
+    assert "the command has -F (a file per process): tests.ior_shared_write runs without it" \
+        in out["reasons"]
+    assert any(r.startswith("IOR ran a file per process (access: file-per-process)")
+               for r in out["reasons"])
+
+
+def test_a_shared_file_log_against_a_file_per_process_entry_is_flagged(capsys, tmp_path):
+    ref = _ref(tmp_path, "ior_write_bandwidth", ranks_per_node=2, deadline_s=2)
+    out = reread(capsys, DATA / "mpiio-shared-hints.txt", "--reference", str(ref),
+                 "--test", "ior_write_bandwidth")
+    assert out["verdict"] == "INVALID"
+    assert any(r.startswith("IOR ran one shared file (access: single-shared-file)")
+               for r in out["reasons"]), out["reasons"]
+
+
+def test_a_read_log_judged_as_a_write_entry_says_so_first(capsys, tmp_path):
+    out = reread(capsys, DATA / "read-stonewalled.txt", "--reference",
+                 str(REFERENCE_DIR / "local.yaml"), "--test", "ior_write_bandwidth")
+    assert out["verdict"] == "INVALID" and "judged" not in out
+    first = out["reasons"][0]
+    assert first.startswith("the log is a read run (IOR -r), tests.ior_write_bandwidth is a "
+                            "write test"), out["reasons"]
+    assert not any("ran without a deadline" in r for r in out["reasons"])
+
+
+@pytest.mark.parametrize("capture", ["read-check-generate", "read-check-incorrect"])
+def test_the_data_integrity_entry_judges_both_of_its_phases(capsys, tmp_path, capture):
+    ref = _ref(tmp_path, "ior_data_integrity", ranks_per_node=4, transfer_size="1MiB",
+               block_size="4MiB", direct_io=False)
+    out = reread(capsys, DATA / f"{capture}.txt", "--reference", str(ref),
+                 "--test", "ior_data_integrity")
+    assert not any("not an IOR test key" in r for r in out["rules_not_applied"])
+    settings = [r for r in out["reasons"] if "tests.ior_data_integrity" in r]
+    assert settings == [], settings
+    if capture == "read-check-incorrect":  # IOR found 16 wrong transfers
+        assert out["verdict"] == "INVALID"
+        assert any("Incorrect data" in r for r in out["reasons"])
+
+
+def test_a_data_integrity_read_without_verification_is_flagged(capsys, tmp_path):
+    text = (DATA / "read-check-generate.txt").read_text()
+    ref = _ref(tmp_path, "ior_data_integrity", ranks_per_node=4, transfer_size="1MiB",
+               block_size="4MiB", direct_io=False)
+    reread_text = (DATA / "read-check-incorrect.txt").read_text().replace(" -R ", " ", 1)
+    path = tmp_path / "no-verify.txt"
+    path.write_text(reread_text)
+    assert text  # the write of the same dataset is a capture too
+    out = reread(capsys, path, "--reference", str(ref), "--test", "ior_data_integrity")
+    assert any(r.startswith("the command lacks -R (verify every transfer read)")
+               for r in out["reasons"]), out["reasons"]

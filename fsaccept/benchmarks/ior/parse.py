@@ -30,7 +30,9 @@ with ``-O summaryFormat=JSON -O summaryFile=F``). Both return an :class:`IorRun`
 
 from __future__ import annotations
 
+import math
 import re
+from decimal import Decimal, InvalidOperation
 
 from fsaccept.benchmarks.ior.run import (IorParameters, IorRun, IterationResult, MaxBandwidth,
                                          StonewallPhase, SummaryRow)
@@ -127,7 +129,14 @@ _SUMMARY_FIELDS = (
     "block_bytes", "xfer_bytes", "agg_mib", "api", "ref_num",
 )  # 27 columns, in the order of IOR's header
 _ROW_OPS = ("write", "read", "remove")
+# The start of a run's header, found anywhere in a line: a killed run's last line, cut
+# off without its newline, glues the next run's header to itself ("...pairs accIOR-4.0.0:
+# MPI Coordinated Test...").
+# Bounded version text: linear on any line (no backtracking over a long run of text).
+_RUN_START_RE = re.compile(r"IOR-[^\s:]{0,40}: MPI Coordinated Test|Began {15}: "
+                           r"|Command line {8}: |Options: ?$")
 _KV_SEP = ": "
+_BYTES_MOVED = "WARNING: Using actual aggregate bytes moved = "
 
 
 def _classify(line: str) -> tuple[str, str] | None:
@@ -251,6 +260,16 @@ def parse_ior(text: str) -> IorRun:
     pending = StonewallPhase()  # collects per-rank lines until the phase summary line
     in_summary = False
     hints: dict[str, str] | None = None  # the hints block being read, if any
+    header_seen = False  # a run's header began: another one is a second run
+    test_id: int | None = None  # TestID of the test being printed (an IOR script has several)
+    options_test: int | None = None  # TestID when the last Options: block started
+    bytes_moved: int | None = None  # "Using actual aggregate bytes moved" for the next row
+
+    def second_run(lineno: int, what: str) -> None:
+        if not any(f.kind == "two-runs" for f in findings):
+            findings.append(Finding(INVALID, "two-runs", lineno,
+                                    f"{what}: the output holds more than one run "
+                                    "(parse each apart)"))
 
     for idx, line in enumerate(lines):
         if not line:
@@ -279,6 +298,13 @@ def parse_ior(text: str) -> IorRun:
 
         lineno = idx + 1
 
+        glued = _RUN_START_RE.search(line, 1)
+        if glued:
+            if header_seen:
+                second_run(lineno, f"a second run's header ({glued.group().strip()!r}) is "
+                                   "glued to a cut-off line here")
+            header_seen = True
+
         # Result rows: per-iteration (11 tokens) or summary (27 tokens).
         if c in "wr" and line.startswith(_ROW_OPS):
             toks = line.split()
@@ -288,8 +314,11 @@ def parse_ior(text: str) -> IorRun:
                     run.results.append(IterationResult(
                         toks[0], n(toks[1]), n(toks[2]), n(toks[3]), n(toks[4]), n(toks[5]),
                         n(toks[6]), n(toks[7]), n(toks[8]), n(toks[9]),
-                        iteration=_int(toks[10]), line=lineno,
+                        iteration=_int(toks[10]), line=lineno, bw_token=toks[1],
+                        test_id=test_id, bytes_moved=bytes_moved if toks[0] != "remove" else None,
                     ))
+                    if toks[0] != "remove":
+                        bytes_moved = None
                     continue
                 if len(toks) == 27 and in_summary:
                     try:
@@ -301,6 +330,8 @@ def parse_ior(text: str) -> IorRun:
                     continue
 
         if c == "W" or c == "E":
+            if line.startswith(_BYTES_MOVED):
+                bytes_moved = _int(line[len(_BYTES_MOVED):].strip())
             cls = _classify(line)
             if cls is not None:
                 findings.append(Finding(cls[0], cls[1], lineno, line))
@@ -372,14 +403,17 @@ def parse_ior(text: str) -> IorRun:
         if c == "O" and line.startswith("Options:"):
             if not options_done and not run.parameters:
                 in_options = True
+            elif test_id == options_test:  # once per test (an IOR script -f has several)
+                second_run(lineno, "a second 'Options:' block starts here")
+            options_test = test_id
+            header_seen = True
             continue
 
         if line.startswith("IOR-") and ": MPI Coordinated Test" in line:
             if run.version is not None:
-                findings.append(Finding(INVALID, "two-runs", lineno,
-                                        "a second IOR run starts here: the output holds more "
-                                        "than one run (parse each apart)"))
+                second_run(lineno, "a second IOR run starts here")
             run.version = run.version or line.split(":", 1)[0]
+            header_seen = True
             continue
 
         # "key                 : value" header lines
@@ -387,9 +421,15 @@ def parse_ior(text: str) -> IorRun:
             key = line[:20].rstrip()
             val = line[22:].rstrip()
             if key == "Command line":
+                if run.command_line is not None:
+                    second_run(lineno, "a second 'Command line' starts here")
                 run.command_line = run.command_line or val
+                header_seen = True
             elif key == "Began":
+                if run.began is not None:
+                    second_run(lineno, "a second 'Began' starts here")
                 run.began = run.began or val
+                header_seen = True
             elif key == "Machine":
                 run.machine = run.machine or val
             elif key == "StartTime":
@@ -397,6 +437,8 @@ def parse_ior(text: str) -> IorRun:
             elif key == "Finished":
                 run.finished = val
             else:
+                if key == "TestID":
+                    test_id = _int(val)
                 run.header.setdefault(key, val)
             continue
 
@@ -434,8 +476,8 @@ def derived_findings(run: IorRun) -> None:
         f.append(Finding(INVALID, "no-summary", None, "JSON summary has no summary[] rows"))
 
     for row in run.summary:
-        problems = summary_row_problems(row, [r for r in run.results
-                                              if r.access == row.operation])
+        iterations = run.iterations_of(row)
+        problems = summary_row_problems(row, iterations, _exact_bytes(run, row, iterations))
         if problems:
             kind = "non-finite" if any("finite" in p for p in problems) else "bogus-figure"
             f.append(Finding(INVALID, kind, row.line,
@@ -463,29 +505,86 @@ def derived_findings(run: IorRun) -> None:
                 ))
 
 
-#: Relative slack of the consistency checks of a summary row, on top of IOR's print
-#: rounding (times with 5 decimals, MiB with 2, the per-iteration table's bandwidth
-#: with none above 3600): the figures IOR derives from one another agree to 1e-3 in
-#: every capture (tests/data/ior), a corrupted or hand-made row is off by far more.
-CONSISTENCY_TOLERANCE = 0.01
+def _exact_bytes(run: IorRun, row: SummaryRow, iterations: list[IterationResult]) -> int | None:
+    """The exact bytes the row's first iteration moved, when the log gives them: IOR's
+    "Using actual aggregate bytes moved" line, or, in a run without a deadline (that
+    moves all it was asked to), block size x segments x tasks."""
+    first = next((it for it in iterations if it.iteration in (0, None)), None)
+    if first is not None and first.bytes_moved is not None:
+        return first.bytes_moved
+    if run.params.stonewalling_time or None in (row.block_bytes, row.segments, row.tasks):
+        return None
+    geometry = (row.block_bytes, row.segments, row.tasks)
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in geometry):
+        return None
+    return row.block_bytes * row.segments * row.tasks
+
+
+#: Relative slack of the consistency checks, on top of the precision IOR printed each
+#: figure with: only floating point's (IOR prints aggs(MiB) from a C float, 24 bits).
+FLOAT_SLACK = 1e-6
+
+#: IOR's print precision (decimals) of a summary row's figures in its text table, for a
+#: row that does not carry its printed tokens; its JSON prints every double "%.4f".
+_TEXT_DECIMALS = {"mean_s": 5, "agg_mib": 1, "stonewall_s": 2, "stonewall_mib": 2}
 
 #: Summary columns that must be finite and positive (the phase ran), as IOR names them.
+#: Mean(s) may print 0 (a phase shorter than its last printed decimal): see below.
 _ROW_FIGURES = (("max_mib", "Max(MiB)"), ("min_mib", "Min(MiB)"), ("mean_mib", "Mean(MiB)"),
-                ("max_ops", "Max(OPs)"), ("min_ops", "Min(OPs)"), ("mean_ops", "Mean(OPs)"),
-                ("mean_s", "Mean(s)"))
+                ("max_ops", "Max(OPs)"), ("min_ops", "Min(OPs)"), ("mean_ops", "Mean(OPs)"))
 
 
-def _agree(a: float, b: float, rounding: float) -> bool:
-    return abs(a - b) <= CONSISTENCY_TOLERANCE * max(abs(a), abs(b)) + rounding
+def _half_ulp(token: str | None, default_decimals: int) -> float:
+    """Half the last printed digit of ``token`` (``0.03009`` -> 5e-6, ``5482`` -> 0.5):
+    how far the true value may be from what IOR printed."""
+    if token:
+        try:
+            exponent = Decimal(token.strip()).as_tuple().exponent
+        except InvalidOperation:
+            exponent = None
+        if isinstance(exponent, int):
+            return 0.5 * 10.0 ** exponent
+    return 0.5 * 10.0 ** -default_decimals
 
 
-def summary_row_problems(row: SummaryRow, iterations: list[IterationResult]) -> list[str]:
+def _interval(row: SummaryRow, name: str) -> tuple[float, float]:
+    """[low, high] of the true value of a summary figure, from its printed precision."""
+    value = getattr(row, name)
+    h = _half_ulp(row.printed.get(name), _TEXT_DECIMALS.get(name, 2))
+    lo, hi = value - h, value + h
+    return max(lo, 0.0) * (1 - FLOAT_SLACK), hi * (1 + FLOAT_SLACK)
+
+
+def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def _ratio(num: tuple[float, float], den: tuple[float, float]) -> tuple[float, float]:
+    return (num[0] / den[1] if den[1] > 0 else math.inf,
+            num[1] / den[0] if den[0] > 0 else math.inf)
+
+
+def _bytes_text(nbytes: float) -> str:
+    """An amount of data as a reader checks it: small amounts in exact bytes (30,000 B,
+    never "0 MiB"), from 10 MiB up in MiB with 2 decimals."""
+    if nbytes < 10 * MIB:
+        return f"{nbytes:,.0f} B"
+    return f"{nbytes / MIB:,.2f} MiB"
+
+
+def summary_row_problems(row: SummaryRow, iterations: list[IterationResult],
+                         exact_bytes: int | None = None) -> list[str]:
     """Why a summary row cannot be judged: a figure that is not finite, negative or
     zero; Min <= Mean <= Max broken; data moved / time, OPs x transfer size, or the
-    per-iteration rows disagreeing with the bandwidth (see CONSISTENCY_TOLERANCE).
-    ``iterations``: the per-iteration rows of the same operation."""
+    per-iteration rows disagreeing with the bandwidth by more than IOR's print rounding
+    allows (each figure's last printed digit, :func:`_half_ulp`).  ``iterations``: the
+    per-iteration rows of the same operation and test; ``exact_bytes``: the bytes the
+    first iteration moved when the log gives them (it narrows the rounded aggs(MiB))."""
     problems = [f"{label} {why}" for name, label in _ROW_FIGURES
                 if (why := figure_problem(getattr(row, name)))]
+    # A phase shorter than the last printed digit of Mean(s) prints 0: not bogus.
+    if (why := figure_problem(row.mean_s, io_done=False)):
+        problems.append(f"Mean(s) {why}")
     for name, label in (("stonewall_s", "Stonewall(s)"), ("stonewall_mib", "Stonewall(MiB)"),
                         ("agg_mib", "aggs(MiB)")):
         value = getattr(row, name)
@@ -498,24 +597,54 @@ def summary_row_problems(row: SummaryRow, iterations: list[IterationResult]) -> 
         if not lo <= mean <= hi:
             problems.append(f"Min({unit}) {lo:g} <= Mean({unit}) {mean:g} <= Max({unit}) "
                             f"{hi:g} does not hold")
-    if row.reps == 1 and row.agg_mib:
-        moved = row.agg_mib / row.mean_s
-        rounding = moved * (0.005 / row.agg_mib + 0.000005 / row.mean_s) + 0.005
-        if not _agree(moved, row.mean_mib, rounding):
-            problems.append(f"data moved / time = {row.agg_mib:g} MiB / {row.mean_s:g} s = "
-                            f"{moved:.2f} MiB/s, but Mean(MiB) is {row.mean_mib:g}")
+    mean_mib = _interval(row, "mean_mib")
+    if row.reps == 1 and row.agg_mib is not None:
+        agg = _interval(row, "agg_mib")
+        moved = agg[0] * MIB, agg[1] * MIB
+        if exact_bytes is not None and moved[0] <= exact_bytes <= moved[1]:
+            moved = (float(exact_bytes), float(exact_bytes))
+        rate = _ratio((moved[0] / MIB, moved[1] / MIB), _interval(row, "mean_s"))
+        if not _overlap(rate, mean_mib):
+            shown = (_bytes_text(moved[0]) if moved[0] == moved[1]
+                     else f"{row.printed.get('agg_mib', f'{row.agg_mib:g}')} MiB")
+            problems.append(
+                f"data moved / time = {shown} / {row.printed.get('mean_s', f'{row.mean_s:g}')}"
+                f" s = {_range_text(rate)} MiB/s within IOR's print rounding, but Mean(MiB) "
+                f"is {row.mean_mib:g}")
     if row.xfer_bytes:
-        from_ops = row.mean_ops * row.xfer_bytes / MIB
-        if not _agree(from_ops, row.mean_mib, 0.005 + 0.005 * row.xfer_bytes / MIB):
-            problems.append(f"Mean(OPs) x transfer size = {from_ops:.2f} MiB/s, but Mean(MiB) "
-                            f"is {row.mean_mib:g}")
-    bws = [it.bw_mib for it in iterations if it.bw_mib is not None]
+        ops = _interval(row, "mean_ops")
+        from_ops = ops[0] * row.xfer_bytes / MIB, ops[1] * row.xfer_bytes / MIB
+        if not _overlap(from_ops, mean_mib):
+            problems.append(f"Mean(OPs) x transfer size = {_range_text(from_ops)} MiB/s "
+                            f"within IOR's print rounding, but Mean(MiB) is {row.mean_mib:g}")
+    bws = [it for it in iterations if it.bw_mib is not None]
     if bws and row.reps and len(bws) == row.reps:
-        for label, got, want in (("Max", max(bws), row.max_mib), ("Min", min(bws), row.min_mib),
-                                 ("Mean", sum(bws) / len(bws), row.mean_mib)):
-            if not _agree(got, want, 0.5):
-                problems.append(f"{label}(MiB) {want:g} disagrees with the per-iteration "
-                                f"rows ({label.lower()} {got:g} MiB/s)")
+        # IOR prints per-iteration bandwidth "%.2f", from 3600 up with no decimals
+        ivs = [(it.bw_mib - (h := _iteration_half_ulp(it)), it.bw_mib + h) for it in bws]
+        n = len(ivs)
+        for label, got, name in (
+                ("Max", (max(i[0] for i in ivs), max(i[1] for i in ivs)), "max_mib"),
+                ("Min", (min(i[0] for i in ivs), min(i[1] for i in ivs)), "min_mib"),
+                ("Mean", (sum(i[0] for i in ivs) / n, sum(i[1] for i in ivs) / n),
+                 "mean_mib")):
+            got = got[0] * (1 - FLOAT_SLACK), got[1] * (1 + FLOAT_SLACK)
+            if not _overlap(got, _interval(row, name)):
+                problems.append(f"{label}(MiB) {getattr(row, name):g} disagrees with the "
+                                f"per-iteration rows ({label.lower()} {_range_text(got)} "
+                                "MiB/s)")
     return problems
 
 
+def _iteration_half_ulp(it: IterationResult) -> float:
+    if it.bw_token is not None:
+        return _half_ulp(it.bw_token, 2)
+    return 0.5 if it.bw_mib is not None and it.bw_mib >= 3600 else 0.005
+
+
+def _range_text(iv: tuple[float, float]) -> str:
+    lo, hi = iv
+    if hi == math.inf:
+        return f"at least {lo:.2f}"
+    if f"{lo:.2f}" == f"{hi:.2f}":
+        return f"{lo:.2f}"
+    return f"{lo:.2f} to {hi:.2f}"

@@ -3,7 +3,7 @@ rows, stonewall phases and findings (filled by :mod:`.parse` and :mod:`.parse_js
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from fsaccept.core.findings import INVALID, Finding, Findings, Judged, json_safe as _finite
@@ -57,6 +57,11 @@ class IterationResult:
     total_s: float | None
     iteration: int | None
     line: int | None = None  #: 1-based line number (``None`` when parsed from JSON)
+    bw_token: str | None = None  #: bw(MiB/s) as printed (its precision bounds the value)
+    test_id: int | None = None  #: the test it belongs to (``TestID``; an IOR script has several)
+    bytes_moved: int | None = None
+    """Exact bytes the phase moved when IOR printed them (``WARNING: Using actual aggregate
+    bytes moved = N`` before the row), else ``None``."""
 
 
 @dataclass
@@ -188,9 +193,18 @@ class IorRun(Judged):
                 return row
         return None
 
+    def iterations_of(self, row: SummaryRow) -> list[IterationResult]:
+        """The per-iteration rows of a summary row: its operation, in its test."""
+        return [it for it in self.results if it.access == row.operation
+                and (row.test_id is None or it.test_id is None or it.test_id == row.test_id)]
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable dict (non-finite floats become ``None``)."""
-        d: dict[str, Any] = _finite(asdict(self))
+        """JSON-serialisable dict (non-finite floats become ``None``).  ``rank_pairs`` is
+        a list of ``[rank, K, ...]`` (its values per phase), sorted by rank: one short
+        list per rank, not one object (a 44,080-rank run has as many)."""
+        d: dict[str, Any] = _finite(asdict(replace(self, rank_pairs={})))
+        pairs = self.rank_pairs
+        d["rank_pairs"] = [[rank, *pairs[rank]] for rank in sorted(pairs)]
         d["valid"] = self.valid
         d["reasons"] = self.reasons
         return d

@@ -9,13 +9,15 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fsaccept.benchmarks.ior.command import PHASES
 from fsaccept.benchmarks.ior.parse import IorRun
 from fsaccept.core.slurm import first_lines
 from fsaccept.core.units import GIB, MIB, parse_size
 from fsaccept.core.versions import version_number, version_reasons
+
+if TYPE_CHECKING:
+    from fsaccept.benchmarks.ior.command import Phase
 
 
 @dataclass(frozen=True)
@@ -82,19 +84,50 @@ def reread_reasons(run: IorRun) -> tuple[list[str], list[str]]:
     return reasons, list(NOT_FROM_OUTPUT)
 
 
-_KEY = re.compile(r"^ior_(?:random_)?(write|read)_(bandwidth|iops)$")
+#: Reference key -> (operation, figure kind, phase of command.PHASES) of what a log of it
+#: shows; the data-integrity test has two phases, the log's own operation picks one.
+_KEY_PHASES: dict[str, tuple[str | None, str, str]] = {
+    "ior_write_bandwidth": ("write", "bandwidth", "write_bandwidth"),
+    "ior_read_bandwidth": ("read", "bandwidth", "read_bandwidth"),
+    "ior_random_write_iops": ("write", "iops", "random_write_iops"),
+    "ior_random_read_iops": ("read", "iops", "random_read_iops"),
+    "ior_shared_write": ("write", "bandwidth", "shared_write"),
+    "ior_shared_read": ("read", "bandwidth", "shared_read"),
+    "ior_data_integrity": (None, "bandwidth", "integrity_"),
+}
+
+
+def _log_operations(run: IorRun) -> list[str]:
+    return [op for op in ("write", "read") if run.summary_for(op) is not None]
 
 
 def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any]
                             ) -> tuple[list[str], dict[str, Any] | None, list[str]]:
     """The rules of a reference entry ``tests.<key>`` a re-read log can be held to:
     (INVALID reasons, the judged figure {name, value, unit, threshold, lower} or None,
-    rules not applied).  The run must be configured as the entry says (ranks per node,
-    transfer and block size, deadline); its figure is judged against the threshold."""
-    match = _KEY.match(key)
-    if not match:
+    rules not applied).  The log must be the entry's operation (a read log is not a write
+    test: that reason comes first, and nothing else is compared), configured as the entry
+    says (ranks per node, transfer and block size, deadline, file per process or one
+    shared file...); its figure is judged against the threshold."""
+    # imported here: command reads reference files (jsonschema), which a plain re-read
+    # of a log does not need
+    from fsaccept.benchmarks.ior.command import PHASES
+    from fsaccept.benchmarks.registry import BENCHMARKS
+
+    if key not in _KEY_PHASES:
+        if key in BENCHMARKS["ior"].reference_keys:
+            return [], None, [f"tests.{key}: the reference rules are not applied to it yet"]
         return [], None, [f"tests.{key}: not an IOR test key"]
-    operation, kind = match.groups()
+    operation, kind, phase_name = _KEY_PHASES[key]
+    done = _log_operations(run)
+    if operation is None:  # data integrity: the write of the pattern, or its verified read
+        operation = "read" if "read" in done else "write"
+        phase_name += operation
+    if done and operation not in done:
+        return ([f"the log is a {' and '.join(done)} run (IOR "
+                 f"{' '.join('-' + op[0] for op in done)}), tests.{key} is a {operation} "
+                 f"test: it cannot be judged as one"], None, [])
+    phase = PHASES[phase_name]
     reasons = []
     params = run.params
     if params and params.tasks and params.nodes:
@@ -107,13 +140,20 @@ def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any]
         given = _flag(argv, flag) or IOR_DEFAULT_SIZES[flag]
         if size_key in entry and _ior_bytes(given) != parse_size(entry[size_key]):
             reasons.append(f"{flag} {given} is not tests.{key}.{size_key} {entry[size_key]}")
-    deadline = output_expectation(run, operation).deadline_s
-    if deadline and deadline != entry.get("deadline_s"):
-        reasons.append(f"-D {deadline} is not tests.{key}.deadline_s {entry.get('deadline_s')}")
-    elif not deadline:
+    reasons += _access_reasons(run, argv, key, phase.shared)
+    deadline = params.stonewalling_time if params else None
+    if not phase.uses_deadline:
+        if deadline:
+            reasons.append(f"-D {deadline}: tests.{key} runs without a deadline (all its "
+                           "data)")
+    elif (deadline := output_expectation(run, operation).deadline_s):
+        if deadline != entry.get("deadline_s"):
+            reasons.append(f"-D {deadline} is not tests.{key}.deadline_s "
+                           f"{entry.get('deadline_s')}")
+    else:
         reasons.append(f"ran without a deadline (-D): tests.{key}.deadline_s is "
                        f"{entry.get('deadline_s')}")
-    reasons += _phase_settings_reasons(argv, key, entry)
+    reasons += _phase_settings_reasons(argv, key, entry, phase)
     row = run.summary_for(operation)
     threshold = entry.get("threshold") or {}
     figure = None
@@ -123,6 +163,22 @@ def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any]
         figure = {"name": f"{operation}_{kind}", "value": value, "unit": threshold["unit"],
                   "threshold": threshold["value"], "lower": lower}
     return reasons, figure, ["node fraction: needs the partition's node count"]
+
+
+def _access_reasons(run: IorRun, argv: list[str], key: str, shared: bool) -> list[str]:
+    """A file per process against a shared-file entry, or the reverse, by the command
+    line's ``-F`` and by IOR's own ``access`` line (whatever option set it)."""
+    reasons = []
+    if ("-F" in argv) == shared:
+        reasons.append(f"the command {'has' if shared else 'lacks'} -F (a file per process): "
+                       f"tests.{key} runs {'without' if shared else 'with'} it")
+    access = run.params.access if run.params else None
+    if access in ("file-per-process", "single-shared-file") \
+            and (access == "single-shared-file") != shared:
+        reasons.append(f"IOR ran {'one shared file' if not shared else 'a file per process'} "
+                       f"(access: {access}): tests.{key} runs "
+                       f"{'one shared file' if shared else 'a file per process'}")
+    return reasons
 
 
 #: IOR's line for a failed system call: ``write(20, 0x7ff0..., 573440) failed No space left
@@ -140,19 +196,21 @@ def root_causes_first(reasons: list[str]) -> list[str]:
 IOR_DEFAULT_SIZES = {"-t": "262144", "-b": "1048576"}
 
 
-def _phase_settings_reasons(argv: list[str], key: str, entry: dict[str, Any]) -> list[str]:
+def _phase_settings_reasons(argv: list[str], key: str, entry: dict[str, Any],
+                            phase: Phase) -> list[str]:
     """How the logged command differs from the phase the entry prescribes, in what changes
-    the measurement: API, file per process, direct I/O, random offsets, wear-out, the
-    dataset status file.  (Verbosity, order and paths may differ; segments only bound a
-    stonewalled phase, whose deadline is checked.)"""
-    phase = PHASES[key.removeprefix("ior_")]
+    the measurement: API, direct I/O, random offsets, wear-out, the dataset status file,
+    data verification (file per process: :func:`_access_reasons`).  (Verbosity, order and
+    paths may differ; segments only bound a stonewalled phase, whose deadline is checked.)"""
     api = entry.get("api", "POSIX")
     reasons = []
     if (_flag(argv, "-a") or "POSIX") != api:
         reasons.append(f"-a {_flag(argv, '-a') or 'POSIX'} is not tests.{key}.api {api}")
     joined = " ".join(argv)
+    if phase.verify and "-R" not in argv:
+        reasons.append(f"the command lacks -R (verify every transfer read): tests.{key} "
+                       "runs with it")
     for option, meaning, wanted, present in (
-            ("-F", "a file per process", not phase.shared, "-F" in argv),
             ("-z", "random offsets", phase.random, "-z" in argv),
             ("--posix.odirect", "direct I/O", bool(entry.get("direct_io")),
              "--posix.odirect" in argv),
@@ -200,8 +258,10 @@ def ior_invalid_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
     if exp.tasks and row.tasks is not None and row.tasks != exp.tasks:
         reasons.append(f"IOR ran {row.tasks} ranks, {exp.tasks} were requested")
     reasons += hint_reasons(run)
+    reasons += iteration_row_reasons(run, row)
     if exp.deadline_s:
-        reasons += _short_run_reasons(run, exp)
+        # the summary's time catches what missing or garbled rows would hide
+        reasons += _short_run_reasons(run, exp) or _short_summary_reasons(row, exp)
     if exp.operation == "read" and not exp.direct_io:
         reasons += _cache_reasons(row.agg_mib, exp)
     return reasons
@@ -218,6 +278,30 @@ def hint_reasons(run: IorRun) -> list[str]:
             for key, value in run.hints_passed.items() if run.hints_returned.get(key) != value]
 
 
+def iteration_row_reasons(run: IorRun, row: Any) -> list[str]:
+    """The summary row's iterations must each have a readable per-iteration row: the
+    deadline rule and the summary's consistency read them, so a row that is missing or
+    garbled (a rank's late line spliced into it) leaves the figure unchecked."""
+    rows = run.iterations_of(row)
+    readable = [it for it in rows if it.bw_mib is not None and it.wrrd_s is not None]
+    if row.reps is None or len(readable) == row.reps == len(rows):
+        return []
+    return [f"IOR's summary reports {row.reps} {row.operation} iteration(s), but "
+            f"{len(readable)} readable per-iteration {row.operation} row(s) are in the "
+            "output (missing or garbled): the figure's duration cannot be checked"]
+
+
+def _short_summary_reasons(row: Any, exp: IorExpectation) -> list[str]:
+    """The deadline rule on the summary's own time: Mean(s), the mean of the iterations'
+    total times (open + I/O + close), under the deadline means an iteration ended early,
+    whatever the per-iteration rows say or lack."""
+    if row.mean_s is None or row.mean_s >= exp.deadline_s:
+        return []
+    return [f"{exp.operation} summary Mean(s) {row.mean_s:g} is shorter than the "
+            f"{exp.deadline_s} s deadline: the phase ended on its data size, not on the "
+            "deadline"]
+
+
 def _short_run_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
     reasons = []
     for it in run.results:
@@ -225,22 +309,31 @@ def _short_run_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
             continue
         moved_mib = (it.bw_mib or 0) * it.wrrd_s
         needed_mib = (it.bw_mib or 0) * exp.deadline_s
+        moved = (f"{it.bytes_moved:,} B" if it.bytes_moved is not None and it.bytes_moved < MIB
+                 else _amount(moved_mib))
         text = (f"{exp.operation} iteration {it.iteration} ran {it.wrrd_s:g} s of the "
                 f"{exp.deadline_s} s deadline: ")
         if exp.operation == "read":
-            text += (f"the dataset ({moved_mib:.0f} MiB) was exhausted, so this is not a "
+            text += (f"the dataset ({moved}) was exhausted, so this is not a "
                      f"sustained {exp.deadline_s} s read. At {it.bw_mib:g} MiB/s it needs "
-                     f"at least {needed_mib:.0f} MiB")
+                     f"at least {_amount(needed_mib)}")
             if exp.generation_deadline_s:
                 longer = -(-exp.generation_deadline_s * exp.deadline_s // it.wrrd_s)
                 text += (f": raise generation_deadline_s from {exp.generation_deadline_s} "
                          f"to at least {longer:.0f}, and segments if the generation ends on "
                          "its size")
         else:
-            text += (f"the data ran out first ({moved_mib:.0f} MiB); raise segments so that "
-                     f"at least {needed_mib:.0f} MiB fit")
+            text += (f"the data ran out first ({moved}); raise segments so that "
+                     f"at least {_amount(needed_mib)} fit")
         reasons.append(text)
     return reasons
+
+
+def _amount(mib: float) -> str:
+    """MiB, with the decimals a small amount needs (never "0 MiB" for 30,000 B)."""
+    if mib >= 10:
+        return f"{mib:.0f} MiB"
+    return f"{mib * MIB:,.0f} B" if mib < 1 else f"{mib:.2f} MiB"
 
 
 def _cache_reasons(moved_mib: float | None, exp: IorExpectation) -> list[str]:

@@ -1,0 +1,2 @@
+mpirun --oversubscribe -np 2 ior -a DUMMY -r -O stoneWallingStatusFile=/tmp/hior/run/stonewall.log -t 1000 -b 1000 -s 30 -k -o /tmp/hior/run/ior
+exit=0

@@ -1,0 +1,2 @@
+mpirun --oversubscribe -np 2 ior -a POSIX -r -z -k -e -i1 -m -t 100k -b 200k -o /tmp/hior/run/ior
+exit=0
