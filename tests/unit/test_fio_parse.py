@@ -492,3 +492,59 @@ def test_cli_json_that_is_not_fio_exits_2(capsys: pytest.CaptureFixture[str],
     err = capsys.readouterr().err.strip()
     assert err == f"fsaccept: cannot parse {path}: jobs: missing or not a list (not fio " \
                   "--output-format=json output?)"
+
+
+# --------------------------------------------------------------------------- normal output
+
+
+def test_json_normal_clean_status_line_is_not_an_error() -> None:
+    """``--output-format=json,normal``: fio's ``jn: (groupid=0, jobs=1): err= 0: ...``
+    is the clean status line, not an error (a real capture, fio 3.33)."""
+    t = text("json-normal.txt")
+    status = next(line for line in t.splitlines() if "err= 0:" in line)
+    assert status.startswith("jn: (groupid=0, jobs=1): err= 0: pid=")
+    run = fio.parse_fio(t)
+    assert run.valid, run.reasons
+    assert status in run.messages  # still shown, as fio's words
+    # The same line of a failed job (fio prints errno and its text) is INVALID.
+    failed = t.replace("err= 0:", "err= 5 (file:io_u.c:1889, func=io_u error, "
+                       "error=Input/output error):")
+    bad = fio.parse_fio(failed)
+    assert any("fio said: jn: (groupid=0, jobs=1): err= 5" in r for r in bad.reasons)
+    assert not fio.parse_fio(t.replace("err= 0:", "err=12:")).valid
+
+
+# --------------------------------------------------------------------------- steady state
+
+
+def test_steady_state_attained_ends_a_time_based_job_early_by_design() -> None:
+    """``ss=iops:20% ss_dur=3``: fio ended the 30 s job after 4.569 s because its
+    steady state was attained (a real capture, fio 3.33): valid, and said so."""
+    run = fio.parse_fio(text("steady-state.txt"))
+    [job] = run.jobs
+    assert job.flag("time_based") and job.options["runtime"] == "30"
+    assert job.runtime_ms == 4569 and job.steady_state is not None
+    assert (job.steady_state.criterion, job.steady_state.duration_s,
+            job.steady_state.attained) == ("iops:20.000000%", 3, True)
+    assert run.valid, run.reasons
+    [note] = [f.text for f in run.findings if f.kind == "steady-state"]
+    assert note.startswith("job 'steady' (jobs[0]) ended after 4.569 s of its runtime of 30 s "
+                           "because steady state was attained (ss=iops:20.000000% over 3 s")
+    d = run.to_dict()
+    assert d["jobs"][0]["steady_state"]["attained"] is True and note in d["notes"]
+
+
+@pytest.mark.parametrize("attained", [0, "1", True, None])
+def test_steady_state_not_attained_and_stopped_early_is_invalid(attained) -> None:
+    """The same capture with fio's ``attained`` anything but the integer 1 (edited in
+    code): the job stopped 25 s short without steady state, so it was cut short."""
+    t = text("steady-state.txt")
+    doc = json.loads(t[t.index("{\n"):])
+    doc["jobs"][0]["steadystate"]["attained"] = attained
+    run = fio.parse_fio(json.dumps(doc))
+    assert not run.valid
+    assert run.reasons == [
+        "job 'steady' (jobs[0]) ran 4.569 s of its time_based runtime of 30 s: it was stopped "
+        "early (its steady state, ss=iops:20.000000%, was not attained)"]
+    # A signal still makes it INVALID, steady state or not.
+    assert not fio.parse_fio("fio: terminating on signal 15\n" + t).valid

@@ -17,7 +17,8 @@ or after it.  Anything that makes a run untrustworthy is a :class:`Finding`:
 
 * ``invalid``: empty output; no JSON report; truncated or malformed JSON; a
   job whose ``error`` is not 0; ``fio: ... error``/``terminating on signal``
-  messages; a ``time_based`` job that ran shorter than its ``runtime``.
+  messages; a ``time_based`` job that ran shorter than its ``runtime`` (unless fio
+  ended it because its steady-state criterion, ``ss=``, was attained: a note says so).
 * ``warning``: other ``fio:`` messages, short or dropped I/Os, settings that
   change a figure's meaning left to fio's defaults, rates measured over
   less than a second (fio's runtime resolution is 1 ms).
@@ -46,7 +47,8 @@ from typing import Any
 
 from fsaccept.benchmarks.fio.run import (BARE_FLAGS, MAX_MESSAGES, MEANINGFUL_SETTINGS,
                                          MUST_BE_EXPLICIT, NOTE, Direction, FioJob, FioRun,
-                                         Latency, parse_fio_size, parse_fio_time)
+                                         Latency, SteadyState, parse_fio_size,
+                                         parse_fio_time)
 from fsaccept.benchmarks.fio.validity import flag_findings, job_findings
 from fsaccept.core.findings import INVALID, WARNING, Finding, clip
 
@@ -60,6 +62,7 @@ __all__ = [
     "FioRun",
     "Finding",
     "Latency",
+    "SteadyState",
     "format_settings",
     "parse_fio",
     "parse_fio_size",
@@ -156,6 +159,11 @@ def _job(raw: Any, index: int, global_options: dict[str, str],
              if (value := declared.get(name, {}).get(flag,
                                                      declared.get("global", {}).get(flag)))}
     sync = raw.get("sync", {}) if isinstance(raw.get("sync"), dict) else {}
+    ss = raw.get("steadystate")
+    steady = SteadyState(criterion=str(ss.get("ss")), duration_s=ss.get("duration"),
+                         # 1 exactly: anything else is not fio saying it was attained
+                         attained=type(ss.get("attained")) is int and ss["attained"] == 1,
+                         measured=ss.get("criterion")) if isinstance(ss, dict) else None
     return FioJob(
         index=index, name=name,
         groupid=raw.get("groupid", 0), error=json_number(raw, ("error",), where),
@@ -166,12 +174,16 @@ def _job(raw: Any, index: int, global_options: dict[str, str],
         trim=_direction(raw, "trim", where) if "trim" in raw else Direction(
             0, 0, 0, 0.0, 0, 0, 0, 0, None, None),
         sync_total_ios=sync.get("total_ios", 0),
-        sync_lat=_latency(sync.get("lat_ns"), f"{where}.sync.lat_ns"), raw=raw)
+        sync_lat=_latency(sync.get("lat_ns"), f"{where}.sync.lat_ns"), raw=raw,
+        steady_state=steady)
 
 
 # Lines of fio that make a run untrustworthy.
+# ``err= 0:`` is the clean status line of fio's normal output (``--output-format=json,normal``):
+# only a non-zero ``err=`` is bad (a failed job's line also says ``error=...``).
 _BAD_MESSAGE = re.compile(
-    r"error|err=|terminating on signal|killed|failed|No such file|Permission denied|"
+    r"error|err=(?!\s*0(?!\d))|terminating on signal|killed|failed|No such file|"
+    r"Permission denied|"
     r"is not a directory|"
     r"No space left|Read-only file system|Input/output error|Segmentation fault|"
     r"srun: error|slurmstepd: error|CANCELLED|exited with",

@@ -65,6 +65,17 @@ class Direction:
 
 
 @dataclass
+class SteadyState:
+    """fio's ``steadystate`` block of a job run with ``ss=`` (``steadystate=``): fio ends
+    a job early, by design, once its criterion has held for ``ss_dur``."""
+
+    criterion: str  #: fio's ``ss``, e.g. ``iops:20.000000%``
+    duration_s: Any  #: fio's ``duration`` (``ss_dur``)
+    attained: bool  #: fio's ``attained`` is 1: the job ended because steady state held
+    measured: Any  #: fio's ``criterion``: the value reached over the last window
+
+
+@dataclass
 class FioJob:
     """One entry of ``jobs[]``: a job, or with ``group_reporting`` a whole group."""
 
@@ -84,6 +95,7 @@ class FioJob:
     sync_lat: Latency | None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     global_options: dict[str, str] = field(default_factory=dict, repr=False)
+    steady_state: SteadyState | None = None  #: ``None``: no ``ss=`` (no steadystate block)
 
     def direction(self, name: str) -> Direction:
         return {"read": self.read, "write": self.write, "trim": self.trim}[name]
