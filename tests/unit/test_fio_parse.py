@@ -548,3 +548,83 @@ def test_steady_state_not_attained_and_stopped_early_is_invalid(attained) -> Non
         "early (its steady state, ss=iops:20.000000%, was not attained)"]
     # A signal still makes it INVALID, steady state or not.
     assert not fio.parse_fio("fio: terminating on signal 15\n" + t).valid
+
+
+# --------------------------------------------------------------------------- job files
+
+
+def _showcmd() -> str:
+    """What ``fio --showcmd comments.fio`` printed (line 3 of comments.cmd)."""
+    return text("comments.cmd").splitlines()[2]
+
+
+def test_job_file_is_read_as_fios_showcmd_reads_it() -> None:
+    """Comments are cut at the first ``;`` or ``#`` of a line, headers included
+    (``[global] ; ...``, an apostrophe in ``[sized] ; it's ...``): the same options as
+    ``fio --showcmd`` printed for the real job file."""
+    from_file = fio.job_file_options(text("comments.fio"))
+    from_fio = fio.job_file_options(_showcmd())
+    for options in from_fio.values():
+        options.pop("name", None)  # the command line's --name=X is the file's [X]
+    assert from_file == from_fio
+    assert from_file["global"]["time_based"] == "0" and from_file["global"]["runtime"] == "30"
+    assert from_file["timed"]["time_based"] == "1"  # a bare flag, its comment cut
+
+
+@pytest.mark.parametrize("header", ["[global] ; fio reads this header as [global]", "[global]"])
+def test_job_file_comments_never_turn_a_value_true(header: str) -> None:
+    """``time_based=0 ; size-bound...`` is 0: the size-bound job that read its 256 KiB in
+    1 ms of its runtime=30 was not stopped early; the bare ``time_based`` of [timed] runs
+    that job time-based over [global]'s 0 (it ran 2.001 s, as fio's JSON shows)."""
+    job_file = text("comments.fio").replace(
+        "[global] ; fio reads this header as [global]", header)
+    run = fio.parse_fio(text("comments.json"), job_file=job_file)
+    assert run.valid, run.reasons
+    sized, timed = run.jobs
+    assert not sized.flag("time_based") and sized.options["time_based"] == "0"
+    assert timed.flag("time_based") and timed.runtime_ms == 2001
+    assert "wrapped" in {f.kind for f in run.findings if "'timed'" in f.text}
+    assert "job-file-mismatch" not in kinds(run)
+
+
+def test_job_file_never_overrides_a_value_in_fios_json() -> None:
+    """Job files edited (in code) away from the one that ran: fio's JSON wins."""
+    real = text("comments.fio")
+    # a bare time_based in [global]: fio's JSON has global time_based=0, which wins
+    bare = real.replace("time_based=0 ; size-bound", "time_based ; size-bound")
+    run = fio.parse_fio(text("comments.json"), job_file=bare)
+    assert not run.jobs[0].flag("time_based") and run.valid
+    # a value the JSON does not have for the job: only bare flags are taken from the file
+    valued = real.replace("rw=read\n", "rw=read\ntime_based=1\n", 1)
+    run = fio.parse_fio(text("comments.json"), job_file=valued)
+    assert not run.jobs[0].flag("time_based") and run.valid
+    # a value that differs from the JSON's: the JSON's is read, and the mismatch said
+    other = real.replace("runtime=30 ", "runtime=5 ")
+    run = fio.parse_fio(text("comments.json"), job_file=other)
+    assert run.jobs[0].options["runtime"] == "30" and run.valid
+    [warning] = [f.text for f in run.findings if f.kind == "job-file-mismatch"]
+    assert "[global] runtime=5 (fio's JSON: 30)" in warning
+
+
+def test_job_file_that_is_not_one_is_refused_naming_it(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A binary (this Python interpreter) given as the job file is refused at once by
+    its control characters, naming the job file, exit 2; so are an unclosed quote in a
+    command line and an option before any section (which fio refuses too)."""
+    import sys
+    report = str(DATA / "comments.json")
+    assert main(["parse", "fio", report, "--job-file", sys.executable]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"fsaccept: cannot parse {sys.executable}: line ")
+    assert "not a text file" in err and "\n" not in err
+    for name, content, says in [
+            ("quote.cmd", "fio --name=x --description='it is\n", "No closing quotation"),
+            ("outside.fio", "bs=4k\n" + text("comments.fio"),
+             "line 1: 'bs=4k' before any [section]")]:
+        path = tmp_path / name
+        path.write_text(content)
+        assert main(["parse", "fio", report, "--job-file", str(path)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"fsaccept: cannot parse {path}: ") and says in err
+    with pytest.raises(fio.JobFileError):
+        fio.parse_fio(text("comments.json"), job_file="[x]\nbs=4k\x00\n")
