@@ -16,6 +16,8 @@ from fsaccept.core import reference
 from fsaccept.cli import main
 from fsaccept.core.reference import Threshold
 
+from . import stepcount
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
 REFS = Path(__file__).resolve().parents[2] / "reference"
 NODES = ("n1", "n2", "n3", "n4")
@@ -628,3 +630,41 @@ def test_job_file_that_is_not_one_is_refused_naming_it(
         assert err.startswith(f"fsaccept: cannot parse {path}: ") and says in err
     with pytest.raises(fio.JobFileError):
         fio.parse_fio(text("comments.json"), job_file="[x]\nbs=4k\x00\n")
+
+
+# --------------------------------------------------------------------------- linear cost
+
+
+def _linear_edits() -> dict[str, object]:
+    """The real comments.json/comments.fio edited (in code) to grow by n units: option
+    values with a run of blanks (fio's size and time syntax), a message line, a job
+    file's line."""
+    report, job_file = text("comments.json"), text("comments.fio")
+
+    def options(n: int) -> str:
+        doc = json.loads(report)
+        doc["jobs"][1]["job options"].update(size="256" + " " * n + "x",
+                                             runtime="2" + " " * n + "x")
+        return json.dumps(doc)
+
+    return {
+        "option-values": lambda n: (options(n), job_file),
+        "message-line": lambda n: ("fio: err=" + " " * n + "x\n" + report, job_file),
+        "job-file-line": lambda n: (report, job_file.replace(
+            "time_based   ;", "time_based" + " " * n + ";")),
+    }
+
+
+@pytest.mark.parametrize("edit", sorted(_linear_edits()))
+def test_parsing_cost_is_linear_in_a_lines_length(edit: str) -> None:
+    """The work of parsing grown by n and by 8n units, over that of the real capture,
+    grows about 8x, not 64x (a long run of blanks made fio's size and time patterns
+    quadratic). Counted deterministically, no clock: every pattern call of the fio
+    modules replayed by a step-counting matcher, plus the Python lines run
+    (``tests/unit/stepcount.py``)."""
+    from fsaccept.benchmarks.fio import run as fiorun
+    from fsaccept.benchmarks.fio import validity
+    make = _linear_edits()[edit]
+    stepcount.assert_linear(lambda n: make(n), lambda pair: fio.parse_fio(pair[0],
+                                                                          job_file=pair[1]),
+                            [fio, fiorun, validity], n=200)

@@ -196,7 +196,9 @@ def _truthy(value: str | None) -> bool:
     return value is not None and value.strip().lower() not in ("0", "false", "off", "no", "")
 
 
-_FIO_SIZE = re.compile(r"^\s*(?:0x([0-9a-f]+)|(\d+)\s*(?:([kmgtp])(i?)(b?)|b)?)\s*$", re.I)
+# Matched against the stripped text (fullmatch): a trailing \s* after an optional suffix
+# would make a long run of blanks quadratic.
+_FIO_SIZE = re.compile(r"0x([0-9a-f]+)|(\d+)\s*(?:([kmgtp])(i?)(b?)|b)?", re.I)
 _FIO_POWER = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 
 
@@ -208,7 +210,7 @@ def parse_fio_size(text: str | None, kb_base: int = 1024) -> int | None:
     what is not a plain size (``50%``, ranges, decimals, which fio truncates)."""
     if text is None:
         return None
-    m = _FIO_SIZE.match(text)
+    m = _FIO_SIZE.fullmatch(text.strip())
     if not m:
         return None
     hexa, number, prefix, iec_i, iec_b = m.groups()
@@ -222,7 +224,7 @@ def parse_fio_size(text: str | None, kb_base: int = 1024) -> int | None:
     return int(number) * base ** _FIO_POWER[prefix.lower()]
 
 
-_FIO_TIME = re.compile(r"^\s*(\d+)\s*(us|ms|s|m|h|d)?\s*$", re.I)
+_FIO_TIME = re.compile(r"(\d+)\s*(us|ms|s|m|h|d)?", re.I)  # fullmatch, stripped: linear
 _FIO_TIME_UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -232,7 +234,7 @@ def parse_fio_time(text: str | None) -> float | None:
     ``None`` for anything else (fio reads ``1min`` as 1 us and ``1.5`` as 1 s)."""
     if text is None:
         return None
-    m = _FIO_TIME.match(text)
+    m = _FIO_TIME.fullmatch(text.strip())
     if not m:
         return None
     return int(m.group(1)) * _FIO_TIME_UNIT[(m.group(2) or "s").lower()]
