@@ -19,7 +19,8 @@ or after it.  Anything that makes a run untrustworthy is a :class:`Finding`:
   job whose ``error`` is not 0; ``fio: ... error``/``terminating on signal``
   messages; a ``time_based`` job that ran shorter than its ``runtime`` (unless fio
   ended it because its steady-state criterion, ``ss=``, was attained: a note says so).
-* ``warning``: other ``fio:`` messages, short or dropped I/Os, settings that
+* ``warning``: other ``fio:`` messages, short or dropped I/Os, a job file that gives an
+  option another value than fio's JSON (which is what is read), settings that
   change a figure's meaning left to fio's defaults, rates measured over
   less than a second (fio's runtime resolution is 1 ms).
 * ``note``: the figure means something particular, e.g. ``time_based`` on a
@@ -106,7 +107,9 @@ def _job_file_sections(text: str) -> dict[str, dict[str, str | None]]:
         raise JobFileError(f"line {line}: control character {bad.group()!r}: not a text file "
                            "(give the fio job file, or a file holding fio's command line)")
     sections: dict[str, dict[str, str | None]] = {"global": {}}
-    lines = [_fio_line(raw) for raw in text.splitlines()]
+    # fio reads lines with fgets: only "\n" ends one (str.splitlines would also split
+    # at \x0b, \x0c, \x85, \u2028...)
+    lines = [_fio_line(raw) for raw in text.split("\n")]
     if any(line.startswith("[") for line in lines):
         current = None
         for lineno, line in enumerate(lines, 1):
