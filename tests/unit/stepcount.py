@@ -6,8 +6,9 @@ replaced by :class:`CountingPattern`: each call is answered by the real pattern,
 also replayed by a small backtracking matcher written here that counts its steps (one
 per node tried, character consumed or backtracked over; an ``re`` pattern that
 backtracks quadratically makes this matcher do so too, as both explore the same
-alternatives in the same order). Its answer is checked against the real one, so the
-replay cannot silently measure another pattern. The Python lines the parser runs
+alternatives in the same order; it has none of ``re``'s shortcuts, so it may count more
+than ``re`` does, never less: linear here is linear in ``re``). Its answer is checked
+against the real one, so the replay cannot silently measure another pattern. The Python lines the parser runs
 (``sys.settrace`` line events in ``fsaccept/``) are added: quadratic Python code counts
 as well. The total is the same on every machine, loaded or not.
 
