@@ -109,7 +109,9 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         parse = load(bench.json_parser if json_summary else bench.parser)
         result = parse(text, job_file=job_file) if job_file else parse(text)
     except ValueError as e:
-        print(f"fsaccept: cannot parse {args.file}: {e}", file=sys.stderr)
+        # the file at fault: the job file's errors are the job file's (fio's JobFileError)
+        bad = args.job_file if getattr(e, "in_job_file", False) else args.file
+        print(f"fsaccept: cannot parse {bad}: {e}", file=sys.stderr)
         return 2
     out = result.to_dict()
     reasons = out.pop("reasons")

@@ -16,6 +16,8 @@ from fsaccept.core import reference
 from fsaccept.cli import main
 from fsaccept.core.reference import Threshold
 
+from . import stepcount
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "fio"
 REFS = Path(__file__).resolve().parents[2] / "reference"
 NODES = ("n1", "n2", "n3", "n4")
@@ -492,3 +494,177 @@ def test_cli_json_that_is_not_fio_exits_2(capsys: pytest.CaptureFixture[str],
     err = capsys.readouterr().err.strip()
     assert err == f"fsaccept: cannot parse {path}: jobs: missing or not a list (not fio " \
                   "--output-format=json output?)"
+
+
+# --------------------------------------------------------------------------- normal output
+
+
+def test_json_normal_clean_status_line_is_not_an_error() -> None:
+    """``--output-format=json,normal``: fio's ``jn: (groupid=0, jobs=1): err= 0: ...``
+    is the clean status line, not an error (a real capture, fio 3.33)."""
+    t = text("json-normal.txt")
+    status = next(line for line in t.splitlines() if "err= 0:" in line)
+    assert status.startswith("jn: (groupid=0, jobs=1): err= 0: pid=")
+    run = fio.parse_fio(t)
+    assert run.valid, run.reasons
+    assert status in run.messages  # still shown, as fio's words
+    # The same line of a failed job (fio prints errno and its text) is INVALID.
+    failed = t.replace("err= 0:", "err= 5 (file:io_u.c:1889, func=io_u error, "
+                       "error=Input/output error):")
+    bad = fio.parse_fio(failed)
+    assert any("fio said: jn: (groupid=0, jobs=1): err= 5" in r for r in bad.reasons)
+    assert not fio.parse_fio(t.replace("err= 0:", "err=12:")).valid
+
+
+# --------------------------------------------------------------------------- steady state
+
+
+def test_steady_state_attained_ends_a_time_based_job_early_by_design() -> None:
+    """``ss=iops:20% ss_dur=3``: fio ended the 30 s job after 4.569 s because its
+    steady state was attained (a real capture, fio 3.33): valid, and said so."""
+    run = fio.parse_fio(text("steady-state.txt"))
+    [job] = run.jobs
+    assert job.flag("time_based") and job.options["runtime"] == "30"
+    assert job.runtime_ms == 4569 and job.steady_state is not None
+    assert (job.steady_state.criterion, job.steady_state.duration_s,
+            job.steady_state.attained) == ("iops:20.000000%", 3, True)
+    assert run.valid, run.reasons
+    [note] = [f.text for f in run.findings if f.kind == "steady-state"]
+    assert note.startswith("job 'steady' (jobs[0]) ended after 4.569 s of its runtime of 30 s "
+                           "because steady state was attained (ss=iops:20.000000% over 3 s")
+    d = run.to_dict()
+    assert d["jobs"][0]["steady_state"]["attained"] is True and note in d["notes"]
+
+
+@pytest.mark.parametrize("attained", [0, "1", True, None])
+def test_steady_state_not_attained_and_stopped_early_is_invalid(attained) -> None:
+    """The same capture with fio's ``attained`` anything but the integer 1 (edited in
+    code): the job stopped 25 s short without steady state, so it was cut short."""
+    t = text("steady-state.txt")
+    doc = json.loads(t[t.index("{\n"):])
+    doc["jobs"][0]["steadystate"]["attained"] = attained
+    run = fio.parse_fio(json.dumps(doc))
+    assert not run.valid
+    assert run.reasons == [
+        "job 'steady' (jobs[0]) ran 4.569 s of its time_based runtime of 30 s: it was stopped "
+        "early (its steady state, ss=iops:20.000000%, was not attained)"]
+    # A signal still makes it INVALID, steady state or not.
+    assert not fio.parse_fio("fio: terminating on signal 15\n" + t).valid
+
+
+# --------------------------------------------------------------------------- job files
+
+
+def _showcmd() -> str:
+    """What ``fio --showcmd comments.fio`` printed (line 3 of comments.cmd)."""
+    return text("comments.cmd").splitlines()[2]
+
+
+def test_job_file_is_read_as_fios_showcmd_reads_it() -> None:
+    """Comments are cut at the first ``;`` or ``#`` of a line, headers included
+    (``[global] ; ...``, an apostrophe in ``[sized] ; it's ...``): the same options as
+    ``fio --showcmd`` printed for the real job file."""
+    from_file = fio.job_file_options(text("comments.fio"))
+    from_fio = fio.job_file_options(_showcmd())
+    for options in from_fio.values():
+        options.pop("name", None)  # the command line's --name=X is the file's [X]
+    assert from_file == from_fio
+    assert from_file["global"]["time_based"] == "0" and from_file["global"]["runtime"] == "30"
+    assert from_file["timed"]["time_based"] == "1"  # a bare flag, its comment cut
+
+
+@pytest.mark.parametrize("header", ["[global] ; fio reads this header as [global]", "[global]"])
+def test_job_file_comments_never_turn_a_value_true(header: str) -> None:
+    """``time_based=0 ; size-bound...`` is 0: the size-bound job that read its 256 KiB in
+    1 ms of its runtime=30 was not stopped early; the bare ``time_based`` of [timed] runs
+    that job time-based over [global]'s 0 (it ran 2.001 s, as fio's JSON shows)."""
+    job_file = text("comments.fio").replace(
+        "[global] ; fio reads this header as [global]", header)
+    run = fio.parse_fio(text("comments.json"), job_file=job_file)
+    assert run.valid, run.reasons
+    sized, timed = run.jobs
+    assert not sized.flag("time_based") and sized.options["time_based"] == "0"
+    assert timed.flag("time_based") and timed.runtime_ms == 2001
+    assert "wrapped" in {f.kind for f in run.findings if "'timed'" in f.text}
+    assert "job-file-mismatch" not in kinds(run)
+
+
+def test_job_file_never_overrides_a_value_in_fios_json() -> None:
+    """Job files edited (in code) away from the one that ran: fio's JSON wins."""
+    real = text("comments.fio")
+    # a bare time_based in [global]: fio's JSON has global time_based=0, which wins
+    bare = real.replace("time_based=0 ; size-bound", "time_based ; size-bound")
+    run = fio.parse_fio(text("comments.json"), job_file=bare)
+    assert not run.jobs[0].flag("time_based") and run.valid
+    # a value the JSON does not have for the job: only bare flags are taken from the file
+    valued = real.replace("rw=read\n", "rw=read\ntime_based=1\n", 1)
+    run = fio.parse_fio(text("comments.json"), job_file=valued)
+    assert not run.jobs[0].flag("time_based") and run.valid
+    # a value that differs from the JSON's: the JSON's is read, and the mismatch said
+    other = real.replace("runtime=30 ", "runtime=5 ")
+    run = fio.parse_fio(text("comments.json"), job_file=other)
+    assert run.jobs[0].options["runtime"] == "30" and run.valid
+    [warning] = [f.text for f in run.findings if f.kind == "job-file-mismatch"]
+    assert "[global] runtime=5 (fio's JSON: 30)" in warning
+
+
+def test_job_file_that_is_not_one_is_refused_naming_it(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A binary (this Python interpreter) given as the job file is refused at once by
+    its control characters, naming the job file, exit 2; so are an unclosed quote in a
+    command line and an option before any section (which fio refuses too)."""
+    import sys
+    report = str(DATA / "comments.json")
+    assert main(["parse", "fio", report, "--job-file", sys.executable]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"fsaccept: cannot parse {sys.executable}: line ")
+    assert "not a text file" in err and "\n" not in err
+    for name, content, says in [
+            ("quote.cmd", "fio --name=x --description='it is\n", "No closing quotation"),
+            ("outside.fio", "bs=4k\n" + text("comments.fio"),
+             "line 1: 'bs=4k' before any [section]")]:
+        path = tmp_path / name
+        path.write_text(content)
+        assert main(["parse", "fio", report, "--job-file", str(path)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"fsaccept: cannot parse {path}: ") and says in err
+    with pytest.raises(fio.JobFileError):
+        fio.parse_fio(text("comments.json"), job_file="[x]\nbs=4k\x00\n")
+
+
+# --------------------------------------------------------------------------- linear cost
+
+
+def _linear_edits() -> dict[str, object]:
+    """The real comments.json/comments.fio edited (in code) to grow by n units: option
+    values with a run of blanks (fio's size and time syntax), a message line, a job
+    file's line."""
+    report, job_file = text("comments.json"), text("comments.fio")
+
+    def options(n: int) -> str:
+        doc = json.loads(report)
+        doc["jobs"][1]["job options"].update(size="256" + " " * n + "x",
+                                             runtime="2" + " " * n + "x")
+        return json.dumps(doc)
+
+    return {
+        "option-values": lambda n: (options(n), job_file),
+        "message-line": lambda n: ("fio: err=" + " " * n + "x\n" + report, job_file),
+        "job-file-line": lambda n: (report, job_file.replace(
+            "time_based   ;", "time_based" + " " * n + ";")),
+    }
+
+
+@pytest.mark.parametrize("edit", sorted(_linear_edits()))
+def test_parsing_cost_is_linear_in_a_lines_length(edit: str) -> None:
+    """The work of parsing grown by n and by 8n units, over that of the real capture,
+    grows about 8x, not 64x (a long run of blanks made fio's size and time patterns
+    quadratic). Counted deterministically, no clock: every pattern call of the fio
+    modules replayed by a step-counting matcher, plus the Python lines run
+    (``tests/unit/stepcount.py``)."""
+    from fsaccept.benchmarks.fio import run as fiorun
+    from fsaccept.benchmarks.fio import validity
+    make = _linear_edits()[edit]
+    stepcount.assert_linear(lambda n: make(n), lambda pair: fio.parse_fio(pair[0],
+                                                                          job_file=pair[1]),
+                            [fio, fiorun, validity], n=200)

@@ -229,3 +229,17 @@ def test_a_latency_list_of_other_than_seven_statistics_is_invalid(count):
     assert not r.valid
     assert any(x.endswith(f"benchmark read: {count} statistics, md-workbench prints 7")
                for x in r.reasons)
+
+
+def test_parsing_cost_is_linear_in_a_lines_length():
+    """A real benchmark line grown (in code) by n and 8n " read(" without a ")": the
+    work over that of the real capture grows about 8x, not 64x (the latency pattern
+    scanned to the line's end from every start). Counted deterministically, no clock
+    (tests/unit/stepcount.py: pattern steps replayed, plus Python lines)."""
+    from fsaccept.benchmarks.md_workbench import parse as mdw_parse
+
+    from . import stepcount
+    real = (DATA / "basic.txt").read_text()
+    line = next(x for x in real.splitlines() if x.startswith("benchmark process"))
+    stepcount.assert_linear(lambda n: real.replace(line, line + " read(" * n, 1),
+                            parse_md_workbench, [mdw_parse], n=100)

@@ -21,6 +21,8 @@ from fsaccept.benchmarks.registry import BENCHMARKS
 from fsaccept.cli import main
 from fsaccept.core import reference
 
+from . import stepcount
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "mdtest"
 SRUN = "srun -N4 -n8 --ntasks-per-node=2 --distribution=block --mpi=pmix mdtest "
 
@@ -582,3 +584,35 @@ def test_cli_missing_file_and_json_summary(capsys: pytest.CaptureFixture[str],
     assert str(missing) in err and "\n" not in err
     assert main(["parse", "mdtest", str(DATA / "easy.txt"), "--json-summary"]) == 2
     assert capsys.readouterr().err.strip() == "fsaccept: mdtest has no JSON-summary parser"
+
+
+# --------------------------------------------------------------------------- linear cost
+
+
+def _linear_edits() -> dict[str, object]:
+    """Real captures edited (in code) to grow one line by n units: a run of spaces in a
+    SUMMARY row, at the start of a ``V-1:`` message, a launcher word repeated."""
+    verbose = load("easy-verbose")
+    row = next(line for line in verbose.splitlines()
+               if line.startswith("   File creation") and "sec" not in line)
+    v1 = next(line for line in verbose.splitlines()
+              if line.startswith("V-1: Rank") and "File creation     :" in line)
+    cut = v1.index("File creation")
+    return {
+        "summary-row-spaces": lambda n: verbose.replace(row, row + " " * n + "x", 1),
+        "v1-line-spaces": lambda n: verbose.replace(v1, v1[:cut] + " " * n + "x" + v1[cut:], 1),
+        "launcher-word": lambda n: verbose + "slurmstepd-" * n + "\n",
+    }
+
+
+@pytest.mark.parametrize("edit", sorted(_linear_edits()))
+def test_parsing_cost_is_linear_in_a_lines_length(edit: str) -> None:
+    """mdtest's parser did quadratic work on a long run of spaces in a SUMMARY row or a
+    ``V-1:`` line (26 s for 62 KB). The work of parsing the capture grown by n and by 8n
+    units, over that of the unedited capture, must grow about 8x, not 64x. The work is
+    counted deterministically (no clock): every pattern call of the parser's module is
+    replayed by a step-counting backtracking matcher, plus the Python lines the parser
+    runs (``tests/unit/stepcount.py``)."""
+    # n: the edited line well beyond what one pattern start may scan (64 characters)
+    stepcount.assert_linear(_linear_edits()[edit], parse_mdtest, [mdtest],
+                            n=60 if edit == "launcher-word" else 200)

@@ -17,8 +17,10 @@ or after it.  Anything that makes a run untrustworthy is a :class:`Finding`:
 
 * ``invalid``: empty output; no JSON report; truncated or malformed JSON; a
   job whose ``error`` is not 0; ``fio: ... error``/``terminating on signal``
-  messages; a ``time_based`` job that ran shorter than its ``runtime``.
-* ``warning``: other ``fio:`` messages, short or dropped I/Os, settings that
+  messages; a ``time_based`` job that ran shorter than its ``runtime`` (unless fio
+  ended it because its steady-state criterion, ``ss=``, was attained: a note says so).
+* ``warning``: other ``fio:`` messages, short or dropped I/Os, a job file that gives an
+  option another value than fio's JSON (which is what is read), settings that
   change a figure's meaning left to fio's defaults, rates measured over
   less than a second (fio's runtime resolution is 1 ms).
 * ``note``: the figure means something particular, e.g. ``time_based`` on a
@@ -46,7 +48,8 @@ from typing import Any
 
 from fsaccept.benchmarks.fio.run import (BARE_FLAGS, MAX_MESSAGES, MEANINGFUL_SETTINGS,
                                          MUST_BE_EXPLICIT, NOTE, Direction, FioJob, FioRun,
-                                         Latency, parse_fio_size, parse_fio_time)
+                                         Latency, SteadyState, parse_fio_size,
+                                         parse_fio_time)
 from fsaccept.benchmarks.fio.validity import flag_findings, job_findings
 from fsaccept.core.findings import INVALID, WARNING, Finding, clip
 
@@ -59,7 +62,9 @@ __all__ = [
     "FioJob",
     "FioRun",
     "Finding",
+    "JobFileError",
     "Latency",
+    "SteadyState",
     "format_settings",
     "parse_fio",
     "parse_fio_size",
@@ -67,33 +72,133 @@ __all__ = [
     "job_file_options",
 ]
 
-def job_file_options(text: str) -> dict[str, dict[str, str]]:
-    """Section -> options of a fio job file (``[global]`` included), or of a fio command
-    line (``fio --name=x --time_based ...``: options before the first ``--name`` are
-    global). Bare flags get the value ``"1"``, as fio gives them."""
-    sections: dict[str, dict[str, str]] = {"global": {}}
-    if re.search(r"^\s*\[[^\]]+\]\s*$", text, re.M):
+class JobFileError(ValueError):
+    """The job file (``--job-file``) cannot be read: the message is about that file, not
+    the report (``in_job_file`` tells the CLI which file to name)."""
+
+    in_job_file = True
+
+
+#: A command line longer than this cannot have been run: Linux's ARG_MAX with the default
+#: 8 MiB stack is 2 MiB for all arguments and the environment together.
+_MAX_COMMAND_LINE = 2 * 1024 * 1024
+#: C0 control characters other than tab, newline, vertical tab, form feed, carriage return:
+#: a text job file or command line has none, a binary file many (checked first, in C, so
+#: that a binary is refused at once rather than tokenised).
+_NOT_TEXT = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+
+
+def _fio_line(raw: str) -> str:
+    """A job-file line as fio 3.33 reads it (``strip_blank_end`` in fio's ``parse.c``): cut
+    at the first ``;`` or ``#`` wherever it is, blanks stripped. ``fio --showcmd FILE``
+    shows the result: ``time_based=0 ; note`` is ``time_based=0``, ``[global] ; x`` is
+    ``[global]``, ``description=a#b`` is ``description=a``."""
+    semicolon, hash_ = raw.find(";"), raw.find("#")
+    cut = min((i for i in (semicolon, hash_) if i >= 0), default=len(raw))
+    return raw[:cut].strip()
+
+
+def _job_file_sections(text: str) -> dict[str, dict[str, str | None]]:
+    """Section -> {option: value, or ``None`` for a bare flag}; JobFileError naming the
+    line for what is not a job file or command line."""
+    bad = _NOT_TEXT.search(text)
+    if bad:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise JobFileError(f"line {line}: control character {bad.group()!r}: not a text file "
+                           "(give the fio job file, or a file holding fio's command line)")
+    sections: dict[str, dict[str, str | None]] = {"global": {}}
+    # fio reads lines with fgets: only "\n" ends one (str.splitlines would also split
+    # at \x0b, \x0c, \x85, \u2028...)
+    lines = [_fio_line(raw) for raw in text.split("\n")]
+    if any(line.startswith("[") for line in lines):
         current = None
-        for raw in text.splitlines():
-            line = raw.strip()
-            if not line or line.startswith(("#", ";")):
+        for lineno, line in enumerate(lines, 1):
+            if not line:
                 continue
-            if line.startswith("[") and line.endswith("]"):
-                current = sections.setdefault(line[1:-1].strip(), {})
+            if line.startswith("["):
+                if len(line) < 2:
+                    raise JobFileError(f"line {lineno}: {line!r} names no section")
+                # fio takes what lies between '[' and the line's last character, and any
+                # name starting with "global" as [global] (strncmp(name, "global", 6))
+                name = line[1:-1]
+                current = sections.setdefault("global" if name.startswith("global") else name,
+                                              {})
                 continue
-            if current is not None:
-                key, sep, value = line.partition("=")
-                current[key.strip()] = value.strip() if sep else "1"
+            if current is None:
+                raise JobFileError(f"line {lineno}: {clip(line)!r} before any [section] "
+                                   "(fio refuses it: \"option outside of [] job section\")")
+            key, sep, value = line.partition("=")
+            current[key.strip()] = value.strip() if sep else None
         return sections
+    if len(text) > _MAX_COMMAND_LINE:
+        raise JobFileError(f"{len(text):,} characters and no [section]: neither a job file "
+                           "nor a command line Linux could have run")
+    try:
+        args = shlex.split(text, comments=True)
+    except ValueError as e:  # e.g. an unclosed quote
+        raise JobFileError(f"not a fio job file (no [section]) nor a command line: {e}") \
+            from None
     current = sections["global"]
-    for arg in shlex.split(text, comments=True):
+    for arg in args:
         if not arg.startswith("--"):
             continue
         key, sep, value = arg[2:].partition("=")
         if key == "name":
             current = sections.setdefault(value, {})
-        current[key] = value if sep else "1"
+        current[key] = value if sep else None
     return sections
+
+
+def job_file_options(text: str) -> dict[str, dict[str, str]]:
+    """Section -> options of a fio job file (``[global]`` included), read as fio reads it
+    (comments cut, see :func:`_fio_line`), or of a fio command line (``fio --name=x
+    --time_based ...``: options before the first ``--name`` are global). Bare flags get
+    the value ``"1"``, as fio gives them. :class:`JobFileError` (a ValueError naming the
+    line) for a file that is neither, e.g. a binary."""
+    return {section: {k: "1" if v is None else v for k, v in options.items()}
+            for section, options in _job_file_sections(text).items()}
+
+
+def _effective_options(name: str, json_global: dict[str, str], json_job: dict[str, str],
+                       declared: dict[str, dict[str, str | None]]) -> dict[str, str]:
+    """The job's options: fio's JSON, plus the bare flags it leaves out, from the job file.
+
+    A value in fio's JSON is what ran and is never overridden: its ``job options`` win;
+    a bare flag in the job's own section of the job file comes next (fio applies it over
+    ``[global]``: a ``time_based`` there runs time-based under ``time_based=0`` in
+    ``[global]``); then the JSON's ``global options``; a bare flag in ``[global]`` last.
+    Options the job file gives a value are in fio's JSON when it is the file that ran,
+    so only its bare flags are read."""
+    own, common = declared.get(name, {}), declared.get("global", {})
+    flags = {}
+    for flag in BARE_FLAGS:
+        if flag in json_job:
+            continue
+        if flag in own and own[flag] is None:
+            flags[flag] = "1"
+        elif flag not in own and flag not in json_global and flag in common \
+                and common[flag] is None:
+            flags[flag] = "1"
+    return {**json_global, **flags, **json_job}
+
+
+def _job_file_disagreements(run: FioRun, declared: dict[str, dict[str, str | None]]
+                            ) -> list[Finding]:
+    """Options the job file gives a value that fio's JSON shows with another value at
+    the same level: not the job file this run used (fio's JSON is what is read)."""
+    seen = [("global", k, v, run.global_options.get(k))
+            for k, v in declared.get("global", {}).items()]
+    for job in run.jobs:
+        seen += [(job.name, k, v, job.job_options.get(k))
+                 for k, v in declared.get(job.name, {}).items()]
+    differ = [f"[{section}] {k}={v} (fio's JSON: {shown})" for section, k, v, shown in seen
+              if v is not None and shown is not None and v != shown.strip()]
+    if not differ:
+        return []
+    return [Finding(WARNING, "job-file-mismatch", None, clip(
+        f"the job file disagrees with fio's JSON, which is what ran and what is read: "
+        f"{'; '.join(differ[:5])}" + (f" (and {len(differ) - 5} more)" if len(differ) > 5
+                                      else "") + ": is it the job file of this run?"))]
 
 
 def _get(obj: Any, path: tuple[str | int, ...], where: str) -> Any:
@@ -143,7 +248,7 @@ def _direction(job: dict[str, Any], name: str, where: str) -> Direction:
 
 
 def _job(raw: Any, index: int, global_options: dict[str, str],
-         declared: dict[str, dict[str, str]]) -> FioJob:
+         declared: dict[str, dict[str, str | None]]) -> FioJob:
     where = f"jobs[{index}]"
     if not isinstance(raw, dict):
         raise ValueError(f"{where}: not an object")
@@ -151,27 +256,33 @@ def _job(raw: Any, index: int, global_options: dict[str, str],
         raise ValueError(f"{where}.job options: not an object")
     job_options = {str(k): str(v) for k, v in raw.get("job options", {}).items()}
     name = str(_get(raw, ("jobname",), where))
-    # Bare flags are missing from fio's JSON: take them from the job file, if given.
-    flags = {flag: value for flag in BARE_FLAGS
-             if (value := declared.get(name, {}).get(flag,
-                                                     declared.get("global", {}).get(flag)))}
     sync = raw.get("sync", {}) if isinstance(raw.get("sync"), dict) else {}
+    ss = raw.get("steadystate")
+    steady = SteadyState(criterion=str(ss.get("ss")), duration_s=ss.get("duration"),
+                         # 1 exactly: anything else is not fio saying it was attained
+                         attained=type(ss.get("attained")) is int and ss["attained"] == 1,
+                         measured=ss.get("criterion")) if isinstance(ss, dict) else None
     return FioJob(
         index=index, name=name,
         groupid=raw.get("groupid", 0), error=json_number(raw, ("error",), where),
         elapsed_s=raw.get("elapsed", 0), job_runtime_ms=raw.get("job_runtime"),
-        job_options=job_options, options={**global_options, **flags, **job_options},
+        job_options=job_options,
+        options=_effective_options(name, global_options, job_options, declared),
         global_options=global_options,
         read=_direction(raw, "read", where), write=_direction(raw, "write", where),
         trim=_direction(raw, "trim", where) if "trim" in raw else Direction(
             0, 0, 0, 0.0, 0, 0, 0, 0, None, None),
         sync_total_ios=sync.get("total_ios", 0),
-        sync_lat=_latency(sync.get("lat_ns"), f"{where}.sync.lat_ns"), raw=raw)
+        sync_lat=_latency(sync.get("lat_ns"), f"{where}.sync.lat_ns"), raw=raw,
+        steady_state=steady)
 
 
 # Lines of fio that make a run untrustworthy.
+# ``err= 0:`` is the clean status line of fio's normal output (``--output-format=json,normal``):
+# only a non-zero ``err=`` is bad (a failed job's line also says ``error=...``).
 _BAD_MESSAGE = re.compile(
-    r"error|err=|terminating on signal|killed|failed|No such file|Permission denied|"
+    r"error|err=(?!\s*0(?!\d))|terminating on signal|killed|failed|No such file|"
+    r"Permission denied|"
     r"is not a directory|"
     r"No space left|Read-only file system|Input/output error|Segmentation fault|"
     r"srun: error|slurmstepd: error|CANCELLED|exited with",
@@ -206,8 +317,11 @@ def parse_fio(text: str, messages: str = "", node_memory_bytes: int | None = Non
     ``node_memory_bytes``: memory of the node fio ran on, to tell whether a buffered
     read fits in its page cache (the cache note says so when it is unknown).
     ``job_file``: the job file (or command line) fio ran, for what its JSON leaves out
-    (options given as bare flags, see :data:`BARE_FLAGS`).
+    (options given as bare flags, see :data:`BARE_FLAGS`; never a value the JSON has);
+    :class:`JobFileError` when it is not one (a binary, an unclosed quote...).
     """
+    # The job file first: one that cannot be read is refused at once (JobFileError).
+    declared = _job_file_sections(job_file) if job_file else {}
     run = FioRun()
     # Lines outside the report, (line number, line), read lazily: a huge log of
     # messages costs one pass, and only the first MAX_MESSAGES are kept.
@@ -272,9 +386,9 @@ def parse_fio(text: str, messages: str = "", node_memory_bytes: int | None = Non
     if not isinstance(report.get("global options", {}), dict):
         raise ValueError("global options: not an object")
     run.global_options = {str(k): str(v) for k, v in report.get("global options", {}).items()}
-    declared = job_file_options(job_file) if job_file else {}
     run.jobs = [_job(raw, i, run.global_options, declared)
                 for i, raw in enumerate(report["jobs"])]
+    run.findings += _job_file_disagreements(run, declared)
     if not run.jobs:
         run.findings.append(Finding(INVALID, "no-jobs", None, "the report has no jobs"))
     reports = {}

@@ -65,6 +65,17 @@ class Direction:
 
 
 @dataclass
+class SteadyState:
+    """fio's ``steadystate`` block of a job run with ``ss=`` (``steadystate=``): fio ends
+    a job early, by design, once its criterion has held for ``ss_dur``."""
+
+    criterion: str  #: fio's ``ss``, e.g. ``iops:20.000000%``
+    duration_s: Any  #: fio's ``duration`` (``ss_dur``)
+    attained: bool  #: fio's ``attained`` is 1: the job ended because steady state held
+    measured: Any  #: fio's ``criterion``: the value reached over the last window
+
+
+@dataclass
 class FioJob:
     """One entry of ``jobs[]``: a job, or with ``group_reporting`` a whole group."""
 
@@ -84,6 +95,7 @@ class FioJob:
     sync_lat: Latency | None
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     global_options: dict[str, str] = field(default_factory=dict, repr=False)
+    steady_state: SteadyState | None = None  #: ``None``: no ``ss=`` (no steadystate block)
 
     def direction(self, name: str) -> Direction:
         return {"read": self.read, "write": self.write, "trim": self.trim}[name]
@@ -184,7 +196,9 @@ def _truthy(value: str | None) -> bool:
     return value is not None and value.strip().lower() not in ("0", "false", "off", "no", "")
 
 
-_FIO_SIZE = re.compile(r"^\s*(?:0x([0-9a-f]+)|(\d+)\s*(?:([kmgtp])(i?)(b?)|b)?)\s*$", re.I)
+# Matched against the stripped text (fullmatch): a trailing \s* after an optional suffix
+# would make a long run of blanks quadratic.
+_FIO_SIZE = re.compile(r"0x([0-9a-f]+)|(\d+)\s*(?:([kmgtp])(i?)(b?)|b)?", re.I)
 _FIO_POWER = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 
 
@@ -196,7 +210,7 @@ def parse_fio_size(text: str | None, kb_base: int = 1024) -> int | None:
     what is not a plain size (``50%``, ranges, decimals, which fio truncates)."""
     if text is None:
         return None
-    m = _FIO_SIZE.match(text)
+    m = _FIO_SIZE.fullmatch(text.strip())
     if not m:
         return None
     hexa, number, prefix, iec_i, iec_b = m.groups()
@@ -210,7 +224,7 @@ def parse_fio_size(text: str | None, kb_base: int = 1024) -> int | None:
     return int(number) * base ** _FIO_POWER[prefix.lower()]
 
 
-_FIO_TIME = re.compile(r"^\s*(\d+)\s*(us|ms|s|m|h|d)?\s*$", re.I)
+_FIO_TIME = re.compile(r"(\d+)\s*(us|ms|s|m|h|d)?", re.I)  # fullmatch, stripped: linear
 _FIO_TIME_UNIT = {"us": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -220,7 +234,7 @@ def parse_fio_time(text: str | None) -> float | None:
     ``None`` for anything else (fio reads ``1min`` as 1 us and ``1.5`` as 1 s)."""
     if text is None:
         return None
-    m = _FIO_TIME.match(text)
+    m = _FIO_TIME.fullmatch(text.strip())
     if not m:
         return None
     return int(m.group(1)) * _FIO_TIME_UNIT[(m.group(2) or "s").lower()]

@@ -61,15 +61,28 @@ def job_findings(job: FioJob, node_memory_bytes: int | None) -> list[Finding]:
                            "whole seconds, or 10s, 5m, 2h): whether it ran its course is "
                            "not checked"))
     elif runtime_s and job.runtime_ms < 0.99 * runtime_s * 1000:
-        if time_based:
+        ss = job.steady_state
+        if ss and ss.attained:
+            # fio's ss= ends a job once its criterion holds: early by design, not cut short
+            out.append(Finding(NOTE, "steady-state", None,
+                               f"{label} ended after {job.runtime_ms / 1000:g} s of its "
+                               f"runtime of {runtime_s:g} s because steady state was "
+                               f"attained (ss={ss.criterion} over {ss.duration_s} s, "
+                               f"reached {ss.measured}): fio's steady-state termination, "
+                               "not a run stopped early"))
+        elif time_based:
             out.append(Finding(INVALID, "short", None,
                                f"{label} ran {job.runtime_ms / 1000:g} s of its time_based "
-                               f"runtime of {runtime_s:g} s: it was stopped early"))
+                               f"runtime of {runtime_s:g} s: it was stopped early"
+                               + (f" (its steady state, ss={ss.criterion}, was not attained)"
+                                  if ss else "")))
         elif size and job.io_bytes < size and job.error == 0:
             out.append(Finding(INVALID, "short", None,
                                f"{label} ran {job.runtime_ms / 1000:g} s of its runtime of "
                                f"{runtime_s:g} s and moved {job.io_bytes} of its {size} bytes:"
-                               " it was stopped early"))
+                               " it was stopped early"
+                               + (f" (its steady state, ss={ss.criterion}, was not attained)"
+                                  if ss else "")))
     for name in DIRECTIONS:
         d = job.direction(name)
         if d.short_ios or d.drop_ios:

@@ -123,7 +123,8 @@ _FIELDS = {
     "stonewall_iterations": re.compile(r" stonewall-iter:(\d+)"),
 }
 _INTEGER = {"objects", "datasets", "errors", "stonewall_iterations"}
-_LATENCY = re.compile(r" (read|stat|create|delete)\(([^)]*)\)")
+# [^()]: a scan stops at the next "(", so a line of "read(read(..." stays linear
+_LATENCY = re.compile(r" (read|stat|create|delete)\(([^()]*)\)")
 _WEAROUT = re.compile(r"^stonewall wear out (\S+)s \((\d+) iter\)")
 _TOTAL = re.compile(r"^Total runtime: (\d+)s")
 

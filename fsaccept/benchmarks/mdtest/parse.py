@@ -265,14 +265,18 @@ class MdtestRun(Judged):
 
 # --------------------------------------------------------------------------- parser
 
+# Every pattern is linear in the line's length (a long run of spaces or a repeated word
+# must not make it quadratic, tests/unit/stepcount.py measures it): no two adjacent
+# quantifiers that can match the same characters, no lazy scan followed by ``\s*$``, and
+# a search's variable part bounded where its starts could repeat.
 _OPS = r"(?:Directory|File|Tree) [a-z]+"
 _LAUNCHED_RE = re.compile(
     r"^mdtest-(\S+) was launched with (\d+) total task\(s\) on (\d+) node\(s\)")
 _TABLE_RE = re.compile(r"^SUMMARY (rate|time): \(of (\d+) iterations\)")
-_ROW_RE = re.compile(rf"^\s+({_OPS})\s+(\S.*?)\s*$")
+_ROW_RE = re.compile(rf"^\s+({_OPS})\s+(\S.*)$")  # on a line without trailing blanks
 _VERBOSE_RE = re.compile(r"^V-(\d+): Rank\s+(\d+) Line\s+\d+ ?(.*)$")
 _PHASE_RE = re.compile(
-    rf"^\s*(?:V-1: main:|main)?\s*({_OPS})( \(stonewall\))?\s*:\s+(\S+) sec,\s+(\S+) ops/sec")
+    rf"^\s*(?:(?:V-1: main:|main)\s*)?({_OPS})( \(stonewall\))?\s*:\s+(\S+) sec,\s+(\S+) ops/sec")
 _ITERATION_RE = re.compile(r"^main: \* iteration (\d+) \*")
 _RANK_ITEMS_RE = re.compile(r"^stonewall hit with (\d+) items")
 _CONTINUE_RE = re.compile(r"^Continue stonewall hit min: (\d+) max: (\d+) avg: (\S+)")
@@ -281,7 +285,9 @@ _OPTION_RE = re.compile(r"^([a-z_]+) *: (.*)$")  # keys padded to 24 characters
 _ITEMS_RE = re.compile(r"^(\d+) tasks, (\d+) (files/directories|files|directories)$")
 _VERIFY_RE = re.compile(r"ERROR: verifying the data on read \((\d+) errors\)")
 _BAD_RE = re.compile(
-    r"ERROR|: FAILED in |MPI_ABORT|srun: error|slurmstepd(?:-\S+)?: error|CANCELLED|"
+    # slurmstepd-<host>: a host name is at most 64 characters (HOST_NAME_MAX); bounded,
+    # so that a line of "slurmstepd-slurmstepd-..." costs linear work
+    r"ERROR|: FAILED in |MPI_ABORT|srun: error|slurmstepd(?:-[^\s:]{1,64})?: error|CANCELLED|"
     r"Segmentation fault|exited on signal|non-zero (?:status|exit code)")
 _RATE_COLUMNS = ("max", "min", "mean", "sd")
 _RANK_COLUMNS = ("rank_max", "rank_min", "rank_mean", "max", "min", "mean", "sd")
