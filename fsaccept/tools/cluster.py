@@ -211,8 +211,9 @@ def parse_sinfo_states(text: str) -> dict[str, str]:
 # --------------------------------------------------------------------------
 
 def gluster_layout(layout: ClusterLayout) -> gfs.GlusterLayout:
-    return gfs.GlusterLayout(layout.state_dir.parent / "gluster", layout.port_base,
-                             volume_type=layout.gluster_volume_type)
+    return gfs.GlusterLayout.for_port_base(layout.state_dir.parent / "gluster",
+                                           layout.port_base,
+                                           volume_type=layout.gluster_volume_type)
 
 
 def recorded_fs(state_dir: Path) -> str:

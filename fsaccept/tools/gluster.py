@@ -29,8 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 #: GlusterFS refuses loopback brick hosts named localhost/127.0.0.1; another
-#: loopback address is accepted and keeps all traffic on this host.
+#: loopback address is accepted and keeps all traffic on this host.  A checkout whose
+#: cluster runs on another port base gets another address and mount point (see
+#: ``for_port_base``), so that two checkouts' volumes never meet.
 ADDRESS = "127.0.0.2"
+DEFAULT_PORT_BASE = 17000
 #: The management port; brick daemons always fetch their volume file from it.
 GLUSTERD_PORT = 24007
 VOLUME = "fsaccept"
@@ -54,6 +57,15 @@ class GlusterLayout:
     volume: str = VOLUME
     address: str = ADDRESS
     mount_point: Path = MOUNT_POINT
+
+    @classmethod
+    def for_port_base(cls, state_dir: Path, port_base: int, **kw) -> "GlusterLayout":
+        """The layout of a cluster on ``port_base``: the default one has the address
+        and mount point reference/local-gluster.yaml pins; another port base its own."""
+        if port_base != DEFAULT_PORT_BASE:
+            kw.setdefault("address", f"127.0.{(port_base >> 8) & 255}.{(port_base & 255) or 1}")
+            kw.setdefault("mount_point", Path(f"{MOUNT_POINT}-{port_base}"))
+        return cls(state_dir, port_base, **kw)
 
     def __post_init__(self) -> None:
         if self.volume_type not in VOLUME_TYPES:
