@@ -15,8 +15,8 @@ from typing import Any
 
 from fsaccept.core.formatting import format_number
 from fsaccept.reporting.plots import figure_plot, per_node_plot
-from fsaccept.reporting.runreport import (Test, job_script, load_run_report, overall_verdict,
-                                          tests_of)
+from fsaccept.reporting.runreport import (Test, all_testcases, job_script, load_run_report,
+                                          overall_verdict, tests_of)
 from fsaccept.reporting.sections import (anchor_of, case_section, family_of, per_node_values,
                                          summary_rows, summary_text)
 from fsaccept.reporting.verdicts import ACCEPTED, RunReportError
@@ -78,12 +78,15 @@ def _utc(ts: Any) -> str:
 def build_context(report: dict[str, Any], *, signed_by: str = "", harness_version: str = "",
                   git_commit: str = "", ceilings: list[Any] | None = None,
                   job_scripts: dict[str, str] | None = None,
-                  reference_check: str = "", plots: bool = True) -> dict[str, Any]:
-    """Everything the templates show, from a run report and the sign-off data."""
+                  reference_check: str = "", plots: bool = True,
+                  reference: Any = None) -> dict[str, Any]:
+    """Everything the templates show, from a run report and the sign-off data
+    (``reference``: the reference file the tests recorded, verified by its SHA-256,
+    whose thresholds the recorded ones must match)."""
     from fsaccept.reporting import assessment
 
     info = report.get("session_info", {})
-    tests = tests_of(report)
+    tests = tests_of(report, reference=reference)
     verdict, blocking = overall_verdict(tests)
     job_scripts = job_scripts or {}
     sections, all_plots, assessments = [], [], []
@@ -151,23 +154,85 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
             "tests": tests, "has_ceilings": bool(ceilings)}
 
 
+class MarkdownText(str):
+    """Text already made safe for Markdown (a code span or block): not escaped again."""
+
+
+#: Every line break Markdown or a browser may honour (CR, LS, PS, NEL, VT, FF...).
+_LINE_BREAKS = re.compile(r"\s*[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
+#: Markdown's inline punctuation, escaped with a backslash: emphasis, code, links,
+#: images, tables, headings, strikethrough.  '_' inside a word cannot start emphasis
+#: (CommonMark), so ``write_bandwidth`` stays as it is.
+_MD_SPECIAL = re.compile(r"[\\`*\[\]|#~!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def md_escape(value: Any) -> str:
+    """Any field for report.md: one line (a reason never opens a paragraph of its own),
+    HTML inert (``<``, ``>``, ``&`` as entities), Markdown's punctuation escaped (a ``|``
+    cannot split a table cell; ``**``, ``[x](y)`` and headings are text)."""
+    if isinstance(value, MarkdownText):
+        return value
+    text = _LINE_BREAKS.sub(" ", str(value))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
+    # A field never starts a block (a list item, a quote, a numbered list) either.
+    return re.sub(r"^([-+=]|\d{1,9}[.)])(?=\s|$)", r"\\\1", text)
+
+
+def md_code(value: Any) -> MarkdownText:
+    """An inline code span on one line, whatever backticks it holds (a longer fence),
+    with ``|`` escaped (GitHub's tables split on it even inside code)."""
+    text = _LINE_BREAKS.sub(" ", str(value)).replace("|", "\\|")
+    run = max((len(r) for r in re.findall(r"`+", text)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return MarkdownText(f"{fence}{pad}{text}{pad}{fence}")
+
+
+def md_block(value: Any, info: str = "") -> MarkdownText:
+    """A fenced code block whose fence no line of ``value`` can close."""
+    text = str(value).replace("\r\n", "\n")
+    run = max((len(r) for r in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (run + 1)
+    return MarkdownText(f"{fence}{info}\n{text.rstrip(chr(10))}\n{fence}")
+
+
 def render(context: dict[str, Any], template: str) -> str:
-    """Render ``templates/<template>`` (report.md.j2 or report.html.j2)."""
+    """Render ``templates/<template>`` (report.md.j2 or report.html.j2).  Every field is
+    escaped: HTML by Jinja2's autoescape, Markdown by :func:`md_escape` (``finalize``)."""
     import jinja2
+    markdown = template.endswith(".md.j2")
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("fsaccept.reporting", "templates"),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",),
                                             default_for_string=False),
         trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True)
+        keep_trailing_newline=True, finalize=md_escape if markdown else None)
     env.filters["num"] = format_number
-    env.filters["md"] = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
+    env.filters["code"] = md_code
+    env.filters["block"] = md_block
     return env.get_template(template).render(**context)
 
 
-def write_report(run_report: Path | str, out_dir: Path | str, *, signed_by: str = "",
-                 repo: Path | None = None, reference: Path | str | None = None,
-                 ceilings_file: Path | str | None = None) -> list[Path]:
+def _load_verified_reference(path: str) -> Any:
+    """The reference file (validated as a run reads it), or why it cannot be read."""
+    from fsaccept.core.reference import ReferenceError, load_reference
+    try:
+        return load_reference(path)
+    except (ReferenceError, OSError, ValueError) as err:
+        return str(err).splitlines()[0][:200]
+
+
+def write_report(run_report: Path | str, out_dir: Path | str, **options: Any) -> list[Path]:
+    """Write report.md, report.html and plots/ into ``out_dir``; returns their paths
+    (options: those of :func:`write_report_context`)."""
+    return write_report_context(run_report, out_dir, **options)[0]
+
+
+def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_by: str = "",
+                         repo: Path | None = None, reference: Path | str | None = None,
+                         ceilings_file: Path | str | None = None
+                         ) -> tuple[list[Path], dict[str, Any]]:
     """Write report.md, report.html and plots/ into ``out_dir``; returns their paths.
 
     Ceilings come from ``ceilings_file`` (a YAML file with a ``ceilings:`` map, e.g.
@@ -184,31 +249,40 @@ def write_report(run_report: Path | str, out_dir: Path | str, *, signed_by: str 
     if out_dir.exists() and not out_dir.is_dir():
         raise ReportWriteError(f"{out_dir}: --out is not a directory")
     report = load_run_report(run_report)
-    tests = tests_of(report)
-    scripts = {tc.get("uuid", ""): job_script(tc) for t in tests for tc in t.cases + t.fixtures}
+    cases = [tc for tc in all_testcases(report)]
+    scripts = {tc.get("uuid", ""): job_script(tc) for tc in cases}
     ceilings: list[assessment.Ceiling] = []
     check = ""
-    recorded = {(tc.get("reference_path"), tc.get("reference_sha256")) for t in tests
-                for tc in t.cases if tc.get("reference_path")}
-    if reference is None and len(recorded) == 1:
+    verified = None  # the reference file the tests recorded, SHA-256 verified
+    recorded = {(tc.get("reference_path"), tc.get("reference_sha256")) for tc in cases
+                if tc.get("reference_path") and not tc.get("fixture")}
+    if len(recorded) == 1:
         path, sha = next(iter(recorded))
         try:
             now = hashlib.sha256(Path(path).read_bytes()).hexdigest()
         except OSError:
             now = None
         if now == sha:
-            reference = path
-            check = f"{path} still has SHA-256 {sha}: ceilings read from it"
+            verified = _load_verified_reference(path)
+            check = f"{path} still has SHA-256 {sha}: " + (
+                "thresholds compared with it" if not isinstance(verified, str)
+                else f"its thresholds could not be compared ({verified})")
+            if reference is None:
+                reference = path
+                check += "; ceilings read from it"
+            if isinstance(verified, str):
+                verified = None
         else:
             check = (f"{path} changed or is gone since the run (SHA-256 now "
-                     f"{now or 'unreadable'}): no ceilings shown")
+                     f"{now or 'unreadable'}): thresholds not compared"
+                     + ("; no ceilings shown" if reference is None else ""))
     elif reference is None and len(recorded) > 1:
         check = "the tests recorded different reference files: no ceilings shown"
     if ceilings_file is not None:
         ceilings = assessment.ceilings_from_reference_file(ceilings_file)
-        check = f"ceilings from {ceilings_file}"
+        check = (check + "; " if verified is not None else "") + f"ceilings from {ceilings_file}"
         if Path(ceilings_file).is_file():
-            first = Path(ceilings_file).read_text().splitlines()[:1]
+            first = Path(ceilings_file).read_text(errors="replace").splitlines()[:1]
             if first and first[0].startswith("#"):
                 check += f" ({first[0].lstrip('# ')})"
     elif reference is not None:
@@ -220,7 +294,7 @@ def write_report(run_report: Path | str, out_dir: Path | str, *, signed_by: str 
     repo = repo or Path(__file__).resolve().parent.parent
     ctx = build_context(report, signed_by=signed_by, harness_version=__version__,
                         git_commit=git_describe(repo), ceilings=ceilings, job_scripts=scripts,
-                        reference_check=check)
+                        reference_check=check, reference=verified)
     pages = {name: render(ctx, name + ".j2") for name in ("report.md", "report.html")}
     written = []
     try:
@@ -237,7 +311,7 @@ def write_report(run_report: Path | str, out_dir: Path | str, *, signed_by: str 
         where = err.filename or out_dir
         raise ReportWriteError(f"{where}: cannot write the report (--out {out_dir}): "
                                f"{err.strerror or err}") from None
-    return written
+    return written, ctx
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -259,14 +333,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out) if args.out else Path(args.run_report).resolve().parent
     try:
-        written = write_report(args.run_report, out, signed_by=args.signed_by,
-                               reference=args.reference, ceilings_file=args.ceilings)
+        _, ctx = write_report_context(args.run_report, out, signed_by=args.signed_by,
+                                      reference=args.reference, ceilings_file=args.ceilings)
     except (RunReportError, CeilingError, ReportWriteError) as err:
         print(f"fsaccept.reporting.report: {err}", file=sys.stderr)
         return 2
-    del written
-    tests = tests_of(load_run_report(args.run_report))
-    ctx_verdict = overall_verdict(tests)
+    # The verdict the report shows (its reference file's thresholds compared), not another.
+    tests = ctx["tests"]
+    ctx_verdict = (ctx["signoff"]["verdict"], ctx["signoff"]["blocking"])
     print(summary_text(summary_rows(tests)))
     print(f"report: {out / 'report.md'}")
     print(f"report: {out / 'report.html'}")

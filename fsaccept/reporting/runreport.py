@@ -22,8 +22,9 @@ from typing import Any
 
 from fsaccept.core.formatting import format_number
 from fsaccept.reporting.verdicts import (ACCEPTANCE_TAG, ACCEPTED, INCOMPLETE, NOT_ACCEPTED,
-                                         NOT_RUN, PASS, REPEAT_PARAM, SKIPPED, Figure,
-                                         RunReportError, Verdict, figures_of, verdict_of, worst)
+                                         FAIL, INVALID, NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
+                                         Figure, RunReportError, Verdict, figures_of,
+                                         format_threshold, verdict_of, worst)
 
 # --------------------------------------------------------------------------- tests
 
@@ -176,9 +177,13 @@ def _fixture_key(dep: Any) -> tuple[str, str] | None:
     return None
 
 
-def tests_of(report: dict[str, Any]) -> list[Test]:
+def tests_of(report: dict[str, Any], reference: Any = None) -> list[Test]:
     """The report's tests (non-fixtures), repeats grouped, each with the fixtures
-    it depends on (e.g. the dataset a read test reads), in the order ReFrame ran them."""
+    it depends on (e.g. the dataset a read test reads), in the order ReFrame ran them.
+
+    ``reference``: the reference file (:class:`fsaccept.core.reference.Reference`) the
+    tests recorded, verified by its SHA-256: a pass whose recorded thresholds are looser
+    than the file's is INVALID."""
     cases = all_testcases(report)
     by_unique: dict[tuple[str, str], dict[str, Any]] = {}
     for tc in cases:
@@ -189,36 +194,94 @@ def tests_of(report: dict[str, Any]) -> list[Test]:
         if tc.get("fixture"):
             continue
         groups.setdefault(test_key(tc), []).append(tc)
+    fixture_verdicts: dict[int, Verdict] = {}
     tests = []
     for key, group in groups.items():
         fixtures: list[dict[str, Any]] = []
+        verdicts = []
         for tc in group:
+            own, missing = [], []
             for dep in tc.get("dependencies_actual") or []:
                 k = _fixture_key(dep)
                 fx = by_unique.get(k) if k else None
-                if fx is not None and fx not in fixtures:
+                if fx is None:
+                    missing.append(k[0] if k else repr(dep))
+                    continue
+                own.append(fx)
+                if fx not in fixtures:
                     fixtures.append(fx)
+            for fx in own:
+                if id(fx) not in fixture_verdicts:
+                    fixture_verdicts[id(fx)] = verdict_of(fx)
+            verdicts.append(_case_verdict(tc, [(fx, fixture_verdicts[id(fx)]) for fx in own],
+                                          missing, reference))
         rows: dict[str, FigureRow] = {}
         for tc in group:
             for fig in figures_of(tc):
                 rows.setdefault(fig.name, FigureRow(fig.name, fig.unit, [])).samples.append(fig)
-        verdicts = [_with_dependency_reason(verdict_of(tc), fixtures) for tc in group]
         tests.append(Test(name=key[0], cases=group, verdicts=verdicts,
                           fixtures=fixtures, figures=list(rows.values())))
     return tests
 
 
-def _with_dependency_reason(v: Verdict, fixtures: list[dict[str, Any]]) -> Verdict:
-    """A test not run because a fixture failed says which and why."""
-    if v.verdict != NOT_RUN:
-        return v
-    failed = []
-    for fx in fixtures:
-        fv = verdict_of(fx)
-        if fv.verdict != PASS:
-            failed.append(f"{fx.get('display_name') or fx.get('name')} is {fv.verdict}"
-                          + (f": {fv.reason}" if fv.reason else ""))
-    return Verdict(NOT_RUN, "; ".join(failed)) if failed else v
+def _fixture_text(fx: dict[str, Any], v: Verdict) -> str:
+    return (f"{fx.get('display_name') or fx.get('name')} is {v.verdict}"
+            + (f": {v.reason}" if v.reason else ""))
+
+
+def _case_verdict(tc: dict[str, Any], fixtures: list[tuple[dict[str, Any], Verdict]],
+                  missing: list[str], reference: Any) -> Verdict:
+    """A test case's verdict with what it depends on: a test not run because a fixture
+    failed says which and why; a figure measured over a dataset whose generation did not
+    pass (or is not in the run report) is not certified (INVALID); a pass against
+    thresholds looser than the reference file's is INVALID."""
+    v = verdict_of(tc)
+    failed = [_fixture_text(fx, fv) for fx, fv in fixtures if fv.verdict != PASS]
+    if v.verdict == NOT_RUN:
+        return Verdict(NOT_RUN, "; ".join(failed)) if failed else v
+    if v.verdict in (PASS, FAIL) and (failed or missing):
+        why = failed + [f"{m}, which it depends on, is not in the run report" for m in missing]
+        return Verdict(INVALID, "measured over what its fixture prepared, which did not "
+                       "pass: " + "; ".join(why))
+    if v.verdict == PASS and reference is not None:
+        looser = looser_thresholds(tc, reference)
+        if looser:
+            return Verdict(INVALID, "; ".join(looser))
+    return v
+
+
+def looser_thresholds(tc: dict[str, Any], reference: Any) -> list[str]:
+    """Each threshold of the test's reference entry (``tests.<reference_key>``) that the
+    test case did not apply at least as strictly (value and tolerance as ReFrame applies
+    them): 'write_bandwidth: recorded ≥ 10 MiB/s, the reference file says ≥ 45 MiB/s'."""
+    from fsaccept.core.reference import ReferenceError
+    key = tc.get("reference_key")
+    if not key or tc.get("fixture"):
+        return []
+    try:
+        expected = reference.thresholds(key)
+    except (ReferenceError, TypeError, ValueError) as err:
+        return [f"the reference file has no usable entry tests.{key}: {str(err)[:200]}"]
+    recorded = figures_of(tc)
+    by_name = {f.name: f for f in recorded}
+    out = []
+    for name, th in expected.items():
+        # A single threshold: is the check's main figure, the first it declares.
+        fig = by_name.get(name) if name else (recorded[0] if recorded else None)
+        want = Figure(name or (fig.name if fig else "figure"), None, th.unit,
+                      *th.as_reframe_reference()[:3])
+        shown = f"{want.name}: the reference file says {format_threshold(want)}"
+        if fig is None:
+            out.append(f"{shown}, but the run report records no such figure")
+        elif fig.unit != th.unit:
+            out.append(f"{shown}, but the run report records it in {fig.unit!r}")
+        elif ((want.lower_limit is not None
+               and (fig.lower_limit is None or fig.lower_limit < want.lower_limit))
+              or (want.upper_limit is not None
+                  and (fig.upper_limit is None or fig.upper_limit > want.upper_limit))):
+            out.append(f"{shown}, but the test was judged against "
+                       f"{format_threshold(fig)}: looser than the reference")
+    return out
 
 
 def overall_verdict(tests: list[Test]) -> tuple[str, list[str]]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.formatting import format_number
+from fsaccept.core.pernode import OUTLIER_FIGURE
 
 PASS, FAIL, INVALID = "PASS", "FAIL", "INVALID"
 ERROR, SKIPPED, NOT_RUN, ABORTED = "ERROR", "SKIPPED", "NOT RUN", "ABORTED"
@@ -53,12 +54,20 @@ class Figure:
     lower: float | None = None
     upper: float | None = None
     result: str | None = None
+    #: A threshold entry (reference, lower, upper) that is neither null nor a number
+    #: ("abc", "50", true): an edited run report, never a usable threshold.
+    bad_threshold: bool = False
 
     @property
     def judged(self) -> bool:
         """Whether ReFrame judged it against a threshold (a reference of 0
         without bounds is ReFrame's "no reference")."""
         return self.lower is not None or self.upper is not None or bool(self.reference)
+
+    @property
+    def limited(self) -> bool:
+        """Whether a limit was computed and compared (a floor or a ceiling)."""
+        return self.lower_limit is not None or self.upper_limit is not None
 
     @property
     def lower_limit(self) -> float | None:
@@ -87,8 +96,14 @@ def figures_of(testcase: dict[str, Any]) -> list[Figure]:
         value, ref, lower, upper, unit, *rest = values
         out.append(Figure(name=key.rsplit(":", 1)[-1], value=as_number(value), unit=unit or "",
                           reference=as_number(ref), lower=as_number(lower), upper=as_number(upper),
-                          result=rest[0] if rest else None))
+                          result=rest[0] if rest else None,
+                          bad_threshold=any(not _number_or_null(x) for x in (ref, lower, upper))))
     return out
+
+
+def _number_or_null(v: Any) -> bool:
+    """ReFrame writes a threshold entry as a JSON number or null, nothing else."""
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
 
 
 def as_number(v: Any) -> float | None:
@@ -178,20 +193,26 @@ def bogus_figures(figures: list[Figure]) -> list[str]:
 
 def unjudgeable_figures(testcase: dict[str, Any], figures: list[Figure]) -> list[str]:
     """What in a run report's figures contradicts its own verdict, or cannot have been
-    judged: a threshold that is not a number, a judged figure without a value, a value
-    outside the limits it passed, a figure failed inside a test passed, an acceptance
-    test without any figure.  A live run never writes these; an edited or damaged run
-    report can, and its test is then INVALID, never PASS or ACCEPTED."""
+    judged: a threshold that is not a number (or a tolerance without the figure it applies
+    to), a judged figure without a value, a value outside the limits it passed, a figure
+    failed inside a test passed, an acceptance test without any figure or without any
+    figure compared with a limit.  A live run never writes these; an edited or damaged
+    run report can, and its test is then INVALID, never PASS or ACCEPTED."""
     out = []
-    if not figures and ACCEPTANCE_TAG in (testcase.get("tags") or []):
+    acceptance = ACCEPTANCE_TAG in (testcase.get("tags") or [])
+    if not figures and acceptance:
         out.append("no figure recorded for an acceptance test")
+    unusable = False
     for f in figures:
         # Tolerances (lower, upper) are signed fractions; the reference is a figure.
         tolerances = [x for x in (f.lower, f.upper) if x is not None]
-        if ((f.reference is not None and figure_problem(f.reference, io_done=False))
+        if (f.bad_threshold
+                or (f.reference is not None and figure_problem(f.reference, io_done=False))
+                or (f.reference is None and tolerances)
                 or any(not math.isfinite(x) for x in tolerances)):
             out.append(f"{f.name}: threshold {f.reference!r} ({f.lower!r}, {f.upper!r}) is "
                        "not a usable threshold")
+            unusable = True
             continue
         if f.judged and f.value is None:
             out.append(f"{f.name}: judged against a threshold but no value recorded")
@@ -205,7 +226,21 @@ def unjudgeable_figures(testcase: dict[str, Any], figures: list[Figure]) -> list
                        f"but recorded as {f.result or 'not judged'}")
         if f.result == "fail" and testcase.get("result") == "pass":
             out.append(f"{f.name} failed its reference in a test recorded as passed")
+    # The slow-node count is a check of the nodes, not of the file system's figures: an
+    # acceptance test passes only on a figure compared with a threshold.
+    if (acceptance and figures and not unusable
+            and not any(f.limited for f in figures if f.name != OUTLIER_FIGURE)):
+        out.append("no figure was judged against a threshold ("
+                   + ", ".join(f.name for f in figures) + "): nothing to accept")
     return out
+
+
+def recorded_failure(testcase: dict[str, Any]) -> str:
+    """A reason a test case recorded as ``pass`` carries nonetheless (a failure reason or
+    phase, the check's own ``invalid_reasons``): '' when there is none."""
+    parts = [str(testcase.get(k)) for k in ("fail_phase", "fail_reason", "invalid_reasons")
+             if testcase.get(k) not in (None, "", [], {})]
+    return "; ".join(parts)
 
 
 def verdict_of(testcase: dict[str, Any]) -> Verdict:
@@ -221,6 +256,11 @@ def verdict_of(testcase: dict[str, Any]) -> Verdict:
         if bogus:
             return Verdict(INVALID, "; ".join(bogus))
     if result == "pass":
+        carried = recorded_failure(testcase)
+        if carried:
+            reason = invalid_reason(carried)
+            return Verdict(INVALID, reason if reason is not None else
+                           f"recorded as passed but carries a failure: {carried}")
         return Verdict(PASS)
     if result == "fail" and phase == "performance":
         failed = figure_failures(figures_of(testcase))

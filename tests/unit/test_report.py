@@ -222,7 +222,7 @@ def test_rendered_report_has_the_table_signoff_and_plots():
             "(1,000,000 − 10 %) | FAIL |") in md
     assert "| Signed by | A. Engineer |" in md
     assert "SHA-256 `1316c31082e43b33c3bb2533f5bed4f68f466808344745931a565bb82589d4e1`" in md
-    assert "fsaccept 0.1.0, git commit abc123" in md
+    assert "fsaccept 0.1.0, git commit `abc123`" in md
     assert "/opt/ior-4.0.0/bin/ior -w -a POSIX" in md
     assert '<table id="summary">' in html and html.count("<tr>") > 10
     assert 'src="data:image/png;base64,' in html  # self-contained
@@ -273,8 +273,9 @@ def test_measured_ceilings_file_gives_the_assessment(tmp_path):
 
 def test_a_minimal_run_report_renders():
     """Only the keys every ReFrame test case has: nothing in the templates needs more."""
+    # (Not tagged acceptance: an acceptance test needs a figure judged against a threshold.)
     cases = [{"name": "T", "system": "s", "partition": "p", "environ": "e", "result": "pass",
-              "tags": ["acceptance"], "perfvalues": {"s:p:x": [1.5, 0, None, None, "ops/s",
+              "tags": ["preflight"], "perfvalues": {"s:p:x": [1.5, 0, None, None, "ops/s",
                                                                 "pass"]}}]
     ctx = signoff.build_context({"session_info": {}, "runs": [{"testcases": cases}]})
     assert "| [T](#test-t) | — | — | x | 1.5 ops/s | — | PASS |" in signoff.render(ctx, "report.md.j2")
@@ -402,3 +403,210 @@ def test_report_into_a_path_that_is_not_a_directory_exits_2(tmp_path, capsys, ou
     err = capsys.readouterr().err
     assert str(tmp_path / out) in err and "Traceback" not in err
     assert (tmp_path / "a-file").read_text() == "keep me\n"
+
+
+# --------------------------------------------------------------------------- issue 22, 1
+# An edited run report is never ACCEPTED: each case below was ACCEPTED before.
+
+
+def _accepted_variant(edit, name="ior-pass.json"):
+    """A real run report edited in code (``edit(data, cases_by_name)``), its tests and
+    overall verdict."""
+    data = json.loads((DATA / name).read_text())
+    cases = {c["name"]: c for run in data["runs"] for c in run["testcases"]}
+    edit(data, cases)
+    return data
+
+
+def _verdicts(data, tmp_path):
+    path = tmp_path / "run-report.json"
+    path.write_text(json.dumps(data))
+    tests = runreport.tests_of(runreport.load_run_report(path))
+    return by_name(tests), runreport.overall_verdict(tests)[0]
+
+
+def _perf(case, figure):
+    return next(v for k, v in case["perfvalues"].items() if k.endswith(":" + figure))
+
+
+@pytest.mark.parametrize("slot, bad", [(1, "abc"), (1, None), (1, "50"), (2, "abc"),
+                                       (2, "-0.1"), (3, "x")])
+@pytest.mark.parametrize("value", [1987.01, 10.0])  # 10 is below the real threshold (45)
+def test_a_threshold_that_is_not_a_number_or_null_is_invalid(tmp_path, slot, bad, value):
+    def edit(data, cases):
+        pv = _perf(cases["IORWriteBandwidth"], "write_bandwidth")
+        pv[0], pv[slot] = value, bad
+    tests, overall = _verdicts(_accepted_variant(edit), tmp_path)
+    w = tests["IORWriteBandwidth"]
+    assert w.verdict == verdicts.INVALID and "not a usable threshold" in w.reason, w.reason
+    assert overall == verdicts.NOT_ACCEPTED
+
+
+def test_an_acceptance_test_with_every_threshold_removed_is_invalid(tmp_path):
+    def edit(data, cases):
+        for fig in ("write_bandwidth", "write_bandwidth_stonewall"):
+            _perf(cases["IORWriteBandwidth"], fig)[1:4] = [0, None, None]
+    tests, overall = _verdicts(_accepted_variant(edit), tmp_path)
+    w = tests["IORWriteBandwidth"]
+    assert w.verdict == verdicts.INVALID
+    assert w.reason == ("no figure was judged against a threshold (write_bandwidth, "
+                        "write_bandwidth_stonewall): nothing to accept")
+    assert overall == verdicts.NOT_ACCEPTED
+    # A preflight check is judged by its sanity alone: still PASS.
+    assert tests["MPILaunchSanity"].verdict == verdicts.PASS
+
+
+def test_a_fio_entry_without_thresholds_is_invalid_even_with_its_outlier_count(tmp_path):
+    # What a live fio entry without thresholds: records: figures at reference 0 and the
+    # outlier count (outlier_fraction > 0), which is no judgement of the file system.
+    def edit(data, cases):
+        case = cases["FioRandomReadDirect"]
+        for key, pv in case["perfvalues"].items():
+            if not key.endswith(":outlier_nodes"):
+                pv[1:4] = [0, None, None]
+    tests, _ = _verdicts(_accepted_variant(edit, "fio-client.json"), tmp_path)
+    fio = tests["FioRandomReadDirect"]
+    assert fio.verdict == verdicts.INVALID and "nothing to accept" in fio.reason
+    assert by_name(runreport.tests_of(load("fio-client.json")))[
+        "FioRandomReadDirect"].verdict == verdicts.PASS
+
+
+@pytest.mark.parametrize("key, value, reason", [
+    ("fail_reason", "sanity error: INVALID: the read ran 0.5 s of its 2 s deadline",
+     "the read ran 0.5 s of its 2 s deadline"),
+    ("invalid_reasons", "the job refused to run the benchmark",
+     "recorded as passed but carries a failure: the job refused to run the benchmark"),
+    ("fail_phase", "sanity", "recorded as passed but carries a failure: sanity"),
+])
+def test_a_pass_that_carries_a_failure_reason_is_invalid(tmp_path, key, value, reason):
+    tests, overall = _verdicts(_accepted_variant(
+        lambda data, cases: cases["IORWriteBandwidth"].__setitem__(key, value)), tmp_path)
+    assert tests["IORWriteBandwidth"].verdict == verdicts.INVALID
+    assert tests["IORWriteBandwidth"].reason == reason
+    assert overall == verdicts.NOT_ACCEPTED
+
+
+def _fixture_of_read(cases):
+    return next(c for n, c in cases.items() if n.startswith("IORReadDatasetGeneration"))
+
+
+def test_a_read_that_passed_over_an_invalid_dataset_is_invalid(tmp_path):
+    # Fixtures are test cases of their own in ReFrame's run report.
+    def edit(data, cases):
+        _fixture_of_read(cases).update(
+            result="fail", fail_phase="sanity",
+            fail_reason="sanity error: INVALID: the dataset ran out after 0.4 s")
+    tests, overall = _verdicts(_accepted_variant(edit), tmp_path)
+    read = tests["IORStonewalledRead"]
+    assert read.verdict == verdicts.INVALID
+    assert read.reason == ("measured over what its fixture prepared, which did not pass: "
+                           "IORReadDatasetGeneration ~local:compute+openmpi is INVALID: the "
+                           "dataset ran out after 0.4 s")
+    assert overall == verdicts.NOT_ACCEPTED
+
+
+def test_a_read_whose_dataset_fixture_is_missing_from_the_report_is_invalid(tmp_path):
+    def edit(data, cases):
+        fx = _fixture_of_read(cases)
+        for run in data["runs"]:
+            run["testcases"] = [c for c in run["testcases"] if c is not fx]
+    tests, overall = _verdicts(_accepted_variant(edit), tmp_path)
+    read = tests["IORStonewalledRead"]
+    assert read.verdict == verdicts.INVALID and "is not in the run report" in read.reason
+    assert overall == verdicts.NOT_ACCEPTED
+
+
+def _ior_fail_passing(tmp_path, write_threshold):
+    """ior-fail.json edited so that its write passed against ``write_threshold``
+    (reference, lower), beside an exact copy of the reference file it recorded."""
+    ref = tmp_path / "ref.yaml"
+    ref.write_bytes((DATA / "ior-fail.reference.yaml").read_bytes())
+
+    def edit(data, cases):
+        for case in cases.values():
+            case["reference_path"] = str(ref)
+        w = cases["IORWriteBandwidth"]
+        w.update(result="pass", fail_phase=None, fail_reason=None)
+        pv = _perf(w, "write_bandwidth")
+        pv[1], pv[2], pv[5] = *write_threshold, "pass"
+    src = tmp_path / "run-report.json"
+    src.write_text(json.dumps(_accepted_variant(edit, "ior-fail.json")))
+    return src
+
+
+@pytest.mark.parametrize("threshold, recorded", [
+    ((1000, -0.1), "≥ 900 MiB/s (1,000 − 10 %)"),          # the value lowered
+    ((1000000, -0.999), "≥ 1,000 MiB/s (1,000,000 − 99.9 %)"),  # the tolerance widened
+])
+def test_thresholds_looser_than_the_verified_reference_file_are_invalid(
+        tmp_path, capsys, threshold, recorded):
+    src = _ior_fail_passing(tmp_path, threshold)
+    # Taken on its own, the edited run report is consistent: ACCEPTED.
+    tests = runreport.tests_of(runreport.load_run_report(src))
+    assert runreport.overall_verdict(tests)[0] == verdicts.ACCEPTED
+    # The report verifies the reference file by its SHA-256, and then compares.
+    assert signoff.main([str(src), "--out", str(tmp_path / "out")]) == 1
+    out = capsys.readouterr().out
+    assert "overall verdict: NOT ACCEPTED" in out
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "**Overall verdict: NOT ACCEPTED**" in md
+    assert ("write_bandwidth: the reference file says ≥ 900,000 MiB/s (1,000,000 − 10 %), "
+            f"but the test was judged against {recorded}: looser than the reference") in md
+    assert "thresholds compared with it" in md
+
+
+def test_thresholds_as_strict_as_the_reference_file_stay_pass(tmp_path, capsys):
+    src = _ior_fail_passing(tmp_path, (1000000, -0.1))
+    data = json.loads(src.read_text())
+    # The measured value made to pass the real threshold; random write: a tighter one.
+    w = next(c for c in data["runs"][0]["testcases"] if c["name"] == "IORWriteBandwidth")
+    _perf(w, "write_bandwidth")[0] = 950000.0
+    r = next(c for c in data["runs"][0]["testcases"] if c["name"] == "IORRandomWriteIOPS")
+    _perf(r, "write_iops")[1:3] = [600, -0.05]
+    src.write_text(json.dumps(data))
+    assert signoff.main([str(src), "--out", str(tmp_path / "out")]) == 0
+    assert "overall verdict: ACCEPTED" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- issue 22, 2
+
+
+def test_report_md_escapes_every_field_and_keeps_reasons_on_one_line(tmp_path):
+    injected = ("sanity error: INVALID: ran short\n\n**Overall verdict: ACCEPTED**\n\n"
+                "<script>alert(1)</script> [click](http://x) `x` # h")
+    def edit(data, cases):
+        cases["IORWriteBandwidth"].update(result="fail", fail_phase="sanity",
+                                           fail_reason=injected)
+        for case in cases.values():
+            case["display_name"] = case["display_name"].replace("IORRandomWriteIOPS",
+                                                                "IOR|Random<b>Write</b>")
+        cases["IORWriteBandwidth"]["ior_command"] += " | tee ```x``` | cat"
+        data["session_info"]["cmdline"] = "reframe -n 'a|b' `rm -rf`"
+    data = _accepted_variant(edit)
+    ctx = signoff.build_context(data)
+    md = signoff.render(ctx, "report.md.j2")
+    # One overall verdict paragraph: the real one.
+    assert re.findall(r"^\*\*Overall verdict: .*\*\*$", md, re.M) == [
+        "**Overall verdict: NOT ACCEPTED**"]
+    assert "\\*\\*Overall verdict: ACCEPTED\\*\\*" in md
+    # Raw HTML never passes through; a link is text.
+    assert "<script>" not in md and "<b>" not in md and "&lt;script&gt;" in md
+    assert "[click](" not in md and "\\[click\\](http://x)" in md
+    # Every table row still has its 9 cell separators (8 columns).
+    for line in md.splitlines():
+        if line.startswith("| [IORWriteBandwidth]"):
+            assert len(re.findall(r"(?<!\\)\|", line)) == 9, line
+    # Inline code and code blocks cannot be closed by what they hold.
+    assert "| Command | `` reframe -n 'a\\|b' `rm -rf` `` |" in md
+    assert "````\n" in md and "tee ```x``` | cat\n````" in md
+    # Reasons are one line wherever they appear.
+    reason_lines = [li for li in md.splitlines() if "ran short" in li]
+    assert reason_lines and all("Overall" in li for li in reason_lines)
+
+
+def test_md_escape():
+    assert signoff.md_escape("write_bandwidth") == "write_bandwidth"
+    assert signoff.md_escape("_x_ *y* a|b") == "\\_x\\_ \\*y\\* a\\|b"
+    assert signoff.md_escape("a\r\nb\u2028c") == "a b c"
+    assert signoff.md_escape("- item") == "\\- item" and signoff.md_escape("2.5 s") == "2.5 s"
+    assert signoff.md_escape("1. x") == "\\1. x"
