@@ -11,15 +11,16 @@ import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from fsaccept.core.formatting import format_number
-from fsaccept.reporting.plots import figure_plot, per_node_plot
+from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot
 from fsaccept.reporting.runreport import (Test, all_testcases, job_script, load_run_report,
                                           overall_verdict, tests_of)
-from fsaccept.reporting.sections import (anchor_of, case_section, family_of, per_node_values,
-                                         summary_rows, summary_text)
-from fsaccept.reporting.verdicts import ACCEPTED, RunReportError
+from fsaccept.reporting.sections import (GROUP_LIMIT, WORST_SHOWN, anchor_of, case_section,
+                                         check_summaries, check_text, family_of,
+                                         per_node_values, summary_rows, summary_text)
+from fsaccept.reporting.verdicts import ACCEPTED, INCOMPLETE, PASS, RunReportError
 
 # --------------------------------------------------------------------------- rendering
 
@@ -34,6 +35,10 @@ class Plot:
     def base64(self) -> str:
         import base64
         return base64.b64encode(self.png).decode("ascii")
+
+
+#: Reasons listed under the overall verdict (then a count: the tables have them all).
+BLOCKING_SHOWN = 50
 
 
 class ReportWriteError(OSError):
@@ -75,9 +80,36 @@ def _utc(ts: Any) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def _blocking_by_check(verdict: str, blocking: list[str], tests: list[Test],
+                       checks: list[Any]) -> list[str]:
+    """What blocks the sign-off, one line per check: 1,667 nodes that failed are one line
+    with the counts and the worst case, not 1,667 lines."""
+    nonpass = [t for t in tests if t.verdict != PASS]
+    head = blocking[:1] if verdict == INCOMPLETE else []
+    per_test = dict(zip(map(id, nonpass), blocking[len(head):len(head) + len(nonpass)]))
+    rest = blocking[len(head) + len(nonpass):]
+    lines = []
+    for chk in checks:
+        bad = [t for t in chk.tests if t.verdict != PASS]
+        if len(bad) == 1:
+            lines.append(per_test.get(id(bad[0]), ""))
+        elif bad:
+            counts = ", ".join(f"{v} {n:,}" for v, n in chk.counts if v != PASS)
+            lines.append(f"{chk.name}: {len(bad):,} of {len(chk.tests):,} test cases did not "
+                         f"pass ({counts}); the worst: {per_test.get(id(chk.detailed[0]), '')}"
+                         if chk.large else f"{chk.name}: {len(bad):,} of {len(chk.tests):,} "
+                         f"test cases did not pass ({counts}); first: "
+                         f"{per_test.get(id(bad[0]), '')}")
+    lines = [li for li in lines if li]
+    if len(lines) > BLOCKING_SHOWN:
+        lines = lines[:BLOCKING_SHOWN] + [f"(and {len(lines) - BLOCKING_SHOWN:,} more: see "
+                                          "the summary)"]
+    return head + lines + rest
+
+
 def build_context(report: dict[str, Any], *, signed_by: str = "", harness_version: str = "",
                   git_commit: str = "", ceilings: list[Any] | None = None,
-                  job_scripts: dict[str, str] | None = None,
+                  job_scripts: dict[str, str] | Callable[[str, str], str] | None = None,
                   reference_check: str = "", plots: bool = True,
                   reference: Any = None) -> dict[str, Any]:
     """Everything the templates show, from a run report and the sign-off data
@@ -88,40 +120,53 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
     info = report.get("session_info", {})
     tests = tests_of(report, reference=reference)
     verdict, blocking = overall_verdict(tests)
-    job_scripts = job_scripts or {}
+    checks = check_summaries(tests)
+    blocking = _blocking_by_check(verdict, blocking, tests, checks)
+    scripts = job_scripts if callable(job_scripts) else (job_scripts or {}).get
     sections, all_plots, assessments = [], [], []
     plot_files: set[str] = set()
-    for t in tests:
-        limits: dict[str, float] = {}
-        t_assess = []
-        for fr in t.figures:
-            a = assessment.assess(fr.name, fr.value, fr.unit, t.nodes, ceilings or [])
-            if a is not None:
-                limits[fr.name] = a.ceiling
-                t_assess.append(a)
-                assessments.append((t.name, a))
-        runs = [case_section(tc, f"Run {i + 1}" if len(t.cases) > 1 else "Measurement",
-                             job_scripts.get(tc.get("uuid", ""), ""))
-                for i, tc in enumerate(t.cases)]
-        gens = [case_section(fx, "Generation (fixture: " + (fx.get("descr") or "dependency")
-                             + ")", job_scripts.get(fx.get("uuid", ""), ""))
-                for fx in t.fixtures]
-        plot = None
-        if plots:
-            png = figure_plot(t, limits)
+    for chk in checks:
+        members = chk.tests
+        for t in chk.detailed:
+            limits: dict[str, float] = {}
+            t_assess = []
+            for fr in t.figures:
+                a = assessment.assess(fr.name, fr.value, fr.unit, t.nodes, ceilings or [])
+                if a is not None:
+                    limits[fr.name] = a.ceiling
+                    t_assess.append(a)
+                    assessments.append((t.name, a))
+            runs = [case_section(tc, f"Run {i + 1}" if len(t.cases) > 1 else "Measurement",
+                                 scripts(tc.get("uuid", ""), "") or "")
+                    for i, tc in enumerate(t.cases)]
+            gens = [case_section(fx, "Generation (fixture: " + (fx.get("descr") or "dependency")
+                                 + ")", scripts(fx.get("uuid", ""), "") or "")
+                    for fx in t.fixtures]
+            plot = None
+            if plots and len(members) == 1:  # a check of several cases: one plot (below)
+                png = figure_plot(t, limits)
+                if png:
+                    plot = Plot(_plot_file(anchor_of(t.name), t.name, plot_files),
+                                f"{t.name}: measured vs threshold", png)
+                    all_plots.append(plot)
+            sections.append({"test": t, "anchor": anchor_of(t.name), "runs": runs,
+                             "generation": gens, "plot": plot, "assessments": t_assess,
+                             "check": chk.name,
+                             "stats": [(fr.name, fr.unit, fr.stats) for fr in t.figures
+                                       if fr.stats and fr.stats.n > 1]})
+        if plots and len(members) > 1:
+            png = check_plot(chk.name, members)
             if png:
-                plot = Plot(_plot_file(anchor_of(t.name), t.name, plot_files),
-                            f"{t.name}: measured vs threshold", png)
-                all_plots.append(plot)
-        sections.append({"test": t, "anchor": anchor_of(t.name), "runs": runs,
-                         "generation": gens, "plot": plot, "assessments": t_assess,
-                         "stats": [(fr.name, fr.unit, fr.stats) for fr in t.figures
-                                   if fr.stats and fr.stats.n > 1]})
+                chk.plot = Plot(_plot_file(f"{anchor_of(chk.name)}-check", f"{chk.name}\0check",
+                                           plot_files),
+                                f"{chk.name}: {len(members):,} test cases", png)
+                all_plots.append(chk.plot)
     node_plots = []
     if plots:
-        tests_by_family = {family_of(t.name): t for t in tests}
-        for (family, fig), vals in per_node_values(tests).items():
-            unit = _unit_of(tests_by_family.get(family, tests[0]), fig) if tests else ""
+        single = [t for chk in checks if len(chk.tests) == 1 for t in chk.tests]
+        tests_by_family = {family_of(t.name): t for t in single}
+        for (family, fig), vals in per_node_values(single).items():
+            unit = _unit_of(tests_by_family.get(family, single[0]), fig) if single else ""
             p = Plot(_plot_file(f"{anchor_of(family)}-{fig}-per-node",
                                 f"{family}\0{fig}\0per node", plot_files),
                      f"{family}: {fig} per node",
@@ -149,7 +194,10 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
         "verdict": verdict,
         "blocking": blocking,
     }
-    return {"signoff": signoff, "rows": summary_rows(tests), "sections": sections,
+    return {"signoff": signoff, "sections": sections,
+            "rows": summary_rows([t for chk in checks if not chk.large for t in chk.tests]),
+            "checks": checks, "grouped": any(len(chk.tests) > 1 for chk in checks),
+            "group_limit": GROUP_LIMIT, "worst_shown": WORST_SHOWN,
             "node_plots": node_plots, "plots": all_plots, "assessments": assessments,
             "tests": tests, "has_ceilings": bool(ceilings)}
 
@@ -210,6 +258,7 @@ def render(context: dict[str, Any], template: str) -> str:
         keep_trailing_newline=True, finalize=md_escape if markdown else None)
     env.filters["num"] = format_number
     env.filters["code"] = md_code
+    env.filters["anchor"] = anchor_of
     env.filters["block"] = md_block
     return env.get_template(template).render(**context)
 
@@ -250,7 +299,10 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
         raise ReportWriteError(f"{out_dir}: --out is not a directory")
     report = load_run_report(run_report)
     cases = [tc for tc in all_testcases(report)]
-    scripts = {tc.get("uuid", ""): job_script(tc) for tc in cases}
+    by_uuid = {tc.get("uuid", ""): tc for tc in cases}
+
+    def scripts(uuid: str, default: str = "") -> str:  # read only for the cases shown
+        return job_script(by_uuid[uuid]) if uuid in by_uuid else default
     ceilings: list[assessment.Ceiling] = []
     check = ""
     verified = None  # the reference file the tests recorded, SHA-256 verified
@@ -341,9 +393,12 @@ def main(argv: list[str] | None = None) -> int:
     # The verdict the report shows (its reference file's thresholds compared), not another.
     tests = ctx["tests"]
     ctx_verdict = (ctx["signoff"]["verdict"], ctx["signoff"]["blocking"])
-    print(summary_text(summary_rows(tests)))
+    print(summary_text(ctx["rows"]))
+    if ctx["grouped"]:
+        print(check_text(ctx["checks"]))
     print(f"report: {out / 'report.md'}")
     print(f"report: {out / 'report.html'}")
+    del tests
     print(f"overall verdict: {ctx_verdict[0]}"
           + "".join(f"\n  {b}" for b in ctx_verdict[1]))
     return 0 if ctx_verdict[0] == ACCEPTED else 1
