@@ -8,7 +8,7 @@ import re
 import statistics
 from typing import TYPE_CHECKING
 
-from fsaccept.core.formatting import format_number
+from fsaccept.core.formatting import format_number, format_quantity
 from fsaccept.reporting.runreport import Test
 
 if TYPE_CHECKING:
@@ -61,7 +61,8 @@ def figure_plot(test: Test, ceiling: dict[str, float] | None = None) -> bytes | 
         colors = ["#b00020" if f.result == "fail" else "#1f6f3f" for f in fr.samples
                   if f.value is not None]
         bars = ax.barh(labels, vals, color=colors)
-        ax.bar_label(bars, labels=[f"{format_number(v)} {fr.unit}" for v in vals], fontsize=7, padding=2)
+        ax.bar_label(bars, labels=[format_quantity(v, fr.unit) for v in vals], fontsize=7,
+                     padding=2)
         top = max(vals, default=0.0)
         limit, off = _on_scale(fr.threshold.lower_limit, top)
         if limit is not None:

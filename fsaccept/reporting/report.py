@@ -7,6 +7,7 @@ hardware ceilings (:mod:`.assessment`).  ``fsaccept report RUN_REPORT`` writes i
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import subprocess
 from dataclasses import dataclass
@@ -263,6 +264,41 @@ def render(context: dict[str, Any], template: str) -> str:
     return env.get_template(template).render(**context)
 
 
+#: In plots/: the plots this report wrote (name → SHA-256), so that the next report into
+#: the same directory removes those it does not write again, and nothing else.
+PLOTS_MANIFEST = "fsaccept-plots.json"
+_PLOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*\.png")
+
+
+def _plots_written_before(plots_dir: Path) -> dict[str, str]:
+    """name → SHA-256 of the plots an earlier fsaccept report wrote into ``plots_dir``
+    (its manifest); {} without one, or with one fsaccept could not have written."""
+    try:
+        data = json.loads((plots_dir / PLOTS_MANIFEST).read_text())
+    except (OSError, ValueError):
+        return {}
+    plots = data.get("plots") if isinstance(data, dict) else None
+    if not isinstance(plots, dict) or data.get("written_by") != "fsaccept report":
+        return {}
+    return {n: h for n, h in plots.items() if isinstance(n, str) and isinstance(h, str)
+            and _PLOT_NAME.fullmatch(n)}
+
+
+def _remove_earlier_plots(plots_dir: Path, earlier: dict[str, str], now: set[str]) -> None:
+    """Remove the earlier report's plots that this one does not write, each only if it is
+    still the very file fsaccept wrote (a regular file with the SHA-256 recorded): a
+    file someone put there or changed since stays."""
+    for name, sha in earlier.items():
+        path = plots_dir / name
+        if name in now or path.is_symlink() or not path.is_file():
+            continue
+        try:
+            if hashlib.sha256(path.read_bytes()).hexdigest() == sha:
+                path.unlink()
+        except OSError:
+            continue
+
+
 def _load_verified_reference(path: str) -> Any:
     """The reference file (validated as a run reads it), or why it cannot be read."""
     from fsaccept.core.reference import ReferenceError, load_reference
@@ -351,11 +387,20 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
     written = []
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
+        plots_dir = out_dir / "plots"
+        earlier = _plots_written_before(plots_dir)
         if ctx["plots"]:
-            (out_dir / "plots").mkdir(exist_ok=True)
+            plots_dir.mkdir(exist_ok=True)
             for p in ctx["plots"]:
-                (out_dir / "plots" / p.name).write_bytes(p.png)
-                written.append(out_dir / "plots" / p.name)
+                (plots_dir / p.name).write_bytes(p.png)
+                written.append(plots_dir / p.name)
+        _remove_earlier_plots(plots_dir, earlier, {p.name for p in ctx["plots"]})
+        if ctx["plots"] or earlier:
+            (plots_dir / PLOTS_MANIFEST).write_text(json.dumps(
+                {"written_by": "fsaccept report", "plots": {
+                    p.name: hashlib.sha256(p.png).hexdigest() for p in ctx["plots"]}},
+                indent=1) + "\n")
+            written.append(plots_dir / PLOTS_MANIFEST)
         for name, page in pages.items():
             (out_dir / name).write_text(page)
             written.append(out_dir / name)

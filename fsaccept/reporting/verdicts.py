@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from fsaccept.core.findings import figure_problem
-from fsaccept.core.formatting import format_number
+from fsaccept.core.formatting import format_number, format_quantity, time_scale
 from fsaccept.core.pernode import OUTLIER_FIGURE
 
 PASS, FAIL, INVALID = "PASS", "FAIL", "INVALID"
@@ -121,18 +121,29 @@ def format_threshold(fig: Figure) -> str:
     """'≥ 45 MiB/s (50 − 10 %)'; '—' for a figure without threshold."""
     if not fig.judged:
         return "—"
+    # One unit for the limit and the reference it comes from: '≤ 110 µs (100 µs + 10 %)'.
+    steps, unit = time_scale(fig.reference, fig.unit)
+
+    def q(v: float | None) -> str:
+        return format_quantity(v, fig.unit, steps, unit)
     parts = []
     if fig.lower_limit is not None:
         tol = f" − {format_number(round(-fig.lower * 100, 6))} %" if fig.lower else ""
-        parts.append(f"≥ {format_number(fig.lower_limit)} {fig.unit} "
-                     f"({format_number(fig.reference)}{tol})")
+        parts.append(f"≥ {q(fig.lower_limit)} ({format_number(_scaled(fig.reference, steps))}"
+                     f"{tol})")
     if fig.upper_limit is not None:
         tol = f" + {format_number(round(fig.upper * 100, 6))} %" if fig.upper else ""
-        parts.append(f"≤ {format_number(fig.upper_limit)} {fig.unit} "
-                     f"({format_number(fig.reference)}{tol})")
+        parts.append(f"≤ {q(fig.upper_limit)} ({format_number(_scaled(fig.reference, steps))}"
+                     f"{tol})")
     if not parts:
-        parts.append(f"{format_number(fig.reference)} {fig.unit}")
+        parts.append(q(fig.reference))
     return ", ".join(parts)
+
+
+def _scaled(value: float | None, steps: int) -> Any:
+    if value is None or not steps:
+        return value
+    return Decimal(repr(value)) * 1000 ** steps
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -162,13 +173,13 @@ def figure_failures(figures: list[Figure]) -> list[str]:
         if f.result != "fail":
             continue
         if f.lower_limit is not None and f.value is not None and f.value < f.lower_limit:
-            out.append(f"{f.name} {format_number(f.value)} {f.unit} below the threshold "
-                       f"{format_number(f.lower_limit)} {f.unit}")
+            out.append(f"{f.name} {format_quantity(f.value, f.unit)} below the threshold "
+                       f"{format_quantity(f.lower_limit, f.unit)}")
         elif f.upper_limit is not None and f.value is not None and f.value > f.upper_limit:
-            out.append(f"{f.name} {format_number(f.value)} {f.unit} above the limit "
-                       f"{format_number(f.upper_limit)} {f.unit}")
+            out.append(f"{f.name} {format_quantity(f.value, f.unit)} above the limit "
+                       f"{format_quantity(f.upper_limit, f.unit)}")
         else:
-            out.append(f"{f.name} {format_number(f.value)} {f.unit} failed its reference")
+            out.append(f"{f.name} {format_quantity(f.value, f.unit)} failed its reference")
     return out
 
 
@@ -222,7 +233,7 @@ def unjudgeable_figures(testcase: dict[str, Any], figures: list[Figure]) -> list
         outside = ((f.lower_limit is not None and f.value < f.lower_limit)
                    or (f.upper_limit is not None and f.value > f.upper_limit))
         if outside and f.result != "fail":
-            out.append(f"{f.name} {format_number(f.value)} {f.unit} is outside its threshold "
+            out.append(f"{f.name} {format_quantity(f.value, f.unit)} is outside its threshold "
                        f"but recorded as {f.result or 'not judged'}")
         if f.result == "fail" and testcase.get("result") == "pass":
             out.append(f"{f.name} failed its reference in a test recorded as passed")

@@ -381,7 +381,7 @@ def test_plot_files_of_long_and_non_ascii_test_names_never_collide(tmp_path):
              "IORRandomWriteIOPS": "Σ", "IORRandomReadIOPS": "L" * 300}
     src = _renamed(tmp_path, names)
     written = signoff.write_report(src, tmp_path / "out")
-    plots = sorted(p.name for p in written if p.parent.name == "plots")
+    plots = sorted(p.name for p in written if p.suffix == ".png")
     # One file per test (none overwrites another), each a short, safe name.
     assert len(plots) == len(set(p.lower() for p in plots)) == 4
     assert all(len(p) <= 100 and re.fullmatch(r"test-[a-z0-9-]+\.png", p) for p in plots)
@@ -610,3 +610,181 @@ def test_md_escape():
     assert signoff.md_escape("a\r\nb\u2028c") == "a b c"
     assert signoff.md_escape("- item") == "\\- item" and signoff.md_escape("2.5 s") == "2.5 s"
     assert signoff.md_escape("1. x") == "\\1. x"
+
+
+# --------------------------------------------------------------------------- issue 22, 3
+
+
+def test_a_huge_finite_ceiling_exits_2_naming_it(tmp_path, capsys):
+    ceilings = tmp_path / "ceilings.yaml"
+    ceilings.write_text("ceilings:\n  disk:\n    component: devices\n"
+                        "    bandwidth: {value: 1.0e+300, unit: MiB/s}\n")
+    assert signoff.main([str(DATA / "ior-pass.json"), "--out", str(tmp_path / "out"),
+                         "--ceilings", str(ceilings)]) == 2
+    err = capsys.readouterr().err
+    assert f"{ceilings}: ceilings.disk.bandwidth.value: 1e+300 is beyond any hardware" in err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()
+
+
+def test_plots_bound_huge_thresholds_and_ceilings_and_name_them_off_scale(tmp_path):
+    # A run report may carry a huge finite threshold (it is INVALID, and still drawn).
+    def edit(data, cases):
+        pv = _perf(cases["IORWriteBandwidth"], "write_bandwidth")
+        pv[1] = 1e300
+    data = _accepted_variant(edit)
+    from fsaccept.reporting import assessment, plots
+    tests = by_name(runreport.tests_of(data))
+    png = plots.figure_plot(tests["IORWriteBandwidth"], {"write_bandwidth": 1.7e308})
+    assert png.startswith(b"\x89PNG")
+    ceiling = assessment.Ceiling("huge", "devices", "system", 1, {"MiB/s": 1e308},
+                                 {"MiB/s": "1e308 MiB/s"})
+    ctx = signoff.build_context(data, ceilings=[ceiling])
+    assert ctx["plots"] and tests["IORWriteBandwidth"].verdict == verdicts.INVALID
+    assert plots._on_scale(1e300, 2000.0) == (None, 1e300)
+    assert plots._on_scale(45.0, 2000.0) == (45.0, None)
+
+
+# --------------------------------------------------------------------------- issue 22, 4
+
+
+def test_a_report_into_an_earlier_reports_directory_removes_only_its_plots(tmp_path):
+    out = tmp_path / "out"
+    first = signoff.write_report(DATA / "ior-pass.json", out)
+    old = {p.name for p in first if p.suffix == ".png"}
+    assert len(old) >= 4 and (out / "plots" / signoff.PLOTS_MANIFEST).is_file()
+    # Files fsaccept did not write, or changed since, stay.
+    (out / "plots" / "mine.png").write_bytes(b"someone's plot")
+    changed = sorted(old)[0]
+    (out / "plots" / changed).write_bytes(b"edited by hand")
+    second = signoff.write_report(DATA / "ior-fail.json", out)
+    new = {p.name for p in second if p.suffix == ".png"}
+    left = {p.name for p in (out / "plots").iterdir()}
+    assert left == new | {"mine.png", changed, signoff.PLOTS_MANIFEST}, (left, new)
+    assert (out / "plots" / "mine.png").read_bytes() == b"someone's plot"
+    md = (out / "report.md").read_text()
+    assert all(f"plots/{n}" in md for n in new)
+    # The manifest now lists only this report's plots.
+    manifest = json.loads((out / "plots" / signoff.PLOTS_MANIFEST).read_text())
+    assert set(manifest["plots"]) == new
+
+
+def test_a_plots_directory_without_manifest_is_left_alone(tmp_path):
+    plots = tmp_path / "out" / "plots"
+    plots.mkdir(parents=True)
+    (plots / "test-iorrandomreadiops.png").write_bytes(b"not fsaccept's")
+    (plots / signoff.PLOTS_MANIFEST).write_text('{"plots": {"../x.png": "0"}}')
+    signoff.write_report(DATA / "ior-fail.json", tmp_path / "out")
+    assert (plots / "test-iorrandomreadiops.png").read_bytes() == b"not fsaccept's"
+
+
+# --------------------------------------------------------------------------- issue 22, 5
+
+
+def _distributed(nodes):
+    """fio-client.json as --distribute=all would name it on ``nodes`` nodes: each test
+    case once per node (figures unchanged), built here from the real run report."""
+    import copy
+    data = json.loads((DATA / "fio-client.json").read_text())
+    cases = []
+    for tc in data["runs"][0]["testcases"]:
+        for i in range(nodes):
+            c = copy.deepcopy(tc)
+            node = f"nid{i:05d}"
+            c.update(name=f"{tc['name']} %$nid={node}", display_name=f"{tc['name']} %$nid={node}",
+                     unique_name=f"{tc['name']}_{i}", uuid=f"{tc['uuid']}-{i}",
+                     job_nodelist=[node])
+            cases.append(c)
+    data["runs"] = [{**data["runs"][0], "testcases": cases}]
+    return data
+
+
+def test_report_work_does_not_grow_per_test_case_beyond_one_line(tmp_path, monkeypatch):
+    """A check of many test cases has one plot, its worst cases in full and one line per
+    case: the same plots and sections at 12 and 120 nodes, the pages a line per case more,
+    and the run report validated once per test-case shape."""
+    from fsaccept.reporting import plots as plotting
+    drawn = []
+    monkeypatch.setattr(signoff, "check_plot",
+                        lambda check, tests: drawn.append(check) or b"\x89PNG")
+    validated = []
+    real = runreport._run_report_validators
+
+    def counting():
+        top, case = real()
+
+        class Counting:
+            def is_valid(self, inst):
+                validated.append(1)
+                return case.is_valid(inst)
+
+            def iter_errors(self, inst):
+                return case.iter_errors(inst)
+        return top, Counting()
+    monkeypatch.setattr(runreport, "_run_report_validators", counting)
+    sizes = {}
+    for nodes in (12, 120):
+        drawn.clear()
+        validated.clear()
+        src = tmp_path / f"rr-{nodes}.json"
+        src.write_text(json.dumps(_distributed(nodes)))
+        written, ctx = signoff.write_report_context(src, tmp_path / f"out-{nodes}")
+        html = (tmp_path / f"out-{nodes}" / "report.html").read_text()
+        md = (tmp_path / f"out-{nodes}" / "report.md").read_text()
+        sizes[nodes] = dict(plots=sorted(drawn), validated=len(validated),
+                            sections=html.count('<section class="test"'),
+                            html=len(html), md=len(md), blocking=len(ctx["signoff"]["blocking"]),
+                            compact=sum(len(c.compact) for c in ctx["checks"]))
+        assert all(c.large for c in ctx["checks"])
+        assert len(ctx["checks"]) == 6
+    small, big = sizes[12], sizes[120]
+    assert small["plots"] == big["plots"]  # one per check with values, whatever its size
+    assert small["validated"] == big["validated"] <= 12
+    assert small["sections"] == big["sections"] == 6 * sections.WORST_SHOWN
+    assert small["blocking"] == big["blocking"] == 4  # one line per check that did not pass
+    assert (small["compact"], big["compact"]) == (6 * 12, 6 * 120)
+    per_case = (big["html"] - small["html"]) / (6 * 108)
+    assert per_case < 600, per_case  # a compact line, not a section (~5 KB) per case
+    assert (big["md"] - small["md"]) / (6 * 108) < 400
+
+
+def test_a_large_check_shows_counts_worst_cases_first_and_its_compact_table():
+    data = _distributed(20)
+    case = next(c for c in data["runs"][0]["testcases"]
+                if c["name"] == "FioRandomReadDirect %$nid=nid00007")
+    _perf(case, "randread_4k_direct_iops")[0] = 460.0  # the slowest node, still a pass
+    ctx = signoff.build_context(data, plots=False)
+    chk = next(c for c in ctx["checks"] if c.name == "FioRandomReadDirect")
+    assert chk.counts == [("PASS", 20)] and chk.figure == "randread_4k_direct_iops"
+    assert chk.detailed[0].name == "FioRandomReadDirect %$nid=nid00007"
+    assert chk.compact[0].label == "nid00007" and chk.compact[0].anchor
+    assert len(chk.compact) == 20 and chk.spread.startswith("min 460 / median 62,940")
+    md = signoff.render(ctx, "report.md.j2")
+    assert "| [FioRandomReadDirect](#test-fiorandomreaddirect-check) | 20 | PASS 20 |" in md
+    assert "| [nid00007](#test-fiorandomreaddirect-nid-nid00007) | PASS | 460 IOPS |  |" in md
+
+
+def test_the_run_report_schema_decides_on_types_alone():
+    # Test cases are validated once per skeleton (types, keys, lengths): sound only while
+    # the schema has no keyword that looks at a value.
+    def keywords(node):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                yield k
+                if k in ("properties", "$defs"):
+                    for sub in v.values():
+                        yield from keywords(sub)
+                elif isinstance(v, (dict, list)):
+                    yield from keywords(v)
+        elif isinstance(node, list):
+            for v in node:
+                yield from keywords(v)
+    assert set(keywords(runreport._run_report_schema())) <= runreport.SKELETON_KEYWORDS
+
+
+def test_a_bad_test_case_among_many_of_one_shape_is_found(tmp_path):
+    data = _distributed(30)
+    data["runs"][0]["testcases"][95]["perfvalues"]["local:compute:x"] = [1, 2]
+    path = tmp_path / "rr.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(verdicts.RunReportError, match=r"runs\.0\.testcases\.95\.perfvalues"):
+        runreport.load_run_report(path)
