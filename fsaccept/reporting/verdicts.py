@@ -7,8 +7,11 @@ test case (:func:`verdict_of`):
 - PASS: ReFrame's ``pass``;
 - FAIL: failed in the ``performance`` phase (a figure below its threshold);
 - INVALID: failed in ``sanity`` with ``INVALID:`` in the reason (the text
-  after it is the reason shown), a figure no file system can have, or figures
-  that contradict the verdict recorded with them (:func:`unjudgeable_figures`);
+  after it is the reason shown), a figure no file system can have, figures
+  that contradict the verdict recorded with them or were not judged
+  (:func:`unjudgeable_figures`), or a pass that carries a failure reason
+  (:func:`recorded_failure`); what a test depends on (its fixtures, the reference
+  file's thresholds) is checked in :func:`fsaccept.reporting.runreport.tests_of`;
 - anything else is shown as what it is (ERROR in a phase, SKIPPED, NOT RUN
   because a dependency failed, ABORTED) and is never PASS.
 """
