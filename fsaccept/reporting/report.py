@@ -368,7 +368,7 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
         check = "the tests recorded different reference files: no ceilings shown"
     if ceilings_file is not None:
         ceilings = assessment.ceilings_from_reference_file(ceilings_file)
-        check = (check + "; " if verified is not None else "") + f"ceilings from {ceilings_file}"
+        check = (check + "; " if check else "") + f"ceilings from {ceilings_file}"
         if Path(ceilings_file).is_file():
             first = Path(ceilings_file).read_text(errors="replace").splitlines()[:1]
             if first and first[0].startswith("#"):
@@ -436,14 +436,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fsaccept.reporting.report: {err}", file=sys.stderr)
         return 2
     # The verdict the report shows (its reference file's thresholds compared), not another.
-    tests = ctx["tests"]
     ctx_verdict = (ctx["signoff"]["verdict"], ctx["signoff"]["blocking"])
-    print(summary_text(ctx["rows"]))
+    if ctx["rows"]:
+        print(summary_text(ctx["rows"]))
     if ctx["grouped"]:
         print(check_text(ctx["checks"]))
     print(f"report: {out / 'report.md'}")
     print(f"report: {out / 'report.html'}")
-    del tests
     print(f"overall verdict: {ctx_verdict[0]}"
           + "".join(f"\n  {b}" for b in ctx_verdict[1]))
     return 0 if ctx_verdict[0] == ACCEPTED else 1
