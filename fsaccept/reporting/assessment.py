@@ -64,6 +64,12 @@ BANDWIDTH_UNITS = {
 }
 
 
+#: Largest ceiling value (in its unit) and count: beyond any hardware, a typo (and a
+#: value such as 1e308 overflowed the report's plot axes).
+MAX_CEILING_VALUE = 1e12
+MAX_CEILING_COUNT = 10**6
+
+
 class CeilingError(ValueError):
     """A bad ``ceilings:`` section; the message names the file and the key."""
 
@@ -139,8 +145,10 @@ def parse_ceilings(raw: Any, source: str = "reference") -> list[Ceiling]:
         if per not in ("node", "system"):
             raise CeilingError(f"{where}.per: {per!r}; use node or system")
         count = entry.get("count", 1)
-        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            raise CeilingError(f"{where}.count: {count!r}; a whole number ≥ 1")
+        if (not isinstance(count, int) or isinstance(count, bool) or count < 1
+                or count > MAX_CEILING_COUNT):
+            raise CeilingError(f"{where}.count: {count!r}; a whole number from 1 to "
+                               f"{MAX_CEILING_COUNT:,}")
         figures = entry.get("figures")
         if figures is not None:
             try:
@@ -156,6 +164,9 @@ def parse_ceilings(raw: Any, source: str = "reference") -> list[Ceiling]:
                     and isinstance(spec["value"], (int, float))
                     and not isinstance(spec["value"], bool) and spec["value"] > 0):
                 raise CeilingError(f"{where}.{kind}: expected {{value: <number > 0>, unit: ...}}")
+            if not spec["value"] <= MAX_CEILING_VALUE:  # NaN too
+                raise CeilingError(f"{where}.{kind}.value: {spec['value']!r} is beyond any "
+                                   f"hardware (at most {MAX_CEILING_VALUE:g} per unit): a typo?")
             values[fig_unit] = to_figure_unit(spec["value"], spec["unit"], kind,
                                               f"{where}.{kind}")
             given[fig_unit] = f"{format_number(spec['value'])} {spec['unit']}"

@@ -8,7 +8,7 @@ import re
 import statistics
 from typing import TYPE_CHECKING
 
-from fsaccept.core.formatting import format_number
+from fsaccept.core.formatting import format_number, format_quantity
 from fsaccept.reporting.runreport import Test
 
 if TYPE_CHECKING:
@@ -30,6 +30,21 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
+#: A threshold or ceiling line further than this × the largest value is not drawn (it
+#: would squash the bars, and a huge finite value overflows matplotlib's axis limits):
+#: the title names it "off scale" instead.
+OFF_SCALE = 20.0
+
+
+def _on_scale(level: float | None, top: float) -> tuple[float | None, float | None]:
+    """(level to draw, level off scale): one of them None, or both."""
+    if level is None or not math.isfinite(level) or level <= 0:
+        return None, None
+    if level > max(top, 0.0) * OFF_SCALE and top > 0 or level > 1e300:
+        return None, level
+    return level, None
+
+
 def figure_plot(test: Test, ceiling: dict[str, float] | None = None) -> bytes | None:
     """Measured vs threshold (and ceiling) for each figure of a test: one bar per
     run, a line at the passing limit.  None when the test has no measured figure."""
@@ -46,17 +61,23 @@ def figure_plot(test: Test, ceiling: dict[str, float] | None = None) -> bytes | 
         colors = ["#b00020" if f.result == "fail" else "#1f6f3f" for f in fr.samples
                   if f.value is not None]
         bars = ax.barh(labels, vals, color=colors)
-        ax.bar_label(bars, labels=[f"{format_number(v)} {fr.unit}" for v in vals], fontsize=7, padding=2)
-        limit = fr.threshold.lower_limit
+        ax.bar_label(bars, labels=[format_quantity(v, fr.unit) for v in vals], fontsize=7,
+                     padding=2)
+        top = max(vals, default=0.0)
+        limit, off = _on_scale(fr.threshold.lower_limit, top)
         if limit is not None:
             ax.axvline(limit, color="black", linestyle="--", label=f"threshold {format_number(limit)} {fr.unit}")
-        if ceiling and ceiling.get(fr.name):
-            ax.axvline(ceiling[fr.name], color="#1a56b0", linestyle=":",
-                       label=f"ceiling {format_number(ceiling[fr.name])} {fr.unit}")
-        ax.set_title(f"{test.name}: {fr.name}", fontsize=9, loc="left")
+        cap, off2 = _on_scale((ceiling or {}).get(fr.name), top)
+        if cap:
+            ax.axvline(cap, color="#1a56b0", linestyle=":",
+                       label=f"ceiling {format_number(cap)} {fr.unit}")
+        notes = [f"{what} {format_number(v)} {fr.unit} off scale"
+                 for what, v in (("threshold", off), ("ceiling", off2)) if v is not None]
+        ax.set_title(f"{test.name}: {fr.name}" + "".join(f" ({n})" for n in notes),
+                     fontsize=9, loc="left")
         ax.set_xlabel(fr.unit, fontsize=8)
         ax.tick_params(labelsize=8)
-        right = max([*vals, limit or 0, (ceiling or {}).get(fr.name) or 0])
+        right = max([*vals, limit or 0, cap or 0])
         ax.set_xlim(0, right * 1.12 or 1)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="lower right")
@@ -71,7 +92,15 @@ def per_node_plot(family: str, figure: str, values: dict[str, list[float]],
                                           for t in re.split(r"(\d+)", n)])
     means = [statistics.fmean(values[n]) for n in nodes]
     fig, ax = plt.subplots(figsize=(6.4, 2.6), constrained_layout=True)
-    ax.bar(nodes, means, color="#1a56b0")
+    if len(nodes) <= MAX_BARS:
+        ax.bar(nodes, means, color="#1a56b0")
+    else:  # 1,382 nodes: the values sorted, the slowest named (a tick each is unreadable)
+        order = sorted(range(len(nodes)), key=lambda i: means[i])
+        ax.scatter(range(len(order)), [means[i] for i in order], s=3, color="#1a56b0",
+                   linewidths=0)
+        ax.set_xticks([])
+        ax.set_xlabel(f"{len(nodes):,} nodes, sorted by value; lowest: "
+                      + ", ".join(nodes[i] for i in order[:3]), fontsize=7)
     if len(means) > 1:
         ax.axhline(statistics.fmean(means), color="black", linestyle="--",
                    label=f"mean {format_number(statistics.fmean(means))} {unit}")
@@ -79,6 +108,77 @@ def per_node_plot(family: str, figure: str, values: dict[str, list[float]],
     ax.set_title(f"{family}: {figure} per node", fontsize=9, loc="left")
     ax.set_ylabel(unit, fontsize=8)
     ax.tick_params(labelsize=8)
+    return _png(fig)
+
+
+#: A check with more cases than this is drawn as one sorted line, not a bar each.
+MAX_BARS = 60
+#: Figures drawn per check (those judged against a threshold first).
+MAX_PANELS = 3
+
+
+def check_plot(check: str, tests: list[Test]) -> bytes | None:
+    """One plot for a check of several test cases (one per node with ``--distribute``):
+    a panel per judged figure, each case's value (a bar each, or for many cases the
+    values sorted, the cases that did not pass in red), the threshold line, the lowest
+    cases named.  None when no case has a value."""
+    from fsaccept.core.pernode import OUTLIER_FIGURE
+    from fsaccept.reporting.sections import case_label
+    data: dict[str, list[tuple[float, str, bool]]] = {}
+    units: dict[str, str] = {}
+    limits: dict[str, tuple[float | None, float | None]] = {}
+    judged: list[str] = []
+    for t in tests:
+        label = case_label(t, check)
+        ok = t.verdict == "PASS"
+        for fr in t.figures:
+            units.setdefault(fr.name, fr.unit)
+            th = fr.threshold
+            if th.limited and fr.name != OUTLIER_FIGURE and fr.name not in limits:
+                limits[fr.name] = (th.lower_limit, th.upper_limit)
+                judged.append(fr.name)
+            v = fr.value
+            if v is not None and math.isfinite(v):
+                data.setdefault(fr.name, []).append((v, label, ok))
+    panels = [n for n in judged if n in data] or list(data)
+    panels = panels[:MAX_PANELS]
+    if not panels:
+        return None
+    plt = _pyplot()
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7.2, 0.4 + 2.4 * len(panels)),
+                             squeeze=False, constrained_layout=True)
+    for ax, name in zip(axes[:, 0], panels):
+        points = sorted(data[name])
+        vals = [p[0] for p in points]
+        colors = ["#1f6f3f" if p[2] else "#b00020" for p in points]
+        unit = units.get(name, "")
+        if len(points) <= MAX_BARS:
+            ax.bar(range(len(points)), vals, color=colors)
+            ax.set_xticks(range(len(points)), [p[1] for p in points], rotation=60,
+                          ha="right", fontsize=6)
+        else:
+            ax.scatter(range(len(points)), vals, c=colors, s=3, linewidths=0)
+            ax.set_xlabel(f"{len(points):,} test cases, sorted by value (red: not PASS); "
+                          "lowest: " + ", ".join(p[1] for p in points[:3]), fontsize=7)
+            ax.set_xticks([])
+        top = vals[-1]
+        lo, hi = limits.get(name, (None, None))
+        notes = []
+        for what, level in (("threshold", lo), ("limit", hi)):
+            shown, off = _on_scale(level, top)
+            if shown is not None:
+                ax.axhline(shown, color="black", linestyle="--",
+                           label=f"{what} {format_number(shown)} {unit}")
+            if off is not None:
+                notes.append(f"{what} {format_number(off)} {unit} off scale")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="lower right")
+        ax.set_title(f"{check}: {name}, {len(points):,} cases" + "".join(
+            f" ({n})" for n in notes), fontsize=9, loc="left")
+        ax.set_ylabel(unit, fontsize=8)
+        ax.tick_params(axis="y", labelsize=8)
+        ymax = max([top, *(l for l in (lo, hi) if l is not None and _on_scale(l, top)[0])])
+        ax.set_ylim(0, ymax * 1.08 or 1)
     return _png(fig)
 
 

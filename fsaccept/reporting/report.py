@@ -7,19 +7,21 @@ hardware ceilings (:mod:`.assessment`).  ``fsaccept report RUN_REPORT`` writes i
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from fsaccept.core.formatting import format_number
-from fsaccept.reporting.plots import figure_plot, per_node_plot
-from fsaccept.reporting.runreport import (Test, job_script, load_run_report, overall_verdict,
-                                          tests_of)
-from fsaccept.reporting.sections import (anchor_of, case_section, family_of, per_node_values,
-                                         summary_rows, summary_text)
-from fsaccept.reporting.verdicts import ACCEPTED, RunReportError
+from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot
+from fsaccept.reporting.runreport import (Test, all_testcases, job_script, load_run_report,
+                                          overall_verdict, tests_of)
+from fsaccept.reporting.sections import (GROUP_LIMIT, WORST_SHOWN, anchor_of, case_section,
+                                         check_summaries, check_text, family_of,
+                                         per_node_values, summary_rows, summary_text)
+from fsaccept.reporting.verdicts import ACCEPTED, INCOMPLETE, PASS, RunReportError
 
 # --------------------------------------------------------------------------- rendering
 
@@ -34,6 +36,10 @@ class Plot:
     def base64(self) -> str:
         import base64
         return base64.b64encode(self.png).decode("ascii")
+
+
+#: Reasons listed under the overall verdict (then a count: the tables have them all).
+BLOCKING_SHOWN = 50
 
 
 class ReportWriteError(OSError):
@@ -75,50 +81,93 @@ def _utc(ts: Any) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def _blocking_by_check(verdict: str, blocking: list[str], tests: list[Test],
+                       checks: list[Any]) -> list[str]:
+    """What blocks the sign-off, one line per check: 1,667 nodes that failed are one line
+    with the counts and the worst case, not 1,667 lines."""
+    nonpass = [t for t in tests if t.verdict != PASS]
+    head = blocking[:1] if verdict == INCOMPLETE else []
+    per_test = dict(zip(map(id, nonpass), blocking[len(head):len(head) + len(nonpass)]))
+    rest = blocking[len(head) + len(nonpass):]
+    lines = []
+    for chk in checks:
+        bad = [t for t in chk.tests if t.verdict != PASS]
+        if len(bad) == 1:
+            lines.append(per_test.get(id(bad[0]), ""))
+        elif bad:
+            counts = ", ".join(f"{v} {n:,}" for v, n in chk.counts if v != PASS)
+            lines.append(f"{chk.name}: {len(bad):,} of {len(chk.tests):,} test cases did not "
+                         f"pass ({counts}); the worst: {per_test.get(id(chk.detailed[0]), '')}"
+                         if chk.large else f"{chk.name}: {len(bad):,} of {len(chk.tests):,} "
+                         f"test cases did not pass ({counts}); first: "
+                         f"{per_test.get(id(bad[0]), '')}")
+    lines = [li for li in lines if li]
+    if len(lines) > BLOCKING_SHOWN:
+        lines = lines[:BLOCKING_SHOWN] + [f"(and {len(lines) - BLOCKING_SHOWN:,} more: see "
+                                          "the summary)"]
+    return head + lines + rest
+
+
 def build_context(report: dict[str, Any], *, signed_by: str = "", harness_version: str = "",
                   git_commit: str = "", ceilings: list[Any] | None = None,
-                  job_scripts: dict[str, str] | None = None,
-                  reference_check: str = "", plots: bool = True) -> dict[str, Any]:
-    """Everything the templates show, from a run report and the sign-off data."""
+                  job_scripts: dict[str, str] | Callable[[str, str], str] | None = None,
+                  reference_check: str = "", plots: bool = True,
+                  reference: Any = None) -> dict[str, Any]:
+    """Everything the templates show, from a run report and the sign-off data
+    (``reference``: the reference file the tests recorded, verified by its SHA-256,
+    whose thresholds the recorded ones must match)."""
     from fsaccept.reporting import assessment
 
     info = report.get("session_info", {})
-    tests = tests_of(report)
+    tests = tests_of(report, reference=reference)
     verdict, blocking = overall_verdict(tests)
-    job_scripts = job_scripts or {}
+    checks = check_summaries(tests)
+    blocking = _blocking_by_check(verdict, blocking, tests, checks)
+    scripts = job_scripts if callable(job_scripts) else (job_scripts or {}).get
     sections, all_plots, assessments = [], [], []
     plot_files: set[str] = set()
-    for t in tests:
-        limits: dict[str, float] = {}
-        t_assess = []
-        for fr in t.figures:
-            a = assessment.assess(fr.name, fr.value, fr.unit, t.nodes, ceilings or [])
-            if a is not None:
-                limits[fr.name] = a.ceiling
-                t_assess.append(a)
-                assessments.append((t.name, a))
-        runs = [case_section(tc, f"Run {i + 1}" if len(t.cases) > 1 else "Measurement",
-                             job_scripts.get(tc.get("uuid", ""), ""))
-                for i, tc in enumerate(t.cases)]
-        gens = [case_section(fx, "Generation (fixture: " + (fx.get("descr") or "dependency")
-                             + ")", job_scripts.get(fx.get("uuid", ""), ""))
-                for fx in t.fixtures]
-        plot = None
-        if plots:
-            png = figure_plot(t, limits)
+    for chk in checks:
+        members = chk.tests
+        for t in chk.detailed:
+            limits: dict[str, float] = {}
+            t_assess = []
+            for fr in t.figures:
+                a = assessment.assess(fr.name, fr.value, fr.unit, t.nodes, ceilings or [])
+                if a is not None:
+                    limits[fr.name] = a.ceiling
+                    t_assess.append(a)
+                    assessments.append((t.name, a))
+            runs = [case_section(tc, f"Run {i + 1}" if len(t.cases) > 1 else "Measurement",
+                                 scripts(tc.get("uuid", ""), "") or "")
+                    for i, tc in enumerate(t.cases)]
+            gens = [case_section(fx, "Generation (fixture: " + (fx.get("descr") or "dependency")
+                                 + ")", scripts(fx.get("uuid", ""), "") or "")
+                    for fx in t.fixtures]
+            plot = None
+            if plots and len(members) == 1:  # a check of several cases: one plot (below)
+                png = figure_plot(t, limits)
+                if png:
+                    plot = Plot(_plot_file(anchor_of(t.name), t.name, plot_files),
+                                f"{t.name}: measured vs threshold", png)
+                    all_plots.append(plot)
+            sections.append({"test": t, "anchor": anchor_of(t.name), "runs": runs,
+                             "generation": gens, "plot": plot, "assessments": t_assess,
+                             "check": chk.name,
+                             "stats": [(fr.name, fr.unit, fr.stats) for fr in t.figures
+                                       if fr.stats and fr.stats.n > 1]})
+        if plots and len(members) > 1:
+            png = check_plot(chk.name, members)
             if png:
-                plot = Plot(_plot_file(anchor_of(t.name), t.name, plot_files),
-                            f"{t.name}: measured vs threshold", png)
-                all_plots.append(plot)
-        sections.append({"test": t, "anchor": anchor_of(t.name), "runs": runs,
-                         "generation": gens, "plot": plot, "assessments": t_assess,
-                         "stats": [(fr.name, fr.unit, fr.stats) for fr in t.figures
-                                   if fr.stats and fr.stats.n > 1]})
+                chk.plot = Plot(_plot_file(f"{anchor_of(chk.name)}-check", f"{chk.name}\0check",
+                                           plot_files),
+                                f"{chk.name}: {len(members):,} test cases", png)
+                all_plots.append(chk.plot)
     node_plots = []
     if plots:
-        tests_by_family = {family_of(t.name): t for t in tests}
-        for (family, fig), vals in per_node_values(tests).items():
-            unit = _unit_of(tests_by_family.get(family, tests[0]), fig) if tests else ""
+        single = [t for chk in checks if len(chk.tests) == 1 for t in chk.tests]
+        tests_by_family = {family_of(t.name): t for t in single}
+        for (family, fig), vals in per_node_values(single).items():
+            unit = _unit_of(tests_by_family.get(family, single[0]), fig) if single else ""
             p = Plot(_plot_file(f"{anchor_of(family)}-{fig}-per-node",
                                 f"{family}\0{fig}\0per node", plot_files),
                      f"{family}: {fig} per node",
@@ -146,28 +195,129 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
         "verdict": verdict,
         "blocking": blocking,
     }
-    return {"signoff": signoff, "rows": summary_rows(tests), "sections": sections,
+    return {"signoff": signoff, "sections": sections,
+            "rows": summary_rows([t for chk in checks if not chk.large for t in chk.tests]),
+            "checks": checks, "grouped": any(len(chk.tests) > 1 for chk in checks),
+            "group_limit": GROUP_LIMIT, "worst_shown": WORST_SHOWN,
             "node_plots": node_plots, "plots": all_plots, "assessments": assessments,
             "tests": tests, "has_ceilings": bool(ceilings)}
 
 
+class MarkdownText(str):
+    """Text already made safe for Markdown (a code span or block): not escaped again."""
+
+
+#: Every line break Markdown or a browser may honour (CR, LS, PS, NEL, VT, FF...).
+_LINE_BREAKS = re.compile(r"\s*[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
+#: Markdown's inline punctuation, escaped with a backslash: emphasis, code, links,
+#: images, tables, headings, strikethrough.  '_' inside a word cannot start emphasis
+#: (CommonMark), so ``write_bandwidth`` stays as it is.
+_MD_SPECIAL = re.compile(r"[\\`*\[\]|#~!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def md_escape(value: Any) -> str:
+    """Any field for report.md: one line (a reason never opens a paragraph of its own),
+    HTML inert (``<``, ``>``, ``&`` as entities), Markdown's punctuation escaped (a ``|``
+    cannot split a table cell; ``**``, ``[x](y)`` and headings are text)."""
+    if isinstance(value, MarkdownText):
+        return value
+    text = _LINE_BREAKS.sub(" ", str(value))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
+    # A field never starts a block (a list item, a quote, a numbered list) either.
+    return re.sub(r"^([-+=]|\d{1,9}[.)])(?=\s|$)", r"\\\1", text)
+
+
+def md_code(value: Any) -> MarkdownText:
+    """An inline code span on one line, whatever backticks it holds (a longer fence),
+    with ``|`` escaped (GitHub's tables split on it even inside code)."""
+    text = _LINE_BREAKS.sub(" ", str(value)).replace("|", "\\|")
+    run = max((len(r) for r in re.findall(r"`+", text)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return MarkdownText(f"{fence}{pad}{text}{pad}{fence}")
+
+
+def md_block(value: Any, info: str = "") -> MarkdownText:
+    """A fenced code block whose fence no line of ``value`` can close."""
+    text = str(value).replace("\r\n", "\n")
+    run = max((len(r) for r in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (run + 1)
+    return MarkdownText(f"{fence}{info}\n{text.rstrip(chr(10))}\n{fence}")
+
+
 def render(context: dict[str, Any], template: str) -> str:
-    """Render ``templates/<template>`` (report.md.j2 or report.html.j2)."""
+    """Render ``templates/<template>`` (report.md.j2 or report.html.j2).  Every field is
+    escaped: HTML by Jinja2's autoescape, Markdown by :func:`md_escape` (``finalize``)."""
     import jinja2
+    markdown = template.endswith(".md.j2")
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("fsaccept.reporting", "templates"),
         autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",),
                                             default_for_string=False),
         trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True)
+        keep_trailing_newline=True, finalize=md_escape if markdown else None)
     env.filters["num"] = format_number
-    env.filters["md"] = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
+    env.filters["code"] = md_code
+    env.filters["anchor"] = anchor_of
+    env.filters["block"] = md_block
     return env.get_template(template).render(**context)
 
 
-def write_report(run_report: Path | str, out_dir: Path | str, *, signed_by: str = "",
-                 repo: Path | None = None, reference: Path | str | None = None,
-                 ceilings_file: Path | str | None = None) -> list[Path]:
+#: In plots/: the plots this report wrote (name → SHA-256), so that the next report into
+#: the same directory removes those it does not write again, and nothing else.
+PLOTS_MANIFEST = "fsaccept-plots.json"
+_PLOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*\.png")
+
+
+def _plots_written_before(plots_dir: Path) -> dict[str, str]:
+    """name → SHA-256 of the plots an earlier fsaccept report wrote into ``plots_dir``
+    (its manifest); {} without one, or with one fsaccept could not have written."""
+    try:
+        data = json.loads((plots_dir / PLOTS_MANIFEST).read_text())
+    except (OSError, ValueError):
+        return {}
+    plots = data.get("plots") if isinstance(data, dict) else None
+    if not isinstance(plots, dict) or data.get("written_by") != "fsaccept report":
+        return {}
+    return {n: h for n, h in plots.items() if isinstance(n, str) and isinstance(h, str)
+            and _PLOT_NAME.fullmatch(n)}
+
+
+def _remove_earlier_plots(plots_dir: Path, earlier: dict[str, str], now: set[str]) -> None:
+    """Remove the earlier report's plots that this one does not write, each only if it is
+    still the very file fsaccept wrote (a regular file with the SHA-256 recorded): a
+    file someone put there or changed since stays."""
+    for name, sha in earlier.items():
+        path = plots_dir / name
+        if name in now or path.is_symlink() or not path.is_file():
+            continue
+        try:
+            if hashlib.sha256(path.read_bytes()).hexdigest() == sha:
+                path.unlink()
+        except OSError:
+            continue
+
+
+def _load_verified_reference(path: str) -> Any:
+    """The reference file (validated as a run reads it), or why it cannot be read."""
+    from fsaccept.core.reference import ReferenceError, load_reference
+    try:
+        return load_reference(path)
+    except (ReferenceError, OSError, ValueError) as err:
+        return str(err).splitlines()[0][:200]
+
+
+def write_report(run_report: Path | str, out_dir: Path | str, **options: Any) -> list[Path]:
+    """Write report.md, report.html and plots/ into ``out_dir``; returns their paths
+    (options: those of :func:`write_report_context`)."""
+    return write_report_context(run_report, out_dir, **options)[0]
+
+
+def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_by: str = "",
+                         repo: Path | None = None, reference: Path | str | None = None,
+                         ceilings_file: Path | str | None = None
+                         ) -> tuple[list[Path], dict[str, Any]]:
     """Write report.md, report.html and plots/ into ``out_dir``; returns their paths.
 
     Ceilings come from ``ceilings_file`` (a YAML file with a ``ceilings:`` map, e.g.
@@ -184,31 +334,43 @@ def write_report(run_report: Path | str, out_dir: Path | str, *, signed_by: str 
     if out_dir.exists() and not out_dir.is_dir():
         raise ReportWriteError(f"{out_dir}: --out is not a directory")
     report = load_run_report(run_report)
-    tests = tests_of(report)
-    scripts = {tc.get("uuid", ""): job_script(tc) for t in tests for tc in t.cases + t.fixtures}
+    cases = [tc for tc in all_testcases(report)]
+    by_uuid = {tc.get("uuid", ""): tc for tc in cases}
+
+    def scripts(uuid: str, default: str = "") -> str:  # read only for the cases shown
+        return job_script(by_uuid[uuid]) if uuid in by_uuid else default
     ceilings: list[assessment.Ceiling] = []
     check = ""
-    recorded = {(tc.get("reference_path"), tc.get("reference_sha256")) for t in tests
-                for tc in t.cases if tc.get("reference_path")}
-    if reference is None and len(recorded) == 1:
+    verified = None  # the reference file the tests recorded, SHA-256 verified
+    recorded = {(tc.get("reference_path"), tc.get("reference_sha256")) for tc in cases
+                if tc.get("reference_path") and not tc.get("fixture")}
+    if len(recorded) == 1:
         path, sha = next(iter(recorded))
         try:
             now = hashlib.sha256(Path(path).read_bytes()).hexdigest()
         except OSError:
             now = None
         if now == sha:
-            reference = path
-            check = f"{path} still has SHA-256 {sha}: ceilings read from it"
+            verified = _load_verified_reference(path)
+            check = f"{path} still has SHA-256 {sha}: " + (
+                "thresholds compared with it" if not isinstance(verified, str)
+                else f"its thresholds could not be compared ({verified})")
+            if reference is None:
+                reference = path
+                check += "; ceilings read from it"
+            if isinstance(verified, str):
+                verified = None
         else:
             check = (f"{path} changed or is gone since the run (SHA-256 now "
-                     f"{now or 'unreadable'}): no ceilings shown")
+                     f"{now or 'unreadable'}): thresholds not compared"
+                     + ("; no ceilings shown" if reference is None else ""))
     elif reference is None and len(recorded) > 1:
         check = "the tests recorded different reference files: no ceilings shown"
     if ceilings_file is not None:
         ceilings = assessment.ceilings_from_reference_file(ceilings_file)
-        check = f"ceilings from {ceilings_file}"
+        check = (check + "; " if check else "") + f"ceilings from {ceilings_file}"
         if Path(ceilings_file).is_file():
-            first = Path(ceilings_file).read_text().splitlines()[:1]
+            first = Path(ceilings_file).read_text(errors="replace").splitlines()[:1]
             if first and first[0].startswith("#"):
                 check += f" ({first[0].lstrip('# ')})"
     elif reference is not None:
@@ -220,16 +382,25 @@ def write_report(run_report: Path | str, out_dir: Path | str, *, signed_by: str 
     repo = repo or Path(__file__).resolve().parent.parent
     ctx = build_context(report, signed_by=signed_by, harness_version=__version__,
                         git_commit=git_describe(repo), ceilings=ceilings, job_scripts=scripts,
-                        reference_check=check)
+                        reference_check=check, reference=verified)
     pages = {name: render(ctx, name + ".j2") for name in ("report.md", "report.html")}
     written = []
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
+        plots_dir = out_dir / "plots"
+        earlier = _plots_written_before(plots_dir)
         if ctx["plots"]:
-            (out_dir / "plots").mkdir(exist_ok=True)
+            plots_dir.mkdir(exist_ok=True)
             for p in ctx["plots"]:
-                (out_dir / "plots" / p.name).write_bytes(p.png)
-                written.append(out_dir / "plots" / p.name)
+                (plots_dir / p.name).write_bytes(p.png)
+                written.append(plots_dir / p.name)
+        _remove_earlier_plots(plots_dir, earlier, {p.name for p in ctx["plots"]})
+        if ctx["plots"] or earlier:
+            (plots_dir / PLOTS_MANIFEST).write_text(json.dumps(
+                {"written_by": "fsaccept report", "plots": {
+                    p.name: hashlib.sha256(p.png).hexdigest() for p in ctx["plots"]}},
+                indent=1) + "\n")
+            written.append(plots_dir / PLOTS_MANIFEST)
         for name, page in pages.items():
             (out_dir / name).write_text(page)
             written.append(out_dir / name)
@@ -237,7 +408,7 @@ def write_report(run_report: Path | str, out_dir: Path | str, *, signed_by: str 
         where = err.filename or out_dir
         raise ReportWriteError(f"{where}: cannot write the report (--out {out_dir}): "
                                f"{err.strerror or err}") from None
-    return written
+    return written, ctx
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -259,15 +430,17 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out) if args.out else Path(args.run_report).resolve().parent
     try:
-        written = write_report(args.run_report, out, signed_by=args.signed_by,
-                               reference=args.reference, ceilings_file=args.ceilings)
+        _, ctx = write_report_context(args.run_report, out, signed_by=args.signed_by,
+                                      reference=args.reference, ceilings_file=args.ceilings)
     except (RunReportError, CeilingError, ReportWriteError) as err:
         print(f"fsaccept.reporting.report: {err}", file=sys.stderr)
         return 2
-    del written
-    tests = tests_of(load_run_report(args.run_report))
-    ctx_verdict = overall_verdict(tests)
-    print(summary_text(summary_rows(tests)))
+    # The verdict the report shows (its reference file's thresholds compared), not another.
+    ctx_verdict = (ctx["signoff"]["verdict"], ctx["signoff"]["blocking"])
+    if ctx["rows"]:
+        print(summary_text(ctx["rows"]))
+    if ctx["grouped"]:
+        print(check_text(ctx["checks"]))
     print(f"report: {out / 'report.md'}")
     print(f"report: {out / 'report.html'}")
     print(f"overall verdict: {ctx_verdict[0]}"

@@ -22,9 +22,9 @@ from typing import Any
 
 from fsaccept.core.formatting import format_number
 from fsaccept.reporting.verdicts import (ACCEPTANCE_TAG, ACCEPTED, INCOMPLETE, NOT_ACCEPTED,
-                                         NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
-                                         SKIPPED_BY_REFRAME, Figure,
-                                         RunReportError, Verdict, figures_of, verdict_of, worst)
+                                         FAIL, INVALID, NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
+                                         SKIPPED_BY_REFRAME, Figure, RunReportError, Verdict,
+                                         figures_of, format_threshold, verdict_of, worst)
 
 # --------------------------------------------------------------------------- tests
 
@@ -177,9 +177,13 @@ def _fixture_key(dep: Any) -> tuple[str, str] | None:
     return None
 
 
-def tests_of(report: dict[str, Any]) -> list[Test]:
+def tests_of(report: dict[str, Any], reference: Any = None) -> list[Test]:
     """The report's tests (non-fixtures), repeats grouped, each with the fixtures
-    it depends on (e.g. the dataset a read test reads), in the order ReFrame ran them."""
+    it depends on (e.g. the dataset a read test reads), in the order ReFrame ran them.
+
+    ``reference``: the reference file (:class:`fsaccept.core.reference.Reference`) the
+    tests recorded, verified by its SHA-256: a pass whose recorded thresholds are looser
+    than the file's is INVALID."""
     cases = all_testcases(report)
     by_unique: dict[tuple[str, str], dict[str, Any]] = {}
     for tc in cases:
@@ -190,42 +194,100 @@ def tests_of(report: dict[str, Any]) -> list[Test]:
         if tc.get("fixture"):
             continue
         groups.setdefault(test_key(tc), []).append(tc)
+    fixture_verdicts: dict[int, Verdict] = {}
     tests = []
     for key, group in groups.items():
         fixtures: list[dict[str, Any]] = []
+        verdicts = []
         for tc in group:
+            own, missing = [], []
             for dep in tc.get("dependencies_actual") or []:
                 k = _fixture_key(dep)
                 fx = by_unique.get(k) if k else None
-                if fx is not None and fx not in fixtures:
+                if fx is None:
+                    missing.append(k[0] if k else repr(dep))
+                    continue
+                own.append(fx)
+                if fx not in fixtures:
                     fixtures.append(fx)
+            for fx in own:
+                if id(fx) not in fixture_verdicts:
+                    fixture_verdicts[id(fx)] = verdict_of(fx)
+            verdicts.append(_case_verdict(tc, [(fx, fixture_verdicts[id(fx)]) for fx in own],
+                                          missing, reference))
         rows: dict[str, FigureRow] = {}
         for tc in group:
             for fig in figures_of(tc):
                 rows.setdefault(fig.name, FigureRow(fig.name, fig.unit, [])).samples.append(fig)
-        verdicts = [_with_dependency_reason(verdict_of(tc), fixtures) for tc in group]
         tests.append(Test(name=key[0], cases=group, verdicts=verdicts,
                           fixtures=fixtures, figures=list(rows.values())))
     return tests
 
 
-def _with_dependency_reason(v: Verdict, fixtures: list[dict[str, Any]]) -> Verdict:
-    """A test not run because a fixture failed (or skipped, in a run report that did not
-    record why) says which and why."""
+def _fixture_text(fx: dict[str, Any], v: Verdict) -> str:
+    return (f"{fx.get('display_name') or fx.get('name')} is {v.verdict}"
+            + (f": {v.reason}" if v.reason else ""))
+
+
+def _case_verdict(tc: dict[str, Any], fixtures: list[tuple[dict[str, Any], Verdict]],
+                  missing: list[str], reference: Any) -> Verdict:
+    """A test case's verdict with what it depends on: a test not run because a fixture
+    failed says which and why; a figure measured over a dataset whose generation did not
+    pass (or is not in the run report) is not certified (INVALID); a pass against
+    thresholds looser than the reference file's is INVALID."""
+    v = verdict_of(tc)
     if v.verdict == SKIPPED and v.reason == SKIPPED_BY_REFRAME:
+        # A run report that did not record why: say which fixture skipped and why.
         skipped = [f"its fixture {fx.get('display_name') or fx.get('name')} was skipped: "
-                   f"{verdict_of(fx).reason}" for fx in fixtures
-                   if verdict_of(fx).verdict == SKIPPED and fx.get("skip_reason")]
+                   f"{fv.reason}" for fx, fv in fixtures
+                   if fv.verdict == SKIPPED and fx.get("skip_reason")]
         return Verdict(SKIPPED, "; ".join(skipped)) if skipped else v
-    if v.verdict != NOT_RUN:
-        return v
-    failed = []
-    for fx in fixtures:
-        fv = verdict_of(fx)
-        if fv.verdict != PASS:
-            failed.append(f"{fx.get('display_name') or fx.get('name')} is {fv.verdict}"
-                          + (f": {fv.reason}" if fv.reason else ""))
-    return Verdict(NOT_RUN, "; ".join(failed)) if failed else v
+    failed = [_fixture_text(fx, fv) for fx, fv in fixtures if fv.verdict != PASS]
+    if v.verdict == NOT_RUN:
+        return Verdict(NOT_RUN, "; ".join(failed)) if failed else v
+    if v.verdict in (PASS, FAIL) and (failed or missing):
+        why = failed + [f"{m}, which it depends on, is not in the run report" for m in missing]
+        return Verdict(INVALID, "measured over what its fixture prepared, which did not "
+                       "pass: " + "; ".join(why))
+    if v.verdict == PASS and reference is not None:
+        looser = looser_thresholds(tc, reference)
+        if looser:
+            return Verdict(INVALID, "; ".join(looser))
+    return v
+
+
+def looser_thresholds(tc: dict[str, Any], reference: Any) -> list[str]:
+    """Each threshold of the test's reference entry (``tests.<reference_key>``) that the
+    test case did not apply at least as strictly (value and tolerance as ReFrame applies
+    them): 'write_bandwidth: recorded ≥ 10 MiB/s, the reference file says ≥ 45 MiB/s'."""
+    from fsaccept.core.reference import ReferenceError
+    key = tc.get("reference_key")
+    if not key or tc.get("fixture"):
+        return []
+    try:
+        expected = reference.thresholds(key)
+    except (ReferenceError, TypeError, ValueError) as err:
+        return [f"the reference file has no usable entry tests.{key}: {str(err)[:200]}"]
+    recorded = figures_of(tc)
+    by_name = {f.name: f for f in recorded}
+    out = []
+    for name, th in expected.items():
+        # A single threshold: is the check's main figure, the first it declares.
+        fig = by_name.get(name) if name else (recorded[0] if recorded else None)
+        want = Figure(name or (fig.name if fig else "figure"), None, th.unit,
+                      *th.as_reframe_reference()[:3])
+        shown = f"{want.name}: the reference file says {format_threshold(want)}"
+        if fig is None:
+            out.append(f"{shown}, but the run report records no such figure")
+        elif fig.unit != th.unit:
+            out.append(f"{shown}, but the run report records it in {fig.unit!r}")
+        elif ((want.lower_limit is not None
+               and (fig.lower_limit is None or fig.lower_limit < want.lower_limit))
+              or (want.upper_limit is not None
+                  and (fig.upper_limit is None or fig.upper_limit > want.upper_limit))):
+            out.append(f"{shown}, but the test was judged against "
+                       f"{format_threshold(fig)}: looser than the reference")
+    return out
 
 
 def overall_verdict(tests: list[Test]) -> tuple[str, list[str]]:
@@ -254,12 +316,80 @@ def overall_verdict(tests: list[Test]) -> tuple[str, list[str]]:
 # --------------------------------------------------------------------------- I/O helpers
 
 
-def _run_report_validator() -> Any:
-    import jsonschema
+def _run_report_schema() -> dict[str, Any]:
     from importlib import resources
-    schema = json.loads(resources.files("fsaccept").joinpath("reporting/run-report.schema.json")
-                        .read_text())
-    return jsonschema.Draft202012Validator(schema)
+    return json.loads(resources.files("fsaccept").joinpath("reporting/run-report.schema.json")
+                      .read_text())
+
+
+#: The keywords the run-report schema may use: none of them looks at a string's or a
+#: number's value, only at types, keys and lengths, which :func:`_skeleton` keeps.
+SKELETON_KEYWORDS = frozenset({"$schema", "title", "description", "type", "required",
+                               "properties", "items", "prefixItems", "minItems",
+                               "additionalProperties", "$defs", "$ref"})
+
+
+def _run_report_validators() -> tuple[Any, Any]:
+    """Validators of the run report without its test cases, and of one test case."""
+    import jsonschema
+    schema = _run_report_schema()
+    top = json.loads(json.dumps(schema))
+    top["properties"]["runs"]["items"]["properties"]["testcases"] = {"type": "array"}
+    case = dict(schema["$defs"]["testcase"], **{"$defs": schema["$defs"]})
+    return (jsonschema.Draft202012Validator(top), jsonschema.Draft202012Validator(case))
+
+
+def _skeleton(value: Any, keys: frozenset[str] | None = None) -> Any:
+    """``value`` with every string made '' and every number 0 (types, keys and lengths
+    kept; at the top of a test case, only the keys the schema constrains): a test case
+    is valid exactly when its skeleton is, and 10,000 test cases have a few skeletons."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _skeleton(v)) for k, v in value.items()
+                            if keys is None or k in keys))
+    if isinstance(value, list):
+        return ("[]", *(_skeleton(v) for v in value))
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        return ""
+    if isinstance(value, int):
+        return 0
+    if isinstance(value, float):
+        return 0.0
+    return repr(type(value))
+
+
+def _unskeleton(sk: Any) -> Any:
+    if isinstance(sk, tuple) and sk[:1] == ("[]",):
+        return [_unskeleton(v) for v in sk[1:]]
+    if isinstance(sk, tuple):
+        return {k: _unskeleton(v) for k, v in sk}
+    return sk
+
+
+def _schema_errors(data: dict[str, Any]) -> list[tuple[list[str], str]]:
+    """(key path, message) of each schema error: the run report without its test cases
+    once, then each distinct test-case skeleton once (a run report of 10,000 test cases
+    took 40 s validated whole)."""
+    top, case = _run_report_validators()
+    errors = [(list(map(str, e.absolute_path)), e.message)
+              for e in top.iter_errors(data)]
+    constrained = frozenset(_run_report_schema()["$defs"]["testcase"]["properties"]) | {"name"}
+    verdict: dict[Any, bool] = {}
+    if errors or not isinstance(data.get("runs"), list):
+        return errors
+    for i, run in enumerate(data["runs"]):
+        for j, tc in enumerate(run.get("testcases") or [] if isinstance(run, dict) else []):
+            sk = _skeleton(tc, constrained) if isinstance(tc, dict) else _skeleton(tc)
+            if sk not in verdict:
+                verdict[sk] = case.is_valid(_unskeleton(sk))
+            if not verdict[sk]:
+                errors += [(["runs", str(i), "testcases", str(j),
+                             *map(str, e.absolute_path)], e.message)
+                           for e in case.iter_errors(tc)]
+                if len(errors) > 50:
+                    return errors
+    return errors
 
 
 def load_run_report(path: Path | str) -> dict[str, Any]:
@@ -278,11 +408,10 @@ def load_run_report(path: Path | str) -> dict[str, Any]:
     for i, run in enumerate(data["runs"] if isinstance(data["runs"], list) else []):
         if not isinstance(run, dict) or not isinstance(run.get("testcases"), list):
             raise RunReportError(f"{path}: runs[{i}].testcases: missing or not a list")
-    errors = sorted(_run_report_validator().iter_errors(data),
-                    key=lambda e: list(map(str, e.absolute_path)))
+    errors = sorted(_schema_errors(data))
     if errors:
-        lines = [f"{path}: {'.'.join(map(str, e.absolute_path)) or '(top level)'}: "
-                 f"{str(e.message)[:200]}" for e in errors[:5]]
+        lines = [f"{path}: {'.'.join(where) or '(top level)'}: {str(message)[:200]}"
+                 for where, message in errors[:5]]
         if len(errors) > 5:
             lines.append(f"{path}: (and {len(errors) - 5} more errors)")
         raise RunReportError("\n".join(lines))

@@ -7,14 +7,16 @@ import json
 import math
 import re
 import shlex
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
 from fsaccept.core.formatting import format_figure, format_number
+from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.units import GIB
-from fsaccept.reporting.runreport import Test
-from fsaccept.reporting.verdicts import (REPEAT_PARAM, Verdict, as_number, figures_of,
-                                         format_threshold, verdict_of)
+from fsaccept.reporting.runreport import FigureRow, Test
+from fsaccept.reporting.verdicts import (REPEAT_PARAM, VERDICT_ORDER, Verdict, as_number,
+                                         figures_of, format_threshold, verdict_of, worst)
 
 # --------------------------------------------------------------------------- rows
 
@@ -269,3 +271,142 @@ def per_node_values(tests: list[Test]) -> dict[tuple[str, str], dict[str, list[f
                 out.setdefault((family, f.name), {}).setdefault(
                     tc["job_nodelist"][0], []).append(f.value)
     return out
+
+
+# --------------------------------------------------------------------------- checks
+
+#: A check with more test cases than this (``--distribute=all`` makes one per node) is
+#: summarised: counts per verdict, its figures' spread, the worst cases in full, one
+#: compact line per case, one plot.
+GROUP_LIMIT = 10
+#: Test cases of a summarised check shown in full: the worst first.
+WORST_SHOWN = 10
+#: A reason in a compact line is cut here (its full text: the worst cases, the run report).
+COMPACT_REASON_CHARS = 160
+
+
+def main_figure(t: Test) -> FigureRow | None:
+    """The figure a test is judged on: the first compared with a limit (the slow-node
+    count aside), else the first."""
+    judged = [fr for fr in t.figures if fr.threshold.limited and fr.name != OUTLIER_FIGURE]
+    return (judged or t.figures or [None])[0]
+
+
+def margin(t: Test) -> float:
+    """How far the test's main figure is inside its limit (measured ÷ floor, or ceiling
+    ÷ measured; < 1 is outside): the worst case has the smallest."""
+    fr = main_figure(t)
+    if fr is None or fr.value is None:
+        return -math.inf
+    th = fr.threshold
+    try:
+        if th.lower_limit:
+            return fr.value / th.lower_limit
+        if th.upper_limit is not None and fr.value:
+            return th.upper_limit / fr.value
+    except (ZeroDivisionError, OverflowError):
+        pass
+    return fr.value
+
+
+def worst_first(tests: list[Test]) -> list[Test]:
+    """Worst verdict first (ERROR, ABORTED, INVALID, FAIL...), then the smallest margin."""
+    order = {v: i for i, v in enumerate(VERDICT_ORDER)}
+    return sorted(tests, key=lambda t: (order.get(t.verdict, 0), margin(t)))
+
+
+def case_label(t: Test, check: str) -> str:
+    """A test case within its check: its node (one per case), else what its name adds."""
+    nodes = t.case.get("job_nodelist") or []
+    if isinstance(nodes, list) and len(nodes) == 1:
+        return str(nodes[0])
+    return t.name[len(check):].strip() if t.name.startswith(check) else t.name
+
+
+@dataclass
+class CompactRow:
+    test: str
+    label: str
+    verdict: str
+    measured: str
+    reason: str
+    anchor: str | None  # its full section, when it has one
+
+
+@dataclass
+class CheckSummary:
+    """One check and its test cases (one, or one per node...)."""
+
+    name: str
+    tests: list[Test]
+    detailed: list[Test]
+    counts: list[tuple[str, int]]
+    figure: str
+    spread: str  # 'min 1,200 / median 1,280 / max 1,320 MiB/s'
+    compact: list[CompactRow]
+    plot: Any = None
+
+    @property
+    def anchor(self) -> str:
+        return anchor_of(self.name) + "-check"
+
+    @property
+    def large(self) -> bool:
+        return len(self.tests) > GROUP_LIMIT
+
+    @property
+    def verdict(self) -> str:
+        return worst([t.verdict for t in self.tests])
+
+
+def check_summaries(tests: list[Test]) -> list[CheckSummary]:
+    """The tests grouped per check (name without ReFrame's per-node and repeat
+    parameters), in the order they ran."""
+    groups: dict[str, list[Test]] = {}
+    for t in tests:
+        groups.setdefault(family_of(t.name), []).append(t)
+    out = []
+    for name, members in groups.items():
+        large = len(members) > GROUP_LIMIT
+        ranked = worst_first(members) if large else members
+        detailed = ranked[:WORST_SHOWN] if large else members
+        shown = {id(t) for t in detailed}
+        counts: dict[str, int] = {}
+        for t in members:
+            counts[t.verdict] = counts.get(t.verdict, 0) + 1
+        main = [main_figure(t) for t in members]
+        names = {fr.name for fr in main if fr is not None}
+        figure, spread = "—", "—"
+        if len(names) == 1:
+            figure = names.pop()
+            vals = sorted(fr.value for fr in main if fr is not None and fr.value is not None
+                          and math.isfinite(fr.value))
+            unit = next(fr.unit for fr in main if fr is not None)
+            if vals:
+                spread = (f"min {format_number(vals[0])} / median "
+                          f"{format_number(statistics.median(vals))} / max "
+                          f"{format_number(vals[-1])} {unit}").rstrip()
+        compact = []
+        if large:
+            for t in ranked:
+                fr = main_figure(t)
+                reason = t.reason
+                if len(reason) > COMPACT_REASON_CHARS:
+                    reason = reason[:COMPACT_REASON_CHARS - 1] + "…"
+                compact.append(CompactRow(
+                    t.name, case_label(t, name), t.verdict,
+                    format_figure(fr.value, fr.unit) if fr is not None else "—", reason,
+                    anchor_of(t.name) if id(t) in shown else None))
+        out.append(CheckSummary(name, members, detailed,
+                                sorted(counts.items(), key=lambda kv: VERDICT_ORDER.index(
+                                    kv[0]) if kv[0] in VERDICT_ORDER else 0),
+                                figure, spread, compact))
+    return out
+
+
+def check_text(checks: list[CheckSummary]) -> str:
+    """Per check, for the terminal: 'FioSequentialWrite  1,667 cases  PASS 1,660, FAIL 7'."""
+    width = max(len(c.name) for c in checks)
+    return "\n".join(f"{c.name.ljust(width)}  {len(c.tests):>7,} case"
+                     f"{'s' if len(c.tests) != 1 else ' '}  "
+                     + ", ".join(f"{v} {n:,}" for v, n in c.counts) for c in checks)

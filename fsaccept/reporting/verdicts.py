@@ -7,8 +7,11 @@ test case (:func:`verdict_of`):
 - PASS: ReFrame's ``pass``;
 - FAIL: failed in the ``performance`` phase (a figure below its threshold);
 - INVALID: failed in ``sanity`` with ``INVALID:`` in the reason (the text
-  after it is the reason shown), a figure no file system can have, or figures
-  that contradict the verdict recorded with them (:func:`unjudgeable_figures`);
+  after it is the reason shown), a figure no file system can have, figures
+  that contradict the verdict recorded with them or were not judged
+  (:func:`unjudgeable_figures`), or a pass that carries a failure reason
+  (:func:`recorded_failure`); what a test depends on (its fixtures, the reference
+  file's thresholds) is checked in :func:`fsaccept.reporting.runreport.tests_of`;
 - anything else is shown as what it is (ERROR in a phase, SKIPPED, NOT RUN
   because a dependency failed, ABORTED) and is never PASS.
 """
@@ -22,7 +25,8 @@ from decimal import Decimal
 from typing import Any
 
 from fsaccept.core.findings import figure_problem
-from fsaccept.core.formatting import format_number
+from fsaccept.core.formatting import format_number, format_quantity, time_scale
+from fsaccept.core.pernode import OUTLIER_FIGURE
 
 PASS, FAIL, INVALID = "PASS", "FAIL", "INVALID"
 ERROR, SKIPPED, NOT_RUN, ABORTED = "ERROR", "SKIPPED", "NOT RUN", "ABORTED"
@@ -53,12 +57,20 @@ class Figure:
     lower: float | None = None
     upper: float | None = None
     result: str | None = None
+    #: A threshold entry (reference, lower, upper) that is neither null nor a number
+    #: ("abc", "50", true): an edited run report, never a usable threshold.
+    bad_threshold: bool = False
 
     @property
     def judged(self) -> bool:
         """Whether ReFrame judged it against a threshold (a reference of 0
         without bounds is ReFrame's "no reference")."""
         return self.lower is not None or self.upper is not None or bool(self.reference)
+
+    @property
+    def limited(self) -> bool:
+        """Whether a limit was computed and compared (a floor or a ceiling)."""
+        return self.lower_limit is not None or self.upper_limit is not None
 
     @property
     def lower_limit(self) -> float | None:
@@ -87,8 +99,14 @@ def figures_of(testcase: dict[str, Any]) -> list[Figure]:
         value, ref, lower, upper, unit, *rest = values
         out.append(Figure(name=key.rsplit(":", 1)[-1], value=as_number(value), unit=unit or "",
                           reference=as_number(ref), lower=as_number(lower), upper=as_number(upper),
-                          result=rest[0] if rest else None))
+                          result=rest[0] if rest else None,
+                          bad_threshold=any(not _number_or_null(x) for x in (ref, lower, upper))))
     return out
+
+
+def _number_or_null(v: Any) -> bool:
+    """ReFrame writes a threshold entry as a JSON number or null, nothing else."""
+    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
 
 
 def as_number(v: Any) -> float | None:
@@ -106,18 +124,29 @@ def format_threshold(fig: Figure) -> str:
     """'≥ 45 MiB/s (50 − 10 %)'; '—' for a figure without threshold."""
     if not fig.judged:
         return "—"
+    # One unit for the limit and the reference it comes from: '≤ 110 µs (100 µs + 10 %)'.
+    steps, unit = time_scale(fig.reference, fig.unit)
+
+    def q(v: float | None) -> str:
+        return format_quantity(v, fig.unit, steps, unit)
     parts = []
     if fig.lower_limit is not None:
         tol = f" − {format_number(round(-fig.lower * 100, 6))} %" if fig.lower else ""
-        parts.append(f"≥ {format_number(fig.lower_limit)} {fig.unit} "
-                     f"({format_number(fig.reference)}{tol})")
+        parts.append(f"≥ {q(fig.lower_limit)} ({format_number(_scaled(fig.reference, steps))}"
+                     f"{tol})")
     if fig.upper_limit is not None:
         tol = f" + {format_number(round(fig.upper * 100, 6))} %" if fig.upper else ""
-        parts.append(f"≤ {format_number(fig.upper_limit)} {fig.unit} "
-                     f"({format_number(fig.reference)}{tol})")
+        parts.append(f"≤ {q(fig.upper_limit)} ({format_number(_scaled(fig.reference, steps))}"
+                     f"{tol})")
     if not parts:
-        parts.append(f"{format_number(fig.reference)} {fig.unit}")
+        parts.append(q(fig.reference))
     return ", ".join(parts)
+
+
+def _scaled(value: float | None, steps: int) -> Any:
+    if value is None or not steps:
+        return value
+    return Decimal(repr(value)) * 1000 ** steps
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -147,13 +176,13 @@ def figure_failures(figures: list[Figure]) -> list[str]:
         if f.result != "fail":
             continue
         if f.lower_limit is not None and f.value is not None and f.value < f.lower_limit:
-            out.append(f"{f.name} {format_number(f.value)} {f.unit} below the threshold "
-                       f"{format_number(f.lower_limit)} {f.unit}")
+            out.append(f"{f.name} {format_quantity(f.value, f.unit)} below the threshold "
+                       f"{format_quantity(f.lower_limit, f.unit)}")
         elif f.upper_limit is not None and f.value is not None and f.value > f.upper_limit:
-            out.append(f"{f.name} {format_number(f.value)} {f.unit} above the limit "
-                       f"{format_number(f.upper_limit)} {f.unit}")
+            out.append(f"{f.name} {format_quantity(f.value, f.unit)} above the limit "
+                       f"{format_quantity(f.upper_limit, f.unit)}")
         else:
-            out.append(f"{f.name} {format_number(f.value)} {f.unit} failed its reference")
+            out.append(f"{f.name} {format_quantity(f.value, f.unit)} failed its reference")
     return out
 
 
@@ -178,20 +207,26 @@ def bogus_figures(figures: list[Figure]) -> list[str]:
 
 def unjudgeable_figures(testcase: dict[str, Any], figures: list[Figure]) -> list[str]:
     """What in a run report's figures contradicts its own verdict, or cannot have been
-    judged: a threshold that is not a number, a judged figure without a value, a value
-    outside the limits it passed, a figure failed inside a test passed, an acceptance
-    test without any figure.  A live run never writes these; an edited or damaged run
-    report can, and its test is then INVALID, never PASS or ACCEPTED."""
+    judged: a threshold that is not a number (or a tolerance without the figure it applies
+    to), a judged figure without a value, a value outside the limits it passed, a figure
+    failed inside a test passed, an acceptance test without any figure or without any
+    figure compared with a limit.  A live run never writes these; an edited or damaged
+    run report can, and its test is then INVALID, never PASS or ACCEPTED."""
     out = []
-    if not figures and ACCEPTANCE_TAG in (testcase.get("tags") or []):
+    acceptance = ACCEPTANCE_TAG in (testcase.get("tags") or [])
+    if not figures and acceptance:
         out.append("no figure recorded for an acceptance test")
+    unusable = False
     for f in figures:
         # Tolerances (lower, upper) are signed fractions; the reference is a figure.
         tolerances = [x for x in (f.lower, f.upper) if x is not None]
-        if ((f.reference is not None and figure_problem(f.reference, io_done=False))
+        if (f.bad_threshold
+                or (f.reference is not None and figure_problem(f.reference, io_done=False))
+                or (f.reference is None and tolerances)
                 or any(not math.isfinite(x) for x in tolerances)):
             out.append(f"{f.name}: threshold {f.reference!r} ({f.lower!r}, {f.upper!r}) is "
                        "not a usable threshold")
+            unusable = True
             continue
         if f.judged and f.value is None:
             out.append(f"{f.name}: judged against a threshold but no value recorded")
@@ -201,16 +236,30 @@ def unjudgeable_figures(testcase: dict[str, Any], figures: list[Figure]) -> list
         outside = ((f.lower_limit is not None and f.value < f.lower_limit)
                    or (f.upper_limit is not None and f.value > f.upper_limit))
         if outside and f.result != "fail":
-            out.append(f"{f.name} {format_number(f.value)} {f.unit} is outside its threshold "
+            out.append(f"{f.name} {format_quantity(f.value, f.unit)} is outside its threshold "
                        f"but recorded as {f.result or 'not judged'}")
         if f.result == "fail" and testcase.get("result") == "pass":
             out.append(f"{f.name} failed its reference in a test recorded as passed")
+    # The slow-node count is a check of the nodes, not of the file system's figures: an
+    # acceptance test passes only on a figure compared with a threshold.
+    if (acceptance and figures and not unusable
+            and not any(f.limited for f in figures if f.name != OUTLIER_FIGURE)):
+        out.append("no figure was judged against a threshold ("
+                   + ", ".join(f.name for f in figures) + "): nothing to accept")
     return out
 
 
 #: A skip without a recorded reason (a run report from before fixtures' reasons were
 #: passed on: the test list then says which fixture skipped and why).
 SKIPPED_BY_REFRAME = "skipped by ReFrame (see ReFrame's output)"
+
+
+def recorded_failure(testcase: dict[str, Any]) -> str:
+    """A reason a test case recorded as ``pass`` carries nonetheless (a failure reason or
+    phase, the check's own ``invalid_reasons``): '' when there is none."""
+    parts = [str(testcase.get(k)) for k in ("fail_phase", "fail_reason", "invalid_reasons")
+             if testcase.get(k) not in (None, "", [], {})]
+    return "; ".join(parts)
 
 
 def verdict_of(testcase: dict[str, Any]) -> Verdict:
@@ -226,6 +275,11 @@ def verdict_of(testcase: dict[str, Any]) -> Verdict:
         if bogus:
             return Verdict(INVALID, "; ".join(bogus))
     if result == "pass":
+        carried = recorded_failure(testcase)
+        if carried:
+            reason = invalid_reason(carried)
+            return Verdict(INVALID, reason if reason is not None else
+                           f"recorded as passed but carries a failure: {carried}")
         return Verdict(PASS)
     if result == "fail" and phase == "performance":
         failed = figure_failures(figures_of(testcase))

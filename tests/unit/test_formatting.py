@@ -13,6 +13,7 @@ import pytest
 from fsaccept.reporting import runreport, sections
 from fsaccept.reporting import report as signoff
 from fsaccept.reporting import trends
+from fsaccept.core import formatting
 from fsaccept.core.formatting import format_figure, format_number, mib_to_mb
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
@@ -44,6 +45,7 @@ def raw_floats(text: str) -> list[str]:
     (0.000123456789, "0.00012346"),
     (-1234.5678, "-1,234.6"),
     (0.0, "0"), (1383, "1,383"), (10**20, "100,000,000,000,000,000,000"),
+    (1.7e308, "1.7e+308"), (-1e300, "-1e+300"),
     (None, "—"),
 ])
 def test_format_number(value, text):
@@ -104,3 +106,26 @@ def test_nightly_summary_has_no_raw_float():
     assert raw_floats(text) == []
     assert "424.62 MiB/s" in text and "9,758.7 ops/s" in text and "-13.17 %" in text
     assert raw_floats(comps[0].describe(0.1)) == []
+
+
+def test_sub_millisecond_times_are_shown_in_a_smaller_unit():
+    # md-workbench prints latencies in seconds: a real capture's, as the report shows it.
+    from fsaccept.benchmarks.md_workbench.parse import parse_md_workbench
+    from fsaccept.reporting import verdicts
+    data = Path(__file__).resolve().parents[1] / "data" / "md-workbench" / "basic.txt"
+    figures = parse_md_workbench(data.read_text()).figures()
+    small = {k: v for k, v in figures.items() if k.endswith("_latency_max") and v < 1e-3}
+    assert small
+    for name, value in small.items():
+        text = formatting.format_figure(value, "s")
+        assert re.fullmatch(r"[\d,.]+ µs", text), (name, value, text)
+        assert "0.000" not in text
+    assert formatting.format_figure(4.5061e-05, "s") == "45.061 µs"
+    assert formatting.format_figure(0.0123, "s") == "12.3 ms"
+    assert formatting.format_figure(2.5, "s") == "2.5 s"
+    assert formatting.format_figure(0, "s") == "0 s"
+    assert formatting.format_figure(411.648, "us") == "411.65 us"
+    fig = verdicts.Figure("stat_latency_max", 4.5061e-05, "s", 0.0001, None, 0.1, "pass")
+    assert verdicts.format_threshold(fig) == "≤ 110 µs (100 + 10 %)"
+    fig = verdicts.Figure("stat_latency_max", 4.5e-04, "s", 0.0001, None, 0.1, "fail")
+    assert verdicts.figure_failures([fig]) == ["stat_latency_max 450 µs above the limit 110 µs"]

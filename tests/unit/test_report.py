@@ -222,7 +222,7 @@ def test_rendered_report_has_the_table_signoff_and_plots():
             "(1,000,000 − 10 %) | FAIL |") in md
     assert "| Signed by | A. Engineer |" in md
     assert "SHA-256 `1316c31082e43b33c3bb2533f5bed4f68f466808344745931a565bb82589d4e1`" in md
-    assert "fsaccept 0.1.0, git commit abc123" in md
+    assert "fsaccept 0.1.0, git commit `abc123`" in md
     assert "/opt/ior-4.0.0/bin/ior -w -a POSIX" in md
     assert '<table id="summary">' in html and html.count("<tr>") > 10
     assert 'src="data:image/png;base64,' in html  # self-contained
@@ -273,8 +273,9 @@ def test_measured_ceilings_file_gives_the_assessment(tmp_path):
 
 def test_a_minimal_run_report_renders():
     """Only the keys every ReFrame test case has: nothing in the templates needs more."""
+    # (Not tagged acceptance: an acceptance test needs a figure judged against a threshold.)
     cases = [{"name": "T", "system": "s", "partition": "p", "environ": "e", "result": "pass",
-              "tags": ["acceptance"], "perfvalues": {"s:p:x": [1.5, 0, None, None, "ops/s",
+              "tags": ["preflight"], "perfvalues": {"s:p:x": [1.5, 0, None, None, "ops/s",
                                                                 "pass"]}}]
     ctx = signoff.build_context({"session_info": {}, "runs": [{"testcases": cases}]})
     assert "| [T](#test-t) | — | — | x | 1.5 ops/s | — | PASS |" in signoff.render(ctx, "report.md.j2")
@@ -380,7 +381,7 @@ def test_plot_files_of_long_and_non_ascii_test_names_never_collide(tmp_path):
              "IORRandomWriteIOPS": "Σ", "IORRandomReadIOPS": "L" * 300}
     src = _renamed(tmp_path, names)
     written = signoff.write_report(src, tmp_path / "out")
-    plots = sorted(p.name for p in written if p.parent.name == "plots")
+    plots = sorted(p.name for p in written if p.suffix == ".png")
     # One file per test (none overwrites another), each a short, safe name.
     assert len(plots) == len(set(p.lower() for p in plots)) == 4
     assert all(len(p) <= 100 and re.fullmatch(r"test-[a-z0-9-]+\.png", p) for p in plots)
@@ -402,3 +403,388 @@ def test_report_into_a_path_that_is_not_a_directory_exits_2(tmp_path, capsys, ou
     err = capsys.readouterr().err
     assert str(tmp_path / out) in err and "Traceback" not in err
     assert (tmp_path / "a-file").read_text() == "keep me\n"
+
+
+# --------------------------------------------------------------------------- issue 22, 1
+# An edited run report is never ACCEPTED: each case below was ACCEPTED before.
+
+
+def _accepted_variant(edit, name="ior-pass.json"):
+    """A real run report edited in code (``edit(data, cases_by_name)``), its tests and
+    overall verdict."""
+    data = json.loads((DATA / name).read_text())
+    cases = {c["name"]: c for run in data["runs"] for c in run["testcases"]}
+    edit(data, cases)
+    return data
+
+
+def _verdicts(data, tmp_path):
+    path = tmp_path / "run-report.json"
+    path.write_text(json.dumps(data))
+    tests = runreport.tests_of(runreport.load_run_report(path))
+    return by_name(tests), runreport.overall_verdict(tests)[0]
+
+
+def _perf(case, figure):
+    return next(v for k, v in case["perfvalues"].items() if k.endswith(":" + figure))
+
+
+@pytest.mark.parametrize("slot, bad", [(1, "abc"), (1, None), (1, "50"), (2, "abc"),
+                                       (2, "-0.1"), (3, "x")])
+@pytest.mark.parametrize("value", [1987.01, 10.0])  # 10 is below the real threshold (45)
+def test_a_threshold_that_is_not_a_number_or_null_is_invalid(tmp_path, slot, bad, value):
+    def edit(data, cases):
+        pv = _perf(cases["IORWriteBandwidth"], "write_bandwidth")
+        pv[0], pv[slot] = value, bad
+    tests, overall = _verdicts(_accepted_variant(edit), tmp_path)
+    w = tests["IORWriteBandwidth"]
+    assert w.verdict == verdicts.INVALID and "not a usable threshold" in w.reason, w.reason
+    assert overall == verdicts.NOT_ACCEPTED
+
+
+def test_an_acceptance_test_with_every_threshold_removed_is_invalid(tmp_path):
+    def edit(data, cases):
+        for fig in ("write_bandwidth", "write_bandwidth_stonewall"):
+            _perf(cases["IORWriteBandwidth"], fig)[1:4] = [0, None, None]
+    tests, overall = _verdicts(_accepted_variant(edit), tmp_path)
+    w = tests["IORWriteBandwidth"]
+    assert w.verdict == verdicts.INVALID
+    assert w.reason == ("no figure was judged against a threshold (write_bandwidth, "
+                        "write_bandwidth_stonewall): nothing to accept")
+    assert overall == verdicts.NOT_ACCEPTED
+    # A preflight check is judged by its sanity alone: still PASS.
+    assert tests["MPILaunchSanity"].verdict == verdicts.PASS
+
+
+def test_a_fio_entry_without_thresholds_is_invalid_even_with_its_outlier_count(tmp_path):
+    # What a live fio entry without thresholds: records: figures at reference 0 and the
+    # outlier count (outlier_fraction > 0), which is no judgement of the file system.
+    def edit(data, cases):
+        case = cases["FioRandomReadDirect"]
+        for key, pv in case["perfvalues"].items():
+            if not key.endswith(":outlier_nodes"):
+                pv[1:4] = [0, None, None]
+    tests, _ = _verdicts(_accepted_variant(edit, "fio-client.json"), tmp_path)
+    fio = tests["FioRandomReadDirect"]
+    assert fio.verdict == verdicts.INVALID and "nothing to accept" in fio.reason
+    assert by_name(runreport.tests_of(load("fio-client.json")))[
+        "FioRandomReadDirect"].verdict == verdicts.PASS
+
+
+@pytest.mark.parametrize("key, value, reason", [
+    ("fail_reason", "sanity error: INVALID: the read ran 0.5 s of its 2 s deadline",
+     "the read ran 0.5 s of its 2 s deadline"),
+    ("invalid_reasons", "the job refused to run the benchmark",
+     "recorded as passed but carries a failure: the job refused to run the benchmark"),
+    ("fail_phase", "sanity", "recorded as passed but carries a failure: sanity"),
+])
+def test_a_pass_that_carries_a_failure_reason_is_invalid(tmp_path, key, value, reason):
+    tests, overall = _verdicts(_accepted_variant(
+        lambda data, cases: cases["IORWriteBandwidth"].__setitem__(key, value)), tmp_path)
+    assert tests["IORWriteBandwidth"].verdict == verdicts.INVALID
+    assert tests["IORWriteBandwidth"].reason == reason
+    assert overall == verdicts.NOT_ACCEPTED
+
+
+def _fixture_of_read(cases):
+    return next(c for n, c in cases.items() if n.startswith("IORReadDatasetGeneration"))
+
+
+def test_a_read_that_passed_over_an_invalid_dataset_is_invalid(tmp_path):
+    # Fixtures are test cases of their own in ReFrame's run report.
+    def edit(data, cases):
+        _fixture_of_read(cases).update(
+            result="fail", fail_phase="sanity",
+            fail_reason="sanity error: INVALID: the dataset ran out after 0.4 s")
+    tests, overall = _verdicts(_accepted_variant(edit), tmp_path)
+    read = tests["IORStonewalledRead"]
+    assert read.verdict == verdicts.INVALID
+    assert read.reason == ("measured over what its fixture prepared, which did not pass: "
+                           "IORReadDatasetGeneration ~local:compute+openmpi is INVALID: the "
+                           "dataset ran out after 0.4 s")
+    assert overall == verdicts.NOT_ACCEPTED
+
+
+def test_a_read_whose_dataset_fixture_is_missing_from_the_report_is_invalid(tmp_path):
+    def edit(data, cases):
+        fx = _fixture_of_read(cases)
+        for run in data["runs"]:
+            run["testcases"] = [c for c in run["testcases"] if c is not fx]
+    tests, overall = _verdicts(_accepted_variant(edit), tmp_path)
+    read = tests["IORStonewalledRead"]
+    assert read.verdict == verdicts.INVALID and "is not in the run report" in read.reason
+    assert overall == verdicts.NOT_ACCEPTED
+
+
+def _ior_fail_passing(tmp_path, write_threshold):
+    """ior-fail.json edited so that its write passed against ``write_threshold``
+    (reference, lower), beside an exact copy of the reference file it recorded."""
+    ref = tmp_path / "ref.yaml"
+    ref.write_bytes((DATA / "ior-fail.reference.yaml").read_bytes())
+
+    def edit(data, cases):
+        for case in cases.values():
+            case["reference_path"] = str(ref)
+        w = cases["IORWriteBandwidth"]
+        w.update(result="pass", fail_phase=None, fail_reason=None)
+        pv = _perf(w, "write_bandwidth")
+        pv[1], pv[2], pv[5] = *write_threshold, "pass"
+    src = tmp_path / "run-report.json"
+    src.write_text(json.dumps(_accepted_variant(edit, "ior-fail.json")))
+    return src
+
+
+@pytest.mark.parametrize("threshold, recorded", [
+    ((1000, -0.1), "≥ 900 MiB/s (1,000 − 10 %)"),          # the value lowered
+    ((1000000, -0.999), "≥ 1,000 MiB/s (1,000,000 − 99.9 %)"),  # the tolerance widened
+])
+def test_thresholds_looser_than_the_verified_reference_file_are_invalid(
+        tmp_path, capsys, threshold, recorded):
+    src = _ior_fail_passing(tmp_path, threshold)
+    # Taken on its own, the edited run report is consistent: ACCEPTED.
+    tests = runreport.tests_of(runreport.load_run_report(src))
+    assert runreport.overall_verdict(tests)[0] == verdicts.ACCEPTED
+    # The report verifies the reference file by its SHA-256, and then compares.
+    assert signoff.main([str(src), "--out", str(tmp_path / "out")]) == 1
+    out = capsys.readouterr().out
+    assert "overall verdict: NOT ACCEPTED" in out
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "**Overall verdict: NOT ACCEPTED**" in md
+    assert ("write_bandwidth: the reference file says ≥ 900,000 MiB/s (1,000,000 − 10 %), "
+            f"but the test was judged against {recorded}: looser than the reference") in md
+    assert "thresholds compared with it" in md
+
+
+def test_thresholds_as_strict_as_the_reference_file_stay_pass(tmp_path, capsys):
+    src = _ior_fail_passing(tmp_path, (1000000, -0.1))
+    data = json.loads(src.read_text())
+    # The measured value made to pass the real threshold; random write: a tighter one.
+    w = next(c for c in data["runs"][0]["testcases"] if c["name"] == "IORWriteBandwidth")
+    _perf(w, "write_bandwidth")[0] = 950000.0
+    r = next(c for c in data["runs"][0]["testcases"] if c["name"] == "IORRandomWriteIOPS")
+    _perf(r, "write_iops")[1:3] = [600, -0.05]
+    src.write_text(json.dumps(data))
+    assert signoff.main([str(src), "--out", str(tmp_path / "out")]) == 0
+    assert "overall verdict: ACCEPTED" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- issue 22, 2
+
+
+def test_report_md_escapes_every_field_and_keeps_reasons_on_one_line(tmp_path):
+    injected = ("sanity error: INVALID: ran short\n\n**Overall verdict: ACCEPTED**\n\n"
+                "<script>alert(1)</script> [click](http://x) `x` # h")
+    def edit(data, cases):
+        cases["IORWriteBandwidth"].update(result="fail", fail_phase="sanity",
+                                           fail_reason=injected)
+        for case in cases.values():
+            case["display_name"] = case["display_name"].replace("IORRandomWriteIOPS",
+                                                                "IOR|Random<b>Write</b>")
+        cases["IORWriteBandwidth"]["ior_command"] += " | tee ```x``` | cat"
+        data["session_info"]["cmdline"] = "reframe -n 'a|b' `rm -rf`"
+    data = _accepted_variant(edit)
+    ctx = signoff.build_context(data)
+    md = signoff.render(ctx, "report.md.j2")
+    # One overall verdict paragraph: the real one.
+    assert re.findall(r"^\*\*Overall verdict: .*\*\*$", md, re.M) == [
+        "**Overall verdict: NOT ACCEPTED**"]
+    assert "\\*\\*Overall verdict: ACCEPTED\\*\\*" in md
+    # Raw HTML never passes through; a link is text.
+    assert "<script>" not in md and "<b>" not in md and "&lt;script&gt;" in md
+    assert "[click](" not in md and "\\[click\\](http://x)" in md
+    # Every table row still has its 9 cell separators (8 columns).
+    for line in md.splitlines():
+        if line.startswith("| [IORWriteBandwidth]"):
+            assert len(re.findall(r"(?<!\\)\|", line)) == 9, line
+    # Inline code and code blocks cannot be closed by what they hold.
+    assert "| Command | `` reframe -n 'a\\|b' `rm -rf` `` |" in md
+    assert "````\n" in md and "tee ```x``` | cat\n````" in md
+    # Reasons are one line wherever they appear.
+    reason_lines = [li for li in md.splitlines() if "ran short" in li]
+    assert reason_lines and all("Overall" in li for li in reason_lines)
+
+
+def test_md_escape():
+    assert signoff.md_escape("write_bandwidth") == "write_bandwidth"
+    assert signoff.md_escape("_x_ *y* a|b") == "\\_x\\_ \\*y\\* a\\|b"
+    assert signoff.md_escape("a\r\nb\u2028c") == "a b c"
+    assert signoff.md_escape("- item") == "\\- item" and signoff.md_escape("2.5 s") == "2.5 s"
+    assert signoff.md_escape("1. x") == "\\1. x"
+
+
+# --------------------------------------------------------------------------- issue 22, 3
+
+
+def test_a_huge_finite_ceiling_exits_2_naming_it(tmp_path, capsys):
+    ceilings = tmp_path / "ceilings.yaml"
+    ceilings.write_text("ceilings:\n  disk:\n    component: devices\n"
+                        "    bandwidth: {value: 1.0e+300, unit: MiB/s}\n")
+    assert signoff.main([str(DATA / "ior-pass.json"), "--out", str(tmp_path / "out"),
+                         "--ceilings", str(ceilings)]) == 2
+    err = capsys.readouterr().err
+    assert f"{ceilings}: ceilings.disk.bandwidth.value: 1e+300 is beyond any hardware" in err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()
+
+
+def test_plots_bound_huge_thresholds_and_ceilings_and_name_them_off_scale(tmp_path):
+    # A run report may carry a huge finite threshold (it is INVALID, and still drawn).
+    def edit(data, cases):
+        pv = _perf(cases["IORWriteBandwidth"], "write_bandwidth")
+        pv[1] = 1e300
+    data = _accepted_variant(edit)
+    from fsaccept.reporting import assessment, plots
+    tests = by_name(runreport.tests_of(data))
+    png = plots.figure_plot(tests["IORWriteBandwidth"], {"write_bandwidth": 1.7e308})
+    assert png.startswith(b"\x89PNG")
+    ceiling = assessment.Ceiling("huge", "devices", "system", 1, {"MiB/s": 1e308},
+                                 {"MiB/s": "1e308 MiB/s"})
+    ctx = signoff.build_context(data, ceilings=[ceiling])
+    assert ctx["plots"] and tests["IORWriteBandwidth"].verdict == verdicts.INVALID
+    assert plots._on_scale(1e300, 2000.0) == (None, 1e300)
+    assert plots._on_scale(45.0, 2000.0) == (45.0, None)
+
+
+# --------------------------------------------------------------------------- issue 22, 4
+
+
+def test_a_report_into_an_earlier_reports_directory_removes_only_its_plots(tmp_path):
+    out = tmp_path / "out"
+    first = signoff.write_report(DATA / "ior-pass.json", out)
+    old = {p.name for p in first if p.suffix == ".png"}
+    assert len(old) >= 4 and (out / "plots" / signoff.PLOTS_MANIFEST).is_file()
+    # Files fsaccept did not write, or changed since, stay.
+    (out / "plots" / "mine.png").write_bytes(b"someone's plot")
+    changed = sorted(old)[0]
+    (out / "plots" / changed).write_bytes(b"edited by hand")
+    second = signoff.write_report(DATA / "ior-fail.json", out)
+    new = {p.name for p in second if p.suffix == ".png"}
+    left = {p.name for p in (out / "plots").iterdir()}
+    assert left == new | {"mine.png", changed, signoff.PLOTS_MANIFEST}, (left, new)
+    assert (out / "plots" / "mine.png").read_bytes() == b"someone's plot"
+    md = (out / "report.md").read_text()
+    assert all(f"plots/{n}" in md for n in new)
+    # The manifest now lists only this report's plots.
+    manifest = json.loads((out / "plots" / signoff.PLOTS_MANIFEST).read_text())
+    assert set(manifest["plots"]) == new
+
+
+def test_a_plots_directory_without_manifest_is_left_alone(tmp_path):
+    plots = tmp_path / "out" / "plots"
+    plots.mkdir(parents=True)
+    (plots / "test-iorrandomreadiops.png").write_bytes(b"not fsaccept's")
+    (plots / signoff.PLOTS_MANIFEST).write_text('{"plots": {"../x.png": "0"}}')
+    signoff.write_report(DATA / "ior-fail.json", tmp_path / "out")
+    assert (plots / "test-iorrandomreadiops.png").read_bytes() == b"not fsaccept's"
+
+
+# --------------------------------------------------------------------------- issue 22, 5
+
+
+def _distributed(nodes):
+    """fio-client.json as --distribute=all would name it on ``nodes`` nodes: each test
+    case once per node (figures unchanged), built here from the real run report."""
+    import copy
+    data = json.loads((DATA / "fio-client.json").read_text())
+    cases = []
+    for tc in data["runs"][0]["testcases"]:
+        for i in range(nodes):
+            c = copy.deepcopy(tc)
+            node = f"nid{i:05d}"
+            c.update(name=f"{tc['name']} %$nid={node}", display_name=f"{tc['name']} %$nid={node}",
+                     unique_name=f"{tc['name']}_{i}", uuid=f"{tc['uuid']}-{i}",
+                     job_nodelist=[node])
+            cases.append(c)
+    data["runs"] = [{**data["runs"][0], "testcases": cases}]
+    return data
+
+
+def test_report_work_does_not_grow_per_test_case_beyond_one_line(tmp_path, monkeypatch):
+    """A check of many test cases has one plot, its worst cases in full and one line per
+    case: the same plots and sections at 12 and 120 nodes, the pages a line per case more,
+    and the run report validated once per test-case shape."""
+    from fsaccept.reporting import plots as plotting
+    drawn = []
+    monkeypatch.setattr(signoff, "check_plot",
+                        lambda check, tests: drawn.append(check) or b"\x89PNG")
+    validated = []
+    real = runreport._run_report_validators
+
+    def counting():
+        top, case = real()
+
+        class Counting:
+            def is_valid(self, inst):
+                validated.append(1)
+                return case.is_valid(inst)
+
+            def iter_errors(self, inst):
+                return case.iter_errors(inst)
+        return top, Counting()
+    monkeypatch.setattr(runreport, "_run_report_validators", counting)
+    sizes = {}
+    for nodes in (12, 120):
+        drawn.clear()
+        validated.clear()
+        src = tmp_path / f"rr-{nodes}.json"
+        src.write_text(json.dumps(_distributed(nodes)))
+        written, ctx = signoff.write_report_context(src, tmp_path / f"out-{nodes}")
+        html = (tmp_path / f"out-{nodes}" / "report.html").read_text()
+        md = (tmp_path / f"out-{nodes}" / "report.md").read_text()
+        sizes[nodes] = dict(plots=sorted(drawn), validated=len(validated),
+                            sections=html.count('<section class="test"'),
+                            html=len(html), md=len(md), blocking=len(ctx["signoff"]["blocking"]),
+                            compact=sum(len(c.compact) for c in ctx["checks"]))
+        assert all(c.large for c in ctx["checks"])
+        assert len(ctx["checks"]) == 6
+    small, big = sizes[12], sizes[120]
+    assert small["plots"] == big["plots"]  # one per check with values, whatever its size
+    assert small["validated"] == big["validated"] <= 12
+    assert small["sections"] == big["sections"] == 6 * sections.WORST_SHOWN
+    assert small["blocking"] == big["blocking"] == 4  # one line per check that did not pass
+    assert (small["compact"], big["compact"]) == (6 * 12, 6 * 120)
+    per_case = (big["html"] - small["html"]) / (6 * 108)
+    assert per_case < 600, per_case  # a compact line, not a section (~5 KB) per case
+    assert (big["md"] - small["md"]) / (6 * 108) < 400
+
+
+def test_a_large_check_shows_counts_worst_cases_first_and_its_compact_table():
+    data = _distributed(20)
+    case = next(c for c in data["runs"][0]["testcases"]
+                if c["name"] == "FioRandomReadDirect %$nid=nid00007")
+    _perf(case, "randread_4k_direct_iops")[0] = 460.0  # the slowest node, still a pass
+    ctx = signoff.build_context(data, plots=False)
+    chk = next(c for c in ctx["checks"] if c.name == "FioRandomReadDirect")
+    assert chk.counts == [("PASS", 20)] and chk.figure == "randread_4k_direct_iops"
+    assert chk.detailed[0].name == "FioRandomReadDirect %$nid=nid00007"
+    assert chk.compact[0].label == "nid00007" and chk.compact[0].anchor
+    assert len(chk.compact) == 20 and chk.spread.startswith("min 460 / median 62,940")
+    md = signoff.render(ctx, "report.md.j2")
+    assert "| [FioRandomReadDirect](#test-fiorandomreaddirect-check) | 20 | PASS 20 |" in md
+    assert "| [nid00007](#test-fiorandomreaddirect-nid-nid00007) | PASS | 460 IOPS |  |" in md
+
+
+def test_the_run_report_schema_decides_on_types_alone():
+    # Test cases are validated once per skeleton (types, keys, lengths): sound only while
+    # the schema has no keyword that looks at a value.
+    def keywords(node):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                yield k
+                if k in ("properties", "$defs"):
+                    for sub in v.values():
+                        yield from keywords(sub)
+                elif isinstance(v, (dict, list)):
+                    yield from keywords(v)
+        elif isinstance(node, list):
+            for v in node:
+                yield from keywords(v)
+    assert set(keywords(runreport._run_report_schema())) <= runreport.SKELETON_KEYWORDS
+
+
+def test_a_bad_test_case_among_many_of_one_shape_is_found(tmp_path):
+    data = _distributed(30)
+    data["runs"][0]["testcases"][95]["perfvalues"]["local:compute:x"] = [1, 2]
+    path = tmp_path / "rr.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(verdicts.RunReportError, match=r"runs\.0\.testcases\.95\.perfvalues"):
+        runreport.load_run_report(path)

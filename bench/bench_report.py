@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Benchmark the sign-off report at scale (not a test).
+
+``--distribute=all`` on 1,382 nodes makes one test case per node and check, so a run
+report of 10,000 test cases is normal.  This builds one, in a temporary directory, by
+replicating the real run report ``tests/data/reframe/fio-client.json`` (six fio
+checks: PASS, FAIL and ERROR) as ReFrame names distributed tests (``Check %$nid=nNNNN``,
+one node each, figures varied by a few percent, a few nodes slow), then runs
+``fsaccept report`` on it as a child process and prints, for each size:
+wall time, the child's peak RSS (``resource.getrusage(RUSAGE_CHILDREN)``, the child
+alone: a fresh Python per size) and the bytes written (report.md, report.html, plots).
+
+Budget at 10,000 test cases: 60 s, 1 GiB peak, 50 MB written.  Exits 1 when a size
+is over its budget (smaller sizes: the same budget).
+
+    python bench/bench_report.py [--sizes 1000,10000] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import random
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "tests" / "data" / "reframe" / "fio-client.json"
+BUDGET_S, BUDGET_RSS, BUDGET_BYTES = 60.0, 2**30, 50 * 10**6
+
+
+def distributed(cases: int, seed: int = 1) -> dict:
+    """The real run report, each of its test cases replicated over nodes until there
+    are ``cases`` test cases, as ``--distribute=all`` names them."""
+    report = json.loads(SOURCE.read_text())
+    templates = [tc for run in report["runs"] for tc in run["testcases"]]
+    nodes = -(-cases // len(templates))
+    rng = random.Random(seed)
+    out = []
+    for tc in templates:
+        for i in range(nodes):
+            if len(out) == cases:
+                break
+            node = f"nid{i + 1:05d}"
+            c = copy.deepcopy(tc)
+            name = f"{tc['name']} %$nid={node}"
+            c.update(name=name, display_name=name, unique_name=f"{tc['name']}_{i}",
+                     uuid=str(uuid.UUID(int=rng.getrandbits(128))), job_nodelist=[node],
+                     num_nodes=1)
+            slow = 0.3 if rng.random() < 0.003 else 1.0
+            for pv in (c.get("perfvalues") or {}).values():
+                if isinstance(pv[0], (int, float)) and pv[4] not in ("nodes",):
+                    pv[0] = round(pv[0] * slow * rng.uniform(0.95, 1.05), 6)
+            if isinstance(c.get("per_node_figures"), str):
+                c["per_node_figures"] = re.sub(r"\bn\d+:", f"{node}:",
+                                               c["per_node_figures"].split(",")[0])
+            out.append(c)
+    report["runs"] = [{**report["runs"][0], "testcases": out}]
+    return report
+
+
+def measure(cases: int, work: Path) -> tuple[float, int, int]:
+    """(seconds, peak RSS bytes of the child, bytes written) of one report."""
+    src = work / f"run-report-{cases}.json"
+    src.write_text(json.dumps(distributed(cases)))
+    out = work / f"report-{cases}"
+    cmd = [sys.executable, "-m", "fsaccept.cli", "report", str(src), "--out", str(out),
+           "--signed-by", "bench"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    seconds = time.perf_counter() - t0
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    if proc.returncode not in (0, 1):
+        sys.exit(f"bench_report: {' '.join(cmd)} exited {proc.returncode}:\n{proc.stderr}")
+    if rss < before * 1024:  # ru_maxrss is the largest child so far: sizes grow
+        rss = before * 1024
+    written = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    return seconds, rss, written
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1000,10000", help="test cases, comma-separated")
+    ap.add_argument("--keep", type=Path, help="write into DIR and keep it (to look at it)")
+    args = ap.parse_args(argv)
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    over = False
+    with tempfile.TemporaryDirectory(prefix="fsaccept-bench-report-") as tmp:
+        work = args.keep or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        print(f"{'test cases':>10}  {'time':>8}  {'peak RSS':>10}  {'written':>10}  budget "
+              f"{BUDGET_S:.0f} s, {BUDGET_RSS / 2**20:.0f} MiB, {BUDGET_BYTES / 1e6:.0f} MB")
+        for n in sizes:
+            s, rss, written = measure(n, work)
+            ok = s <= BUDGET_S and rss <= BUDGET_RSS and written <= BUDGET_BYTES
+            over |= not ok
+            print(f"{n:>10,}  {s:>6.1f} s  {rss / 2**20:>6.0f} MiB  {written / 1e6:>7.2f} MB  "
+                  f"{'ok' if ok else 'OVER BUDGET'}", flush=True)
+    return 1 if over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
