@@ -135,6 +135,27 @@ def pattern_reducible(pattern: str) -> bool:
     return DATA_PATTERNS[pattern]
 
 
+def data_pattern_of(argv: list[str]) -> str:
+    """The data pattern an IOR command line wrote, as IOR 4.0.0 reads it (``-l X``,
+    ``--dataPacketType=X`` or ``-O dataPacketType=X``; the last wins; the first letter
+    counts; none: IOR's default, ``timestamp``)."""
+    value = None
+    for i, arg in enumerate(argv):
+        nxt = argv[i + 1] if i + 1 < len(argv) else ""
+        if arg in ("-l", "--dataPacketType"):
+            value = "" if nxt.startswith("-") else nxt
+        elif arg.startswith("--dataPacketType="):
+            value = arg.split("=", 1)[1]
+        elif arg == "-O" and nxt.lower().startswith("datapackettype="):
+            value = nxt.split("=", 1)[1]
+    if not value:
+        return IOR_DEFAULT_PATTERN
+    for name in DATA_PATTERNS:
+        if name[0] == value[0]:
+            return name
+    return f"unknown ({value}: IOR refuses it)"
+
+
 #: Options every phase shares (after -a API and, file per process, -F): fsync after
 #: write (-e), barriers between open/IO/close (-g) so phase times are comparable, keep
 #: files (-k: removal is the harness's job, after the last test that reads them),

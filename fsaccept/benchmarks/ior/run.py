@@ -3,9 +3,12 @@ rows, stonewall phases and findings (filled by :mod:`.parse` and :mod:`.parse_js
 
 from __future__ import annotations
 
+import shlex
+
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from fsaccept.benchmarks.ior.command import data_pattern_of
 from fsaccept.core.findings import INVALID, Finding, Findings, Judged, json_safe as _finite
 
 
@@ -193,7 +196,20 @@ class IorRun(Judged):
         d: dict[str, Any] = _finite(asdict(self))
         d["valid"] = self.valid
         d["reasons"] = self.reasons
+        d["data_pattern"] = self.data_pattern
         return d
+
+    @property
+    def data_pattern(self) -> str | None:
+        """The data pattern (``-l``) its command line wrote (None: no command line)."""
+        return data_pattern_of(_argv(self.command_line)) if self.command_line else None
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _argv(command_line: str) -> list[str]:
+    try:
+        return shlex.split(command_line)
+    except ValueError:  # an unbalanced quote in a damaged log
+        return command_line.split()
