@@ -81,6 +81,7 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
                   reference_check: str = "", plots: bool = True) -> dict[str, Any]:
     """Everything the templates show, from a run report and the sign-off data."""
     from fsaccept.reporting import assessment
+    from fsaccept.reporting.reduction import data_reduction_lines
 
     info = report.get("session_info", {})
     tests = tests_of(report)
@@ -148,7 +149,8 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
     }
     return {"signoff": signoff, "rows": summary_rows(tests), "sections": sections,
             "node_plots": node_plots, "plots": all_plots, "assessments": assessments,
-            "tests": tests, "has_ceilings": bool(ceilings)}
+            "tests": tests, "has_ceilings": bool(ceilings),
+            "data_reduction": data_reduction_lines(tests)}
 
 
 def render(context: dict[str, Any], template: str) -> str:

@@ -261,3 +261,35 @@ def test_ior_default_pattern_on_compressing_btrfs_is_invalid_random_is_valid(pro
             assert "timestamp" in reasons[0] and "IOR's default pattern" in reasons[0]
         # The plain file system reduces nothing: the same figure is valid there.
         assert reduction.reducible_data_reasons("x", True, probed["plain"]) == []
+
+
+# --------------------------------------------------------------- the report's section
+
+def test_report_shows_the_probe_ratio_and_each_reducible_figure():
+    import copy
+    import json as _json
+
+    from fsaccept.reporting import report as signoff
+
+    data = Path(__file__).resolve().parents[1] / "data" / "reframe" / "ior-pass.json"
+    report = _json.loads(data.read_text())
+    cases = report["runs"][0]["testcases"]
+    for tc in cases:
+        if tc["name"].startswith("IOR"):
+            tc["data_pattern"] = "ior random (irreducible)"
+    ctx = signoff.build_context(copy.deepcopy(report), plots=False)
+    assert ctx["data_reduction"][0].startswith("Data-reduction probe: not run")
+    assert "Every IOR and fio figure was measured with irreducible data" in \
+        signoff.render(ctx, "report.md.j2")
+    # Derived here from the real capture: a probe case, and one figure asked reducible.
+    probe = copy.deepcopy(next(tc for tc in cases if tc["name"] == "MPILaunchSanity"))
+    probe.update(name="DataReductionProbe", display_name="DataReductionProbe",
+                 reduction_summary=result(2 * MIB, 11 * MIB, 64 * MIB).summary())
+    cases.append(probe)
+    cases[0]["data_pattern"] = "ior timestamp (reducible; asked by the reference)"
+    lines = signoff.build_context(report, plots=False)["data_reduction"]
+    assert lines[0] == ("Data-reduction probe: the file system of /t reduces data: zeros "
+                        "32:1, IOR's default pattern 5.82:1, random data 1:1.")
+    assert any("timestamp (reducible; asked by the reference)" in line for line in lines)
+    html = signoff.render(signoff.build_context(report, plots=False), "report.html.j2")
+    assert '<ul id="data-reduction">' in html and "zeros 32:1" in html
