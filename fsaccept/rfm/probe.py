@@ -37,6 +37,9 @@ class DataReductionProbe(AcceptanceTest):
     space each took; reports the reduction ratios."""
 
     judged = False  # ratios are findings, not judged against thresholds
+    # Wherever IOR (mpi) or fio (fio, also the one-machine workstation) writes.
+    valid_systems = ["+mpi", "+fio"]
+    valid_prog_environs = ["*"]
 
     #: Bytes per write (0: sized by the probe from the free space's noise).
     probe_volume = variable(int, value=0)
