@@ -24,11 +24,13 @@ from fsaccept.benchmarks.fio import command as fiocmd
 from fsaccept.benchmarks.ior import command as iorcmd
 from fsaccept.benchmarks.ior.parse import parse_ior
 from fsaccept.core import reduction
-from fsaccept.core.paths import REPO_ROOT, STATE_DIR
+from fsaccept.core.paths import REPO_ROOT
 from fsaccept.core.units import KIB, MIB
+from fsaccept.tools.spack import view_bin
+from tests.btrfs_mounts import btrfs_loop_mounts
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ior"
-VIEW_BIN = STATE_DIR / "spack" / "env" / "local-spack" / ".spack-env" / "view" / "bin"
+VIEW_BIN = view_bin("local-spack")  # the Spack view scripts/setup built
 MPI_ENV = {"OMPI_MCA_btl": "self,tcp", "OMPI_MCA_btl_tcp_if_include": "lo",
            "OMPI_MCA_oob_tcp_if_include": "lo", "PMIX_MCA_gds": "hash"}
 
@@ -198,34 +200,11 @@ def test_an_interrupted_probe_removes_its_own_files_only(tmp_path):
 
 # --------------------------------------------------------------- on the real thing: btrfs
 
-def _mount(img: Path, mnt: Path, options: str) -> None:
-    subprocess.run(["truncate", "-s", "1G", str(img)], check=True)
-    subprocess.run(["mkfs.btrfs", "-q", str(img)], check=True, capture_output=True)
-    mnt.mkdir()
-    subprocess.run(["mount", "-o", f"loop,{options}", str(img), str(mnt)], check=True,
-                   capture_output=True)
-
-
 @pytest.fixture(scope="module")
 def btrfs(tmp_path_factory):
-    """{"compressing": mount, "plain": mount}: two 1 GiB btrfs loop mounts, unmounted and
-    deleted afterwards, also when a test or the set-up fails."""
-    if os.geteuid() != 0 or not shutil.which("mkfs.btrfs"):
-        pytest.skip("needs root and mkfs.btrfs (btrfs-progs: scripts/setup installs it)")
-    base = tmp_path_factory.mktemp("btrfs")
-    mounts = {}
-    try:
-        for name, options in (("compressing", "compress-force=zstd"), ("plain", "defaults")):
-            try:
-                _mount(base / f"{name}.img", base / name, options)
-            except subprocess.CalledProcessError as err:
-                pytest.skip(f"cannot mount a btrfs loop file here: {err.stderr or err}")
-            mounts[name] = base / name
+    """{"compressing": mount, "plain": mount}: two 1 GiB btrfs loop mounts."""
+    with btrfs_loop_mounts(tmp_path_factory.mktemp("btrfs")) as mounts:
         yield mounts
-    finally:
-        for mnt in mounts.values():
-            subprocess.run(["umount", str(mnt)], check=False)
-        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
