@@ -9,6 +9,8 @@ system, and takes the space each write took from the free space before and after
 - ``zeros``;
 - ``ior-default``: IOR 4.0.0's default pattern (``timestamp``: 8-byte counters
   ``rank << 32 | seed + i``, the same in every transfer), generated here exactly;
+- ``duplicates``: one MiB of random bytes written again and again: only deduplication
+  reduces it (IOR's ``-l random`` repeats a rank's transfers after 4 GiB of offset);
 - ``random``: ``os.urandom``, as irreducible as IOR's ``-l random`` (both 1.00:1 with
   zstd -19; tests/unit/test_reduction.py checks IOR's own output).
 
@@ -39,7 +41,7 @@ from pathlib import Path
 from fsaccept.core.units import MIB, format_size
 
 #: What the probe writes, in this order (the reducible ones first).
-PATTERNS = ("zeros", "ior-default", "random")
+PATTERNS = ("zeros", "ior-default", "duplicates", "random")
 #: A pattern stored in less than 1/REDUCES_AT of its size is reduced.
 REDUCES_AT = 1.2
 #: Write unit (IOR's transfer, fio's block: the same in every write for ior-default).
@@ -65,6 +67,8 @@ def pattern_chunk(pattern: str, nbytes: int = CHUNK, seed: int = 0) -> bytes | N
     if pattern == "ior-default":
         # IOR 4.0.0 utilities.c, generate_memory_pattern, DATA_TIMESTAMP, rank 0.
         return array.array("Q", range(seed, seed + nbytes // 8)).tobytes()
+    if pattern == "duplicates":
+        return os.urandom(nbytes)
     if pattern == "random":
         return None
     raise ValueError(f"unknown probe pattern {pattern!r} (known: {', '.join(PATTERNS)})")
@@ -152,6 +156,12 @@ class ProbeResult:
     def reduces(self) -> bool:
         return self.verdict == "reduces"
 
+    @property
+    def deduplicates(self) -> bool:
+        """Whether it stored repeated random data in less space (deduplication)."""
+        dup = self.measurements.get("duplicates")
+        return self.reduces and dup is not None and dup.verdict == "reduced"
+
     def summary(self) -> str:
         """One sentence for the report."""
         m = self.measurements
@@ -179,8 +189,8 @@ class ProbeResult:
 
 
 def _name(pattern: str) -> str:
-    return {"ior-default": "IOR's default pattern", "random": "random data"}.get(pattern,
-                                                                               pattern)
+    return {"ior-default": "IOR's default pattern", "random": "random data",
+            "duplicates": "repeated random data"}.get(pattern, pattern)
 
 
 def _ratio_text(m: Measurement) -> str:
@@ -287,9 +297,16 @@ class Probe:
 
 
 def reducible_data_reasons(pattern_label: str, reducible: bool,
-                           result: ProbeResult | None) -> list[str]:
+                           result: ProbeResult | None, repeats: str = "") -> list[str]:
     """The rule: a figure measured with reducible data on a file system that the probe
-    found reducing data is INVALID, with the ratio."""
+    found reducing data is INVALID, with the ratio.  ``repeats``: why otherwise
+    irreducible data repeated (INVALID where the probe found deduplication)."""
+    if result is not None and repeats and result.deduplicates:
+        dup = result.measurements["duplicates"]
+        return [f"written with {pattern_label}, which {repeats}, on a file system that "
+                f"deduplicates (data-reduction probe on {result.target}: repeated random "
+                f"data {_ratio_text(dup)}): the figure counts deduplicated transfers; write "
+                "less per rank (block_size x segments, or a shorter deadline)"]
     if not reducible or result is None or not result.reduces:
         return []
     m = result.measurements

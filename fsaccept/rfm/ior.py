@@ -189,10 +189,17 @@ class IORTest(BenchmarkTest):
         if not (self.judged and self.reduction_matters):
             return []
         pattern = self.ior_run().data_pattern or self.params.data_pattern
+        ranks = max(self.num_tasks, 1)
+        # Written per rank: what IOR moved (a read moves what its dataset's writer wrote).
+        repeats = iorcmd.random_pattern_repeats(
+            pattern, max(self.bytes_moved // ranks,
+                         self.params.block_size * self.params.segments
+                         if not self.phase_deadline() else 0),
+            ranks, self.params.transfer_size)
         return reduction.reducible_data_reasons(
             f"IOR's {pattern} pattern", pattern not in iorcmd.DATA_PATTERNS
             or iorcmd.pattern_reducible(pattern),
-            reduction.SESSION_RESULTS.get(self.target_mount))
+            reduction.SESSION_RESULTS.get(self.target_mount), repeats)
 
     def unit(self) -> str:
         return "MiB/s" if self.figure_kind == "bandwidth" else "IOPS"

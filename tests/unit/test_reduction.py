@@ -171,6 +171,23 @@ def test_reducible_figures_on_a_reducing_file_system_are_invalid_with_the_ratio(
     assert reduction.reducible_data_reasons("x", True, None) == []
 
 
+def test_random_ior_data_that_repeats_is_invalid_where_the_file_system_deduplicates():
+    vol = 64 * MIB
+    dedup = result(64 * MIB, 64 * MIB, 64 * MIB)
+    dedup.measurements["duplicates"] = reduction.Measurement("duplicates", vol, [MIB] * 3, 4096)
+    assert dedup.verdict == "reduces" and dedup.deduplicates
+    big = iorcmd.random_pattern_repeats("random", 5 * 2**30, 8, MIB)
+    assert "every 4 GiB" in big and "wrote 5GiB" in big
+    assert iorcmd.random_pattern_repeats("random", 2**32, 4096, 4096) == ""
+    assert "more ranks (4097)" in iorcmd.random_pattern_repeats("random", MIB, 4097, 4096)
+    (why,) = reduction.reducible_data_reasons("IOR's random pattern", False, dedup, big)
+    assert "deduplicates" in why and "repeated random data 64:1" in why
+    assert reduction.reducible_data_reasons("IOR's random pattern", False, dedup, "") == []
+    # A file system that compresses but does not deduplicate: repeats do not matter.
+    assert reduction.reducible_data_reasons(
+        "IOR's random pattern", False, result(2 * MIB, 11 * MIB, 64 * MIB), big) == []
+
+
 def test_probe_refuses_a_target_without_room_before_writing(tmp_path):
     probe = reduction.Probe(tmp_path, volume=2**50)
     with pytest.raises(reduction.ProbeError, match="no room"):
@@ -219,6 +236,8 @@ def test_probe_finds_reduction_on_compressing_btrfs_and_none_on_plain(probed, bt
     assert comp.measurements["zeros"].verdict == "reduced"
     assert comp.measurements["ior-default"].verdict == "reduced"
     assert comp.measurements["random"].verdict == "not reduced"
+    assert comp.measurements["duplicates"].verdict == "not reduced"  # btrfs: no dedup
+    assert not comp.deduplicates
     assert plain.verdict == "does not reduce", plain.to_dict()
     assert all(list(m.iterdir()) == [] for m in btrfs.values())  # nothing left behind
 

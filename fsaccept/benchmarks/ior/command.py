@@ -135,6 +135,26 @@ def pattern_reducible(pattern: str) -> bool:
     return DATA_PATTERNS[pattern]
 
 
+#: IOR's random pattern seeds each transfer with (unsigned) seed + rank + offset: 32 bits.
+RANDOM_SEED_PERIOD = 2**32
+
+
+def random_pattern_repeats(pattern: str, bytes_per_rank: int, ranks: int,
+                           transfer_size: int) -> str:
+    """Why IOR's ``random`` pattern wrote some transfer twice ("" when it did not): a rank
+    past 4 GiB of offset repeats its first transfers; more ranks than bytes in a transfer
+    make rank r + transfer write rank r's transfer at the next offset."""
+    if pattern != "random":
+        return ""
+    if bytes_per_rank > RANDOM_SEED_PERIOD:
+        return (f"repeats a rank's transfers every 4 GiB (its seed is 32 bits) and a rank "
+                f"wrote {format_size(bytes_per_rank)}")
+    if ranks > transfer_size:
+        return (f"repeats transfers across ranks when there are more ranks ({ranks}) than "
+                f"bytes in a transfer ({transfer_size})")
+    return ""
+
+
 def data_pattern_of(argv: list[str]) -> str:
     """The data pattern an IOR command line wrote, as IOR 4.0.0 reads it (``-l X``,
     ``--dataPacketType=X`` or ``-O dataPacketType=X``; the last wins; the first letter
