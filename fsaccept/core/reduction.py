@@ -144,6 +144,11 @@ class ProbeResult:
         if rand is not None and rand.verdict != "not reduced":
             return (f"could not decide: random data measured {rand.text()} "
                     "(the free space moved by more than the data written)")
+        if not self.measurements:
+            return (f"could not decide: the free space moved by {format_size(self.noise)} "
+                    f"while nothing was written; telling reduction apart would need "
+                    f"{NOISE_FACTOR} times that, more than the probe's "
+                    f"{format_size(MAX_VOLUME)}: nothing written")
         verdicts = [m.verdict for p, m in self.measurements.items() if p != "random"]
         if "reduced" in verdicts:
             return "reduces"
@@ -222,15 +227,13 @@ class Probe:
         self.workdir: Path | None = None
 
     def plan(self, noise: int) -> int:
-        """The volume to write: at least NOISE_FACTOR x the noise, in whole chunks;
-        refuses (ProbeError) when the target has no room for it."""
+        """The volume to write: at least NOISE_FACTOR x the noise, in whole chunks (0:
+        more than MAX_VOLUME would be needed, nothing is written and the result is
+        "could not decide"); refuses (ProbeError) when the target has no room for it."""
         volume = self.volume or max(MIN_VOLUME, NOISE_FACTOR * noise)
         volume = -(-volume // CHUNK) * CHUNK
         if volume > MAX_VOLUME and not self.volume:
-            raise ProbeError(f"{self.target}: the free space moves by {format_size(noise)} "
-                             f"by itself: telling reduction apart needs "
-                             f"{format_size(volume)}, more than the probe's "
-                             f"{format_size(MAX_VOLUME)}: could not decide")
+            return 0
         free = free_bytes(self.target)
         if volume > self.max_fill_fraction * free:
             raise ProbeError(f"{self.target}: the probe writes {format_size(volume)} at a "
@@ -243,6 +246,8 @@ class Probe:
             raise ProbeError(f"{self.target}: not a directory")
         noise = measure_noise(self.target)
         volume = self.plan(noise)
+        if not volume:
+            return ProbeResult(str(self.target), noise, 0)  # too noisy: could not decide
         self.workdir = self.target / f"fsaccept-reduction.{os.getpid()}.{time.time_ns()}"
         self.workdir.mkdir()  # a new directory, or FileExistsError: never someone else's
         self.created.append(self.workdir)

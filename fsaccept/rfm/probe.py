@@ -29,6 +29,7 @@ from reframe.core.exceptions import SanityError
 
 from fsaccept.core import reduction, reference
 from fsaccept.core.paths import REPO_ROOT
+from fsaccept.core.units import MIB
 from fsaccept.rfm.base import ABORT_MARKER, AcceptanceTest
 
 
@@ -111,7 +112,12 @@ class DataReductionProbe(AcceptanceTest):
 
     @run_before("performance")
     def set_perf_variables(self):
-        self.perf_variables = {
-            f"{pattern.replace('-', '_')}_reduction": sn.make_performance_function(
-                lambda p=pattern: self.result().measurements[p].ratio, "x")
-            for pattern in reduction.PATTERNS}
+        # The noise always (an undecided probe still reports what it measured), the
+        # ratios of the patterns it wrote.
+        self.perf_variables = {"free_space_noise": sn.make_performance_function(
+            lambda: self.result().noise / MIB, "MiB")}
+        for pattern in reduction.PATTERNS:
+            if pattern in self.result().measurements:
+                self.perf_variables[f"{pattern.replace('-', '_')}_reduction"] = \
+                    sn.make_performance_function(
+                        lambda p=pattern: self.result().measurements[p].ratio, "x")

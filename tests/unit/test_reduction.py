@@ -291,3 +291,13 @@ def test_report_shows_the_probe_ratio_and_each_reducible_figure():
     assert any("timestamp (reducible; asked by the reference)" in line for line in lines)
     html = signoff.render(signoff.build_context(report, plots=False), "report.html.j2")
     assert '<ul id="data-reduction">' in html and "zeros 32:1" in html
+
+
+def test_a_target_too_noisy_for_the_probe_is_undecided_and_nothing_is_written(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(reduction, "measure_noise", lambda d: 1024 * MIB)  # moves 1 GiB
+    r = reduction.Probe(tmp_path).run()
+    assert r.verdict.startswith("could not decide: the free space moved by 1GiB")
+    assert not r.reduces and list(tmp_path.iterdir()) == []
+    assert reduction.reducible_data_reasons("x", True, r) == []
+    assert reduction.ProbeResult.from_dict(r.to_dict()).verdict == r.verdict
