@@ -117,6 +117,7 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
     (``reference``: the reference file the tests recorded, verified by its SHA-256,
     whose thresholds the recorded ones must match)."""
     from fsaccept.reporting import assessment
+    from fsaccept.reporting.reduction import data_reduction_lines
 
     info = report.get("session_info", {})
     tests = tests_of(report, reference=reference)
@@ -200,7 +201,8 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
             "checks": checks, "grouped": any(len(chk.tests) > 1 for chk in checks),
             "group_limit": GROUP_LIMIT, "worst_shown": WORST_SHOWN,
             "node_plots": node_plots, "plots": all_plots, "assessments": assessments,
-            "tests": tests, "has_ceilings": bool(ceilings)}
+            "tests": tests, "has_ceilings": bool(ceilings),
+            "data_reduction": data_reduction_lines(tests)}
 
 
 class MarkdownText(str):

@@ -53,7 +53,7 @@ from reframe.core.exceptions import SanityError
 from fsaccept.benchmarks.fio import command as fiocmd
 from fsaccept.benchmarks.fio import figures
 from fsaccept.benchmarks.fio import parse as fio
-from fsaccept.core import versions
+from fsaccept.core import reduction, versions
 from fsaccept.rfm.base import INFO_MARKER, BenchmarkTest
 
 NODE_MARKER = "fsaccept-node"
@@ -129,9 +129,16 @@ class FioTest(BenchmarkTest):
             where=f"{self.reference_path}: tests.{self.reference_key}.thresholds")
         self.reference = {"*": refs}
 
+    #: The data fio wrote, e.g. "fio random (irreducible)" (none for the metadata test).
+    data_pattern = variable(str, value="", loggable=True)
+
     @run_after("setup")
     def set_fio_command(self):
         p = self.params
+        if not p.spec.metadata:
+            self.data_pattern = reduction.pattern_label(
+                "fio", p.data_pattern, fiocmd.pattern_reducible(p.data_pattern),
+                "data_pattern" in self.entry)
         self.file_size_bytes = p.file_size or 0
         self.bytes_per_node = p.bytes_per_node
         self.executable = "bash"
@@ -275,7 +282,13 @@ class FioTest(BenchmarkTest):
         return found
 
     def benchmark_reasons(self) -> list[str]:
-        return self.fio_results().reasons
+        reasons = self.fio_results().reasons
+        if not self.params.spec.metadata:
+            reasons = reasons + reduction.reducible_data_reasons(
+                f"fio's {self.params.data_pattern} buffers",
+                fiocmd.pattern_reducible(self.params.data_pattern),
+                reduction.SESSION_RESULTS.get(self.target_mount))
+        return reasons
 
     @run_before("performance")
     def set_perf_variables(self):

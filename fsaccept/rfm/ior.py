@@ -17,7 +17,7 @@ from fsaccept.benchmarks.ior import command as iorcmd
 from fsaccept.benchmarks.ior import figures
 from fsaccept.benchmarks.ior import parse as ior
 from fsaccept.benchmarks.ior import validity
-from fsaccept.core import guards, pernode, reference
+from fsaccept.core import guards, pernode, reduction, reference
 from fsaccept.core.units import MIB
 from fsaccept.rfm.base import KEPT_DATASETS, NO_IOR_FIX, RUN_ID, BenchmarkTest, remove_data
 
@@ -85,8 +85,18 @@ class IORTest(BenchmarkTest):
     mpiio_hints = variable(str, value="", loggable=True)
     stripe_layout = variable(str, value="", loggable=True)
 
+    #: The data IOR wrote (-l), e.g. "ior random (irreducible)".
+    data_pattern = variable(str, value="", loggable=True)
+
+    #: Whether a figure of reducible data on a reducing file system is INVALID (the
+    #: integrity check's count of wrong transfers does not depend on it).
+    reduction_matters = True
+
     @run_after("setup")
     def set_ior_command(self):
+        pattern = self.params.data_pattern
+        self.data_pattern = reduction.pattern_label(
+            "ior", pattern, iorcmd.pattern_reducible(pattern), "data_pattern" in self.entry)
         self.direct_io = self.params.direct_io
         self.outlier_fraction = self.params.outlier_fraction
         self.ior_api, self.collective_io = self.params.api, self.params.collective
@@ -178,7 +188,25 @@ class IORTest(BenchmarkTest):
         self.time_run_s = min(times, default=0.0)
 
     def benchmark_reasons(self) -> list[str]:
-        return validity.ior_invalid_reasons(self.ior_run(), self.expectation())
+        return (validity.ior_invalid_reasons(self.ior_run(), self.expectation())
+                + self.reduction_reasons())
+
+    def reduction_reasons(self) -> list[str]:
+        """Reducible data on a file system this session's probe found reducing it."""
+        if not (self.judged and self.reduction_matters):
+            return []
+        pattern = self.ior_run().data_pattern or self.params.data_pattern
+        ranks = max(self.num_tasks, 1)
+        # Written per rank: what IOR moved (a read moves what its dataset's writer wrote).
+        repeats = iorcmd.random_pattern_repeats(
+            pattern, max(self.bytes_moved // ranks,
+                         self.params.block_size * self.params.segments
+                         if not self.phase_deadline() else 0),
+            ranks, self.params.transfer_size)
+        return reduction.reducible_data_reasons(
+            f"IOR's {pattern} pattern", pattern not in iorcmd.DATA_PATTERNS
+            or iorcmd.pattern_reducible(pattern),
+            reduction.SESSION_RESULTS.get(self.target_mount), repeats)
 
     def uses_direct_io(self) -> bool:
         return self.direct_io
@@ -314,6 +342,7 @@ class IORIntegrityTest(IORReadTest):
 
     #: What IOR reported, for the report: "16 transfers read back wrong in <dir>".
     integrity_errors = variable(str, value="", loggable=True)
+    reduction_matters = False
 
     def ior_run(self) -> ior.IorRun:
         run = super().ior_run()

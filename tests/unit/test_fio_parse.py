@@ -356,7 +356,8 @@ def test_fio_options_pass_every_meaningful_setting() -> None:
                     "--fallocate=none", "--group_reporting=1", "--output-format=json",
                     "--rw=randread", "--bs=4096", "--size=134217728", "--direct=1",
                     "--ioengine=libaio", "--iodepth=16", "--invalidate=1", "--time_based=1",
-                    "--runtime=3"]
+                    "--runtime=3", "--refill_buffers=1", "--buffer_compress_percentage=0",
+                    "--dedupe_percentage=0"]
     assert "--fsync=1" in fiocmd.fio_options(params("fsync"), "/t")
     assert "--direct=0" in fiocmd.fio_options(params("randread_buffered"), "/t")
     assert "--end_fsync=1" in fiocmd.fio_options(params("seq_write"), "/t")
@@ -372,8 +373,12 @@ def test_the_captured_runs_used_the_generated_options() -> None:
         p = fiocmd.parameters(f"fio_{kind}", kind, ref.entry(f"fio_{kind}"))
         got = {k: v for k, v in fio.parse_fio(text(stem + ".json")).jobs[0].job_options.items()
                if k != "directory"}
+        # The captures predate the buffer options (issue 23): those are checked
+        # against fio itself by tests/unit/test_reduction.py.
+        pattern = set(fiocmd.DATA_PATTERNS[p.data_pattern])
         want = dict(o[2:].split("=", 1) for o in fiocmd.fio_options(p, "/d")
-                    if not o.startswith(("--directory", "--output-format")))
+                    if not o.startswith(("--directory", "--output-format"))
+                    and o not in pattern)
         assert got == want, stem
 
 
@@ -668,3 +673,16 @@ def test_parsing_cost_is_linear_in_a_lines_length(edit: str) -> None:
     stepcount.assert_linear(lambda n: make(n), lambda pair: fio.parse_fio(pair[0],
                                                                           job_file=pair[1]),
                             [fio, fiorun, validity], n=200)
+
+def test_fio_writes_new_random_data_in_every_block_unless_the_entry_asks():
+    from fsaccept.benchmarks.fio.command import fio_options, parameters
+    entry = {"node_fraction": 1, "file_size": "1MiB", "runtime_s": 5}
+    opts = fio_options(parameters("fio_seq_write", "seq_write", entry), "/d")
+    assert {"--refill_buffers=1", "--buffer_compress_percentage=0",
+            "--dedupe_percentage=0"} <= set(opts)
+    asked = fio_options(parameters("fio_seq_write", "seq_write",
+                                   {**entry, "data_pattern": "scrambled"}), "/d")
+    assert "--refill_buffers=1" not in asked and "--scramble_buffers=1" in asked
+    meta = fio_options(parameters("fio_metadata", "metadata",
+                                  {"node_fraction": 1, "files": 10}), "/d")
+    assert not any("buffers" in o for o in meta)  # no data written

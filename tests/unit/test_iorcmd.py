@@ -13,7 +13,7 @@ def lustre():
 
 def test_write_bandwidth_is_the_published_command(lustre):
     opts = ior_options("write_bandwidth", lustre["ior_write_bandwidth"], "/fs/t/testfile")
-    assert " ".join(opts) == ("-w -a POSIX -F -e -g -k -v -C -t 1m -b 1m -s 100000 -D 45 "
+    assert " ".join(opts) == ("-w -a POSIX -F -e -g -k -v -l random -C -t 1m -b 1m -s 100000 -D 45 "
                               "-O stoneWallingWearOut=1 -o /fs/t/testfile")
 
 
@@ -29,12 +29,12 @@ def test_read_generation_and_read_share_the_status_file(lustre):
 
 def test_random_phases(lustre):
     w = " ".join(ior_options("random_write_iops", lustre["ior_random_write_iops"], "/f"))
-    assert w.startswith("-w -a POSIX -F -e -g -k -v -z -C -t 4k -b 16g -s 1 -D 45")
+    assert w.startswith("-w -a POSIX -F -e -g -k -v -z -l random -C -t 4k -b 16g -s 1 -D 45")
     p = lustre["ior_random_read_iops"]
     gen = " ".join(ior_options("random_read_generation", p, "/f"))
     assert "-t 4m -b 16g" in gen and "-D" not in gen and "-z" not in gen
     read = " ".join(ior_options("random_read_iops", p, "/f"))
-    assert read.startswith("-r -a POSIX -F -e -g -k -v -z -C -t 4k -b 16g -s 1 -D 45")
+    assert read.startswith("-r -a POSIX -F -e -g -k -v -z -l random -C -t 4k -b 16g -s 1 -D 45")
 
 
 def test_direct_io_adds_odirect():
@@ -87,7 +87,7 @@ def test_shared_file_write_is_the_published_collective_mpiio_command():
     # What fsaccept adds, the same in every bandwidth phase: fsync, its stonewall and
     # wear-out, the file; and no -F (one file for all ranks).
     assert flags(ours) - set(published) == {"-e", "-D", "45", "-O", "stoneWallingWearOut=1",
-                                           "-o", "/t/testfile"}
+                                           "-o", "/t/testfile", "-l", "random"}
     assert "-F" not in ours
 
 
@@ -134,3 +134,20 @@ def test_shared_settings_that_cannot_work_are_refused(entry, message):
     base = {"transfer_size": "1MiB", "block_size": "1MiB"}
     assert entry_errors("tests.ior_shared_write", {**base, **entry})[0].startswith(
         f"tests.ior_shared_write.{message}")
+
+
+# ------------------------------------------------------------- data pattern (issue 23)
+
+def test_every_phase_writes_and_verifies_irreducible_data_unless_the_entry_asks():
+    p = ior_tests(load_reference(REFERENCE_DIR / "local.yaml"))["ior_data_integrity"]
+    for phase in ("integrity_write", "integrity_read"):
+        opts = ior_options(phase, p, "/t/f", seed=7)
+        assert opts[opts.index("-l") + 1] == "random"  # -R verifies the pattern written
+    asked = dataclasses.replace(p, data_pattern="timestamp")
+    opts = ior_options("integrity_write", asked, "/t/f", seed=7)
+    assert opts[opts.index("-l") + 1] == "timestamp"
+
+
+def test_only_the_random_pattern_is_irreducible():
+    from fsaccept.benchmarks.ior.command import DATA_PATTERNS, pattern_reducible
+    assert [p for p in DATA_PATTERNS if not pattern_reducible(p)] == ["random"]

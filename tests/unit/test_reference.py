@@ -71,7 +71,7 @@ def test_parse_size_refuses_ambiguous_units(text):
     (lambda d: d["tests"]["ior_write_bandwidth"].update(transfer_size="1MB"),
      "tests.ior_write_bandwidth.transfer_size: '1MB' is not a binary size"),
     (lambda d: d["tests"]["ior_write_bandwidth"].update(colour="red"),
-     "tests.ior_write_bandwidth: unknown key(s) 'colour'; allowed: block_size, deadline_s, "
+     "tests.ior_write_bandwidth: unknown key(s) 'colour'; allowed: block_size, data_pattern, deadline_s, "
      "direct_io, min_cache_ratio, node_fraction, outlier_fraction, ranks_per_node, segments, threshold, "
      "transfer_size"),
     (lambda d: d["tests"].update(ior_bogus={}),

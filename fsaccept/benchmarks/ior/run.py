@@ -3,6 +3,8 @@ rows, stonewall phases and findings (filled by :mod:`.parse` and :mod:`.parse_js
 
 from __future__ import annotations
 
+import shlex
+
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -207,7 +209,23 @@ class IorRun(Judged):
         d["rank_pairs"] = [[rank, *pairs[rank]] for rank in sorted(pairs)]
         d["valid"] = self.valid
         d["reasons"] = self.reasons
+        d["data_pattern"] = self.data_pattern
         return d
+
+    @property
+    def data_pattern(self) -> str | None:
+        """The data pattern (``-l``) its command line wrote (None: no command line)."""
+        # Imported here: command.py reads reference files (jsonschema), which parsing
+        # a log does not need.
+        from fsaccept.benchmarks.ior.command import data_pattern_of
+        return data_pattern_of(_argv(self.command_line)) if self.command_line else None
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _argv(command_line: str) -> list[str]:
+    try:
+        return shlex.split(command_line)
+    except ValueError:  # an unbalanced quote in a damaged log
+        return command_line.split()
