@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from fsaccept.core.reference import Reference, Threshold
+from fsaccept.benchmarks.ior.patterns import (DATA_PATTERNS, IOR_DEFAULT_PATTERN,  # noqa: F401
+                                               data_pattern_of)
 from fsaccept.core.units import format_size, parse_size
 
 #: Buffered reads of less data per node than this × node memory may be served from cache.
@@ -112,24 +114,6 @@ def entry_errors(where: str, entry: dict[str, Any]) -> list[str]:
                 f"of generation_transfer_size {format_size(gen)}"]
     return []
 
-#: IOR 4.0.0's data patterns (``-l``/``--dataPacketType``; it reads only the first
-#: letter) -> whether a compressing or deduplicating file system can reduce them, as read
-#: in its utilities.c and measured (zstd -19 on 1 MiB written with 64 KiB transfers):
-#: - ``random``: every 8 bytes from a generator seeded per transfer (seed + rank + offset):
-#:   1.00:1, every transfer different.  The default here.
-#: - ``timestamp`` (IOR's default, no -l): counters (rank << 32 | seed + i), the same in
-#:   every transfer: 123:1 and every transfer identical.
-#: - ``offset``: timestamp with the offset in the first 8 bytes of each 4 KiB: 114:1.
-#: - ``incompressible``: despite its name one 8-byte value repeated (IOR re-seeds
-#:   rand_r at every word), the offset every 4 KiB: 1100:1.
-#: IOR's own summary prints this setting with the wrong letter (its table is off by one:
-#: "i" for random), so provenance is read from the command line, never that line.
-DATA_PATTERNS: dict[str, bool] = {
-    "random": False, "timestamp": True, "offset": True, "incompressible": True}
-#: IOR's default pattern, as the probe and reports call it.
-IOR_DEFAULT_PATTERN = "timestamp"
-
-
 def pattern_reducible(pattern: str) -> bool:
     """Whether IOR's ``pattern`` is data a file system can compress or deduplicate."""
     return DATA_PATTERNS[pattern]
@@ -153,27 +137,6 @@ def random_pattern_repeats(pattern: str, bytes_per_rank: int, ranks: int,
         return (f"repeats transfers across ranks when there are more ranks ({ranks}) than "
                 f"bytes in a transfer ({transfer_size})")
     return ""
-
-
-def data_pattern_of(argv: list[str]) -> str:
-    """The data pattern an IOR command line wrote, as IOR 4.0.0 reads it (``-l X``,
-    ``--dataPacketType=X`` or ``-O dataPacketType=X``; the last wins; the first letter
-    counts; none: IOR's default, ``timestamp``)."""
-    value = None
-    for i, arg in enumerate(argv):
-        nxt = argv[i + 1] if i + 1 < len(argv) else ""
-        if arg in ("-l", "--dataPacketType"):
-            value = "" if nxt.startswith("-") else nxt
-        elif arg.startswith("--dataPacketType="):
-            value = arg.split("=", 1)[1]
-        elif arg == "-O" and nxt.lower().startswith("datapackettype="):
-            value = nxt.split("=", 1)[1]
-    if not value:
-        return IOR_DEFAULT_PATTERN
-    for name in DATA_PATTERNS:
-        if name[0] == value[0]:
-            return name
-    return f"unknown ({value}: IOR refuses it)"
 
 
 #: Options every phase shares (after -a API and, file per process, -F): fsync after

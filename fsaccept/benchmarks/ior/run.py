@@ -8,6 +8,7 @@ import shlex
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from fsaccept.benchmarks.ior.patterns import data_pattern_of
 from fsaccept.core.findings import INVALID, Finding, Findings, Judged, json_safe as _finite
 
 
@@ -215,9 +216,6 @@ class IorRun(Judged):
     @property
     def data_pattern(self) -> str | None:
         """The data pattern (``-l``) its command line wrote (None: no command line)."""
-        # Imported here: command.py reads reference files (jsonschema), which parsing
-        # a log does not need.
-        from fsaccept.benchmarks.ior.command import data_pattern_of
         return data_pattern_of(_argv(self.command_line)) if self.command_line else None
 
 
