@@ -72,7 +72,7 @@ def test_parse_size_refuses_ambiguous_units(text):
      "tests.ior_write_bandwidth.transfer_size: '1MB' is not a binary size"),
     (lambda d: d["tests"]["ior_write_bandwidth"].update(colour="red"),
      "tests.ior_write_bandwidth: unknown key(s) 'colour'; allowed: block_size, data_pattern, deadline_s, "
-     "direct_io, min_cache_ratio, node_fraction, outlier_fraction, ranks_per_node, segments, threshold, "
+     "direct_io, min_cache_ratio, node_fraction, outlier_fraction, ranks_per_node, read_other_node, segments, threshold, "
      "transfer_size"),
     (lambda d: d["tests"].update(ior_bogus={}),
      "tests: unknown key(s) 'ior_bogus'; allowed: ior_data_integrity, ior_random_read_iops, ior_random_write_iops, "

@@ -48,6 +48,9 @@ class TestParameters:
     stripe: dict[str, int] | None = None
     #: IOR's data pattern (-l), a key of :data:`DATA_PATTERNS`.
     data_pattern: str = "random"
+    #: Reads: each rank reads what a rank on the next node wrote (-C); False: the read
+    #: runs where the data was written (through the client that wrote it).
+    read_other_node: bool = True
 
 
 def parameters(ref: Reference, name: str, needed_by: str = "") -> TestParameters:
@@ -211,7 +214,7 @@ def ior_options(phase_name: str, params: TestParameters, test_file: str,
         opts += ["-G", str(seed)]
     # Every phase: the writes fill transfers with it, -R verifies against it.
     opts += ["-l", params.data_pattern]
-    if phase.reorder:
+    if phase.reorder and (params.read_other_node or phase.access == "-w"):
         opts.append("-C")
     opts += ["-t", ior_size(transfer), "-b", ior_size(params.block_size),
              "-s", str(params.segments)]
