@@ -111,3 +111,40 @@ def reference_copy(tmp_path, edit):
     path = tmp_path / "local.yaml"
     path.write_text(yaml.safe_dump(data))
     return dict(os.environ, FSACCEPT_REFERENCE=str(path))
+
+
+@pytest.fixture(scope="session")
+def gluster_env(cluster_env):
+    """The emulated cluster with its GlusterFS volume (each node its own FUSE client):
+    brought up with it if it runs without (scripts/test starts it so); the environment
+    and the volume's layout (address, mount point: they follow the port base)."""
+    from fsaccept.tools.cluster import default_state_dir, recorded_fs
+    from fsaccept.tools.gluster import GlusterLayout
+    if recorded_fs(default_state_dir()) != "gluster":
+        proc = run([str(LOCAL_CLUSTER), "up", "--fs", "gluster"], timeout=300)
+        assert proc.returncode == 0, f"local-cluster up --fs gluster:\n{proc.stderr}"
+    port_base = int(os.environ.get("FSACCEPT_PORT_BASE", "17000"))
+    layout = GlusterLayout.for_port_base(default_state_dir().parent / "gluster", port_base)
+    return cluster_env, layout
+
+
+def gluster_reference(tmp_path, layout, edit=lambda data: None):
+    """Environment selecting a copy of reference/local-gluster.yaml whose target is the
+    running volume (its mount point and source follow the port base), changed by ``edit``."""
+    data = yaml.safe_load((REPO / "reference" / "local-gluster.yaml").read_text())
+    data["target"].update(path=str(layout.mount_point), mount_point=str(layout.mount_point),
+                          source=layout.source)
+    edit(data)
+    path = tmp_path / "local-gluster.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return dict(os.environ, FSACCEPT_REFERENCE=str(path))
+
+
+def run_gluster_checks(check_file, tmp_path, *args, env=None, timeout=1200):
+    """Run a check file on the system local-gluster; (process, {check name: case})."""
+    proc = run(reframe_command("-c", str(REPO / "checks" / check_file), "--system",
+                               "local-gluster", *args, "-r", prefix=tmp_path / "rfm"),
+               env=env, timeout=timeout)
+    report = tmp_path / "rfm" / "report.json"
+    cases = json.loads(report.read_text())["runs"][-1]["testcases"] if report.exists() else []
+    return proc, {c["name"].split()[0]: c for c in cases}
