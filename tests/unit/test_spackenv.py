@@ -404,3 +404,90 @@ def test_local_spack_gives_spack_1_fio_debians_zlib():
                                 "externals": [{"spec": "zlib@1.2.13", "prefix": "/usr"}]}
     assert packages["zlib-ng"] == {"buildable": False}
     assert "zlib1g-dev" in (DEFAULT_SPACK_ENV.parent / "scripts" / "setup").read_text()
+
+
+FAKE_SPACK = r"""#!/bin/sh
+# Stands in for Spack: logs its arguments, does the least each command would.
+echo "$*" >> "$FAKE_LOG"
+[ "$1" = -e ] && { env_dir="$2"; shift 2; }
+case "$1" in
+  python) echo 'FSACCEPT-CHECKSUMS {"ior@4.0.0": "cb17f6"}' ;;
+  compiler) [ "$2" = list ] && printf '==> Available compilers\n%s\n' "$FAKE_COMPILERS" ;;
+  concretize) [ -f "$env_dir/spack.lock" ] && echo "==> No new specs to concretize" \
+              || echo '{}' > "$env_dir/spack.lock" ;;
+  install) mkdir -p "$env_dir/.spack-env/view/bin" && touch "$env_dir/.spack-env/view/bin/ior"
+           echo "[+] abcdefg ior@4.0.0 /opt/ior" ;;
+  find) echo "ior@4.0.0/abcdefg"; echo "fio@3.37/hijklmn" ;;
+esac
+exit 0
+"""
+
+
+@pytest.fixture
+def fake_1x(tmp_path, monkeypatch):
+    root = fake_spack(tmp_path / "kit", "1.1.1")
+    (root / "bin" / "spack").write_text(FAKE_SPACK)
+    (root / "bin" / "spack").chmod(0o755)
+    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "spack.log"))
+    monkeypatch.setenv("FAKE_COMPILERS", "[e]  gcc@12.2.0")
+    mirror = tmp_path / "mirror"
+    (mirror / "ior").mkdir(parents=True)
+    (mirror / "ior" / "ior-4.0.0.tar.gz").write_bytes(b"ior")
+    return root, mirror
+
+
+def test_a_1x_set_up_configures_the_repository_and_reconcretizes_when_it_changes(
+        tmp_path, fake_1x, capsys):
+    root, mirror = fake_1x
+    state = tmp_path / "state"
+    first = fake_packages(tmp_path / "a")
+    env_dir = spackenv.setup(str(root), str(mirror), "local-spack", state, packages=str(first))
+    out = capsys.readouterr().out
+    builtin = first / "repos" / "spack_repo" / "builtin"
+    assert yaml.safe_load((state / "user" / "repos.yaml").read_text()) == {
+        "repos": {"builtin": str(builtin)}}
+    assert yaml.safe_load((state / "user" / "mirrors.yaml").read_text())["mirrors"] == {
+        "fsaccept-mirror": {"url": (state / "mirror").as_uri(), "binary": False}}
+    assert (state / "mirror" / "_source-cache" / "archive" / "cb" / "cb17f6.tar.gz").is_symlink()
+    assert "compilers: gcc@12.2.0" in out and "concretizing again" not in out
+    assert "setup: spack:   [+] abcdefg ior@4.0.0 /opt/ior" in out  # 1.2's installer line
+    origin = "Spack 1.1.1, spack-packages spack-packages-2025.11.0"
+    assert (env_dir / "fsaccept-origin.txt").read_text() == origin + "\n"
+    assert f"built: ior@4.0.0/abcdefg, fio@3.37/hijklmn ({origin})" in out
+    # Nothing changed: nothing runs.
+    (tmp_path / "spack.log").unlink()
+    spackenv.setup(str(root), str(mirror), "local-spack", state, packages=str(first))
+    assert "up to date" in capsys.readouterr().out and not (tmp_path / "spack.log").exists()
+    # Another package repository: the old lock is not reused.
+    second = fake_packages(tmp_path / "b")
+    spackenv.setup(str(root), str(mirror), "local-spack", state, packages=str(second))
+    out = capsys.readouterr().out
+    assert "the Spack or the package repository changed: concretizing again" in out
+    assert "No new specs" not in (tmp_path / "spack.log").read_text()
+    assert yaml.safe_load((state / "user" / "repos.yaml").read_text())["repos"]["builtin"] == \
+        str(second / "repos" / "spack_repo" / "builtin")
+
+
+def test_a_compiler_find_that_finds_nothing_is_an_error(tmp_path, fake_1x, monkeypatch):
+    root, mirror = fake_1x
+    monkeypatch.setenv("FAKE_COMPILERS", "")
+    state = tmp_path / "state"
+    with pytest.raises(spackenv.SpackSetupError,
+                       match=r"^`spack compiler find` found no compiler \(Spack 1.1.1\): "
+                             r"install gcc and g\+\+"):
+        spackenv.setup(str(root), None, "local-spack", state,
+                       packages=str(fake_packages(tmp_path)))
+    assert "concretize" not in (tmp_path / "spack.log").read_text()
+    assert not spackenv.inputs_file(state).exists()
+
+
+def test_spack_config_that_would_outrank_fsaccepts_scope_is_refused(tmp_path, fake_1x):
+    root, _ = fake_1x
+    (root / "etc" / "spack").mkdir(parents=True)
+    (root / "etc" / "spack" / "repos.yaml").write_text("repos: {builtin: /old}\n")
+    with pytest.raises(spackenv.SpackSetupError,
+                       match=r"etc/spack/repos.yaml: Spack 1.1.1 ranks its own etc/spack above "
+                             r"fsaccept's configuration scope"):
+        spackenv.setup(str(root), None, "local-spack", tmp_path / "state",
+                       packages=str(fake_packages(tmp_path)))
+    assert not (tmp_path / "spack.log").exists()  # Spack never ran
