@@ -32,6 +32,11 @@ DEFAULT_SPACK_ENV = REPO_ROOT / "spack-env"
 SPACK_STATE = STATE_DIR / "spack"
 #: The activation script the benchmark fixture writes once per session.
 ACTIVATION_SCRIPT = "spack-activate.sh"
+#: Beside a rendered environment's spack.yaml: the Spack and package repository that
+#: built it ("Spack 1.1.1, spack-packages 119680a"), written by scripts/setup.
+ORIGIN_FILE = "fsaccept-origin.txt"
+#: The provenance line that names what built a Spack environment.
+ORIGIN_KEY = "spack-origin"
 _PINNED = re.compile(r"^([a-z0-9-]+)@(=?)([0-9][0-9A-Za-z.]*)(\s|$)")
 
 
@@ -108,19 +113,29 @@ def session_commands(extras: dict[str, Any], system: str) -> list[str]:
     if mode(extras) == "path":
         return ["for b in " + " ".join(registry.binaries()) +
                 '; do echo "$b path:$(command -v $b || echo missing)"; done']
-    env = shlex.quote(str(spack_env_dir(extras, system)))
+    env_dir = spack_env_dir(extras, system)
+    env = shlex.quote(str(env_dir))
+    origin = shlex.quote(str(env_dir / ORIGIN_FILE))
+    # One command (the caller redirects it): the specs, then what built them; an
+    # environment fsaccept did not build names at least the Spack's version.
     return [f"spack env activate --sh -d {env} > {ACTIVATION_SCRIPT}",
-            f"spack -e {env} find --format '{{name}} spack:{{name}}@{{version}}/{{hash}}' "
-            + " ".join(registry.spack_packages())]
+            f"{{ spack -e {env} find --format '{{name}} spack:{{name}}@{{version}}/{{hash}}' "
+            + " ".join(registry.spack_packages())
+            + f"; echo \"{ORIGIN_KEY} $(cat {origin} 2>/dev/null || "
+              "echo \"Spack $(spack --version)\")\"; }"]
 
 
 def parse_provenance(text: str) -> dict[str, str]:
-    """'name source' lines → {name: source}."""
+    """'name source' lines → {name: source}; a ``spack-origin`` line (what built the
+    environment) is added to each Spack spec: ``spack:ior@4.0.0/abc (Spack 1.1.1, …)``."""
     out = {}
     for line in text.splitlines():
         parts = line.split(None, 1)
         if len(parts) == 2:
-            out[parts[0]] = parts[1]
+            out[parts[0]] = parts[1].strip()
+    origin = out.pop(ORIGIN_KEY, "")
+    if origin:
+        out = {k: f"{v} ({origin})" if v.startswith("spack:") else v for k, v in out.items()}
     for bench in registry.BENCHMARKS.values():  # mdtest and md-workbench come with ior
         built_by = out.get(bench.spack_package, "")
         if bench.binary not in out and built_by.startswith("spack:"):

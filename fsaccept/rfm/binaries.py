@@ -33,7 +33,9 @@ class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):
     build_locally = True
     build_system = "CustomBuild"
 
-    #: Where each benchmark comes from: "ior spack:ior@4.0.0/<hash>; fio path:/usr/bin/fio".
+    #: Where each benchmark comes from: "ior spack:ior@4.0.0/<hash> (Spack 1.1.1,
+    #: spack-packages 119680a); fio path:/usr/bin/fio" (what built a Spack environment:
+    #: the origin file scripts/setup wrote beside it, else the Spack's version).
     provenance = variable(str, value="", loggable=True)
 
     #: Why the benchmarks cannot be provided, and the command that fixes it ("" if they can).

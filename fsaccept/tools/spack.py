@@ -1,15 +1,21 @@
 """Build the benchmarks with a real Spack, with everything Spack writes kept
 under ``.state/spack/`` (never ``~/.spack``, never ``/etc/spack``).
 
-``scripts/setup --spack SPACK [--spack-mirror DIR] [--spack-system NAME]``
-(or ``FSACCEPT_SPACK``, ``FSACCEPT_SPACK_MIRROR``, ``FSACCEPT_SPACK_SYSTEM``
-for air-gapped sites and CI) runs :func:`setup`:
+``scripts/setup --spack SPACK [--spack-packages REPO] [--spack-mirror DIR]
+[--spack-system NAME]`` (or ``FSACCEPT_SPACK``, ``FSACCEPT_SPACK_PACKAGES``,
+``FSACCEPT_SPACK_MIRROR``, ``FSACCEPT_SPACK_SYSTEM`` for air-gapped sites and
+CI) runs :func:`setup`:
 
 1. Spack from a release tarball (unpacked once into ``.state/spack/``), a
-   checkout, or ``path`` (the ``spack`` on PATH, else ``$SPACK_ROOT``);
+   checkout, or ``path`` (the ``spack`` on PATH, else ``$SPACK_ROOT``); for
+   Spack 1.x, whose package recipes live apart, also Spack's package
+   repository (``spack-packages``: a release tarball, unpacked once, or a
+   directory; else the one beside the Spack tarball);
 2. its configuration in scopes fsaccept owns: install tree, stages and
-   caches under ``.state/spack/``, the source mirror if given, bootstrapping
-   off (the concretizer is PyPI's clingo in fsaccept's ``.venv``), compilers;
+   caches under ``.state/spack/`` (per Spack version), the package repository
+   (``repos.yaml``, 1.x), the source mirror if given, bootstrapping off (the
+   concretizer is PyPI's clingo in fsaccept's ``.venv``), compilers (found,
+   and a find that finds none is an error);
 3. ``spack-env/spack.yaml`` rendered for the system into
    ``.state/spack/env/<system>/`` with ``systems/<system>.yaml`` (the
    system's externals) included by absolute path;
@@ -18,15 +24,20 @@ for air-gapped sites and CI) runs :func:`setup`:
 5. ``.state/spack/bin/spack``: a wrapper that runs this Spack with these
    scopes, which the ``local-spack`` system puts on PATH for its jobs.
 
-A second run with the same inputs reuses what is built (a stamp); two runs
-at once are serialised by a lock.
+A second run with the same inputs reuses what is built (a stamp); another
+Spack or package repository re-concretizes (Spack 1.x would silently reuse
+0.23's ``spack.lock``); two runs at once are serialised by a lock.  The
+environment records which Spack and package repository built it
+(``fsaccept-origin.txt``), which every result's provenance names.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -44,6 +55,13 @@ SPEC_DIR = benchmarks.DEFAULT_SPACK_ENV
 DEFAULT_SYSTEM = "local-spack"
 #: How the environment names a system's externals file (resolved when rendered).
 SYSTEM_VARIABLE = "${FSACCEPT_SYSTEM}"
+#: Written beside the environment's spack.yaml: which Spack and package repository built it.
+ORIGIN_FILE = benchmarks.ORIGIN_FILE
+_TARBALL_SUFFIXES = (".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar")
+#: Where a spack-packages checkout or release keeps the ``builtin`` repository.
+BUILTIN_IN_PACKAGES = Path("repos") / "spack_repo" / "builtin"
+#: Files in ``$spack/etc/spack`` that would outrank fsaccept's scope (Spack >= 1.1).
+OUTRANKING = ("config.yaml", "bootstrap.yaml", "mirrors.yaml", "repos.yaml")
 
 
 class SpackSetupError(Exception):
@@ -97,22 +115,31 @@ def write_environment(system: str, state: Path = STATE) -> Path:
     return env_dir
 
 
-def config_files(state: Path, mirror: Path | None, build_jobs: int) -> dict[str, dict]:
-    """The user-scope configuration: every path Spack writes to below ``state``."""
+def config_files(state: Path, mirror: Path | None, build_jobs: int,
+                 version: str = "", builtin: Path | None = None) -> dict[str, dict]:
+    """The user-scope configuration: every path Spack writes to below ``state``.
+    Install tree and caches are per Spack version (1.x rewrites 0.23's database and
+    indexes); ``builtin``: the package repository a Spack 1.x uses (``repos.yaml``)."""
+    tag = f"spack-{version}" if version else "spack"
     files = {
         "config.yaml": {"config": {
-            "install_tree": {"root": str(state / "opt")},
+            "install_tree": {"root": str(state / "opt" / tag) if version else str(state / "opt")},
             "build_stage": [str(state / "stage")],
             "test_stage": str(state / "test-stage"),
             "source_cache": str(state / "cache" / "source"),
-            "misc_cache": str(state / "cache" / "misc"),
+            # Repository indexes (minutes for 1.x on first use) are kept here.
+            "misc_cache": str(state / "cache" / ("misc-" + tag if version else "misc")),
             "build_jobs": build_jobs,
         }},
         # Air-gapped: never download a concretizer; clingo comes from fsaccept's .venv.
         "bootstrap.yaml": {"bootstrap": {"enable": False,
                                          "root": str(state / "bootstrap")}},
-        "mirrors.yaml": {"mirrors": {"fsaccept-mirror": mirror.as_uri()} if mirror else {}},
+        # A source mirror: 1.2 otherwise warns that it has no binary index.
+        "mirrors.yaml": {"mirrors": {"fsaccept-mirror": {"url": mirror.as_uri(), "binary": False}}
+                         if mirror else {}},
     }
+    if builtin is not None:
+        files["repos.yaml"] = {"repos": {"builtin": str(builtin)}}
     return files
 
 
@@ -134,11 +161,88 @@ def wrapper_script(spack_root: Path, env: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Spack 1.2's installer without a terminal: ``[+] <hash> <name>@<version> <prefix>``.
+_NEW_INSTALLER = re.compile(r"^\[\+\] [a-z0-9]{7,32} [A-Za-z0-9_.-]+@\S+ /")
+
+
 def is_progress(line: str) -> bool:
     """Spack output lines worth showing while it builds: one line per package it builds
-    and its errors (externals, fetches and install prefixes go to the log only)."""
+    and its errors (externals, fetches and install prefixes go to the log only), from
+    0.23's installer (``==> Installing``) or 1.2's (``[+] <hash> name@version prefix``)."""
     line = line.strip()
-    return line.startswith("==> Installing") or line.startswith("==> Error")
+    return (line.startswith("==> Installing") or line.startswith("==> Error")
+            or bool(_NEW_INSTALLER.match(line)))
+
+
+def version_of(root: Path) -> str:
+    """The version string of the Spack at ``root``, read from its source (no Spack run)."""
+    init = root / "lib" / "spack" / "spack" / "__init__.py"
+    try:
+        text = init.read_text()
+    except OSError as err:
+        raise SpackSetupError(f"{init}: cannot read Spack's version: {err.strerror}") from None
+    match = re.search(r'^__version__ = "([^"]+)"', text, re.M) or \
+        re.search(r"^spack_version_info = \(([0-9, ]+)\)", text, re.M)
+    if not match:
+        raise SpackSetupError(f"{init}: no __version__: not a Spack this set-up knows")
+    return match.group(1).replace(", ", ".")
+
+
+def major(version: str) -> tuple[int, int]:
+    """(major, minor) of a Spack version string such as 1.1.1 or 0.23.0.dev0."""
+    parts = re.findall(r"\d+", version)
+    return (int(parts[0]), int(parts[1]) if len(parts) > 1 else 0)
+
+
+def needs_package_repository(version: str) -> bool:
+    """Spack 1.x keeps its package recipes in a separate repository (spack-packages)."""
+    return major(version) >= (1, 0)
+
+
+def outranking_config(root: Path, version: str) -> list[Path]:
+    """Configuration in ``$spack/etc/spack`` that outranks fsaccept's scope (Spack >= 1.1)."""
+    if major(version) < (1, 1):
+        return []
+    site = root / "etc" / "spack"
+    return sorted(p for name in OUTRANKING
+                  for p in [site / name, *site.glob(f"*/{name}")]
+                  if p.is_file() and "defaults" not in p.relative_to(site).parts)
+
+
+def tarball_commit(tarball: Path) -> str:
+    """The commit id a GitHub release archive carries (pax global header), or ""."""
+    try:
+        with tarfile.open(tarball) as archive:
+            archive.next()
+            comment = archive.pax_headers.get("comment", "")
+    except (tarfile.TarError, OSError, EOFError):
+        return ""
+    return comment if re.fullmatch(r"[0-9a-f]{40}", comment) else ""
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def release_name(tarball: Path) -> str:
+    """``spack-packages-2025.11.0`` from ``spack-packages-2025.11.0.tar.gz``."""
+    for suffix in _TARBALL_SUFFIXES:
+        if tarball.name.endswith(suffix):
+            return tarball.name[: -len(suffix)]
+    return ""
+
+
+def origin_line(spack_version: str, spack_commit: str, packages_label: str) -> str:
+    """What built the environment, as every result's provenance names it:
+    ``Spack 1.1.1, spack-packages 119680a``."""
+    text = f"Spack {spack_version}"
+    if spack_commit and "dev" in spack_version:  # a development snapshot: which one
+        text += f" ({spack_commit[:10]})"
+    return text + (f", {packages_label}" if packages_label else "")
 
 
 # -- what runs Spack ----------------------------------------------------------
@@ -168,19 +272,25 @@ def locate_spack(given: str, state: Path) -> Path:
 
 def unpack_tarball(tarball: Path, state: Path) -> Path:
     """Unpack a Spack release once; a half-unpacked copy is never left behind."""
-    name = tarball.name
-    for suffix in (".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    else:
-        raise SpackSetupError(f"--spack {tarball}: neither a directory nor a .tar.gz/.tgz/.tar "
-                              "release of Spack")
-    target = state / "releases" / name
-    if (target / "bin" / "spack").is_file():
+    return _unpack_once(tarball, state / "releases", "--spack",
+                        lambda p: (p / "bin" / "spack").is_file(),
+                        "neither a directory nor a .tar.gz/.tgz/.tar release of Spack",
+                        "no Spack inside (no */bin/spack)")
+
+
+def _unpack_once(tarball: Path, into: Path, option: str, is_it, not_a_tarball: str,
+                 not_inside: str) -> Path:
+    """Unpack ``tarball`` into ``into/<its name>`` once, atomically (a renamed
+    complete copy or nothing); ``is_it`` tells its top directory."""
+    name = release_name(tarball)
+    if not name:
+        raise SpackSetupError(f"{option} {tarball}: {not_a_tarball}")
+    target = into / name
+    if is_it(target):
         return target
     _say(f"unpacking {tarball} into {target}")
-    partial = state / "releases" / f".{name}.partial-{os.getpid()}"
+    started = time.monotonic()
+    partial = into / f".{name}.partial-{os.getpid()}"
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     try:
@@ -188,14 +298,84 @@ def unpack_tarball(tarball: Path, state: Path) -> Path:
             archive.extractall(partial, filter="data")
     except (tarfile.TarError, OSError, EOFError) as err:
         shutil.rmtree(partial, ignore_errors=True)
-        raise SpackSetupError(f"--spack {tarball}: cannot unpack: {err}") from None
-    roots = [p for p in partial.iterdir() if (p / "bin" / "spack").is_file()]
+        raise SpackSetupError(f"{option} {tarball}: cannot unpack: {err}") from None
+    roots = [p for p in partial.iterdir() if is_it(p)]
     if len(roots) != 1:
         shutil.rmtree(partial, ignore_errors=True)
-        raise SpackSetupError(f"--spack {tarball}: no Spack inside (no */bin/spack)")
+        raise SpackSetupError(f"{option} {tarball}: {not_inside}")
     roots[0].rename(target)
     shutil.rmtree(partial, ignore_errors=True)
+    _say(f"unpacked {target.name} ({time.monotonic() - started:.0f} s)")
     return target
+
+
+def builtin_of(top: Path) -> Path | None:
+    """The ``builtin`` repository in a spack-packages tree, or the tree itself if it is one."""
+    for candidate in (top / BUILTIN_IN_PACKAGES, top):
+        if (candidate / "repo.yaml").is_file() and (candidate / "packages").is_dir():
+            return candidate
+    return None
+
+
+class PackageRepository:
+    """Spack's package repository for 1.x: where its ``builtin`` is, what it is."""
+
+    def __init__(self, builtin: Path, label: str, given: str, how: str, identity: str = ""):
+        self.builtin, self.label, self.given, self.how = builtin, label, given, how
+        #: What its recipes are (a commit, a checksum, else the directory), for re-concretizing.
+        self.identity = identity or label
+
+
+def packages_beside(spack: str) -> list[Path]:
+    """Package-repository tarballs lying beside a Spack tarball or checkout."""
+    if spack == "path":
+        return []
+    return sorted(Path(spack).expanduser().absolute().parent.glob("spack-packages-*.tar.gz"))
+
+
+def locate_packages(given: str, state: Path, how: str = "--spack-packages") -> PackageRepository:
+    """Spack's package repository from a release tarball (unpacked once) or a
+    directory (a spack-packages checkout, or its ``builtin`` repository itself);
+    it must have ``ior``."""
+    source = Path(given).expanduser()
+    option = "--spack-packages" if how == "--spack-packages" else \
+        ("FSACCEPT_SPACK_PACKAGES" if how == "FSACCEPT_SPACK_PACKAGES" else "package repository")
+    if not source.exists():
+        raise SpackSetupError(f"{option} {given}: no such file or directory")
+    if source.is_dir():
+        builtin = builtin_of(source.resolve())
+        if builtin is None:
+            raise SpackSetupError(f"{option} {given}: not a Spack package repository "
+                                  f"(no {BUILTIN_IN_PACKAGES}/repo.yaml, nor repo.yaml and packages/)")
+        commit = _checkout_commit(source.resolve())
+        label = f"spack-packages {commit or source.resolve().name}"
+        identity = f"{label} {source.resolve()}"
+    else:
+        top = _unpack_once(source, state / "packages", option,
+                           lambda p: builtin_of(p) is not None and p.name != "builtin",
+                           "neither a directory nor a .tar.gz/.tgz/.tar release of Spack's "
+                           "package repository",
+                           f"not a Spack package repository (no */{BUILTIN_IN_PACKAGES}/repo.yaml "
+                           "inside)")
+        builtin = builtin_of(top)
+        commit = tarball_commit(source)
+        version = release_name(source).removeprefix("spack-packages-")
+        # A release archive names its commit; without one, its version and checksum.
+        label = (f"spack-packages {commit[:7]}" if commit else
+                 f"spack-packages {version} (sha256 {sha256_of(source)[:16]})")
+        identity = commit or label
+    if not (builtin / "packages" / "ior" / "package.py").is_file():
+        raise SpackSetupError(f"{option} {given}: this package repository has no ior "
+                              f"({builtin / 'packages' / 'ior' / 'package.py'} missing)")
+    return PackageRepository(builtin, label, str(source.absolute()), how, identity)
+
+
+def _checkout_commit(path: Path) -> str:
+    if not (path / ".git").exists():
+        return ""
+    probe = subprocess.run(["git", "-C", str(path), "rev-parse", "--short=7", "HEAD"],
+                           capture_output=True, text=True)
+    return probe.stdout.strip() if probe.returncode == 0 else ""
 
 
 def check_mirror(mirror: str | None) -> Path | None:
@@ -208,6 +388,66 @@ def check_mirror(mirror: str | None) -> Path | None:
         raise SpackSetupError(f"--spack-mirror {mirror}: not a Spack source mirror "
                               "(expected <package>/<package>-<version>.tar.gz)")
     return path.resolve()
+
+
+def mirror_files(mirror: Path) -> list[tuple[str, str, Path]]:
+    """(package, version, file) of each ``<package>/<package>-<version>.<ext>`` in a
+    source mirror (the layout of the offline kit and of ``spack mirror create``)."""
+    found = []
+    for path in sorted(mirror.glob("*/*")):
+        package = path.parent.name
+        version = release_name(path).removeprefix(f"{package}-")
+        if path.is_file() and version and release_name(path).startswith(f"{package}-"):
+            found.append((package, version, path))
+    return found
+
+
+#: Run with ``spack python``: the sha256 Spack's recipes record for (package, version) pairs.
+CHECKSUM_SCRIPT = """\
+import json, sys
+import spack.repo
+from spack.version import Version
+out = {}
+for pkg, ver in json.loads(sys.argv[1]):
+    try:
+        versions = spack.repo.PATH.get_pkg_class(pkg).versions
+    except Exception:
+        continue
+    sha = versions.get(Version(ver), {}).get("sha256")
+    if sha:
+        out[pkg + "@" + ver] = sha
+print("FSACCEPT-CHECKSUMS " + json.dumps(out))
+"""
+
+
+def parse_checksums(output: str) -> dict[str, str]:
+    for line in output.splitlines():
+        if line.startswith("FSACCEPT-CHECKSUMS "):
+            return json.loads(line.split(" ", 1)[1])
+    return {}
+
+
+def index_mirror(mirror: Path, checksums: dict[str, str], into: Path) -> Path:
+    """A source mirror Spack 1.x can fetch from, made of symlinks to ``mirror``: 1.x
+    looks a file up only by the sha256 its recipe records
+    (``_source-cache/archive/<sha[:2]>/<sha>.<ext>``), 0.23 also by name.  Each file
+    is linked under the sha256 *Spack expects* for its name, so that Spack's own
+    checksum verification still judges the file's content."""
+    partial = into.parent / f".{into.name}.partial-{os.getpid()}"
+    shutil.rmtree(partial, ignore_errors=True)
+    for package, version, path in mirror_files(mirror):
+        links = [Path(package) / path.name]
+        sha = checksums.get(f"{package}@{version}")
+        if sha:
+            ext = path.name[len(release_name(path)):]
+            links.append(Path("_source-cache") / "archive" / sha[:2] / f"{sha}{ext}")
+        for link in links:
+            (partial / link).parent.mkdir(parents=True, exist_ok=True)
+            (partial / link).symlink_to(path)
+    partial.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(into, ignore_errors=True)  # fsaccept's own links, made by the last set-up
+    partial.rename(into)
+    return into
 
 
 def check_clingo(python: str) -> None:
@@ -257,9 +497,12 @@ def stamp_of(*parts: object) -> str:
 
 
 def setup(spack: str, mirror: str | None, system: str, state: Path = STATE,
-          python: str | None = None) -> Path:
+          python: str | None = None, packages: str | None = None,
+          packages_how: str = "--spack-packages") -> Path:
     """Build the benchmarks of ``system`` with Spack; returns the environment directory.
-    Every input is checked before anything is written."""
+    Every input is checked before anything is built.  ``packages``: Spack 1.x's package
+    repository (``packages_how`` says where it came from: an option, the environment,
+    the last set-up); when not given, one beside the Spack tarball is taken."""
     python = python or os.environ.get("FSACCEPT_SPACK_PYTHON") or sys.executable
     manifest = render_environment(system)
     mirror_path = check_mirror(mirror)
@@ -272,45 +515,127 @@ def setup(spack: str, mirror: str | None, system: str, state: Path = STATE,
             _say(f"another set-up holds {state / '.lock'}: waiting for it to finish")
             fcntl.flock(lock, fcntl.LOCK_EX)
         root = locate_spack(spack, state)
-        env_dir = _install(root, mirror_path, system, state, python, manifest)
+        version = version_of(root)
+        repo = choose_packages(spack, version, packages, packages_how, state)
+        stale = outranking_config(root, version)
+        if stale:
+            raise SpackSetupError(f"{stale[0]}: Spack {version} ranks its own etc/spack above "
+                                  "fsaccept's configuration scope: remove it (or give a clean Spack)")
+        source = Path(spack).expanduser()
+        commit = (tarball_commit(source) if source.is_file() else _checkout_commit(root))
+        origin = origin_line(version, commit, repo.label if repo else "")
+        # What concretizes: this Spack (its commit, else where it is) and these recipes.
+        recipes = (version, commit or str(root), repo.identity if repo else "builtin")
+        env_dir = _install(root, version, repo, mirror_path, system, state, python, manifest,
+                           origin, recipes)
         inputs_file(state).write_text(yaml.safe_dump({
             "spack": spack if spack == "path" else str(Path(spack).absolute()),
+            "packages": repo.given if repo else None,
             "mirror": str(mirror_path) if mirror_path else None,
-            "root": str(root)}))
+            "root": str(root), "version": version, "origin": origin}))
         return env_dir
 
 
-def _install(root: Path, mirror_path: Path | None, system: str, state: Path, python: str,
-             manifest: str) -> Path:
+def choose_packages(spack: str, version: str, packages: str | None, how: str,
+                    state: Path) -> PackageRepository | None:
+    """The package repository this Spack needs (1.x), or None (0.23 has its own);
+    refuses one given to a Spack that has its recipes built in."""
+    if not needs_package_repository(version):
+        if packages:
+            raise SpackSetupError(
+                f"{how} {packages}: Spack {version} has its package recipes built in and would "
+                "not use a package repository (that is for Spack 1.x): drop it")
+        return None
+    if not packages:
+        beside = packages_beside(spack)
+        if len(beside) > 1:
+            raise SpackSetupError(
+                f"--spack {spack}: several package repositories beside it "
+                f"({', '.join(p.name for p in beside)}): choose one with --spack-packages")
+        if not beside:
+            raise SpackSetupError(
+                f"--spack {spack}: Spack {version} has no package recipes of its own and "
+                "would clone them from GitHub: pass --spack-packages <spack-packages release "
+                "tarball or directory> (or FSACCEPT_SPACK_PACKAGES), e.g. "
+                "spack-packages-2025.11.0.tar.gz for Spack 1.1")
+        packages, how = str(beside[0]), "found beside the Spack tarball"
+    repo = locate_packages(packages, state, how)
+    _say(f"package repository {repo.label}: {repo.given} ({how})")
+    return repo
+
+
+def compilers_found(listing: str) -> list[str]:
+    """Compilers in ``spack compiler list`` output (0.23 and 1.x): ``gcc@12.2.0``."""
+    return re.findall(r"(?<![\w@-])([a-z][a-z0-9-]*@=?[0-9][\w.]*)", "\n".join(
+        line for line in listing.splitlines() if not line.startswith("==>")))
+
+
+def _install(root: Path, version: str, repo: PackageRepository | None,
+             mirror_path: Path | None, system: str, state: Path, python: str,
+             manifest: str, origin: str, recipes: tuple = ()) -> Path:
     env_dir = benchmarks.rendered_env_dir(system, state)
-    stamp = stamp_of(str(root), str(mirror_path), manifest, python, str(state))
+    builtin = repo.builtin if repo else None
+    stamp = stamp_of(str(root), version, str(builtin), origin, str(mirror_path), manifest,
+                     python, str(state))
     stamp_file = env_dir / ".fsaccept-installed"
     if stamp_file.is_file() and stamp_file.read_text() == stamp and \
             (view_bin(system, state) / "ior").exists():
         _write_wrapper(root, state, python)
-        _say(f"environment {env_dir} up to date (Spack {root})")
+        _say(f"environment {env_dir} up to date ({origin}, {root})")
         return env_dir
 
     (state / "logs").mkdir(exist_ok=True)
     log = state / "logs" / f"install-{system}-{time.strftime('%Y%m%dT%H%M%S')}.log"
     for scope in ("user", "system"):
         (state / scope).mkdir(exist_ok=True)
-    for name, content in config_files(state, mirror_path, os.cpu_count() or 1).items():
+    # Written by `compiler find` for the Spack of the last set-up: found again below.
+    for name in ("compilers.yaml", "packages.yaml", "repos.yaml"):
+        (state / "user" / name).unlink(missing_ok=True)
+    # Spack fetches from fsaccept's index of the mirror given (see index_mirror).
+    mirror_index = state / "mirror" if mirror_path else None
+    for name, content in config_files(state, mirror_index, os.cpu_count() or 1, version,
+                                      builtin).items():
         (state / "user" / name).write_text(yaml.safe_dump(content, sort_keys=False))
     run = Spack(root, spack_environment(state, python), log)
-    version = run("--version").strip()
-    _say(f"Spack {version} from {root}; configuration and builds in {state}; log {log}")
-    run("compiler", "find", "--scope", "user", what="found compilers")
+    _say(f"{origin} from {root}; configuration and builds in {state}; log {log}")
+    if mirror_path:
+        script = state / "cache" / "fsaccept-checksums.py"
+        script.parent.mkdir(parents=True, exist_ok=True)
+        script.write_text(CHECKSUM_SCRIPT)
+        wanted = [[p, v] for p, v, _ in mirror_files(mirror_path)]
+        checksums = parse_checksums(run("python", str(script), json.dumps(wanted),
+                                        what="read the mirror's checksums from the recipes"))
+        index_mirror(mirror_path, checksums, mirror_index)
+        _say(f"mirror {mirror_path}: {len(checksums)} of {len(wanted)} sources known to "
+             f"the recipes, indexed in {mirror_index}")
+    run("compiler", "find", "--scope", "user", what="looked for compilers")
+    compilers = compilers_found(run("compiler", "list"))
+    if not compilers:
+        raise SpackSetupError(f"`spack compiler find` found no compiler (Spack {version}): "
+                              "install gcc and g++ (scripts/setup does), or declare one; "
+                              f"full log: {log}")
+    _say("compilers: " + ", ".join(dict.fromkeys(compilers)))
     write_environment(system, state)
     stamp_file.unlink(missing_ok=True)
-    _say(f"concretizing {env_dir} (about a minute the first time)")
+    # A lock concretized by another Spack or package repository is reused silently
+    # by Spack 1.x ("No new specs to concretize"): concretize again instead.
+    concretized = env_dir / ".fsaccept-concretized"
+    by = stamp_of(*recipes, manifest)
+    if (env_dir / "spack.lock").is_file() and \
+            (not concretized.is_file() or concretized.read_text() != by):
+        _say("the Spack or the package repository changed: concretizing again")
+        (env_dir / "spack.lock").unlink()
+    concretized.unlink(missing_ok=True)
+    _say(f"concretizing {env_dir} (minutes the first time: Spack indexes its packages)")
     run("-e", str(env_dir), "concretize", what="concretized")
+    concretized.write_text(by)
     _say("installing (a few minutes the first time; one line per package it builds)")
     run("-e", str(env_dir), "install", "--fail-fast", show_progress=True, what="installed")
     found = run("-e", str(env_dir), "find", "--format", "{name}@{version}/{hash:7}",
                 *benchmarks.pinned_versions(SPEC_DIR))
     _say("built: " + ", ".join(l.strip() for l in found.splitlines()
-                               if "@" in l and not l.startswith("==>")))
+                               if "@" in l and not l.startswith("==>")) + f" ({origin})")
+    (env_dir / ORIGIN_FILE).write_text(origin + "\n")
     stamp_file.write_text(stamp)
     _write_wrapper(root, state, python)
     return env_dir
@@ -335,6 +660,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--spack",
                         help="a Spack release tarball or checkout, or `path` (spack on PATH "
                              "or $SPACK_ROOT); default: the one the last set-up used")
+    parser.add_argument("--spack-packages",
+                        help="Spack 1.x's package repository: a spack-packages release "
+                             "tarball or directory (default: $FSACCEPT_SPACK_PACKAGES, else "
+                             "the one beside the Spack tarball)")
     parser.add_argument("--spack-mirror", help="a Spack source mirror directory (air-gapped)")
     parser.add_argument("--system", default=DEFAULT_SYSTEM,
                         help=f"whose externals to use: spack-env/systems/<system>.yaml "
@@ -344,17 +673,23 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     """``fsaccept spack``: set-up's Spack step; exit 2 with one line on bad input."""
     spack, mirror, state = args.spack, args.spack_mirror, STATE
+    packages = getattr(args, "spack_packages", None)
+    how = "--spack-packages"
+    if not packages and os.environ.get("FSACCEPT_SPACK_PACKAGES"):
+        packages, how = os.environ["FSACCEPT_SPACK_PACKAGES"], "FSACCEPT_SPACK_PACKAGES"
     recorded = inputs_file(state)
     if not spack and recorded.is_file():
         previous = yaml.safe_load(recorded.read_text()) or {}
         spack, mirror = previous.get("spack"), mirror or previous.get("mirror")
+        if not packages and previous.get("packages"):
+            packages, how = previous["packages"], "the last set-up's"
     if not spack:
         print("setup: spack: none given: the IOR and mdtest checks need IOR 4.0.0, which Spack "
               "builds (scripts/setup --spack <Spack tarball, checkout or 'path'> "
-              "[--spack-mirror DIR]; README: Benchmarks)")
+              "[--spack-packages REPO] [--spack-mirror DIR]; README: Benchmarks)")
         return 0
     try:
-        setup(spack, mirror, args.system, state)
+        setup(spack, mirror, args.system, state, packages=packages, packages_how=how)
     except (SpackSetupError, benchmarks.BenchmarkConfigError) as err:
         print(f"setup: spack: error: {err}", file=sys.stderr)
         return 2

@@ -4,8 +4,10 @@
 (``FSACCEPT_SPACK``, ``FSACCEPT_SPACK_MIRROR``: CI hands it the offline kit
 that lies beside the repository), and the system ``local-spack`` runs them
 through Slurm.  Without a Spack set-up these tests skip saying how to get one;
-under CI with the kit they fail instead.  Also here: the main job without the
-benchmarks ends INCOMPLETE, naming each missing one and the fix.
+under CI with the kit they fail instead.  CI's main build uses Spack 1.x; the
+other Spack of the kit (``FSACCEPT_OTHER_SPACK``: 0.23) builds IOR here too, in
+a state directory of its own, and runs it with mpirun.  Also here: the main job
+without the benchmarks ends INCOMPLETE, naming each missing one and the fix.
 """
 
 import fcntl
@@ -62,11 +64,14 @@ def test_the_acceptance_suite_on_local_spack_is_accepted_with_spack_provenance(
     cases = {c["name"].split()[0]: c for c in
              __import__("json").loads((run_dir / "run-report.json").read_text())
              ["runs"][-1]["testcases"]}
+    # Which Spack and package repository built them, beside each spec and hash.
+    origin = (rendered_env_dir(SYSTEM) / spackenv.ORIGIN_FILE).read_text().strip()
+    assert origin.startswith("Spack "), origin
     for name in ("IORWriteBandwidth", "IORStonewalledRead", "IORRandomWriteIOPS",
                  "IORRandomReadIOPS", "MdtestEasy", "MdtestHard"):
         case = cases[name]
         assert case["result"] == "pass", (name, case["fail_reason"])
-        assert f"spack:ior@4.0.0/{ior}" in case["benchmark_provenance"], name
+        assert f"spack:ior@4.0.0/{ior} ({origin})" in case["benchmark_provenance"], name
         # The binary the job ran is the environment's view, activated in the job.
         assert case["binary_path"].startswith(str(spackenv.view_bin(SYSTEM))), name
         script = (Path(case["outputdir"]) / "rfm_job.sh").read_text()
@@ -77,25 +82,75 @@ def test_the_acceptance_suite_on_local_spack_is_accepted_with_spack_provenance(
     assert len(fio_cases) == 6, sorted(cases)
     for case in fio_cases:
         assert case["result"] == "pass", (case["name"], case["fail_reason"])
-        assert f"spack:fio@3.37/{fio}" in case["benchmark_provenance"], case["name"]
+        assert f"spack:fio@3.37/{fio} ({origin})" in case["benchmark_provenance"], case["name"]
         assert case["binary_path"].startswith(str(spackenv.view_bin(SYSTEM))), case["name"]
 
 
+def test_the_other_spack_builds_ior_that_runs_beside_the_main_build(spack_root, tmp_path):
+    """The kit's other Spack (CI: 0.23, while the main build is 1.x) builds the
+    environment in a state directory of its own, re-concretizing over the main
+    build's lock (which Spack 1.x would silently reuse), and its IOR runs."""
+    other = os.environ.get("FSACCEPT_OTHER_SPACK")
+    mirror = os.environ.get("FSACCEPT_SPACK_MIRROR")
+    if not (other and mirror):
+        pytest.skip("FSACCEPT_OTHER_SPACK and FSACCEPT_SPACK_MIRROR not set (.ci/run sets "
+                    "them from the offline kit)")
+    main_inputs = spackenv.inputs_file(SPACK_STATE).read_text()
+    state = tmp_path / "state"
+    env_dir = rendered_env_dir(SYSTEM, state / "spack")
+    env_dir.mkdir(parents=True)
+    for name in ("spack.yaml", "spack.lock"):  # another Spack's concretization
+        shutil.copy(rendered_env_dir(SYSTEM) / name, env_dir / name)
+    env = {k: v for k, v in os.environ.items() if k != "FSACCEPT_SPACK_PACKAGES"}
+    proc = run([str(REPO / ".venv" / "bin" / "fsaccept"), "spack", "--spack", other,
+                "--spack-mirror", mirror], env=dict(env, FSACCEPT_STATE_DIR=str(state)),
+               timeout=1500)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    assert "the Spack or the package repository changed: concretizing again" in out, out
+    assert re.search(r"built: .*ior@4\.0\.0/\w{7}", out), out
+    origin = (env_dir / spackenv.ORIGIN_FILE).read_text().strip()
+    version = spackenv.version_of(Path(yaml.safe_load(
+        spackenv.inputs_file(state / "spack").read_text())["root"]))
+    assert origin.startswith(f"Spack {version}") and version != spackenv.version_of(spack_root)
+    # Its IOR runs (2 ranks, tiny sizes) in a directory of its own.
+    work = tmp_path / "ior"
+    work.mkdir()
+    mpi = dict(os.environ, OMPI_MCA_btl="self,tcp", OMPI_MCA_btl_tcp_if_include="lo",
+               OMPI_MCA_oob_tcp_if_include="lo", PMIX_MCA_gds="hash",
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    ior = spackenv.view_bin(SYSTEM, state / "spack") / "ior"
+    proc = run(["mpirun", "--oversubscribe", "-np", "2", str(ior), "-w", "-r", "-t", "4k",
+                "-b", "64k", "-o", str(work / "testfile")], env=mpi, cwd=work, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "IOR-4.0.0" in proc.stdout and re.search(r"^Finished\s*:", proc.stdout, re.M)
+    # The main build is untouched.
+    assert spackenv.inputs_file(SPACK_STATE).read_text() == main_inputs
+
+
 def test_an_altered_mirror_tarball_stops_with_spacks_checksum_error(spack_root, tmp_path):
-    # A private state directory with the environment already concretized (its lock
+    # A private state directory with the environment already concretized by the same
+    # Spack and package repository (its lock and the record of what concretized it
     # copied), so that Spack goes straight to fetching from the altered mirror.
     state = tmp_path / "state"
     env_dir = rendered_env_dir(SYSTEM, state / "spack")
     env_dir.mkdir(parents=True)
-    for name in ("spack.yaml", "spack.lock"):
+    for name in ("spack.yaml", "spack.lock", ".fsaccept-concretized"):
         shutil.copy(rendered_env_dir(SYSTEM) / name, env_dir / name)
+    inputs = yaml.safe_load(spackenv.inputs_file(SPACK_STATE).read_text())
+    # The main build's index of the recipes (minutes to rebuild for Spack 1.x): the
+    # unpacked files keep their archive times, so the index stays valid for them.
+    misc = Path("cache") / f"misc-spack-{inputs.get('version')}"
+    if (SPACK_STATE / misc).is_dir():
+        shutil.copytree(SPACK_STATE / misc, state / "spack" / misc)
     mirror = tmp_path / "mirror"
     for package in ("ior", "fio"):
         (mirror / package).mkdir(parents=True)
     (mirror / "ior" / "ior-4.0.0.tar.gz").write_bytes(b"not the IOR 4.0.0 release\n")
     (mirror / "fio" / "fio-3.37.tar.gz").write_bytes(b"not fio\n")
-    proc = run([str(REPO / ".venv" / "bin" / "fsaccept"), "spack", "--spack", str(spack_root),
-                "--spack-mirror", str(mirror)],
+    packages = ["--spack-packages", inputs["packages"]] if inputs.get("packages") else []
+    proc = run([str(REPO / ".venv" / "bin" / "fsaccept"), "spack", "--spack", inputs["spack"],
+                *packages, "--spack-mirror", str(mirror)],
                env=dict(os.environ, FSACCEPT_STATE_DIR=str(state)), timeout=600)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert re.search(r"setup: spack: error: `spack -e \S+ install --fail-fast` failed",

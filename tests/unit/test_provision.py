@@ -79,7 +79,10 @@ def test_the_session_writes_the_activation_script_and_the_provenance():
     spack_env = {"benchmarks": "spack-env", "spack_env": "/apps/fs env"}
     assert benchmarks.session_commands(spack_env, "s") == [
         "spack env activate --sh -d '/apps/fs env' > spack-activate.sh",
-        "spack -e '/apps/fs env' find --format '{name} spack:{name}@{version}/{hash}' ior fio"]
+        # One command, which the fixture redirects: specs, then what built them.
+        "{ spack -e '/apps/fs env' find --format '{name} spack:{name}@{version}/{hash}' ior fio"
+        "; echo \"spack-origin $(cat '/apps/fs env/fsaccept-origin.txt' 2>/dev/null || "
+        "echo \"Spack $(spack --version)\")\"; }"]
     built = benchmarks.session_commands({"benchmarks": "spack-build"}, "site")
     assert str(benchmarks.rendered_env_dir("site")) in built[0]
     with pytest.raises(BenchmarkConfigError, match="spack-env needs spack_env"):
@@ -92,6 +95,40 @@ def test_provenance_lines_are_parsed():
         "md-workbench": "spack:ior@4.0.0/abc", "fio": "spack:fio@3.37/def"}
     assert parse_provenance("ior path:/opt/ior/bin/ior\nfio path:missing\n")["fio"] == \
         "path:missing"
+
+
+def test_provenance_names_the_spack_and_package_repository_beside_each_spec():
+    found = parse_provenance("ior spack:ior@4.0.0/abcdefg\nfio spack:fio@3.37/hijklmn\n"
+                             "spack-origin Spack 1.1.1, spack-packages 119680a\n")
+    assert found == {
+        "ior": "spack:ior@4.0.0/abcdefg (Spack 1.1.1, spack-packages 119680a)",
+        "mdtest": "spack:ior@4.0.0/abcdefg (Spack 1.1.1, spack-packages 119680a)",
+        "md-workbench": "spack:ior@4.0.0/abcdefg (Spack 1.1.1, spack-packages 119680a)",
+        "fio": "spack:fio@3.37/hijklmn (Spack 1.1.1, spack-packages 119680a)"}
+    # Binaries from PATH are not Spack's: no origin added.
+    assert parse_provenance("fio path:/usr/bin/fio\nspack-origin Spack 1.1.1\n") == {
+        "fio": "path:/usr/bin/fio"}
+
+
+def test_the_session_provenance_command_runs_in_a_shell(tmp_path):
+    import subprocess
+    env_dir = tmp_path / "env dir"
+    env_dir.mkdir()
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "spack").write_text("#!/bin/sh\n[ \"$1\" = --version ] && { echo 0.23.0.dev0; exit; }\n"
+                                "echo 'ior spack:ior@4.0.0/abc'\n")
+    (fake / "spack").chmod(0o755)
+    extras = {"benchmarks": "spack-env", "spack_env": str(env_dir)}
+    command = benchmarks.session_commands(extras, "s")[-1] + " > provenance.txt"
+    env = {"PATH": f"{fake}:/usr/bin:/bin"}
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, check=True)
+    assert parse_provenance((tmp_path / "provenance.txt").read_text())["ior"] == \
+        "spack:ior@4.0.0/abc (Spack 0.23.0.dev0)"  # an environment fsaccept did not build
+    (env_dir / "fsaccept-origin.txt").write_text("Spack 1.1.1, spack-packages 119680a\n")
+    subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, check=True)
+    assert parse_provenance((tmp_path / "provenance.txt").read_text())["mdtest"] == \
+        "spack:ior@4.0.0/abc (Spack 1.1.1, spack-packages 119680a)"
 
 
 def test_untested_versions_are_labelled():

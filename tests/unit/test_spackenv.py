@@ -54,7 +54,8 @@ def test_every_path_spack_writes_is_below_the_state_directory(tmp_path):
                   files["bootstrap.yaml"]["bootstrap"]["root"]):
         assert value.startswith(str(tmp_path)), value
     assert files["bootstrap.yaml"]["bootstrap"]["enable"] is False
-    assert files["mirrors.yaml"]["mirrors"] == {"fsaccept-mirror": "file:///mirror%20dir"}
+    assert files["mirrors.yaml"]["mirrors"] == {
+        "fsaccept-mirror": {"url": "file:///mirror%20dir", "binary": False}}
     env = spackenv.spack_environment(tmp_path, "/py")
     assert all(v.startswith(str(tmp_path)) for k, v in env.items() if k != "SPACK_PYTHON")
 
@@ -148,3 +149,345 @@ def test_bad_input_exits_2_with_one_line_and_builds_nothing(tmp_path, monkeypatc
     args.system, args.spack_mirror = "nosuchsystem", None
     assert spackenv.run(args) == 2
     assert "systems/nosuchsystem.yaml: missing" in capsys.readouterr().err
+
+
+# -- Spack 1.x: its package repository, compilers, provenance --------------------
+
+def fake_spack(where: Path, version: str) -> Path:
+    """A directory that looks like a Spack release of ``version`` (no Spack runs)."""
+    root = where / f"spack-{version}"
+    (root / "bin").mkdir(parents=True)
+    (root / "bin" / "spack").write_text("#!/bin/sh\nexit 1\n")
+    (root / "lib" / "spack" / "spack").mkdir(parents=True)
+    (root / "lib" / "spack" / "spack" / "__init__.py").write_text(
+        f'#: version\n__version__ = "{version}"\nspack_version = __version__\n')
+    return root
+
+
+def fake_packages(where: Path, name="spack-packages-2025.11.0", with_ior=True) -> Path:
+    top = where / name
+    builtin = top / "repos" / "spack_repo" / "builtin"
+    (builtin / "packages" / "fio").mkdir(parents=True)
+    (builtin / "repo.yaml").write_text("repo:\n  namespace: builtin\n")
+    (builtin / "packages" / "fio" / "package.py").write_text("# fio\n")
+    if with_ior:
+        (builtin / "packages" / "ior").mkdir()
+        (builtin / "packages" / "ior" / "package.py").write_text("# ior\n")
+    return top
+
+
+def tarball_of(directory: Path, tarball: Path, commit: str | None = None) -> Path:
+    """A release archive as GitHub makes them: the commit in the pax global header."""
+    import tarfile
+    headers = {"comment": commit} if commit else {}
+    with tarfile.open(tarball, "w:gz", format=tarfile.PAX_FORMAT, pax_headers=headers) as tar:
+        tar.add(directory, arcname=directory.name)
+    return tarball
+
+
+def test_spack_versions_are_read_from_the_source_and_1x_needs_a_package_repository(tmp_path):
+    assert spackenv.version_of(fake_spack(tmp_path, "1.1.1")) == "1.1.1"
+    assert spackenv.version_of(fake_spack(tmp_path, "0.23.0.dev0")) == "0.23.0.dev0"
+    assert spackenv.needs_package_repository("1.1.1")
+    assert spackenv.needs_package_repository("1.2.0.dev0")
+    assert not spackenv.needs_package_repository("0.23.0.dev0")
+    (tmp_path / "odd" / "lib" / "spack" / "spack").mkdir(parents=True)
+    (tmp_path / "odd" / "lib" / "spack" / "spack" / "__init__.py").write_text("x = 1\n")
+    with pytest.raises(spackenv.SpackSetupError, match=r"__init__.py: no __version__"):
+        spackenv.version_of(tmp_path / "odd")
+
+
+def test_a_spack_1_without_a_package_repository_says_what_to_pass(tmp_path):
+    tarball = tmp_path / "kit" / "spack-1.1.1.tar.gz"
+    tarball.parent.mkdir()
+    tarball.write_bytes(b"")
+    with pytest.raises(spackenv.SpackSetupError) as err:
+        spackenv.choose_packages(str(tarball), "1.1.1", None, "--spack-packages", tmp_path)
+    message = str(err.value)
+    assert "Spack 1.1.1 has no package recipes of its own" in message
+    assert "pass --spack-packages <spack-packages release tarball or directory> " \
+           "(or FSACCEPT_SPACK_PACKAGES)" in message
+    assert "\n" not in message
+
+
+def test_the_package_repository_beside_the_spack_tarball_is_taken_and_said(tmp_path, capsys):
+    kit = tmp_path / "kit"
+    kit.mkdir()
+    (kit / "spack-1.1.1.tar.gz").write_bytes(b"")
+    commit = "119680aeee8ea802c6111b7167583bddef97e82f"
+    tarball_of(fake_packages(tmp_path / "src"), kit / "spack-packages-2025.11.0.tar.gz", commit)
+    state = tmp_path / "state"
+    repo = spackenv.choose_packages(str(kit / "spack-1.1.1.tar.gz"), "1.1.1", None,
+                                    "--spack-packages", state)
+    assert repo.builtin == state / "packages" / "spack-packages-2025.11.0" / "repos" / \
+        "spack_repo" / "builtin"
+    assert repo.label == "spack-packages 119680a"
+    assert capsys.readouterr().out == (
+        f"setup: spack: unpacking {kit}/spack-packages-2025.11.0.tar.gz into "
+        f"{state}/packages/spack-packages-2025.11.0\n"
+        "setup: spack: unpacked spack-packages-2025.11.0 (0 s)\n"
+        f"setup: spack: package repository spack-packages 119680a: "
+        f"{kit}/spack-packages-2025.11.0.tar.gz (found beside the Spack tarball)\n")
+    # Unpacked once: the second time it is reused, nothing is unpacked.
+    again = spackenv.locate_packages(str(kit / "spack-packages-2025.11.0.tar.gz"), state)
+    assert again.builtin == repo.builtin and "unpacking" not in capsys.readouterr().out
+    # Two beside it: which one is the user's choice.
+    tarball_of(fake_packages(tmp_path / "src2", "spack-packages-2025.07.0"),
+               kit / "spack-packages-2025.07.0.tar.gz")
+    with pytest.raises(spackenv.SpackSetupError,
+                       match=r"several package repositories beside it \(spack-packages-2025.07"
+                             r".0.tar.gz, spack-packages-2025.11.0.tar.gz\): choose one with "
+                             r"--spack-packages"):
+        spackenv.choose_packages(str(kit / "spack-1.1.1.tar.gz"), "1.1.1", None,
+                                 "--spack-packages", state)
+
+
+def test_a_package_repository_without_a_commit_is_named_by_version_and_checksum(tmp_path):
+    tarball = tarball_of(fake_packages(tmp_path / "src"), tmp_path / "spack-packages-2025.11.0.tgz")
+    repo = spackenv.locate_packages(str(tarball), tmp_path / "state")
+    digest = spackenv.sha256_of(tarball)
+    assert repo.label == f"spack-packages 2025.11.0 (sha256 {digest[:16]})"
+
+
+def test_a_package_repository_directory_top_or_builtin(tmp_path):
+    top = fake_packages(tmp_path)
+    builtin = top / "repos" / "spack_repo" / "builtin"
+    assert spackenv.locate_packages(str(top), tmp_path / "s").builtin == builtin
+    assert spackenv.locate_packages(str(builtin), tmp_path / "s").builtin == builtin
+    assert spackenv.locate_packages(str(top), tmp_path / "s").label == \
+        "spack-packages spack-packages-2025.11.0"
+
+
+def test_a_0_23_spack_given_a_package_repository_refuses_it(tmp_path):
+    with pytest.raises(spackenv.SpackSetupError,
+                       match=r"^FSACCEPT_SPACK_PACKAGES /kit/p.tar.gz: Spack 0.23.0.dev0 has its "
+                             r"package recipes built in and would not use a package repository "
+                             r"\(that is for Spack 1.x\): drop it$"):
+        spackenv.choose_packages("/kit/spack-0.23.tar.gz", "0.23.0.dev0", "/kit/p.tar.gz",
+                                 "FSACCEPT_SPACK_PACKAGES", tmp_path)
+    # Beside a 0.23 tarball (the offline kit holds both): not taken, not refused.
+    assert spackenv.choose_packages("/kit/spack-0.23.tar.gz", "0.23.0.dev0", None,
+                                    "--spack-packages", tmp_path) is None
+
+
+def test_a_package_repository_without_ior_is_refused(tmp_path):
+    top = fake_packages(tmp_path, with_ior=False)
+    with pytest.raises(spackenv.SpackSetupError,
+                       match=rf"--spack-packages {top}: this package repository has no ior "
+                             r"\(.*/builtin/packages/ior/package.py missing\)"):
+        spackenv.locate_packages(str(top), tmp_path / "state")
+
+
+def test_a_package_repository_tarball_that_is_not_one_is_refused_and_leaves_nothing(tmp_path):
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "README").write_text("not a package repository")
+    tarball = tarball_of(tmp_path / "junk", tmp_path / "spack-packages-x.tar.gz")
+    state = tmp_path / "state"
+    with pytest.raises(spackenv.SpackSetupError,
+                       match=r"spack-packages-x.tar.gz: not a Spack package repository \(no "
+                             r"\*/repos/spack_repo/builtin/repo.yaml inside\)"):
+        spackenv.locate_packages(str(tarball), state)
+    assert list((state / "packages").iterdir()) == []
+    (tmp_path / "spack-packages-y.tar.gz").write_bytes(b"\x1f\x8b\x08\x00 truncated")
+    with pytest.raises(spackenv.SpackSetupError, match="spack-packages-y.tar.gz: cannot unpack"):
+        spackenv.locate_packages(str(tmp_path / "spack-packages-y.tar.gz"), state)
+    assert list((state / "packages").iterdir()) == []
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(spackenv.SpackSetupError, match="neither a directory nor a .tar.gz"):
+        spackenv.locate_packages(str(tmp_path / "notes.txt"), state)
+    with pytest.raises(spackenv.SpackSetupError, match="not a Spack package repository"):
+        spackenv.locate_packages(str(tmp_path / "junk"), state)
+
+
+def test_the_package_repository_and_a_source_mirror_are_configured_in_fsaccepts_scope(tmp_path):
+    files = spackenv.config_files(tmp_path, Path("/m"), 2, "1.1.1", Path("/p/builtin"))
+    assert files["repos.yaml"] == {"repos": {"builtin": "/p/builtin"}}
+    assert files["mirrors.yaml"]["mirrors"]["fsaccept-mirror"] == {"url": "file:///m",
+                                                                   "binary": False}
+    # Each Spack version its own install tree and indexes (1.x rewrites 0.23's database).
+    config = files["config.yaml"]["config"]
+    assert config["install_tree"]["root"] == str(tmp_path / "opt" / "spack-1.1.1")
+    assert config["misc_cache"] == str(tmp_path / "cache" / "misc-spack-1.1.1")
+    assert "repos.yaml" not in spackenv.config_files(tmp_path, None, 2, "0.23.0.dev0")
+
+
+def test_configuration_in_spacks_own_etc_that_would_outrank_fsaccepts_is_found(tmp_path):
+    root = fake_spack(tmp_path, "1.1.1")
+    (root / "etc" / "spack" / "defaults").mkdir(parents=True)
+    (root / "etc" / "spack" / "defaults" / "repos.yaml").write_text("repos: {}\n")
+    assert spackenv.outranking_config(root, "1.1.1") == []  # Spack's defaults rank lowest
+    (root / "etc" / "spack" / "repos.yaml").write_text("repos: {}\n")
+    (root / "etc" / "spack" / "linux").mkdir()
+    (root / "etc" / "spack" / "linux" / "config.yaml").write_text("config: {}\n")
+    assert spackenv.outranking_config(root, "1.1.1") == [
+        root / "etc" / "spack" / "linux" / "config.yaml", root / "etc" / "spack" / "repos.yaml"]
+    assert spackenv.outranking_config(root, "1.0.2") == []  # below the user scope before 1.1
+
+
+def test_spack_1_2_installer_lines_are_progress():
+    assert spackenv.is_progress(
+        "[+] abcdefghijklmnopqrstuvwxyz012345 ior@4.0.0 /s/opt/linux-x86_64/ior-4.0.0-abcdefg")
+    assert spackenv.is_progress("[+] abcdefg fio@3.37 /s/opt/fio")
+    assert not spackenv.is_progress("[+] /usr (external m4-1.4.19-abc)")
+
+
+def test_compilers_are_found_in_either_spacks_listing():
+    old = ("==> Available compilers\n-- gcc debian12-x86_64 -------------------------------\n"
+           "gcc@12.2.0\n")
+    new = ("==> Available compilers\n-- gcc debian12-x86_64 ---------------------------------\n"
+           "[e]  gcc@12.2.0\n")
+    assert spackenv.compilers_found(old) == ["gcc@12.2.0"]
+    assert spackenv.compilers_found(new) == ["gcc@12.2.0"]
+    assert spackenv.compilers_found("==> No compilers available. Run `spack compiler find` "
+                                    "to autodetect compilers\n") == []
+
+
+def test_the_origin_names_the_spack_and_the_package_repository():
+    assert spackenv.origin_line("1.1.1", "c6a799277cd0be72b3c0eef34c74328532090e23",
+                                "spack-packages 119680a") == \
+        "Spack 1.1.1, spack-packages 119680a"
+    # A development snapshot is named by its commit too: its version string is not unique.
+    assert spackenv.origin_line("0.23.0.dev0", "e8f8cf8543b31ff6ba81a5ab0e515bc9a4856384", "") \
+        == "Spack 0.23.0.dev0 (e8f8cf8543)"
+
+
+def test_a_0_23_spack_with_fsaccept_spack_packages_exits_2_and_builds_nothing(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(spackenv, "STATE", tmp_path / "state")
+    monkeypatch.setenv("FSACCEPT_SPACK_PACKAGES", str(fake_packages(tmp_path)))
+    args = argparse.Namespace(spack=str(fake_spack(tmp_path, "0.23.0.dev0")), spack_mirror=None,
+                              spack_packages=None, system="local-spack")
+    assert spackenv.run(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("setup: spack: error: FSACCEPT_SPACK_PACKAGES ") and \
+        err.endswith("drop it\n") and err.count("\n") == 1
+    assert sorted(p.name for p in (tmp_path / "state").iterdir()) == [".lock"]
+    # A Spack 1.x with nothing beside it and none given: what to pass, nothing built.
+    monkeypatch.delenv("FSACCEPT_SPACK_PACKAGES")
+    args.spack = str(fake_spack(tmp_path / "other", "1.1.1"))
+    assert spackenv.run(args) == 2
+    err = capsys.readouterr().err
+    assert "has no package recipes of its own" in err and err.count("\n") == 1
+    assert sorted(p.name for p in (tmp_path / "state").iterdir()) == [".lock"]
+
+
+def test_the_mirror_is_indexed_by_the_checksum_spack_expects(tmp_path):
+    mirror = tmp_path / "mirror"
+    for package, name in (("ior", "ior-4.0.0.tar.gz"), ("fio", "fio-3.37.tar.gz"),
+                          ("zlib", "zlib-1.3.tar.xz")):
+        (mirror / package).mkdir(parents=True)
+        (mirror / package / name).write_bytes(name.encode())
+    (mirror / "README").write_text("not a source")
+    assert [(p, v) for p, v, _ in spackenv.mirror_files(mirror)] == [
+        ("fio", "3.37"), ("ior", "4.0.0"), ("zlib", "1.3")]
+    checksums = spackenv.parse_checksums(
+        "==> noise\nFSACCEPT-CHECKSUMS {\"ior@4.0.0\": \"cb17f6\", \"zlib@1.3\": \"ab12\"}\n")
+    index = spackenv.index_mirror(mirror, checksums, tmp_path / "state" / "mirror")
+    links = sorted(str(p.relative_to(index)) for p in index.rglob("*") if p.is_symlink())
+    assert links == ["_source-cache/archive/ab/ab12.tar.xz",
+                     "_source-cache/archive/cb/cb17f6.tar.gz",
+                     "fio/fio-3.37.tar.gz", "ior/ior-4.0.0.tar.gz", "zlib/zlib-1.3.tar.xz"]
+    assert (index / "_source-cache/archive/cb/cb17f6.tar.gz").resolve() == \
+        mirror / "ior" / "ior-4.0.0.tar.gz"
+    # Made again from scratch: nothing stale, nothing half-made beside it.
+    spackenv.index_mirror(mirror, {}, index)
+    assert not (index / "_source-cache").exists()
+    assert [p.name for p in index.parent.iterdir()] == ["mirror"]
+
+
+def test_local_spack_gives_spack_1_fio_debians_zlib():
+    # fio needs zlib-api in Spack 1.x; its default provider zlib-ng is not in the
+    # offline mirror.  scripts/setup installs zlib1g-dev.
+    packages = yaml.safe_load((DEFAULT_SPACK_ENV / "systems" / "local-spack.yaml").read_text())[
+        "packages"]
+    assert packages["zlib"] == {"buildable": False,
+                                "externals": [{"spec": "zlib@1.2.13", "prefix": "/usr"}]}
+    assert packages["zlib-ng"] == {"buildable": False}
+    assert "zlib1g-dev" in (DEFAULT_SPACK_ENV.parent / "scripts" / "setup").read_text()
+
+
+FAKE_SPACK = r"""#!/bin/sh
+# Stands in for Spack: logs its arguments, does the least each command would.
+echo "$*" >> "$FAKE_LOG"
+[ "$1" = -e ] && { env_dir="$2"; shift 2; }
+case "$1" in
+  python) echo 'FSACCEPT-CHECKSUMS {"ior@4.0.0": "cb17f6"}' ;;
+  compiler) [ "$2" = list ] && printf '==> Available compilers\n%s\n' "$FAKE_COMPILERS" ;;
+  concretize) [ -f "$env_dir/spack.lock" ] && echo "==> No new specs to concretize" \
+              || echo '{}' > "$env_dir/spack.lock" ;;
+  install) mkdir -p "$env_dir/.spack-env/view/bin" && touch "$env_dir/.spack-env/view/bin/ior"
+           echo "[+] abcdefg ior@4.0.0 /opt/ior" ;;
+  find) echo "ior@4.0.0/abcdefg"; echo "fio@3.37/hijklmn" ;;
+esac
+exit 0
+"""
+
+
+@pytest.fixture
+def fake_1x(tmp_path, monkeypatch):
+    root = fake_spack(tmp_path / "kit", "1.1.1")
+    (root / "bin" / "spack").write_text(FAKE_SPACK)
+    (root / "bin" / "spack").chmod(0o755)
+    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "spack.log"))
+    monkeypatch.setenv("FAKE_COMPILERS", "[e]  gcc@12.2.0")
+    mirror = tmp_path / "mirror"
+    (mirror / "ior").mkdir(parents=True)
+    (mirror / "ior" / "ior-4.0.0.tar.gz").write_bytes(b"ior")
+    return root, mirror
+
+
+def test_a_1x_set_up_configures_the_repository_and_reconcretizes_when_it_changes(
+        tmp_path, fake_1x, capsys):
+    root, mirror = fake_1x
+    state = tmp_path / "state"
+    first = fake_packages(tmp_path / "a")
+    env_dir = spackenv.setup(str(root), str(mirror), "local-spack", state, packages=str(first))
+    out = capsys.readouterr().out
+    builtin = first / "repos" / "spack_repo" / "builtin"
+    assert yaml.safe_load((state / "user" / "repos.yaml").read_text()) == {
+        "repos": {"builtin": str(builtin)}}
+    assert yaml.safe_load((state / "user" / "mirrors.yaml").read_text())["mirrors"] == {
+        "fsaccept-mirror": {"url": (state / "mirror").as_uri(), "binary": False}}
+    assert (state / "mirror" / "_source-cache" / "archive" / "cb" / "cb17f6.tar.gz").is_symlink()
+    assert "compilers: gcc@12.2.0" in out and "concretizing again" not in out
+    assert "setup: spack:   [+] abcdefg ior@4.0.0 /opt/ior" in out  # 1.2's installer line
+    origin = "Spack 1.1.1, spack-packages spack-packages-2025.11.0"
+    assert (env_dir / "fsaccept-origin.txt").read_text() == origin + "\n"
+    assert f"built: ior@4.0.0/abcdefg, fio@3.37/hijklmn ({origin})" in out
+    # Nothing changed: nothing runs.
+    (tmp_path / "spack.log").unlink()
+    spackenv.setup(str(root), str(mirror), "local-spack", state, packages=str(first))
+    assert "up to date" in capsys.readouterr().out and not (tmp_path / "spack.log").exists()
+    # Another package repository: the old lock is not reused.
+    second = fake_packages(tmp_path / "b")
+    spackenv.setup(str(root), str(mirror), "local-spack", state, packages=str(second))
+    out = capsys.readouterr().out
+    assert "the Spack or the package repository changed: concretizing again" in out
+    assert "No new specs" not in (tmp_path / "spack.log").read_text()
+    assert yaml.safe_load((state / "user" / "repos.yaml").read_text())["repos"]["builtin"] == \
+        str(second / "repos" / "spack_repo" / "builtin")
+
+
+def test_a_compiler_find_that_finds_nothing_is_an_error(tmp_path, fake_1x, monkeypatch):
+    root, mirror = fake_1x
+    monkeypatch.setenv("FAKE_COMPILERS", "")
+    state = tmp_path / "state"
+    with pytest.raises(spackenv.SpackSetupError,
+                       match=r"^`spack compiler find` found no compiler \(Spack 1.1.1\): "
+                             r"install gcc and g\+\+"):
+        spackenv.setup(str(root), None, "local-spack", state,
+                       packages=str(fake_packages(tmp_path)))
+    assert "concretize" not in (tmp_path / "spack.log").read_text()
+    assert not spackenv.inputs_file(state).exists()
+
+
+def test_spack_config_that_would_outrank_fsaccepts_scope_is_refused(tmp_path, fake_1x):
+    root, _ = fake_1x
+    (root / "etc" / "spack").mkdir(parents=True)
+    (root / "etc" / "spack" / "repos.yaml").write_text("repos: {builtin: /old}\n")
+    with pytest.raises(spackenv.SpackSetupError,
+                       match=r"etc/spack/repos.yaml: Spack 1.1.1 ranks its own etc/spack above "
+                             r"fsaccept's configuration scope"):
+        spackenv.setup(str(root), None, "local-spack", tmp_path / "state",
+                       packages=str(fake_packages(tmp_path)))
+    assert not (tmp_path / "spack.log").exists()  # Spack never ran
