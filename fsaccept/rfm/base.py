@@ -214,6 +214,10 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
         self.refdata = reference.load_reference(path)
         self.refdata.check_system(self.current_system.name)
         self.reference_sha256 = hashlib.sha256(open(path, "rb").read()).hexdigest()
+        self.load_entry()
+
+    def load_entry(self) -> None:
+        """This test's entry of the reference file, and the placement it asks for."""
         self.entry = self.refdata.entry(self.reference_key, needed_by=self.display_name)
         self.node_fraction = self.entry["node_fraction"]
         self.ranks_per_node = self.entry.get("ranks_per_node", 1)

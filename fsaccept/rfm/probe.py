@@ -17,9 +17,7 @@ the report's data-reduction section says the probe did not run.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import shlex
 import sys
 
@@ -27,7 +25,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from fsaccept.core import reduction, reference
+from fsaccept.core import reduction
 from fsaccept.core.paths import REPO_ROOT
 from fsaccept.core.units import MIB
 from fsaccept.rfm.base import ABORT_MARKER, AcceptanceTest
@@ -51,15 +49,8 @@ class DataReductionProbe(AcceptanceTest):
     reduction_volume_bytes = variable(int, value=0, loggable=True)
     reduction_result = variable(str, value="", loggable=True)  #: the probe's JSON
 
-    @run_after("setup")
-    def load_reference(self):
-        # Overrides AcceptanceTest.load_reference: the probe needs the target, no entry.
-        path = (self.reference_file or os.environ.get("FSACCEPT_REFERENCE")
-                or reference.reference_path(self.current_system.name))
-        self.reference_path = str(path)
-        self.refdata = reference.load_reference(path)
-        self.refdata.check_system(self.current_system.name)
-        self.reference_sha256 = hashlib.sha256(open(path, "rb").read()).hexdigest()
+    def load_entry(self) -> None:
+        # The probe needs the reference file's target, no entry of its own.
         self.entry = {}
         self.node_fraction, self.ranks_per_node = 0.0, 1
 
