@@ -81,7 +81,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _cmd_parse(args: argparse.Namespace) -> int:
     from fsaccept.benchmarks.registry import BENCHMARKS, load
-    from fsaccept.core import versions
+    from fsaccept.core import inputs, versions
 
     bench = BENCHMARKS[args.kind]
     if args.json_summary and bench.json_parser is None:
@@ -91,10 +91,11 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         print("fsaccept: --job-file is for fio", file=sys.stderr)
         return 2
     try:
-        text = _read_text(args.file)
-        job_file = _read_text(args.job_file) if args.job_file else None
-    except OSError as e:
-        print(f"fsaccept: cannot read {e.filename}: {e.strerror or e}", file=sys.stderr)
+        text = inputs.read_text(args.file, inputs.MAX_LOG_BYTES, f"{args.kind} output")
+        job_file = inputs.read_text(args.job_file, inputs.MAX_JOB_FILE_BYTES,
+                                    "fio job file") if args.job_file else None
+    except inputs.InputError as e:
+        print(f"fsaccept: {e}", file=sys.stderr)
         return 2
     try:
         parse = load(bench.json_parser if args.json_summary else bench.parser)
@@ -160,11 +161,6 @@ def _judge(bench, result, reference_file: str, key: str | None):
                         f"{bench.name} output yet"]
     reasons, figure, skipped = load(bench.reference_rules)(result, key, entry)
     return figure or {}, reasons, skipped
-
-
-def _read_text(path: str) -> str:
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return fh.read()
 
 
 def _cmd_reference(args: argparse.Namespace) -> int:

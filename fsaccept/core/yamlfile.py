@@ -12,7 +12,8 @@
 - YAML merge keys (``<<: *base``) are read as YAML defines them: the keys given
   beside ``<<`` override the merged ones;
 - ``.nan`` and ``.inf`` anywhere (no JSON Schema bound ever fails on NaN);
-- a file that is not UTF-8 text, holds NUL bytes, or is larger than :data:`MAX_BYTES`.
+- a file that is not UTF-8 text, holds NUL bytes, is larger than :data:`MAX_BYTES`, or is
+  not a regular file (a FIFO, ``/dev/zero``: :mod:`fsaccept.core.inputs`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from fsaccept.core import inputs
 
 #: A reference file is a few KiB; anything this large is not one.
 MAX_BYTES = 1 << 20
@@ -133,11 +136,12 @@ def _non_finite(data: Any, where: str = "") -> list[str]:
 
 
 def load(path: Path | str) -> Any:
-    """The file's data, or StrictYAMLError naming the file (OSError passes through)."""
-    with open(path, "rb") as f:
-        raw = f.read(MAX_BYTES + 1)
-    if len(raw) > MAX_BYTES:
-        raise StrictYAMLError(f"{path}: more than {MAX_BYTES:,} bytes: not a reference file")
+    """The file's data, or StrictYAMLError naming the file: also a file that cannot be
+    read, is not a regular file (a FIFO, /dev/zero) or is larger than MAX_BYTES."""
+    try:
+        raw = inputs.read_bytes(path, MAX_BYTES, "reference file")
+    except inputs.InputError as err:
+        raise StrictYAMLError(str(err)) from None
     if b"\0" in raw:
         raise StrictYAMLError(f"{path}: a binary file (it holds NUL bytes), not a reference "
                               "file")

@@ -211,3 +211,125 @@ def test_a_stored_figure_that_is_not_a_number_is_a_damaged_history_not_ok(store,
                                                   r"numbers .*nan"):
         trends.write_trends(store, tmp_path / "out", "local", runs[-1]["session_info"]["uuid"],
                             runs[-1], settings)
+
+
+# --------------------------------------------------------------------------- a busy database
+
+# Another process holding a real lock on the results database: SQLite's own (a writer
+# inside an exclusive transaction) or ReFrame's lock file beside it (a session storing).
+SQLITE_HOLDER = """
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.readline()
+con.execute("ROLLBACK")
+print("released", flush=True)
+sys.stdin.readline()
+"""
+REFRAME_HOLDER = """
+import sys
+from reframe.utility.osext import ReadWriteFileLock
+lock = ReadWriteFileLock(sys.argv[1])
+lock.acquire_write_lock()
+print("locked", flush=True)
+sys.stdin.readline()
+lock.release_write_lock()
+print("released", flush=True)
+sys.stdin.readline()
+"""
+
+
+class Holder:
+    """A process holding a lock until told to release it (no timing involved)."""
+
+    def __init__(self, script, path):
+        import subprocess
+        import sys
+        self.proc = subprocess.Popen([sys.executable, "-c", script, str(path)], text=True,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert self.proc.stdout.readline().strip() == "locked"
+
+    def release(self):
+        self.proc.stdin.write("\n")
+        self.proc.stdin.flush()
+        assert self.proc.stdout.readline().strip() == "released"
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+@pytest.fixture
+def nightly_db(store, base, tmp_path):
+    """A healthy results database holding two nightly sessions, and the last one's
+    run report file."""
+    runs = [nightly_session(base, d) for d in range(2)]
+    for r in runs:
+        store.store(r)
+    report = tmp_path / "run-report.json"
+    report.write_text(json.dumps(runs[-1]))
+    return Path(store.db_file), report
+
+
+@pytest.fixture
+def short_wait(monkeypatch):
+    from fsaccept.reporting import results_db
+    monkeypatch.setattr(results_db, "BUSY_WAIT_S", 0.3)
+    monkeypatch.setattr(results_db, "BUSY_STEP_S", 0.1)
+    return results_db
+
+
+@pytest.mark.parametrize("holder", ["sqlite", "reframe"])
+def test_a_database_locked_by_another_writer_is_busy_not_damaged(nightly_db, short_wait, tmp_path,
+                                                               capsys, holder):
+    db, report = nightly_db
+    ref = tmp_path / "ref.yaml"
+    ref.write_text((DATA / "ior-fail.reference.yaml").read_text())
+    before = db.read_bytes()
+    lock = Holder(SQLITE_HOLDER, db) if holder == "sqlite" else \
+        Holder(REFRAME_HOLDER, db.parent / ".db.lock")
+    try:
+        assert trends.main(["check-db", str(db)]) == 2
+        err = capsys.readouterr().err
+        assert f"{db}: the results database is busy" in err and "not damaged" in err
+        assert "move it aside" not in err and "Traceback" not in err
+        assert trends.main(["compare", str(report), "--db", str(db), "--system", "local",
+                            "--reference", str(ref), "--out", str(tmp_path / "out")]) == 2
+        assert "the results database is busy" in capsys.readouterr().err
+    finally:
+        lock.release()
+        lock.close()
+    assert db.read_bytes() == before
+    assert trends.main(["check-db", str(db)]) == 0  # the same file, now free
+
+
+@pytest.mark.parametrize("holder", ["sqlite", "reframe"])
+def test_a_lock_released_while_waiting_is_waited_for(nightly_db, short_wait, monkeypatch,
+                                                     capsys, holder):
+    db, _ = nightly_db
+    lock = Holder(SQLITE_HOLDER, db) if holder == "sqlite" else \
+        Holder(REFRAME_HOLDER, db.parent / ".db.lock")
+    said = []
+    waiting = short_wait._waiting
+
+    def release_when_waiting(path, wait_s):
+        waiting(path, wait_s)
+        said.append(path)
+        lock.release()  # the writer finishes while the check waits
+
+    monkeypatch.setattr(short_wait, "_waiting", release_when_waiting)
+    try:
+        assert trends.main(["check-db", str(db)]) == 0
+    finally:
+        lock.close()
+    assert said == [db]
+    assert "busy (locked by another writer); waiting up to 0.3 s" in capsys.readouterr().err
+
+
+def test_a_results_database_that_is_not_a_regular_file_is_refused(tmp_path, capsys):
+    import os
+    fifo = tmp_path / "results.db"
+    os.mkfifo(fifo)
+    assert trends.main(["check-db", str(fifo)]) == 2
+    assert f"{fifo}: not a regular file" in capsys.readouterr().err
