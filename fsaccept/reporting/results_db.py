@@ -210,7 +210,13 @@ class Store:
         from reframe.frontend.reporting import performance_compare
         spec = f"{session}/{self._window(previous)}/median:/+pref"
         with self._errors():
-            return performance_compare(spec)
+            try:
+                return performance_compare(spec)
+            except Exception as err:  # polars' own errors on stored data it cannot take
+                if not type(err).__module__.startswith("polars"):
+                    raise
+                raise NightlyError(f"{self.db_file}: ReFrame's performance comparison "
+                                   f"failed on the stored figures: {err}") from None
 
     def testcases(self, sessions: list[tuple[str, float]]) -> list[dict[str, Any]]:
         """Every stored test case of these sessions."""

@@ -283,15 +283,78 @@ def summary_markdown(system: str, session: str, comparisons: list[Comparison],
 # --------------------------------------------------------------------------- storage
 
 
+def _finite(value: Any) -> bool:
+    """A number a figure can be: int or float (not bool), finite (a huge int is not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def damaged_figures(testcases: list[dict[str, Any]]) -> list[str]:
+    """Everything in stored test cases that is not a figure ReFrame's comparison and the
+    trend plots can take, each as ``test figure: value stored by session S``: a value
+    that is not a finite number (a string, NaN, infinity; None is "no value"), a
+    reference or bound that is not a number, a record that is not ReFrame's
+    ``[value, ref, lower, upper, unit, ...]``."""
+    out = []
+    for tc in testcases:
+        name, session = tc.get("name"), tc.get("session_uuid", "?")
+        t = tc.get("job_completion_time_unix")
+        perf = tc.get("perfvalues") or {}
+        if not isinstance(name, str) or not isinstance(perf, dict) or \
+                (t is not None and not _finite(t)):
+            out.append(f"a test case stored by session {session} is not ReFrame's (name "
+                       f"{_short(name)}, completion time {_short(t)})")
+            continue
+        for key, vals in perf.items():
+            where = f"{name} {str(key).rsplit(':', 1)[-1]}"
+            if not isinstance(vals, list) or len(vals) < 5 or not isinstance(vals[4], str):
+                out.append(f"{where}: {_short(vals)} stored by session {session}")
+            elif vals[0] is not None and not _finite(vals[0]):
+                out.append(f"{where}: {_short(vals[0])} stored by session {session}")
+            elif any(v is not None and not _finite(v) for v in vals[1:4]):
+                out.append(f"{where}: reference and bounds {_short(vals[1:4])} stored by "
+                           f"session {session}")
+    return out
+
+
+def _refuse_damaged(store: Store, problems: list[str]) -> None:
+    # A stored figure that is not a number was never measured (a live run makes such a
+    # figure INVALID): the history is damaged, and no comparison with it is a verdict.
+    if problems:
+        raise NightlyError(f"{store.db_file}: stored figures that are not numbers (a damaged "
+                           "results database?): " + "; ".join(problems[:5])
+                           + (f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""))
+
+
 def nightly_compare(store: Store, system: str, session: str, report: dict[str, Any],
-                    settings: NightlySettings) -> tuple[list[Comparison], list[tuple[str, float]]]:
-    """This session against the median of the last ``settings.sessions`` before it."""
-    all_sessions = store.sessions(system)
+                    settings: NightlySettings, *,
+                    all_sessions: list[tuple[str, float]] | None = None,
+                    stored: list[dict[str, Any]] | None = None,
+                    ) -> tuple[list[Comparison], list[tuple[str, float]]]:
+    """This session against the median of the last ``settings.sessions`` before it.
+    ``all_sessions`` (the system's nightly sessions) and ``stored`` (test cases of at
+    least this session and those before it in the comparison) when already fetched.
+    Every stored figure compared is checked first: NightlyError naming any that is not
+    a number (ReFrame's comparison would fail on it, or compare it)."""
+    all_sessions = store.sessions(system) if all_sessions is None else all_sessions
     mine = [s for s in all_sessions if s[0] == session]
     if not mine:
         raise NightlyError(f"session {session} is not in the results database "
                            f"{store.db_file} as a nightly session of system {system!r}")
     previous = [s for s in all_sessions if s[1] < mine[0][1]][-settings.sessions:]
+    compared = {u for u, _ in previous + mine}
+    stored = store.testcases(previous + mine) if stored is None else stored
+    _refuse_damaged(store, damaged_figures(
+        [tc for tc in stored if tc.get("session_uuid") in compared]))
     if previous:
         table = store.compare(session, previous)
     else:
@@ -304,22 +367,19 @@ def write_trends(store: Store, out_dir: Path, system: str, session: str,
                  report: dict[str, Any], settings: NightlySettings,
                  verdict_lines: list[str] | None = None) -> tuple[Path, list[Comparison]]:
     """Compare, plot the last ``trend_sessions`` sessions, write ``summary.md``."""
-    comps, all_sessions = nightly_compare(store, system, session, report, settings)
-    started = dict(all_sessions)[session]
-    upto = [s for s in all_sessions if s[1] <= started]
-    window = upto[-settings.trend_sessions:]
-    series = trend_series(store.testcases(window))
-    # A stored figure that is not a number was never measured (a live run makes such a
-    # figure INVALID): the history is damaged, and no comparison with it is a verdict.
-    damaged = [f"{c.test} {c.figure}: median {c.median!r} of the last {c.sessions} sessions"
-               for c in comps if c.median is not None and not math.isfinite(c.median)]
-    damaged += [f"{test} {figure}: {p.value!r} stored by session {p.session}"
-                for (test, figure, _), pts in series.items() for p in pts
-                if not math.isfinite(p.value)]
-    if damaged:
-        raise NightlyError(f"{store.db_file}: stored figures that are not numbers (a damaged "
-                           "results database?): " + "; ".join(damaged[:5])
-                           + (f" (+{len(damaged) - 5} more)" if len(damaged) > 5 else ""))
+    all_sessions = store.sessions(system)
+    started = dict(all_sessions).get(session)
+    upto = [s for s in all_sessions if started is not None and s[1] <= started]
+    # One fetch for both the comparison's sessions and the plotted ones.
+    stored = store.testcases(upto[-max(settings.trend_sessions, settings.sessions + 1):])
+    comps, _ = nightly_compare(store, system, session, report, settings,
+                               all_sessions=all_sessions, stored=stored)
+    plotted = {u for u, _ in upto[-settings.trend_sessions:]}
+    testcases = [tc for tc in stored if tc.get("session_uuid") in plotted]
+    _refuse_damaged(store, damaged_figures(testcases) + [
+        f"{c.test} {c.figure}: median {c.median!r} of the last {c.sessions} sessions"
+        for c in comps if c.median is not None and not math.isfinite(c.median)])
+    series = trend_series(testcases)
     medians = {(c.test, c.figure): c.median for c in comps}
     (out_dir / "trends").mkdir(parents=True, exist_ok=True)
     plots = []
@@ -467,6 +527,11 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:  # e.g. --out is a file, or a directory that cannot be made
         print(f"fsaccept.reporting.trends: {err.filename or ''}: {err.strerror or err}",
               file=sys.stderr)
+        return 2
+    except Exception as err:  # noqa: BLE001 - exit 1 means "regression" to cron: never
+        # let an unforeseen error (a traceback, exit 1) read as one.
+        print(f"fsaccept.reporting.trends: error (not a regression): "
+              f"{type(err).__name__}: {err}", file=sys.stderr)
         return 2
 
 

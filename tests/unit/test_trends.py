@@ -333,3 +333,39 @@ def test_a_results_database_that_is_not_a_regular_file_is_refused(tmp_path, caps
     os.mkfifo(fifo)
     assert trends.main(["check-db", str(fifo)]) == 2
     assert f"{fifo}: not a regular file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value, shown", [("abc", "'abc'"), ("1e3", "'1e3'"), (True, "True"),
+                                          (10**400, "1000000000"), ([1.0], "[1.0]")])
+def test_a_stored_figure_that_is_a_string_exits_2_naming_it_not_1(store, base, tmp_path,
+                                                                  capsys, value, shown):
+    # Exit 1 is "regression" to cron; a polars traceback exited 1.
+    runs = [nightly_session(base, d) for d in range(4)]
+    damaged = runs[1]["session_info"]["uuid"]
+    figures = runs[1]["runs"][-1]["testcases"][0]["perfvalues"]
+    figures["local:compute:write_bandwidth"][0] = value
+    for r in runs:
+        store.store(r)
+    report = tmp_path / "run-report.json"
+    report.write_text(json.dumps(runs[-1]))
+    ref = tmp_path / "ref.yaml"
+    ref.write_text((DATA / "ior-fail.reference.yaml").read_text())
+    assert trends.main(["compare", str(report), "--db", store.db_file, "--system", "local",
+                        "--reference", str(ref), "--out", str(tmp_path / "out")]) == 2
+    cap = capsys.readouterr()
+    assert "Traceback" not in cap.err and len(cap.err.strip().splitlines()) == 1
+    assert f"IORWriteBandwidth write_bandwidth: {shown}" in cap.err
+    assert f"stored by session {damaged}" in cap.err
+    assert "REGRESSION" not in cap.out and "ok" not in cap.out
+
+
+def test_a_stored_reference_that_is_not_a_number_is_damaged_too(store, base, tmp_path):
+    runs = [nightly_session(base, d) for d in range(3)]
+    runs[0]["runs"][-1]["testcases"][0]["perfvalues"][
+        "local:compute:write_bandwidth"][1] = "50"
+    for r in runs:
+        store.store(r)
+    with pytest.raises(trends.NightlyError, match=r"write_bandwidth: reference and bounds "
+                                                  r"\['50'"):
+        trends.write_trends(store, tmp_path / "out", "local", runs[-1]["session_info"]["uuid"],
+                            runs[-1], trends.NightlySettings(sessions=3, trend_sessions=3))
