@@ -11,6 +11,8 @@
   itself, which no check can walk);
 - YAML merge keys (``<<: *base``) are read as YAML defines them: the keys given
   beside ``<<`` override the merged ones;
+- numbers YAML 1.1 would reread: ``010`` as 8, ``0x10`` as 16, ``1:30`` as 90 and
+  ``1:30.5`` as 90.5 (base 60);
 - ``.nan`` and ``.inf`` anywhere (no JSON Schema bound ever fails on NaN);
 - a file that is not UTF-8 text, holds NUL bytes, is larger than :data:`MAX_BYTES`, or is
   not a regular file (a FIFO, ``/dev/zero``: :mod:`fsaccept.core.inputs`).
@@ -89,7 +91,18 @@ class _StrictLoader(yaml.SafeLoader):
         return value
 
 
+    def construct_yaml_float(self, node: Any) -> Any:
+        # YAML 1.1 reads 1:30.5 as 90.5 (base 60), as it reads 1:30 as 90: refused alike.
+        value = super().construct_yaml_float(node)
+        if ":" in str(node.value):
+            raise _Refused(f"line {node.start_mark.line + 1}: {node.value} is read by YAML "
+                           f"as {value!r} (base 60): write the number in decimal (or quote "
+                           "it)")
+        return value
+
+
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
+_StrictLoader.add_constructor("tag:yaml.org,2002:float", _StrictLoader.construct_yaml_float)
 
 
 def _check_nodes(node: yaml.Node, path: str, sizes: dict[int, int]) -> int:

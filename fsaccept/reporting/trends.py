@@ -31,7 +31,6 @@ over ReFrame's storage API.
 from __future__ import annotations
 
 import argparse
-import copy
 import math
 import os
 import sys
@@ -75,17 +74,13 @@ def nightly_settings(raw: dict[str, Any]) -> NightlySettings:
 
 def nightly_reference(raw: dict[str, Any], source: str = "reference") -> dict[str, Any]:
     """The reference file for a nightly run: ``tests.<name>`` updated with
-    ``nightly.tests.<name>``.  An override of a test the file lacks is an error."""
-    out = copy.deepcopy(raw)
-    overrides = nightly_settings(raw).tests
-    for name, keys in overrides.items():
-        if name not in out.get("tests", {}):
-            have = ", ".join(sorted(out.get("tests", {}))) or "none"
-            raise NightlyError(f"{source}: nightly.tests.{name}: no such test under tests: "
-                               f"(the file has: {have})")
-        out["tests"][name].update(copy.deepcopy(keys))
-    out["description"] = (str(raw.get("description", "")) + " [nightly sizes]").strip()
-    return out
+    ``nightly.tests.<name>`` (:func:`fsaccept.core.reference.nightly_merged`, which every
+    reference check applies too).  An override of a test the file lacks is an error."""
+    from fsaccept.core.reference import ReferenceError, nightly_merged
+    try:
+        return nightly_merged(raw, source)
+    except ReferenceError as err:
+        raise NightlyError(str(err)) from None
 
 
 # --------------------------------------------------------------------------- comparison
