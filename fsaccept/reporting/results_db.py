@@ -87,8 +87,10 @@ def _reframe_lock_free(path: Path, wait_s: float) -> None:
     lock_file = path.parent / ".db.lock"
     if not lock_file.is_file():
         return
-    from reframe.utility.osext import ReadWriteFileLock
-    lock = ReadWriteFileLock(str(lock_file))
+    # ReFrame's lock (reframe.utility.osext.ReadWriteFileLock) is fasteners' own: taken
+    # through fasteners, so that `nightly check-db` does not import all of ReFrame.
+    from fasteners import InterProcessReaderWriterLock
+    lock = InterProcessReaderWriterLock(str(lock_file))
     try:
         if not lock.acquire_read_lock(timeout=min(BUSY_STEP_S, wait_s)):
             _waiting(path, wait_s)

@@ -25,7 +25,9 @@ The reference file's optional ``nightly:`` section::
         ior_write_bandwidth: {segments: 512}
 
 Pure functions take and return plain data; :class:`Store` is the thin layer
-over ReFrame's storage API.
+over ReFrame's storage API.  ``fsaccept nightly compare`` draws the plots in child
+processes forked at its start (:class:`PlotAhead`): matplotlib's import overlaps
+ReFrame's and the comparison (``bench/bench_trends.py`` times the whole process).
 """
 
 from __future__ import annotations
@@ -358,10 +360,114 @@ def nightly_compare(store: Store, system: str, session: str, report: dict[str, A
     return comparisons_from_table(table, len(previous), current_figures(report)), all_sessions
 
 
+def draw_plots(jobs: list[tuple[Any, ...]]) -> list[bytes]:
+    """PNG of each trend plot, ``jobs`` holding :meth:`TrendPlotter.plot`'s arguments."""
+    plotter = TrendPlotter()
+    return [plotter.plot(*job) for job in jobs]
+
+
+def _plot_worker(conn: Any) -> None:
+    """The child of :class:`PlotAhead`: matplotlib imported and the figure made at once,
+    then the plots it is sent drawn."""
+    try:
+        plotter = TrendPlotter()
+        jobs = conn.recv()
+        conn.send((True, [plotter.plot(*job) for job in jobs]))
+    except EOFError:  # the parent stopped before plotting (bad input)
+        pass
+    except Exception as err:  # noqa: BLE001 - told to the parent, which exits 2
+        conn.send((False, f"{type(err).__name__}: {err}"))
+
+
+class PlotAhead:
+    """Draws the trend plots in child processes forked before ReFrame and polars are
+    imported: matplotlib's import and set-up (a third of ``fsaccept nightly compare``)
+    run while this process reads the history and compares, instead of after it, and
+    the plots are shared between them (``workers``, at most one per other CPU).
+
+    Only forked from a process without threads that has not imported polars yet (a fork
+    of polars' thread pool is unsafe), where fork exists and a second CPU is there:
+    otherwise (tests, other platforms) :meth:`draw` draws here, with the same
+    :class:`TrendPlotter`."""
+
+    def __init__(self, workers: int = 2) -> None:
+        import multiprocessing
+        import threading
+        self._children: list[tuple[Any, Any]] = []
+        self._drawn = False
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+        workers = min(workers, cpus - 1)
+        if workers < 1 or "polars" in sys.modules or threading.active_count() > 1 or \
+                "fork" not in multiprocessing.get_all_start_methods():
+            return
+        ctx = multiprocessing.get_context("fork")
+        sys.stdout.flush()  # nothing buffered is written twice by a child
+        sys.stderr.flush()
+        for _ in range(workers):
+            conn, child = ctx.Pipe()
+            proc = ctx.Process(target=_plot_worker, args=(child,), daemon=True,
+                               name="fsaccept-trend-plots")
+            proc.start()
+            child.close()
+            self._children.append((proc, conn))
+
+    @property
+    def forked(self) -> int:
+        """How many child processes draw the plots (0: this one does)."""
+        return len(self._children)
+
+    def draw(self, jobs: list[tuple[Any, ...]]) -> list[bytes]:
+        if not self._children:
+            return draw_plots(jobs)
+        self._drawn = True
+        n = len(self._children)
+        for i, (_, conn) in enumerate(self._children):
+            try:
+                conn.send(jobs[i::n])
+            except OSError:  # the child has ended: its message (or EOF) says why
+                pass
+        parts = []
+        for proc, conn in self._children:
+            try:
+                ok, result = conn.recv()
+            except EOFError:
+                proc.join(5)
+                raise NightlyError(f"the trend plots' process ended without plotting (exit "
+                                   f"{proc.exitcode})") from None
+            if not ok:
+                raise NightlyError(f"the trend plots failed: {result}")
+            parts.append(result)
+        out: list[bytes] = [b""] * len(jobs)
+        for i, part in enumerate(parts):
+            out[i::n] = part
+        return out
+
+    def close(self) -> None:
+        for proc, conn in self._children:
+            conn.close()
+            # Not asked to draw (bad input, an error): it holds nothing, ended at once.
+            if not self._drawn:
+                proc.terminate()
+        for proc, _ in self._children:
+            proc.join(5)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join()
+        self._children = []
+
+    def __enter__(self) -> PlotAhead:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
 def write_trends(store: Store, out_dir: Path, system: str, session: str,
                  report: dict[str, Any], settings: NightlySettings,
-                 verdict_lines: list[str] | None = None) -> tuple[Path, list[Comparison]]:
-    """Compare, plot the last ``trend_sessions`` sessions, write ``summary.md``."""
+                 verdict_lines: list[str] | None = None,
+                 draw: Any = None) -> tuple[Path, list[Comparison]]:
+    """Compare, plot the last ``trend_sessions`` sessions, write ``summary.md``.
+    ``draw`` (jobs -> PNGs, default :func:`draw_plots`): e.g. :meth:`PlotAhead.draw`."""
     all_sessions = store.sessions(system)
     started = dict(all_sessions).get(session)
     upto = [s for s in all_sessions if started is not None and s[1] <= started]
@@ -377,13 +483,12 @@ def write_trends(store: Store, out_dir: Path, system: str, session: str,
     series = trend_series(testcases)
     medians = {(c.test, c.figure): c.median for c in comps}
     (out_dir / "trends").mkdir(parents=True, exist_ok=True)
+    jobs = [(test, figure, unit, last_sessions(pts, settings.trend_sessions),
+             medians.get((test, figure))) for (test, figure, unit), pts in sorted(series.items())]
     plots = []
-    plotter = TrendPlotter() if series else None
-    for (test, figure, unit), pts in sorted(series.items()):
-        pts = last_sessions(pts, settings.trend_sessions)
+    for (test, figure, *_), png in zip(jobs, (draw or draw_plots)(jobs) if jobs else []):
         name = plot_name(test, figure)
-        (out_dir / "trends" / name).write_bytes(
-            plotter.plot(test, figure, unit, pts, medians.get((test, figure))))
+        (out_dir / "trends" / name).write_bytes(png)
         plots.append(name)
     summary = out_dir / "summary.md"
     summary.write_text(summary_markdown(system, session, comps, settings, plots,
@@ -450,6 +555,12 @@ def _count(text: str) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    # Forked first, before ReFrame and polars are imported.
+    with PlotAhead() as plots:
+        return _compare(args, plots)
+
+
+def _compare(args: argparse.Namespace, plots: PlotAhead) -> int:
     from fsaccept.reporting import runreport as rep
     run_report = rep.load_run_report(args.run_report)
     settings = nightly_settings(_load_yaml(Path(args.reference)))
@@ -469,7 +580,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                      for t in tests]
     out = Path(args.out)
     summary, comps = write_trends(store, out, args.system, session, run_report, settings,
-                                  verdict_lines)
+                                  verdict_lines, draw=plots.draw)
     for c in comps:
         flag = "REGRESSION" if c.regressed(settings.tolerance) else "ok"
         print(f"nightly: {flag}: {c.describe(settings.tolerance)}")

@@ -369,3 +369,64 @@ def test_a_stored_reference_that_is_not_a_number_is_damaged_too(store, base, tmp
                                                   r"\['50'"):
         trends.write_trends(store, tmp_path / "out", "local", runs[-1]["session_info"]["uuid"],
                             runs[-1], trends.NightlySettings(sessions=3, trend_sessions=3))
+
+
+# --------------------------------------------------------------------------- plots drawn ahead
+
+PLOT_AHEAD = """
+import json, os, sys
+from fsaccept.reporting import trends
+pts = [trends.Point(1.7e9 + d * 86400, f"s{d}", 100.0 + d, 90.0) for d in range(12)]
+jobs = [(f"T{i}", f"figure_{i}", "MiB/s", pts, 105.0 if i % 2 else None) for i in range(5)]
+if sys.argv[1] == "broken":
+    class Broken:
+        def __init__(self):
+            raise RuntimeError("no plotting here")
+    trends.TrendPlotter = Broken
+with trends.PlotAhead() as ahead:
+    forked = ahead.forked
+    if sys.argv[1] == "broken" and not forked:  # one CPU: nothing forked to fail
+        print(json.dumps({"forked": 0}))
+        sys.exit(0)
+    try:
+        pngs = ahead.draw(jobs)
+    except trends.NightlyError as err:
+        print(json.dumps({"forked": forked, "error": str(err)}))
+        sys.exit(0)
+import polars  # noqa: F401 - from now on, no fork: drawn in this process
+with trends.PlotAhead() as here:
+    assert not here.forked
+    same = here.draw(jobs) == pngs == trends.draw_plots(jobs)
+print(json.dumps({"forked": forked, "same": same, "n": len(pngs),
+                  "cpus": len(os.sched_getaffinity(0))}))
+"""
+
+
+def _plot_ahead(mode):
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-c", PLOT_AHEAD, mode], capture_output=True,
+                          text=True, cwd=root, env={**__import__("os").environ,
+                                                    "PYTHONPATH": str(root)}, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_plots_drawn_ahead_in_child_processes_are_the_same_plots():
+    # A fresh process (as scripts/nightly starts): children forked before polars.
+    out = _plot_ahead("ok")
+    assert out["forked"] == min(2, out["cpus"] - 1)
+    assert out["same"] and out["n"] == 5
+
+
+def test_plots_that_fail_in_a_child_are_an_error_not_a_hang():
+    out = _plot_ahead("broken")
+    if out["forked"]:
+        assert out["error"] == "the trend plots failed: RuntimeError: no plotting here"
+
+
+def test_no_fork_once_polars_is_loaded():
+    import polars  # noqa: F401 - this test process has it (ReFrame's comparison)
+    with trends.PlotAhead() as ahead:
+        assert not ahead.forked
