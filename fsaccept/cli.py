@@ -174,7 +174,7 @@ def _cmd_reference(args: argparse.Namespace) -> int:
     if not args.get:
         print(f"{args.file}: valid")
         return 0
-    value = reference.read_yaml(args.file)
+    value = ref.data
     for key in args.get.split("."):
         if not isinstance(value, dict) or key not in value:
             print(f"{ref.path}: {args.get}: not in the file", file=sys.stderr)

@@ -87,6 +87,8 @@ class Reference:
     node_rounding: str = "up"
     #: Shell command run on every node right before a read phase (client caches).
     drop_caches: str | None = None
+    #: The whole validated document, as read (e.g. its ``nightly:`` section).
+    data: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def check_system(self, system: str) -> None:
         """Refuse to use this file on another ReFrame system than it is written for."""
@@ -296,7 +298,7 @@ def load_reference(path: Path | str) -> Reference:
                      time_limit_margin_min=data.get("time_limit_margin_min",
                                                     DEFAULT_TIME_LIMIT_MARGIN_MIN),
                      node_rounding=data.get("node_rounding", "up"),
-                     drop_caches=data.get("drop_caches"))
+                     drop_caches=data.get("drop_caches"), data=data)
 
 
 def _entry_rule_errors(tests: dict[str, Any]) -> list[str]:
