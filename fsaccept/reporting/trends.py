@@ -383,8 +383,9 @@ class PlotAhead:
     """Draws the trend plots in child processes forked before ReFrame and polars are
     imported: matplotlib's import and set-up (a third of ``fsaccept nightly compare``)
     run while this process reads the history and compares, instead of after it, and
-    the plots are shared between them (``workers``, at most one per CPU: on two CPUs,
-    two children drew a year's report in 1.7 s where one took 1.8 s).
+    the plots are shared between them (``workers``, at most one per other CPU: a
+    second child on a two-CPU machine imports matplotlib once more on a CPU this
+    process needs, and was slower as soon as anything else ran).
 
     Only forked from a process without threads that has not imported polars yet (a fork
     of polars' thread pool is unsafe), where fork exists and a second CPU is there:
@@ -397,8 +398,8 @@ class PlotAhead:
         self._children: list[tuple[Any, Any]] = []
         self._drawn = False
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-        # The children share the plots; with one CPU there is nothing to overlap.
-        workers = min(workers, cpus) if cpus > 1 else 0
+        # One CPU is this process's; each other CPU can take a share of the plots.
+        workers = min(workers, cpus - 1)
         if workers < 1 or "polars" in sys.modules or threading.active_count() > 1 or \
                 "fork" not in multiprocessing.get_all_start_methods():
             return
