@@ -332,6 +332,12 @@ def _refuse_damaged(store: Store, problems: list[str]) -> None:
                            + (f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""))
 
 
+def _of_sessions(testcases: list[dict[str, Any]], uuids: set[str]) -> list[dict[str, Any]]:
+    """The test cases of these sessions (ReFrame's run reports name each case's session;
+    one that does not is kept: the query that fetched it chose its session)."""
+    return [tc for tc in testcases if tc.get("session_uuid", next(iter(uuids), "")) in uuids]
+
+
 def nightly_compare(store: Store, system: str, session: str, report: dict[str, Any],
                     settings: NightlySettings, *,
                     all_sessions: list[tuple[str, float]] | None = None,
@@ -350,8 +356,7 @@ def nightly_compare(store: Store, system: str, session: str, report: dict[str, A
     previous = [s for s in all_sessions if s[1] < mine[0][1]][-settings.sessions:]
     compared = {u for u, _ in previous + mine}
     stored = store.testcases(previous + mine) if stored is None else stored
-    _refuse_damaged(store, damaged_figures(
-        [tc for tc in stored if tc.get("session_uuid") in compared]))
+    _refuse_damaged(store, damaged_figures(_of_sessions(stored, compared)))
     if previous:
         table = store.compare(session, previous)
     else:
@@ -479,7 +484,7 @@ def write_trends(store: Store, out_dir: Path, system: str, session: str,
     comps, _ = nightly_compare(store, system, session, report, settings,
                                all_sessions=all_sessions, stored=stored)
     plotted = {u for u, _ in upto[-settings.trend_sessions:]}
-    testcases = [tc for tc in stored if tc.get("session_uuid") in plotted]
+    testcases = _of_sessions(stored, plotted)
     _refuse_damaged(store, damaged_figures(testcases) + [
         f"{c.test} {c.figure}: median {c.median!r} of the last {c.sessions} sessions"
         for c in comps if c.median is not None and not math.isfinite(c.median)])
