@@ -332,3 +332,12 @@ def test_fio_keys_are_the_checks_keys():
               and t.targets[0].id in ("reference_key", "kind")}
              for cls in tree.body if isinstance(cls, ast.ClassDef)]
     assert pairs and all(kind_of(p["reference_key"]) == p["kind"] for p in pairs)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in REFERENCE_DIR.glob("*.yaml")))
+def test_reference_command_says_valid_for_every_shipped_file(name, capsys):
+    from fsaccept.cli import main
+    assert main(["reference", str(REFERENCE_DIR / name)]) == 0
+    assert capsys.readouterr().out == f"{REFERENCE_DIR / name}: valid\n"
+    assert main(["reference", str(REFERENCE_DIR / name), "--get", "target.path"]) == 0
+    assert capsys.readouterr().out.startswith("/")
