@@ -86,7 +86,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 def _cmd_parse(args: argparse.Namespace) -> int:
     from fsaccept.benchmarks.registry import BENCHMARKS, load
-    from fsaccept.core import versions
+    from fsaccept.core import inputs, versions
 
     bench = BENCHMARKS[args.kind]
     if args.json_summary and bench.json_parser is None:
@@ -96,10 +96,11 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         print("fsaccept: --job-file is for fio", file=sys.stderr)
         return 2
     try:
-        text = _read_text(args.file)
-        job_file = _read_text(args.job_file) if args.job_file else None
-    except OSError as e:
-        print(f"fsaccept: cannot read {e.filename}: {e.strerror or e}", file=sys.stderr)
+        text = inputs.read_text(args.file, inputs.MAX_LOG_BYTES, f"{args.kind} output")
+        job_file = inputs.read_text(args.job_file, inputs.MAX_JOB_FILE_BYTES,
+                                    "fio job file") if args.job_file else None
+    except inputs.InputError as e:
+        print(f"fsaccept: {e}", file=sys.stderr)
         return 2
     # A JSON summary given without --json-summary is read as one (as text it would only
     # look truncated): no text output of these tools starts with "{".
@@ -193,11 +194,6 @@ def _judge(bench, result, reference_file: str, key: str | None):
     return figure or {}, reasons, skipped
 
 
-def _read_text(path: str) -> str:
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        return fh.read()
-
-
 def _cmd_reference(args: argparse.Namespace) -> int:
     from fsaccept.core import reference
 
@@ -209,7 +205,7 @@ def _cmd_reference(args: argparse.Namespace) -> int:
     if not args.get:
         print(f"{args.file}: valid")
         return 0
-    value = reference.read_yaml(args.file)
+    value = ref.data
     for key in args.get.split("."):
         if not isinstance(value, dict) or key not in value:
             print(f"{ref.path}: {args.get}: not in the file", file=sys.stderr)

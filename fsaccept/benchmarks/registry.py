@@ -93,7 +93,10 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
         name="mdtest", binary="mdtest", spack_package="ior", version_name="ior",
         figure_kinds=("metadata",),
         parser="fsaccept.benchmarks.mdtest.parse:parse_mdtest",
-        reference_keys={"^mdtest_[a-z0-9_]+$": "mdtest.schema.json"}),
+        # The keys its checks read (checks/mdtest_metadata.py): mdtest_eazy is a typo.
+        reference_keys={"mdtest_easy": "mdtest.schema.json",
+                        "mdtest_hard": "mdtest.schema.json"},
+        entry_rules="fsaccept.benchmarks.mdtest.command:entry_errors"),
     Benchmark(
         # Its latencies are its own statistics, not IOR's Latency(s) column (which a
         # known IOR bug affects): its figures are metadata figures.
@@ -109,7 +112,9 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
         figure_kinds=("bandwidth", "iops", "latency"),
         parser="fsaccept.benchmarks.fio.parse:parse_fio",
         json_parser="fsaccept.benchmarks.fio.parse:parse_fio",
-        reference_keys={"^fio_[a-z0-9_]+$": "fio.schema.json"}),
+        # fio_<kind> for each kind of fio.command.KINDS (its entry rules say which).
+        reference_keys={"^fio_[a-z0-9_]+$": "fio.schema.json"},
+        entry_rules="fsaccept.benchmarks.fio.command:entry_errors"),
 )}
 
 

@@ -8,6 +8,7 @@ the file and the key, and nothing is submitted with a bad file.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -86,6 +87,8 @@ class Reference:
     node_rounding: str = "up"
     #: Shell command run on every node right before a read phase (client caches).
     drop_caches: str | None = None
+    #: The whole validated document, as read (e.g. its ``nightly:`` section).
+    data: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def check_system(self, system: str) -> None:
         """Refuse to use this file on another ReFrame system than it is written for."""
@@ -107,10 +110,15 @@ class Reference:
     def thresholds(self, name: str) -> dict[str, Threshold]:
         """Figure name → threshold of an entry: ``thresholds:`` (a map) as is,
         or a single ``threshold:`` under the key ``""`` (the test's main figure)."""
-        entry = self.entry(name)
-        if "thresholds" in entry:
-            return {k: Threshold(**v) for k, v in entry["thresholds"].items()}
-        return {"": Threshold(**entry["threshold"])} if "threshold" in entry else {}
+        return entry_thresholds(self.entry(name))
+
+
+def entry_thresholds(entry: dict[str, Any]) -> dict[str, Threshold]:
+    """Figure name → threshold of a (schema-valid) entry: ``thresholds:`` (a map) as is,
+    or a single ``threshold:`` under the key ``""`` (the test's main figure)."""
+    if "thresholds" in entry:
+        return {k: Threshold(**v) for k, v in entry["thresholds"].items()}
+    return {"": Threshold(**entry["threshold"])} if "threshold" in entry else {}
 
 
 @cache
@@ -258,21 +266,23 @@ def read_yaml(path: Path | str) -> Any:
     ReferenceError naming the file (and the key or line) otherwise."""
     path = Path(path)
     try:
-        return yamlfile.load(path)
-    except OSError as err:
-        raise ReferenceError(f"{path}: cannot read reference file: {err.strerror}") from None
+        return yamlfile.load(path)  # bounded: a FIFO, /dev/zero or 1 GB file is refused
     except yamlfile.StrictYAMLError as err:
         raise ReferenceError(str(err)) from None
 
 
 def load_reference(path: Path | str) -> Reference:
-    """Read and validate a reference file; raises ReferenceError naming file and keys."""
+    """Read and validate a reference file; raises ReferenceError naming file and keys.
+    Everything a run refuses before it submits a job and that the file alone decides
+    is refused here (``fsaccept reference FILE`` says "valid" only then): the schemas,
+    each benchmark's entry rules, the target path's text, the nightly entries."""
     path = Path(path)
     data = read_yaml(path)
     errors = validation_errors(data)
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
     errors = _entry_rule_errors(data["tests"])
+    errors += _target_errors(data["target"]) + _nightly_errors(data, errors)
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
     systems = data["system"] if isinstance(data["system"], list) else [data["system"]]
@@ -288,7 +298,7 @@ def load_reference(path: Path | str) -> Reference:
                      time_limit_margin_min=data.get("time_limit_margin_min",
                                                     DEFAULT_TIME_LIMIT_MARGIN_MIN),
                      node_rounding=data.get("node_rounding", "up"),
-                     drop_caches=data.get("drop_caches"))
+                     drop_caches=data.get("drop_caches"), data=data)
 
 
 def _entry_rule_errors(tests: dict[str, Any]) -> list[str]:
@@ -300,6 +310,47 @@ def _entry_rule_errors(tests: dict[str, Any]) -> list[str]:
         if bench and bench.entry_rules:
             errors += registry.load(bench.entry_rules)(f"tests.{key}", entry)
     return errors
+
+
+def _target_errors(target: dict[str, Any]) -> list[str]:
+    """The run's guard on the target path's text (relative, control characters)."""
+    from fsaccept.core import guards
+    try:
+        guards.check_path_text(target["path"], "target.path", {})
+    except guards.GuardError as err:
+        return [str(err)]
+    return []
+
+
+def nightly_merged(data: dict[str, Any], source: str = "reference") -> dict[str, Any]:
+    """The reference data of a nightly run: ``tests.<name>`` updated with
+    ``nightly.tests.<name>`` (``data`` is left as it is). An override of a test the file
+    lacks is a ReferenceError naming ``source``."""
+    out = copy.deepcopy(data)
+    overrides = ((data.get("nightly") or {}).get("tests")) or {}
+    for name, keys in overrides.items():
+        if name not in out.get("tests", {}):
+            have = ", ".join(sorted(out.get("tests", {}))) or "none"
+            raise ReferenceError(f"{source}: nightly.tests.{name}: no such test under tests: "
+                                 f"(the file has: {have})")
+        out["tests"][name].update(copy.deepcopy(keys))
+    out["description"] = (str(data.get("description", "")) + " [nightly sizes]").strip()
+    return out
+
+
+def _nightly_errors(data: dict[str, Any], known: list[str]) -> list[str]:
+    """The test entries a nightly run would use (``nightly.tests`` merged in), held to
+    the same rules as the file's own (errors already ``known`` of the file's own
+    entries are not repeated)."""
+    if not (data.get("nightly") or {}).get("tests"):
+        return []
+    try:
+        merged = nightly_merged(data, "")
+    except ReferenceError as err:
+        return [str(err).removeprefix(": ")]
+    errors = validation_errors(merged) or _entry_rule_errors(merged["tests"])
+    return [f"nightly.tests: the test entries with the nightly values are not valid: {e}"
+            for e in errors if e not in known]
 
 
 def reference_path(system: str, directory: Path = REFERENCE_DIR) -> Path:

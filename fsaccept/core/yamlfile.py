@@ -11,8 +11,11 @@
   itself, which no check can walk);
 - YAML merge keys (``<<: *base``) are read as YAML defines them: the keys given
   beside ``<<`` override the merged ones;
+- numbers YAML 1.1 would reread: ``010`` as 8, ``0x10`` as 16, ``1:30`` as 90 and
+  ``1:30.5`` as 90.5 (base 60);
 - ``.nan`` and ``.inf`` anywhere (no JSON Schema bound ever fails on NaN);
-- a file that is not UTF-8 text, holds NUL bytes, or is larger than :data:`MAX_BYTES`.
+- a file that is not UTF-8 text, holds NUL bytes, is larger than :data:`MAX_BYTES`, or is
+  not a regular file (a FIFO, ``/dev/zero``: :mod:`fsaccept.core.inputs`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from fsaccept.core import inputs
 
 #: A reference file is a few KiB; anything this large is not one.
 MAX_BYTES = 1 << 20
@@ -86,7 +91,18 @@ class _StrictLoader(yaml.SafeLoader):
         return value
 
 
+    def construct_yaml_float(self, node: Any) -> Any:
+        # YAML 1.1 reads 1:30.5 as 90.5 (base 60), as it reads 1:30 as 90: refused alike.
+        value = super().construct_yaml_float(node)
+        if ":" in str(node.value):
+            raise _Refused(f"line {node.start_mark.line + 1}: {node.value} is read by YAML "
+                           f"as {value!r} (base 60): write the number in decimal (or quote "
+                           "it)")
+        return value
+
+
 _StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
+_StrictLoader.add_constructor("tag:yaml.org,2002:float", _StrictLoader.construct_yaml_float)
 
 
 def _check_nodes(node: yaml.Node, path: str, sizes: dict[int, int]) -> int:
@@ -133,11 +149,12 @@ def _non_finite(data: Any, where: str = "") -> list[str]:
 
 
 def load(path: Path | str) -> Any:
-    """The file's data, or StrictYAMLError naming the file (OSError passes through)."""
-    with open(path, "rb") as f:
-        raw = f.read(MAX_BYTES + 1)
-    if len(raw) > MAX_BYTES:
-        raise StrictYAMLError(f"{path}: more than {MAX_BYTES:,} bytes: not a reference file")
+    """The file's data, or StrictYAMLError naming the file: also a file that cannot be
+    read, is not a regular file (a FIFO, /dev/zero) or is larger than MAX_BYTES."""
+    try:
+        raw = inputs.read_bytes(path, MAX_BYTES, "reference file")
+    except inputs.InputError as err:
+        raise StrictYAMLError(str(err)) from None
     if b"\0" in raw:
         raise StrictYAMLError(f"{path}: a binary file (it holds NUL bytes), not a reference "
                               "file")

@@ -193,7 +193,9 @@ class TrendPlotter:
     drawing: a year of nightly sessions with 30 figures took seconds that way.
     So the axes, margins and artists are made once and only their data, labels
     and limits change per plot; the x ticks are the sessions' dates, placed by
-    hand (at most 6), and the margins are fixed (no constrained layout)."""
+    hand (at most 6), and the margins are fixed (no constrained layout).  The
+    threshold and median lines are named, with their value, in the right margin
+    (a legend, laid out anew for every plot, was a third of its drawing time)."""
 
     MAX_TICKS = 6
 
@@ -203,12 +205,25 @@ class TrendPlotter:
         from matplotlib.figure import Figure
 
         self.fig = Figure(figsize=(6.4, 2.6), dpi=80)
-        self.fig.subplots_adjust(left=0.12, right=0.98, top=0.9, bottom=0.2)
+        self.fig.subplots_adjust(left=0.12, right=0.86, top=0.9, bottom=0.2)
         self.ax = ax = self.fig.add_subplot()
         (self.values,) = ax.plot([], [], marker="o", markersize=3, color="#1a56b0")
         self.threshold = ax.axhline(0, color="#b00020", linestyle="--")
         self.median = ax.axhline(0, color="gray", linestyle=":")
+        # Each line's name and value in the right margin, level with it (x in axes
+        # coordinates, y in data): beside the data, never over it.
+        self.labels = {line: ax.text(1.01, 0, "", transform=ax.get_yaxis_transform(),
+                                     ha="left", va="center", fontsize=7,
+                                     color=line.get_color(), linespacing=1.0)
+                       for line in (self.threshold, self.median)}
+        #: Pixels of the axes' height, and of a (two-line) label's.
+        self.height_px = 2.6 * 80 * (0.9 - 0.2)
+        self.label_px = 20
         self.title = ax.set_title("", fontsize=9, loc="left")
+        # 3.5M, 250k, 2.5m (SI prefixes): no "1e6" offset above the axes, where the
+        # title is, and short tick labels for any magnitude.
+        from matplotlib.ticker import EngFormatter
+        ax.yaxis.set_major_formatter(EngFormatter(sep=""))
         ax.tick_params(labelsize=7)
 
     def plot(self, test: str, figure: str, unit: str, points: list[Point],
@@ -220,22 +235,24 @@ class TrendPlotter:
         xs = [p.time for p in points]
         ys = [p.value for p in points]
         self.values.set_data(xs, ys)
-        self.values.set_label(figure)
         limits = [p.threshold for p in points if p.threshold is not None]
         shown = [self.values]
         for line, level, name in ((self.threshold, limits[-1] if limits else None, "threshold"),
                                   (self.median, median, "median")):
+            label = self.labels[line]
             line.set_visible(level is not None)
+            label.set_visible(level is not None)
             if level is not None:
                 line.set_ydata([level, level])
-                line.set_label(f"{name} {format_number(level)} {unit}")
+                label.set_y(level)
+                label.set_text(f"{name}\n{format_number(level)}")  # unit: the y axis
                 shown.append(line)
-        ax.legend(handles=shown, fontsize=7, loc="lower left")
         self.title.set_text(f"{test}: {figure} (last {len({p.session for p in points})} "
                             "sessions)")
         ax.set_ylabel(unit, fontsize=8)
         top = max([*ys, *(l.get_ydata()[0] for l in shown[1:])], default=1.0)
         ax.set_ylim(0, top * 1.08 or 1.0)
+        self._place_labels(shown[1:], top * 1.08 or 1.0)
         left, right = (min(xs), max(xs)) if xs else (0.0, 1.0)
         pad = (right - left) * 0.03 or 43200.0
         ax.set_xlim(left - pad, right + pad)
@@ -247,6 +264,20 @@ class TrendPlotter:
         # Fast zlib level: PNG encoding was a tenth of the time at the default.
         self.fig.savefig(buf, format="png", pil_kwargs={"compress_level": 1})
         return buf.getvalue()
+
+
+    def _place_labels(self, lines: list, ylim_top: float) -> None:
+        """Each label centred on its line; two lines closer than a label's height have
+        theirs moved apart (the upper one's above, the lower one's below)."""
+        px = self.height_px / ylim_top  # pixels per unit
+        levels = {line: line.get_ydata()[0] for line in lines}
+        for label in self.labels.values():
+            label.set_verticalalignment("center")
+        if len(levels) == 2:
+            (low, a), (high, b) = sorted(levels.items(), key=lambda kv: kv[1])
+            if (b - a) * px < self.label_px:
+                self.labels[low].set_verticalalignment("top")
+                self.labels[high].set_verticalalignment("bottom")
 
 
 def trend_plot(test: str, figure: str, unit: str, points: list[Point],

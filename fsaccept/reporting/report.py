@@ -348,9 +348,11 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
                 if tc.get("reference_path") and not tc.get("fixture")}
     if len(recorded) == 1:
         path, sha = next(iter(recorded))
-        try:
-            now = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-        except OSError:
+        from fsaccept.core import inputs, yamlfile
+        try:  # a path the run report names: read bounded, as any reference file
+            now = hashlib.sha256(inputs.read_bytes(path, yamlfile.MAX_BYTES,
+                                                   "reference file")).hexdigest()
+        except inputs.InputError:
             now = None
         if now == sha:
             verified = _load_verified_reference(path)

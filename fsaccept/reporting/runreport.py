@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fsaccept.core import inputs
 from fsaccept.core.formatting import format_number
 from fsaccept.reporting.verdicts import (ACCEPTANCE_TAG, ACCEPTED, INCOMPLETE, NOT_ACCEPTED,
                                          FAIL, INVALID, NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
@@ -396,9 +397,10 @@ def load_run_report(path: Path | str) -> dict[str, Any]:
     """A ReFrame JSON run report; a clear error naming the file (and the key) otherwise."""
     path = Path(path)
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except OSError as err:
-        raise RunReportError(f"{path}: cannot read the run report: {err.strerror}") from None
+        data = json.loads(inputs.read_bytes(path, inputs.MAX_RUN_REPORT_BYTES,
+                                            "the run report").decode("utf-8"))
+    except inputs.InputError as err:  # missing, not a regular file, over the cap
+        raise RunReportError(str(err)) from None
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
         raise RunReportError(f"{path}: not JSON ({str(err)[:200]}); pass the file ReFrame "
                              "wrote with --report-file") from None

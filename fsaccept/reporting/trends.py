@@ -25,13 +25,14 @@ The reference file's optional ``nightly:`` section::
         ior_write_bandwidth: {segments: 512}
 
 Pure functions take and return plain data; :class:`Store` is the thin layer
-over ReFrame's storage API.
+over ReFrame's storage API.  ``fsaccept nightly compare`` draws the plots in child
+processes forked at its start (:class:`PlotAhead`): matplotlib's import overlaps
+ReFrame's and the comparison (``bench/bench_trends.py`` times the whole process).
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import math
 import os
 import sys
@@ -75,17 +76,13 @@ def nightly_settings(raw: dict[str, Any]) -> NightlySettings:
 
 def nightly_reference(raw: dict[str, Any], source: str = "reference") -> dict[str, Any]:
     """The reference file for a nightly run: ``tests.<name>`` updated with
-    ``nightly.tests.<name>``.  An override of a test the file lacks is an error."""
-    out = copy.deepcopy(raw)
-    overrides = nightly_settings(raw).tests
-    for name, keys in overrides.items():
-        if name not in out.get("tests", {}):
-            have = ", ".join(sorted(out.get("tests", {}))) or "none"
-            raise NightlyError(f"{source}: nightly.tests.{name}: no such test under tests: "
-                               f"(the file has: {have})")
-        out["tests"][name].update(copy.deepcopy(keys))
-    out["description"] = (str(raw.get("description", "")) + " [nightly sizes]").strip()
-    return out
+    ``nightly.tests.<name>`` (:func:`fsaccept.core.reference.nightly_merged`, which every
+    reference check applies too).  An override of a test the file lacks is an error."""
+    from fsaccept.core.reference import ReferenceError, nightly_merged
+    try:
+        return nightly_merged(raw, source)
+    except ReferenceError as err:
+        raise NightlyError(str(err)) from None
 
 
 # --------------------------------------------------------------------------- comparison
@@ -283,15 +280,83 @@ def summary_markdown(system: str, session: str, comparisons: list[Comparison],
 # --------------------------------------------------------------------------- storage
 
 
+def _finite(value: Any) -> bool:
+    """A number a figure can be: int or float (not bool), finite (a huge int is not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def damaged_figures(testcases: list[dict[str, Any]]) -> list[str]:
+    """Everything in stored test cases that is not a figure ReFrame's comparison and the
+    trend plots can take, each as ``test figure: value stored by session S``: a value
+    that is not a finite number (a string, NaN, infinity; None is "no value"), a
+    reference or bound that is not a number, a record that is not ReFrame's
+    ``[value, ref, lower, upper, unit, ...]``."""
+    out = []
+    for tc in testcases:
+        name, session = tc.get("name"), tc.get("session_uuid", "?")
+        t = tc.get("job_completion_time_unix")
+        perf = tc.get("perfvalues") or {}
+        if not isinstance(name, str) or not isinstance(perf, dict) or \
+                (t is not None and not _finite(t)):
+            out.append(f"a test case stored by session {session} is not ReFrame's (name "
+                       f"{_short(name)}, completion time {_short(t)})")
+            continue
+        for key, vals in perf.items():
+            where = f"{name} {str(key).rsplit(':', 1)[-1]}"
+            if not isinstance(vals, list) or len(vals) < 5 or not isinstance(vals[4], str):
+                out.append(f"{where}: {_short(vals)} stored by session {session}")
+            elif vals[0] is not None and not _finite(vals[0]):
+                out.append(f"{where}: {_short(vals[0])} stored by session {session}")
+            elif any(v is not None and not _finite(v) for v in vals[1:4]):
+                out.append(f"{where}: reference and bounds {_short(vals[1:4])} stored by "
+                           f"session {session}")
+    return out
+
+
+def _refuse_damaged(store: Store, problems: list[str]) -> None:
+    # A stored figure that is not a number was never measured (a live run makes such a
+    # figure INVALID): the history is damaged, and no comparison with it is a verdict.
+    if problems:
+        raise NightlyError(f"{store.db_file}: stored figures that are not numbers (a damaged "
+                           "results database?): " + "; ".join(problems[:5])
+                           + (f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""))
+
+
+def _of_sessions(testcases: list[dict[str, Any]], uuids: set[str]) -> list[dict[str, Any]]:
+    """The test cases of these sessions (ReFrame's run reports name each case's session;
+    one that does not is kept: the query that fetched it chose its session)."""
+    return [tc for tc in testcases if tc.get("session_uuid", next(iter(uuids), "")) in uuids]
+
+
 def nightly_compare(store: Store, system: str, session: str, report: dict[str, Any],
-                    settings: NightlySettings) -> tuple[list[Comparison], list[tuple[str, float]]]:
-    """This session against the median of the last ``settings.sessions`` before it."""
-    all_sessions = store.sessions(system)
+                    settings: NightlySettings, *,
+                    all_sessions: list[tuple[str, float]] | None = None,
+                    stored: list[dict[str, Any]] | None = None,
+                    ) -> tuple[list[Comparison], list[tuple[str, float]]]:
+    """This session against the median of the last ``settings.sessions`` before it.
+    ``all_sessions`` (the system's nightly sessions) and ``stored`` (test cases of at
+    least this session and those before it in the comparison) when already fetched.
+    Every stored figure compared is checked first: NightlyError naming any that is not
+    a number (ReFrame's comparison would fail on it, or compare it)."""
+    all_sessions = store.sessions(system) if all_sessions is None else all_sessions
     mine = [s for s in all_sessions if s[0] == session]
     if not mine:
         raise NightlyError(f"session {session} is not in the results database "
                            f"{store.db_file} as a nightly session of system {system!r}")
     previous = [s for s in all_sessions if s[1] < mine[0][1]][-settings.sessions:]
+    compared = {u for u, _ in previous + mine}
+    stored = store.testcases(previous + mine) if stored is None else stored
+    _refuse_damaged(store, damaged_figures(_of_sessions(stored, compared)))
     if previous:
         table = store.compare(session, previous)
     else:
@@ -300,35 +365,138 @@ def nightly_compare(store: Store, system: str, session: str, report: dict[str, A
     return comparisons_from_table(table, len(previous), current_figures(report)), all_sessions
 
 
+def draw_plots(jobs: list[tuple[Any, ...]]) -> list[bytes]:
+    """PNG of each trend plot, ``jobs`` holding :meth:`TrendPlotter.plot`'s arguments."""
+    plotter = TrendPlotter()
+    return [plotter.plot(*job) for job in jobs]
+
+
+def _plot_worker(conn: Any) -> None:
+    """The child of :class:`PlotAhead`: matplotlib imported and the figure made at once,
+    then the plots it is sent drawn."""
+    try:
+        plotter = TrendPlotter()
+        jobs = conn.recv()
+        conn.send((True, [plotter.plot(*job) for job in jobs]))
+    except EOFError:  # the parent stopped before plotting (bad input)
+        pass
+    except Exception as err:  # noqa: BLE001 - told to the parent, which exits 2
+        conn.send((False, f"{type(err).__name__}: {err}"))
+
+
+class PlotAhead:
+    """Draws the trend plots in child processes forked before ReFrame and polars are
+    imported: matplotlib's import and set-up (a third of ``fsaccept nightly compare``)
+    run while this process reads the history and compares, instead of after it, and
+    the plots are shared between them (``workers``, at most one per other CPU: a
+    second child on a two-CPU machine imports matplotlib once more on a CPU this
+    process needs, and was slower as soon as anything else ran).
+
+    Only forked from a process without threads that has not imported polars yet (a fork
+    of polars' thread pool is unsafe), where fork exists and a second CPU is there:
+    otherwise (tests, other platforms) :meth:`draw` draws here, with the same
+    :class:`TrendPlotter`."""
+
+    def __init__(self, workers: int = 2) -> None:
+        import multiprocessing
+        import threading
+        self._children: list[tuple[Any, Any]] = []
+        self._drawn = False
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+        # One CPU is this process's; each other CPU can take a share of the plots.
+        workers = min(workers, cpus - 1)
+        if workers < 1 or "polars" in sys.modules or threading.active_count() > 1 or \
+                "fork" not in multiprocessing.get_all_start_methods():
+            return
+        ctx = multiprocessing.get_context("fork")
+        sys.stdout.flush()  # nothing buffered is written twice by a child
+        sys.stderr.flush()
+        for _ in range(workers):
+            conn, child = ctx.Pipe()
+            proc = ctx.Process(target=_plot_worker, args=(child,), daemon=True,
+                               name="fsaccept-trend-plots")
+            proc.start()
+            child.close()
+            self._children.append((proc, conn))
+
+    @property
+    def forked(self) -> int:
+        """How many child processes draw the plots (0: this one does)."""
+        return len(self._children)
+
+    def draw(self, jobs: list[tuple[Any, ...]]) -> list[bytes]:
+        if not self._children:
+            return draw_plots(jobs)
+        self._drawn = True
+        n = len(self._children)
+        for i, (_, conn) in enumerate(self._children):
+            try:
+                conn.send(jobs[i::n])
+            except OSError:  # the child has ended: its message (or EOF) says why
+                pass
+        parts = []
+        for proc, conn in self._children:
+            try:
+                ok, result = conn.recv()
+            except EOFError:
+                proc.join(5)
+                raise NightlyError(f"the trend plots' process ended without plotting (exit "
+                                   f"{proc.exitcode})") from None
+            if not ok:
+                raise NightlyError(f"the trend plots failed: {result}")
+            parts.append(result)
+        out: list[bytes] = [b""] * len(jobs)
+        for i, part in enumerate(parts):
+            out[i::n] = part
+        return out
+
+    def close(self) -> None:
+        for proc, conn in self._children:
+            conn.close()
+            # Not asked to draw (bad input, an error): it holds nothing, ended at once.
+            if not self._drawn:
+                proc.terminate()
+        for proc, _ in self._children:
+            proc.join(5)
+            if proc.is_alive():
+                proc.terminate()
+                proc.join()
+        self._children = []
+
+    def __enter__(self) -> PlotAhead:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
 def write_trends(store: Store, out_dir: Path, system: str, session: str,
                  report: dict[str, Any], settings: NightlySettings,
-                 verdict_lines: list[str] | None = None) -> tuple[Path, list[Comparison]]:
-    """Compare, plot the last ``trend_sessions`` sessions, write ``summary.md``."""
-    comps, all_sessions = nightly_compare(store, system, session, report, settings)
-    started = dict(all_sessions)[session]
-    upto = [s for s in all_sessions if s[1] <= started]
-    window = upto[-settings.trend_sessions:]
-    series = trend_series(store.testcases(window))
-    # A stored figure that is not a number was never measured (a live run makes such a
-    # figure INVALID): the history is damaged, and no comparison with it is a verdict.
-    damaged = [f"{c.test} {c.figure}: median {c.median!r} of the last {c.sessions} sessions"
-               for c in comps if c.median is not None and not math.isfinite(c.median)]
-    damaged += [f"{test} {figure}: {p.value!r} stored by session {p.session}"
-                for (test, figure, _), pts in series.items() for p in pts
-                if not math.isfinite(p.value)]
-    if damaged:
-        raise NightlyError(f"{store.db_file}: stored figures that are not numbers (a damaged "
-                           "results database?): " + "; ".join(damaged[:5])
-                           + (f" (+{len(damaged) - 5} more)" if len(damaged) > 5 else ""))
+                 verdict_lines: list[str] | None = None,
+                 draw: Any = None) -> tuple[Path, list[Comparison]]:
+    """Compare, plot the last ``trend_sessions`` sessions, write ``summary.md``.
+    ``draw`` (jobs -> PNGs, default :func:`draw_plots`): e.g. :meth:`PlotAhead.draw`."""
+    all_sessions = store.sessions(system)
+    started = dict(all_sessions).get(session)
+    upto = [s for s in all_sessions if started is not None and s[1] <= started]
+    # One fetch for both the comparison's sessions and the plotted ones.
+    stored = store.testcases(upto[-max(settings.trend_sessions, settings.sessions + 1):])
+    comps, _ = nightly_compare(store, system, session, report, settings,
+                               all_sessions=all_sessions, stored=stored)
+    plotted = {u for u, _ in upto[-settings.trend_sessions:]}
+    testcases = _of_sessions(stored, plotted)
+    _refuse_damaged(store, damaged_figures(testcases) + [
+        f"{c.test} {c.figure}: median {c.median!r} of the last {c.sessions} sessions"
+        for c in comps if c.median is not None and not math.isfinite(c.median)])
+    series = trend_series(testcases)
     medians = {(c.test, c.figure): c.median for c in comps}
     (out_dir / "trends").mkdir(parents=True, exist_ok=True)
+    jobs = [(test, figure, unit, last_sessions(pts, settings.trend_sessions),
+             medians.get((test, figure))) for (test, figure, unit), pts in sorted(series.items())]
     plots = []
-    plotter = TrendPlotter() if series else None
-    for (test, figure, unit), pts in sorted(series.items()):
-        pts = last_sessions(pts, settings.trend_sessions)
+    for (test, figure, *_), png in zip(jobs, (draw or draw_plots)(jobs) if jobs else []):
         name = plot_name(test, figure)
-        (out_dir / "trends" / name).write_bytes(
-            plotter.plot(test, figure, unit, pts, medians.get((test, figure))))
+        (out_dir / "trends" / name).write_bytes(png)
         plots.append(name)
     summary = out_dir / "summary.md"
     summary.write_text(summary_markdown(system, session, comps, settings, plots,
@@ -342,15 +510,11 @@ def write_trends(store: Store, out_dir: Path, system: str, session: str,
 def _load_yaml(path: Path) -> dict[str, Any]:
     """A reference file, validated against its schema first (errors name the file and
     key), as the plain data the nightly settings are read from."""
-    from fsaccept.core.reference import ReferenceError, load_reference, read_yaml
+    from fsaccept.core.reference import ReferenceError, load_reference
     try:
-        load_reference(path)
-        data = read_yaml(path)
+        return load_reference(path).data  # read once: parsing it is most of its cost
     except ReferenceError as err:
         raise NightlyError(str(err)) from None
-    if not isinstance(data, dict):
-        raise NightlyError(f"{path}: not a reference file (expected a map)")
-    return data
 
 
 def _cmd_reference(args: argparse.Namespace) -> int:
@@ -395,6 +559,12 @@ def _count(text: str) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    # Forked first, before ReFrame and polars are imported.
+    with PlotAhead() as plots:
+        return _compare(args, plots)
+
+
+def _compare(args: argparse.Namespace, plots: PlotAhead) -> int:
     from fsaccept.reporting import runreport as rep
     run_report = rep.load_run_report(args.run_report)
     settings = nightly_settings(_load_yaml(Path(args.reference)))
@@ -414,7 +584,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
                      for t in tests]
     out = Path(args.out)
     summary, comps = write_trends(store, out, args.system, session, run_report, settings,
-                                  verdict_lines)
+                                  verdict_lines, draw=plots.draw)
     for c in comps:
         flag = "REGRESSION" if c.regressed(settings.tolerance) else "ok"
         print(f"nightly: {flag}: {c.describe(settings.tolerance)}")
@@ -467,6 +637,11 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:  # e.g. --out is a file, or a directory that cannot be made
         print(f"fsaccept.reporting.trends: {err.filename or ''}: {err.strerror or err}",
               file=sys.stderr)
+        return 2
+    except Exception as err:  # noqa: BLE001 - exit 1 means "regression" to cron: never
+        # let an unforeseen error (a traceback, exit 1) read as one.
+        print(f"fsaccept.reporting.trends: error (not a regression): "
+              f"{type(err).__name__}: {err}", file=sys.stderr)
         return 2
 
 

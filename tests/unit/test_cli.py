@@ -153,3 +153,96 @@ def test_parse_ior_without_a_reference_does_not_import_the_schema_machinery() ->
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, check=True)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
+
+# --------------------------------------------------------------------------- bounded inputs
+
+REFRAME = Path(__file__).resolve().parents[1] / "data" / "reframe"
+
+
+def special_files(tmp_path: Path) -> dict[str, Path]:
+    """Inputs that are not regular files: reading any of them whole never ends (or
+    waits forever for a writer)."""
+    import os
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    return {"/dev/zero": Path("/dev/zero"), "a FIFO": fifo, "a directory": tmp_path}
+
+
+KINDS = {"/dev/zero": "a character device", "a FIFO": "a FIFO (named pipe)", "a directory": "a directory"}
+
+
+def one_line_naming(err: str, path: Path) -> bool:
+    lines = err.strip().splitlines()
+    return len(lines) == 1 and f"{path}: " in lines[0] and "Traceback" not in err
+
+
+@pytest.mark.parametrize("what", list(KINDS))
+def test_every_input_that_is_not_a_regular_file_is_refused(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, what: str) -> None:
+    from fsaccept.reporting import report, trends
+    bad = special_files(tmp_path)[what]
+    log = DATA / "write-stonewall-wearout.txt"
+    fio = Path(__file__).resolve().parents[1] / "data" / "fio" / "bare-flags.json"
+    run_report = REFRAME / "ior-pass.json"
+    ref = REFRAME / "ior-fail.reference.yaml"
+    out = tmp_path / "out"
+    commands = [
+        lambda: main(["parse", "ior", str(bad)]),
+        lambda: main(["parse", "mdtest", str(bad)]),
+        lambda: main(["parse", "md-workbench", str(bad)]),
+        lambda: main(["parse", "fio", str(bad)]),
+        lambda: main(["parse", "ior", "--json-summary", str(bad)]),
+        lambda: main(["parse", "fio", str(fio), "--job-file", str(bad)]),
+        lambda: main(["parse", "ior", str(log), "--reference", str(bad), "--test", "x"]),
+        lambda: main(["reference", str(bad)]),
+        lambda: report.main([str(bad), "--out", str(out)]),
+        lambda: report.main([str(run_report), "--out", str(out), "--ceilings", str(bad)]),
+        lambda: report.main([str(run_report), "--out", str(out), "--reference", str(bad)]),
+        lambda: trends.main(["compare", str(bad), "--db", str(tmp_path / "r.db"), "--system",
+                             "local", "--reference", str(ref), "--out", str(out)]),
+        lambda: trends.main(["compare", str(run_report), "--db", str(tmp_path / "r.db"),
+                             "--system", "local", "--reference", str(bad), "--out", str(out)]),
+        lambda: trends.main(["reference", str(bad), "-o", str(tmp_path / "n.yaml")]),
+        lambda: trends.main(["keys", str(bad)]),
+    ]
+    for i, command in enumerate(commands):
+        assert command() == 2, i
+        err = capsys.readouterr().err
+        assert one_line_naming(err, bad), (i, err)
+        assert f"{KINDS[what]}, not a regular file" in err, (i, err)
+
+
+def test_an_input_over_its_cap_is_refused_not_cut_short(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from fsaccept.core import inputs
+    from fsaccept.reporting import report
+    log = DATA / "write-stonewall-wearout.txt"
+    size = log.stat().st_size
+    monkeypatch.setattr(inputs, "MAX_LOG_BYTES", size)
+    assert main(["parse", "ior", str(log)]) == 0  # exactly at the cap: read whole
+    capsys.readouterr()
+    monkeypatch.setattr(inputs, "MAX_LOG_BYTES", size - 1)
+    assert main(["parse", "ior", str(log)]) == 2
+    err = capsys.readouterr().err
+    assert one_line_naming(err, log) and f"more than {size - 1:,} bytes" in err
+    monkeypatch.undo()
+    job = tmp_path / "job.fio"
+    job.write_text("[global]\n" + "; padding\n" * 200_000)  # 2 MB: no fio job file is
+    fio = Path(__file__).resolve().parents[1] / "data" / "fio" / "bare-flags.json"
+    assert main(["parse", "fio", str(fio), "--job-file", str(job)]) == 2
+    err = capsys.readouterr().err
+    assert one_line_naming(err, job) and f"more than {inputs.MAX_JOB_FILE_BYTES:,} bytes" in err
+    run_report = REFRAME / "ior-pass.json"
+    monkeypatch.setattr(inputs, "MAX_RUN_REPORT_BYTES", 1000)
+    assert report.main([str(run_report), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert one_line_naming(err, run_report) and "more than 1,000 bytes" in err
+
+
+def test_text_inputs_read_as_before_crlf_and_undecodable_bytes(tmp_path: Path) -> None:
+    from fsaccept.core import inputs
+    path = tmp_path / "log.txt"
+    path.write_bytes(b"a\r\nb\rc\n\xff\n")
+    assert inputs.read_text(path, 100) == "a\nb\nc\n\ufffd\n" == \
+        open(path, encoding="utf-8", errors="replace").read()

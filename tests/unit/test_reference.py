@@ -1,4 +1,6 @@
 import re
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -77,7 +79,7 @@ def test_parse_size_refuses_ambiguous_units(text):
     (lambda d: d["tests"].update(ior_bogus={}),
      "tests: unknown key(s) 'ior_bogus'; allowed: ior_data_integrity, ior_random_read_iops, ior_random_write_iops, "
      "ior_read_bandwidth, ior_shared_read, ior_shared_write, ior_write_bandwidth, "
-     "md_workbench, fio_*, md_workbench_*, mdtest_*"),
+     "md_workbench, mdtest_easy, mdtest_hard, fio_*, md_workbench_*"),
     (lambda d: d["tests"]["ior_read_bandwidth"].pop("generation_deadline_s"),
      "tests.ior_read_bandwidth: 'generation_deadline_s' is a required property"),
     (lambda d: d["tests"]["ior_write_bandwidth"].update(deadline_s=2.5),
@@ -126,6 +128,7 @@ def test_missing_file_names_the_file(tmp_path):
 
 def test_missing_test_names_the_key_and_the_check(local_data, tmp_path):
     del local_data["tests"]["ior_write_bandwidth"]
+    del local_data["nightly"]["tests"]["ior_write_bandwidth"]  # else refused (below)
     ref = load_reference(write(tmp_path, local_data))
     with pytest.raises(ReferenceError, match=r"tests.ior_write_bandwidth: missing \(needed by "
                                              r"IORWriteBandwidth\); the file has: "):
@@ -242,3 +245,99 @@ def test_yaml_merge_keys_are_read_as_yaml_defines_them(tmp_path):
                          ("t:\n  <<: 3\n", "not valid YAML: .*expected a mapping")]:
         with pytest.raises(ReferenceError, match=f"{write(tmp_path, bad)}: {message}"):
             load_reference(tmp_path / "sys.yaml")
+
+
+# -- `fsaccept reference FILE` refuses what the run refuses before any job: the same checks
+
+def _edit(text, old, new):
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+@pytest.mark.parametrize("edit, message", [
+    # The run's target guard (fsaccept.core.guards.check_path_text).
+    (lambda t: _edit(t, "  path: /var/tmp\n", "  path: var/tmp\n"),
+     "target.path: 'var/tmp' is not an absolute path"),
+    (lambda t: _edit(t, "  path: /var/tmp\n", '  path: "/var/tmp\\nx"\n'),
+     r"target.path: '/var/tmp\\nx' holds control characters \('\\n'\)"),
+    # The fio check's set-up (fsaccept.benchmarks.fio.command: parameters, thresholds).
+    (lambda t: _edit(t, "randread_4k_direct_iops: {value: 500",
+                     "randread_4k_direct_iopz: {value: 500"),
+     r"tests.fio_randread_direct.thresholds.randread_4k_direct_iopz: not a figure of this "
+     "test; it reports: randread_4k_direct_iops"),
+    (lambda t: _edit(t, "    file_size: 128MiB           # far less", "    # far less"),
+     "tests.fio_randread_buffered.file_size: required for a randread_buffered test"),
+    (lambda t: _edit(t, "seq_read_1m_direct_bw: {value: 50, unit: MiB/s",
+                     "seq_read_1m_direct_bw: {value: 50, unit: IOPS"),
+     r"tests.fio_seq_read.thresholds.seq_read_1m_direct_bw.unit: 'IOPS', but "),
+    (lambda t: _edit(t, "  fio_seq_read:\n", "  fio_seq_reed:\n"),
+     "tests.fio_seq_reed: no fio test reads this key; the fio tests are fio_randread_direct"),
+    # A test key no check reads (the mdtest checks read mdtest_easy and mdtest_hard).
+    (lambda t: _edit(t, "  mdtest_easy:\n", "  mdtest_eazy:\n"),
+     r"tests: unknown key\(s\) 'mdtest_eazy'; allowed: .*mdtest_easy, mdtest_hard"),
+    # The mdtest check's set-up (fsaccept.benchmarks.mdtest.command.parameters).
+    (lambda t: _edit(t, "    read_bytes: 3901\n", "    read_bytes: 4000\n"),
+     "tests.mdtest_hard.read_bytes: 4000 is more than write_bytes 3901"),
+    # nightly.tests: what `fsaccept nightly reference` (the nightly run) refuses.
+    (lambda t: _edit(t, "    fio_randread_direct: {runtime_s: 2}",
+                     "    fio_randread_direkt: {runtime_s: 2}"),
+     r"nightly.tests.fio_randread_direkt: no such test under tests: \(the file has: "),
+    (lambda t: _edit(t, "fio_seq_write: {runtime_s: 2, file_size: 64MiB}",
+                     "fio_seq_write: {runtime_s: 2, file_size: 64MB}"),
+     r"nightly.tests.fio_seq_write.file_size: '64MB' is not a binary size"),
+    (lambda t: _edit(t, "fio_seq_write: {runtime_s: 2, file_size: 64MiB}",
+                     "fio_seq_write: {runtime_s: 2, file_size: 3000}"),
+     r"nightly.tests: the test entries with the nightly values are not valid: "
+     r"tests.fio_seq_write.file_size: 3000 is not a multiple of block_size 1MiB"),
+    (lambda t: _edit(t, "    ior_data_integrity: {}", "    ior_data_integrity: {segments: 0}"),
+     r"nightly.tests: .* not valid: tests.ior_data_integrity.segments: 0 is less than"),
+    # YAML 1.1's base 60, as a float too.
+    (lambda t: _edit(t, "  tolerance: 0.2 ", "  tolerance: 1:30.5 "),
+     r"line \d+: 1:30.5 is read by YAML as 90.5 \(base 60\): write the number in decimal"),
+])
+def test_reference_command_refuses_what_the_run_refuses(tmp_path, capsys, edit, message):
+    from fsaccept.cli import main
+    text = edit(_local_text())
+    path = write(tmp_path, text, "local.yaml")
+    assert main(["reference", str(path)]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and "valid" not in cap.out
+    lines = cap.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{path}: "), cap.err
+    assert re.search(message, lines[0]), lines[0]
+
+
+def test_the_target_text_rule_is_the_guards_own(tmp_path):
+    # One rule, two callers: the reference check and the guard before any job.
+    from fsaccept.core import guards
+    for bad in ("var/tmp", "/var/tmp\nx"):
+        with pytest.raises(guards.GuardError) as by_guard:
+            guards.check_target(Path(bad), "ext4", Path("r.yaml"))
+        path = write(tmp_path, _local_text().replace("  path: /var/tmp\n",
+                                                     f"  path: {bad!r}\n".replace("'", '"')))
+        with pytest.raises(ReferenceError) as by_reference:
+            load_reference(path)
+        assert str(by_guard.value).split(": ", 1)[1] == \
+            str(by_reference.value).split("target.path: ", 1)[1]
+
+
+def test_fio_keys_are_the_checks_keys():
+    # Each fio check reads tests.fio_<kind> (checks/fio_client.py): the entry rules know
+    # a test's kind from its key.
+    import ast
+    from fsaccept.benchmarks.fio.command import kind_of
+    from fsaccept.core.paths import REPO_ROOT
+    tree = ast.parse((REPO_ROOT / "checks" / "fio_client.py").read_text())
+    pairs = [{t.targets[0].id: t.value.value for t in cls.body if isinstance(t, ast.Assign)
+              and t.targets[0].id in ("reference_key", "kind")}
+             for cls in tree.body if isinstance(cls, ast.ClassDef)]
+    assert pairs and all(kind_of(p["reference_key"]) == p["kind"] for p in pairs)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in REFERENCE_DIR.glob("*.yaml")))
+def test_reference_command_says_valid_for_every_shipped_file(name, capsys):
+    from fsaccept.cli import main
+    assert main(["reference", str(REFERENCE_DIR / name)]) == 0
+    assert capsys.readouterr().out == f"{REFERENCE_DIR / name}: valid\n"
+    assert main(["reference", str(REFERENCE_DIR / name), "--get", "target.path"]) == 0
+    assert capsys.readouterr().out.startswith("/")

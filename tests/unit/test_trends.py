@@ -211,3 +211,222 @@ def test_a_stored_figure_that_is_not_a_number_is_a_damaged_history_not_ok(store,
                                                   r"numbers .*nan"):
         trends.write_trends(store, tmp_path / "out", "local", runs[-1]["session_info"]["uuid"],
                             runs[-1], settings)
+
+
+# --------------------------------------------------------------------------- a busy database
+
+# Another process holding a real lock on the results database: SQLite's own (a writer
+# inside an exclusive transaction) or ReFrame's lock file beside it (a session storing).
+SQLITE_HOLDER = """
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None)
+con.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.readline()
+con.execute("ROLLBACK")
+print("released", flush=True)
+sys.stdin.readline()
+"""
+REFRAME_HOLDER = """
+import sys
+from reframe.utility.osext import ReadWriteFileLock
+lock = ReadWriteFileLock(sys.argv[1])
+lock.acquire_write_lock()
+print("locked", flush=True)
+sys.stdin.readline()
+lock.release_write_lock()
+print("released", flush=True)
+sys.stdin.readline()
+"""
+
+
+class Holder:
+    """A process holding a lock until told to release it (no timing involved)."""
+
+    def __init__(self, script, path):
+        import subprocess
+        import sys
+        self.proc = subprocess.Popen([sys.executable, "-c", script, str(path)], text=True,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert self.proc.stdout.readline().strip() == "locked"
+
+    def release(self):
+        self.proc.stdin.write("\n")
+        self.proc.stdin.flush()
+        assert self.proc.stdout.readline().strip() == "released"
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+@pytest.fixture
+def nightly_db(store, base, tmp_path):
+    """A healthy results database holding two nightly sessions, and the last one's
+    run report file."""
+    runs = [nightly_session(base, d) for d in range(2)]
+    for r in runs:
+        store.store(r)
+    report = tmp_path / "run-report.json"
+    report.write_text(json.dumps(runs[-1]))
+    return Path(store.db_file), report
+
+
+@pytest.fixture
+def short_wait(monkeypatch):
+    from fsaccept.reporting import results_db
+    monkeypatch.setattr(results_db, "BUSY_WAIT_S", 0.3)
+    monkeypatch.setattr(results_db, "BUSY_STEP_S", 0.1)
+    return results_db
+
+
+@pytest.mark.parametrize("holder", ["sqlite", "reframe"])
+def test_a_database_locked_by_another_writer_is_busy_not_damaged(nightly_db, short_wait, tmp_path,
+                                                               capsys, holder):
+    db, report = nightly_db
+    ref = tmp_path / "ref.yaml"
+    ref.write_text((DATA / "ior-fail.reference.yaml").read_text())
+    before = db.read_bytes()
+    lock = Holder(SQLITE_HOLDER, db) if holder == "sqlite" else \
+        Holder(REFRAME_HOLDER, db.parent / ".db.lock")
+    try:
+        assert trends.main(["check-db", str(db)]) == 2
+        err = capsys.readouterr().err
+        assert f"{db}: the results database is busy" in err and "not damaged" in err
+        assert "move it aside" not in err and "Traceback" not in err
+        assert trends.main(["compare", str(report), "--db", str(db), "--system", "local",
+                            "--reference", str(ref), "--out", str(tmp_path / "out")]) == 2
+        assert "the results database is busy" in capsys.readouterr().err
+    finally:
+        lock.release()
+        lock.close()
+    assert db.read_bytes() == before
+    assert trends.main(["check-db", str(db)]) == 0  # the same file, now free
+
+
+@pytest.mark.parametrize("holder", ["sqlite", "reframe"])
+def test_a_lock_released_while_waiting_is_waited_for(nightly_db, short_wait, monkeypatch,
+                                                     capsys, holder):
+    db, _ = nightly_db
+    lock = Holder(SQLITE_HOLDER, db) if holder == "sqlite" else \
+        Holder(REFRAME_HOLDER, db.parent / ".db.lock")
+    said = []
+    waiting = short_wait._waiting
+
+    def release_when_waiting(path, wait_s):
+        waiting(path, wait_s)
+        said.append(path)
+        lock.release()  # the writer finishes while the check waits
+
+    monkeypatch.setattr(short_wait, "_waiting", release_when_waiting)
+    try:
+        assert trends.main(["check-db", str(db)]) == 0
+    finally:
+        lock.close()
+    assert said == [db]
+    assert "busy (locked by another writer); waiting up to 0.3 s" in capsys.readouterr().err
+
+
+def test_a_results_database_that_is_not_a_regular_file_is_refused(tmp_path, capsys):
+    import os
+    fifo = tmp_path / "results.db"
+    os.mkfifo(fifo)
+    assert trends.main(["check-db", str(fifo)]) == 2
+    assert f"{fifo}: not a regular file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value, shown", [("abc", "'abc'"), ("1e3", "'1e3'"), (True, "True"),
+                                          (10**400, "1000000000"), ([1.0], "[1.0]")])
+def test_a_stored_figure_that_is_a_string_exits_2_naming_it_not_1(store, base, tmp_path,
+                                                                  capsys, value, shown):
+    # Exit 1 is "regression" to cron; a polars traceback exited 1.
+    runs = [nightly_session(base, d) for d in range(4)]
+    damaged = runs[1]["session_info"]["uuid"]
+    figures = runs[1]["runs"][-1]["testcases"][0]["perfvalues"]
+    figures["local:compute:write_bandwidth"][0] = value
+    for r in runs:
+        store.store(r)
+    report = tmp_path / "run-report.json"
+    report.write_text(json.dumps(runs[-1]))
+    ref = tmp_path / "ref.yaml"
+    ref.write_text((DATA / "ior-fail.reference.yaml").read_text())
+    assert trends.main(["compare", str(report), "--db", store.db_file, "--system", "local",
+                        "--reference", str(ref), "--out", str(tmp_path / "out")]) == 2
+    cap = capsys.readouterr()
+    assert "Traceback" not in cap.err and len(cap.err.strip().splitlines()) == 1
+    assert f"IORWriteBandwidth write_bandwidth: {shown}" in cap.err
+    assert f"stored by session {damaged}" in cap.err
+    assert "REGRESSION" not in cap.out and "ok" not in cap.out
+
+
+def test_a_stored_reference_that_is_not_a_number_is_damaged_too(store, base, tmp_path):
+    runs = [nightly_session(base, d) for d in range(3)]
+    runs[0]["runs"][-1]["testcases"][0]["perfvalues"][
+        "local:compute:write_bandwidth"][1] = "50"
+    for r in runs:
+        store.store(r)
+    with pytest.raises(trends.NightlyError, match=r"write_bandwidth: reference and bounds "
+                                                  r"\['50'"):
+        trends.write_trends(store, tmp_path / "out", "local", runs[-1]["session_info"]["uuid"],
+                            runs[-1], trends.NightlySettings(sessions=3, trend_sessions=3))
+
+
+# --------------------------------------------------------------------------- plots drawn ahead
+
+PLOT_AHEAD = """
+import json, os, sys
+from fsaccept.reporting import trends
+pts = [trends.Point(1.7e9 + d * 86400, f"s{d}", 100.0 + d, 90.0) for d in range(12)]
+jobs = [(f"T{i}", f"figure_{i}", "MiB/s", pts, 105.0 if i % 2 else None) for i in range(5)]
+if sys.argv[1] == "broken":
+    class Broken:
+        def __init__(self):
+            raise RuntimeError("no plotting here")
+    trends.TrendPlotter = Broken
+with trends.PlotAhead() as ahead:
+    forked = ahead.forked
+    if sys.argv[1] == "broken" and not forked:  # one CPU: nothing forked to fail
+        print(json.dumps({"forked": 0}))
+        sys.exit(0)
+    try:
+        pngs = ahead.draw(jobs)
+    except trends.NightlyError as err:
+        print(json.dumps({"forked": forked, "error": str(err)}))
+        sys.exit(0)
+import polars  # noqa: F401 - from now on, no fork: drawn in this process
+with trends.PlotAhead() as here:
+    assert not here.forked
+    same = here.draw(jobs) == pngs == trends.draw_plots(jobs)
+print(json.dumps({"forked": forked, "same": same, "n": len(pngs),
+                  "cpus": len(os.sched_getaffinity(0))}))
+"""
+
+
+def _plot_ahead(mode):
+    import subprocess
+    import sys
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-c", PLOT_AHEAD, mode], capture_output=True,
+                          text=True, cwd=root, env={**__import__("os").environ,
+                                                    "PYTHONPATH": str(root)}, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_plots_drawn_ahead_in_child_processes_are_the_same_plots():
+    # A fresh process (as scripts/nightly starts): children forked before polars.
+    out = _plot_ahead("ok")
+    assert out["forked"] == max(0, min(2, out["cpus"] - 1))
+    assert out["same"] and out["n"] == 5
+
+
+def test_plots_that_fail_in_a_child_are_an_error_not_a_hang():
+    out = _plot_ahead("broken")
+    if out["forked"]:
+        assert out["error"] == "the trend plots failed: RuntimeError: no plotting here"
+
+
+def test_no_fork_once_polars_is_loaded():
+    import polars  # noqa: F401 - this test process has it (ReFrame's comparison)
+    with trends.PlotAhead() as ahead:
+        assert not ahead.forked

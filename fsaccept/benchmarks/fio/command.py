@@ -248,3 +248,30 @@ def reframe_references(thresholds: dict[str, Any], specs: list[FigureSpec],
     if outlier_detection:
         refs["outlier_nodes"] = (0, None, 0, "nodes")
     return refs
+
+
+def kind_of(key: str) -> str | None:
+    """The test kind a reference key names: ``tests.fio_<kind>`` (the key the fio check
+    of that kind reads, ``checks/fio_client.py``), or None."""
+    kind = key.removeprefix("fio_")
+    return kind if key.startswith("fio_") and kind in KINDS else None
+
+
+def entry_errors(where: str, entry: dict[str, Any]) -> list[str]:
+    """What the fio check refuses in its entry at set-up (:func:`parameters`, the
+    thresholds by :func:`reframe_references`), found before any run: ``fsaccept
+    reference`` and every run's reference check (``where`` is ``tests.<key>``)."""
+    from fsaccept.core.reference import entry_thresholds
+    key = where.rsplit(".", 1)[-1]
+    kind = kind_of(key)
+    if kind is None:
+        return [f"{where}: no fio test reads this key; the fio tests are "
+                f"{', '.join('fio_' + k for k in KINDS)}"]
+    try:
+        p = parameters(key, kind, entry)
+        reframe_references(entry_thresholds(entry), figure_specs(p),
+                           outlier_detection=p.outlier_fraction > 0,
+                           where=f"{where}.thresholds")
+    except FioEntryError as err:
+        return [str(err)]
+    return []

@@ -81,3 +81,13 @@ def mdtest_options(params: MdtestParameters, target_dir: str, unique_dir: bool,
         if status_file:
             opts += ["-x", status_file]
     return opts + ["-d", target_dir]
+
+
+def entry_errors(where: str, entry: dict[str, Any]) -> list[str]:
+    """What the mdtest check refuses in its entry at set-up (:func:`parameters`), found
+    before any run (``where`` is ``tests.<key>``)."""
+    try:
+        parameters(where.rsplit(".", 1)[-1], entry)
+    except reference.ReferenceError as err:
+        return [str(err)]
+    return []
