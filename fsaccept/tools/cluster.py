@@ -345,9 +345,11 @@ class LocalCluster:
             if self.layout.fs == "gluster":
                 self.gluster.up()  # revives a killed brick daemon or login client
                 # A node whose client died (or that was started without it) is
-                # restarted with a new one.
+                # restarted with a new one; all of them if the login node's client was
+                # mounted again (its mount reached their namespaces, over their own).
                 for name in self.layout.node_names:
-                    if name not in missing and not self.gluster.client_pid(name):
+                    if name not in missing and (self.gluster.remounted
+                                                or not self.gluster.client_pid(name)):
                         self.stop_slurmd(name)
                         missing.append(name)
             if not missing:

@@ -145,7 +145,9 @@ class GlusterLayout:
                        'i=0; until [ "$(findmnt -n -o FSTYPE -M "$1")" = fuse.glusterfs ]; do '
                        'i=$((i+1)); [ $i -gt 200 ] && exit 98; sleep 0.05; done']
         script += ['shift 6', 'exec "$@"']
-        return ["unshare", "-m", "--propagation", "private", "--", "sh", "-c",
+        # slave: mounts made on the host later (a test's loop mount) reach the node, as
+        # a site's shared mounts reach its nodes; the node's own client stays its own.
+        return ["unshare", "-m", "--propagation", "slave", "--", "sh", "-c",
                 "; ".join(script), "fsaccept-node", mp, *self.client_argv(node)[:5]]
 
 
@@ -193,6 +195,8 @@ def mount_of(path: Path) -> tuple[str, str, str] | None:
 class Gluster:
     def __init__(self, layout: GlusterLayout) -> None:
         self.layout = layout
+        #: Whether the last ``up`` mounted the login node's client again.
+        self.remounted = False
 
     # -- helpers -----------------------------------------------------------
     def cli(self, *args: str, check: bool = True, timeout: float = 120
@@ -303,17 +307,30 @@ class Gluster:
             self.cli("volume", "start", layout.volume, "force")
         self._wait(lambda: len(self.brick_pids()) == layout.bricks, 30,
                    "brick daemons did not start")
-        self.mount_login()
+        self.share_root()
+        self.remounted = self.mount_login()
         notes.append(f"mounted at {layout.mount_point} ({layout.source}), one client per node")
         return "gluster: " + "; ".join(notes)
 
-    def mount_login(self) -> None:
-        """This host's own client at the mount point (the guards and cleanup use it)."""
+    @staticmethod
+    def share_root() -> None:
+        """Make ``/`` a shared mount (systemd's default; some containers and VMs boot
+        with it private), so that the nodes' namespaces (slaves of it) see what is
+        mounted on this host after they started."""
+        proc = subprocess.run(["findmnt", "-n", "-o", "PROPAGATION", "/"],
+                              capture_output=True, text=True, timeout=15)
+        if proc.stdout.split()[:1] == ["private"]:
+            subprocess.run(["mount", "--make-shared", "/"], capture_output=True, timeout=15)
+
+    def mount_login(self) -> bool:
+        """This host's own client at the mount point (the guards and cleanup use it);
+        True if it was (re)mounted now: running nodes then see it over their own client,
+        and must be restarted."""
         mp = self.layout.mount_point
         found = mount_of(mp)
         if found and found[1] == "fuse.glusterfs" and found[2] == self.layout.source \
                 and self.client_pid("login"):
-            return
+            return False
         if found:
             if found[1] == "fuse.glusterfs" and not self.client_pid("login"):
                 subprocess.run(["umount", "-l", str(mp)], capture_output=True, timeout=30)
@@ -329,6 +346,7 @@ class Gluster:
                                f"{self.layout.log_dir / 'client-login.log'})")
         self._wait(lambda: (mount_of(mp) or ("", "", ""))[1] == "fuse.glusterfs", 30,
                    f"{mp} was not mounted")
+        return True
 
     def stop_client(self, node: str) -> bool:
         pid = self.client_pid(node)
