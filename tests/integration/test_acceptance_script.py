@@ -49,7 +49,7 @@ def test_acceptance_writes_the_signoff_report(cluster_env, tmp_path, results_dir
         assert f'href="#{sections.anchor_of(name)}"' in html
     assert "| Signed by | CI Tester |" in md
     assert re.search(r"SHA-256 `[0-9a-f]{64}`", md)
-    assert re.search(r"git commit [0-9a-f]{40}", md)
+    assert re.search(r"git commit `?[0-9a-f]{40}", md)
     assert "benchmark_command" in md and "Node list" in md
     assert "## Per-node distribution" in md
     assert 'src="data:image/png;base64,' in html
