@@ -147,8 +147,10 @@ def _job_ended(jobid: str) -> bool:
                               text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return False
-    if proc.returncode == 0:
-        return not proc.stdout.strip()
+    if proc.returncode == 0:  # a job Slurm still lists may have ended already
+        return proc.stdout.split()[:1] in ([], ["COMPLETED"], ["CANCELLED"], ["FAILED"],
+                                           ["TIMEOUT"], ["NODE_FAIL"], ["PREEMPTED"],
+                                           ["BOOT_FAIL"], ["DEADLINE"], ["OUT_OF_MEMORY"])
     return "Invalid job id" in proc.stderr  # Slurm forgot it: long ended
 
 
