@@ -59,7 +59,9 @@ def job_scripts(tmp_path, cluster_env, target, check_file, names):
 
 
 def run_script(script, recorders, log):
-    env = dict(os.environ, PATH=f"{recorders}:{os.environ['PATH']}", REC_LOG=str(log))
+    # One node: the recorder standing for srun runs one task of the per-node mount check.
+    env = dict(os.environ, PATH=f"{recorders}:{os.environ['PATH']}", REC_LOG=str(log),
+               SLURM_JOB_NUM_NODES="1")
     proc = subprocess.run(["bash", script.name], cwd=script.parent, env=env,
                           capture_output=True, text=True, timeout=120)
     calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
@@ -106,7 +108,8 @@ def test_paths_reach_the_benchmark_whole_and_cleanup_removes_only_its_own_direct
     [owner] = [subprocess.run(["bash", "-c", f'{l}; printf %s "$fsaccept_owner"'],
                               capture_output=True, text=True).stdout
                for l in script.read_text().splitlines() if l.startswith("fsaccept_owner=")]
-    assert [c for c in calls if c[0] == "rm"] == [["rm", "-f", "--", f"{data}/{owner}"]]
+    assert [c for c in calls if c[0] == "rm" and c[-1].startswith(data)
+            and ".fsaccept-odirect-probe." not in c[-1]] == [["rm", "-f", "--", f"{data}/{owner}"]]
     assert os.listdir(data) == [owner] and target.is_dir()
     assert sorted(os.listdir(target / "fsaccept")) == [Path(data).name]
 
