@@ -175,9 +175,10 @@ def remove_owned(directory: str, run_id: str) -> Removal:
         what = ("a symbolic link" if os.path.islink(directory) else
                 "not a directory" if not os.path.isdir(directory) else
                 f"no {owner_marker(run_id)}")
-        n = count_files(directory)[0] if os.path.isdir(directory) and \
-            not os.path.islink(directory) else 1
-        return Removal(directory, "not ours", n, what)
+        n, capped = (count_files(directory) if os.path.isdir(directory) and
+                     not os.path.islink(directory) else (1, False))
+        return Removal(directory, "not ours", n,
+                       what + ("; counted up to the limit" if capped else ""))
     marker = os.path.join(directory, owner_marker(run_id))
     errors: list[str] = []
 
