@@ -3,12 +3,13 @@ the file system it tests (wrong directory, wrong file system, filling it)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from fsaccept.core.units import GIB, MIB
 
@@ -109,13 +110,191 @@ def owner_marker(run_id: str) -> str:
     return f".fsaccept-owner-{run_id}"
 
 
-def remove_owned(directory: str, run_id: str) -> bool:
-    """Remove ``directory`` if, and only if, this run created it; True if removed."""
-    if os.path.isfile(os.path.join(directory, owner_marker(run_id))) and \
-            not os.path.islink(directory):
-        shutil.rmtree(directory, ignore_errors=True)
-        return True
-    return False
+#: Files counted in a directory left behind, at most (the count then says "at least").
+COUNT_LIMIT = 10_000_000
+
+
+def count_files(directory: str, limit: int = COUNT_LIMIT) -> tuple[int, bool]:
+    """(files and other non-directory entries below ``directory``, whether the count
+    stopped at ``limit``); symbolic links are counted, never followed."""
+    n = 0
+    for _, dirs, files in os.walk(directory, onerror=lambda err: None):
+        n += len(files) + sum(1 for d in dirs if os.path.islink(os.path.join(_, d)))
+        if n >= limit:
+            return n, True
+    return n, False
+
+
+@dataclass(frozen=True)
+class Removal:
+    """What became of a data directory this run asked to remove."""
+
+    directory: str
+    #: "removed", "absent" (nothing there), "incomplete" (ours, partly removed: the
+    #: marker stays, so that the next step can resume), "not ours" (no marker of this
+    #: run: left alone).
+    status: str
+    files_left: int = 0
+    why: str = ""
+
+    @property
+    def gone(self) -> bool:
+        return self.status in ("removed", "absent")
+
+    def __bool__(self) -> bool:  # "removed", as remove_owned used to answer
+        return self.status == "removed"
+
+    @property
+    def left(self) -> str:
+        """One line for the console and the reports ("" when nothing is left)."""
+        if self.gone:
+            return ""
+        files = f"{self.files_left:,} file{'s' if self.files_left != 1 else ''}"
+        if self.status == "not ours":
+            return (f"{self.directory}: {files} left alone: it holds no owner marker of this "
+                    f"run ({self.why})")
+        return f"{self.directory}: {files} could not be removed ({self.why})"
+
+
+def _owned(directory: str, run_id: str) -> bool:
+    return not os.path.islink(directory) and os.path.isdir(directory) and \
+        os.path.isfile(os.path.join(directory, owner_marker(run_id))) and \
+        not os.path.islink(os.path.join(directory, owner_marker(run_id)))
+
+
+def remove_owned(directory: str, run_id: str) -> Removal:
+    """Remove ``directory`` if, and only if, this run created it (it holds this run's
+    owner marker).  The marker goes last: everything else first, then the marker,
+    then the directory.  A removal cut short (a time limit, an I/O error) thus always
+    leaves the proof of ownership behind, and the next step (the test's sanity stage,
+    the next session's sweep) can resume it; ``rm -rf`` may delete the marker first
+    and leave the rest unprovably ours.  Never follows a symbolic link."""
+    if not os.path.lexists(directory):
+        return Removal(directory, "absent")
+    if not _owned(directory, run_id):
+        what = ("a symbolic link" if os.path.islink(directory) else
+                "not a directory" if not os.path.isdir(directory) else
+                f"no {owner_marker(run_id)}")
+        n, capped = (count_files(directory) if os.path.isdir(directory) and
+                     not os.path.islink(directory) else (1, False))
+        return Removal(directory, "not ours", n,
+                       what + ("; counted up to the limit" if capped else ""))
+    marker = os.path.join(directory, owner_marker(run_id))
+    errors: list[str] = []
+
+    def failed(err: OSError) -> None:
+        errors.append(f"{err.filename}: {err.strerror or err}")
+
+    for root, dirs, files in os.walk(directory, topdown=False, onerror=failed):
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            path = os.path.join(root, name)
+            if path == marker:
+                continue
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            except OSError as err:
+                failed(err)
+        for name in dirs:
+            path = os.path.join(root, name)
+            if os.path.islink(path):
+                continue
+            try:
+                os.rmdir(path)
+            except FileNotFoundError:
+                pass
+            except OSError as err:
+                failed(err)
+    try:
+        rest = [e for e in os.listdir(directory) if e != owner_marker(run_id)]
+    except OSError as err:
+        rest = ["?"]
+        failed(err)
+    if rest and not errors:  # appeared meanwhile: the marker stays with them
+        errors.append(f"{os.path.join(directory, rest[0])}: appeared during the removal")
+    if not errors:
+        try:
+            os.unlink(marker)
+            os.rmdir(directory)
+            return Removal(directory, "removed")
+        except FileNotFoundError:
+            return Removal(directory, "removed")
+        except OSError as err:
+            failed(err)
+    n, capped = count_files(directory)
+    n -= int(os.path.exists(marker))  # the marker is not data
+    more = f"; and {len(errors) - 1:,} more errors" if len(errors) > 1 else ""
+    why = errors[0] + more + ("; counted up to the limit" if capped else "")
+    return Removal(directory, "incomplete", max(n, 0), why)
+
+
+#: The ledger: one file per run (``<run id>.jsonl``) in the harness's state directory,
+#: a line per data directory whose job was submitted: {"directory", "jobid", "host"}.
+#: It is the proof, outside every data directory, that this harness created it: a
+#: later session resumes a removal only for a directory recorded here whose marker
+#: (of the same run) is still in it.  A marker alone proves nothing across sessions
+#: (anyone can create such a file).
+LEDGER_SUFFIX = ".jsonl"
+
+
+def record_owned(ledger: Path, run_id: str, directory: str, jobid: str, host: str) -> None:
+    """Record that ``run_id``'s job ``jobid`` creates ``directory`` (before it can)."""
+    ledger.mkdir(parents=True, exist_ok=True)
+    with open(ledger / f"{run_id}{LEDGER_SUFFIX}", "a") as f:
+        f.write(json.dumps({"directory": directory, "jobid": str(jobid), "host": host}) + "\n")
+
+
+def run_pid(run_id: str) -> int | None:
+    """The ReFrame process a run id names ('20261123T101500-4242' -> 4242)."""
+    _, _, pid = run_id.rpartition("-")
+    return int(pid) if pid.isdigit() else None
+
+
+def sweep_owned(ledger: Path, current_run: str, host: str,
+                run_ended: Callable[[str], bool],
+                job_ended: Callable[[str], bool]) -> list[Removal]:
+    """Resume the removals earlier runs did not finish: for each run in the ledger
+    that is not this one, was recorded on this host and has ended (``run_ended``), each
+    directory whose job has ended (``job_ended``) is removed if it is below a
+    ``fsaccept`` directory and still holds that run's marker (:func:`remove_owned`);
+    anything else is left alone.  Entries are dropped once settled (removed, absent, or
+    left alone and reported); a removal still incomplete stays for the next session.
+    Returns what was done (every Removal but "absent")."""
+    done: list[Removal] = []
+    if not ledger.is_dir():
+        return done
+    for path in sorted(ledger.glob("*" + LEDGER_SUFFIX)):
+        run_id = path.name[:-len(LEDGER_SUFFIX)]
+        if run_id == current_run:
+            continue
+        try:
+            entries = [json.loads(line) for line in path.read_text().splitlines() if line]
+        except (OSError, ValueError):
+            continue  # not a ledger this harness wrote: nothing is taken from it
+        if not all(isinstance(e, dict) and isinstance(e.get("directory"), str)
+                   for e in entries):
+            continue
+        if any(e.get("host") != host for e in entries) or not run_ended(run_id):
+            continue  # another host's run, or one still running: not ours to judge
+        keep = []
+        for e in entries:
+            d = e["directory"]
+            if not job_ended(str(e.get("jobid", ""))):
+                keep.append(e)
+                continue
+            if not (os.path.isabs(d) and os.path.basename(os.path.dirname(d)) == "fsaccept"):
+                continue  # not where a test writes: never touched
+            r = remove_owned(d, run_id)
+            if r.status != "absent":
+                done.append(r)
+            if r.status == "incomplete":
+                keep.append(e)
+        if keep:
+            path.write_text("".join(json.dumps(e) + "\n" for e in keep))
+        else:
+            path.unlink()
+    return done
 
 
 def free_bytes(path: Path) -> int:

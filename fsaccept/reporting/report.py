@@ -19,7 +19,8 @@ from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot
 from fsaccept.reporting.runreport import (Test, all_testcases, job_script, load_run_report,
                                           overall_verdict, tests_of)
 from fsaccept.reporting.sections import (GROUP_LIMIT, WORST_SHOWN, anchor_of, case_section,
-                                         check_summaries, check_text, family_of,
+                                         check_summaries, check_text, data_left_lines,
+                                         family_of,
                                          per_node_values, summary_rows, summary_text)
 from fsaccept.reporting.verdicts import ACCEPTED, INCOMPLETE, PASS, RunReportError
 
@@ -202,7 +203,8 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
             "group_limit": GROUP_LIMIT, "worst_shown": WORST_SHOWN,
             "node_plots": node_plots, "plots": all_plots, "assessments": assessments,
             "tests": tests, "has_ceilings": bool(ceilings),
-            "data_reduction": data_reduction_lines(tests)}
+            "data_reduction": data_reduction_lines(tests),
+            "data_left": data_left_lines(tests)}
 
 
 class MarkdownText(str):
@@ -445,6 +447,8 @@ def main(argv: list[str] | None = None) -> int:
         print(summary_text(ctx["rows"]))
     if ctx["grouped"]:
         print(check_text(ctx["checks"]))
+    for line in ctx["data_left"]:
+        print(f"data left on the target: {line}")
     print(f"report: {out / 'report.md'}")
     print(f"report: {out / 'report.html'}")
     print(f"overall verdict: {ctx_verdict[0]}"

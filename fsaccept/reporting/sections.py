@@ -410,3 +410,21 @@ def check_text(checks: list[CheckSummary]) -> str:
     return "\n".join(f"{c.name.ljust(width)}  {len(c.tests):>7,} case"
                      f"{'s' if len(c.tests) != 1 else ' '}  "
                      + ", ".join(f"{v} {n:,}" for v, n in c.counts) for c in checks)
+
+
+# --------------------------------------------------------------------------- data left
+
+
+def data_left_lines(tests: list[Test]) -> list[str]:
+    """'<test case>: <path>: N files could not be removed (why)' for every test case
+    (fixtures included, once each) that logged ``data_left``: data on the target that a
+    test could not remove, or left alone because this run did not create it."""
+    out: list[str] = []
+    for t in tests:
+        for tc in t.cases + t.fixtures:
+            left = tc.get("data_left")
+            if left and isinstance(left, str):
+                line = f"{tc.get('display_name') or tc.get('name', '?')}: {left}"
+                if line not in out:
+                    out.append(line)
+    return out

@@ -26,6 +26,7 @@ import hashlib
 import os
 import shlex
 import shutil
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -35,9 +36,11 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import (fixture, loggable, run_after, run_before,
                                    sanity_function, variable)
 from reframe.core.exceptions import SanityError
+from reframe.core.logging import getlogger
 
 from fsaccept.core import guards, pernode, placement, provision, reference, slurm, versions
 from fsaccept.core.findings import figure_problem
+from fsaccept.core.paths import STATE_DIR
 from fsaccept.core.slurm import benchmark_job_name
 from fsaccept.rfm.binaries import BenchmarkBinaries
 from fsaccept.tools import sites
@@ -102,10 +105,73 @@ def NO_IOR_FIX(test) -> str:  # noqa: N802 - the checks pass it where advice tex
     return sites.ior_fix("emulated" in test.current_partition.features)
 
 
-def remove_data(directory: str) -> None:
-    """Remove a data directory this run created (never another), and stop counting it."""
-    guards.remove_owned(directory, RUN_ID)
-    KEPT_DATASETS.release(directory)
+def remove_data(directory: str) -> guards.Removal:
+    """Remove a data directory this run created (never another), and stop counting it;
+    what became of it (what was left, and why)."""
+    removal = guards.remove_owned(directory, RUN_ID)
+    if removal.gone:
+        KEPT_DATASETS.release(directory)
+    return removal
+
+
+#: Where this harness records, outside every data directory, the data directories its
+#: jobs create (``guards.record_owned``): a later session resumes an ended run's removal
+#: only for those (``guards.sweep_owned``).
+OWNED_LEDGER = STATE_DIR / "owned-data"
+#: The sweep of earlier runs' unfinished removals: once per session, by the first test
+#: set up (what it left is reported by that test).
+_SWEPT: list[guards.Removal] | None = None
+
+
+def _run_ended(run_id: str) -> bool:
+    """Whether the ReFrame session of ``run_id`` (its pid, on this host) has ended; a
+    live process with that pid (even a reused one) counts as running."""
+    pid = guards.run_pid(run_id)
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _job_ended(jobid: str) -> bool:
+    """Whether Slurm no longer runs or holds job ``jobid`` (in doubt: not ended)."""
+    if not jobid.isdigit():
+        return False
+    try:
+        proc = subprocess.run(["squeue", "-h", "-j", jobid, "-o", "%T"], capture_output=True,
+                              text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    if proc.returncode == 0:  # a job Slurm still lists may have ended already
+        return proc.stdout.split()[:1] in ([], ["COMPLETED"], ["CANCELLED"], ["FAILED"],
+                                           ["TIMEOUT"], ["NODE_FAIL"], ["PREEMPTED"],
+                                           ["BOOT_FAIL"], ["DEADLINE"], ["OUT_OF_MEMORY"])
+    return "Invalid job id" in proc.stderr  # Slurm forgot it: long ended
+
+
+def sweep_earlier_runs() -> list[guards.Removal]:
+    """Resume, once per session, the removals earlier runs of this harness (on this host)
+    left unfinished: a session interrupted before its sanity stages, a removal that
+    failed (see ``guards.sweep_owned`` for what proves a directory is theirs)."""
+    global _SWEPT
+    if _SWEPT is None:
+        try:
+            _SWEPT = guards.sweep_owned(OWNED_LEDGER, RUN_ID, socket.gethostname(),
+                                        _run_ended, _job_ended)
+        except OSError as err:
+            _SWEPT = [guards.Removal(str(OWNED_LEDGER), "incomplete", 0,
+                                     f"the sweep of earlier runs' data failed: {err}")]
+        for removal in _SWEPT:
+            getlogger().warning(
+                f"fsaccept: data of an earlier run: {removal.left}" if removal.left else
+                f"fsaccept: removed {removal.directory}, left by an earlier run")
+        return _SWEPT
+    return []
 
 
 #: Why each test of this session skipped (unique name -> (class name, reason)): ReFrame
@@ -419,6 +485,33 @@ class BenchmarkTest(AcceptanceTest):
     #: (type, mount point, source) and, for direct I/O, whether O_DIRECT is honoured.
     node_mounts = variable(str, value="", loggable=True)
 
+    #: What of the data could not be removed, or was left alone (not this run's), one
+    #: "<path>: N files ... (why)" per directory, "; " between them: this test's, and
+    #: for the first test of a session, earlier runs' it found (``sweep_earlier_runs``).
+    data_left = variable(str, value="", loggable=True)
+
+    @run_before("run")
+    def resume_earlier_removals(self):
+        # Before this session's first job: earlier runs' jobs have all been submitted
+        # by sessions that ended (or are still running: then left alone).
+        for removal in sweep_earlier_runs():
+            if removal.left:
+                self.data_left = "; ".join(filter(None, [
+                    self.data_left, f"left by an earlier run: {removal.left}"]))
+
+    @run_after("run")
+    def record_owned_data(self):
+        """Record, outside the data directory, that this run's job creates it: the proof
+        a later session needs to resume its removal if this one cannot."""
+        if not self.creates_data_dir or self.keep_data or not self.job.jobid:
+            return
+        try:
+            guards.record_owned(OWNED_LEDGER, RUN_ID, self.target_dir, str(self.job.jobid),
+                                socket.gethostname())
+        except OSError as err:
+            getlogger().warning(f"fsaccept: cannot record {self.target_dir} in "
+                                f"{OWNED_LEDGER} ({err}): a later session will not remove it")
+
     @run_after("setup")
     def set_data_directory(self):
         self.target_dir = os.path.join(str(self.target_root()), "fsaccept", self.data_name())
@@ -564,8 +657,15 @@ class BenchmarkTest(AcceptanceTest):
         if not self.keep_data and self.removes_data():
             # Also when the benchmark fails or the job is cancelled (scancel sends TERM);
             # never a directory this run did not create (no marker: left alone).
-            setup += ['fsaccept_remove_data() { if [ -f "$fsaccept_data/$fsaccept_owner" ]; '
-                      'then rm -rf -- "$fsaccept_data"; fi; }',
+            # The marker goes last (everything else first, then the marker, then the
+            # directory): a removal cut short (Slurm kills the job KillWait seconds
+            # after its TERM) keeps its proof of ownership, and the sanity stage (or the
+            # next session) resumes it; `rm -rf` could delete the marker first.
+            setup += ['fsaccept_remove_data() { if [ -f "$fsaccept_data/$fsaccept_owner" ] '
+                      '&& [ ! -L "$fsaccept_data" ]; then ( cd -- "$fsaccept_data" && '
+                      'find . -mindepth 1 ! -path "./$fsaccept_owner" -delete ) && '
+                      'rm -f -- "$fsaccept_data/$fsaccept_owner" && '
+                      'rmdir -- "$fsaccept_data"; fi; }',
                       "trap fsaccept_remove_data EXIT", "trap 'exit 143' TERM INT"]
         # Where the data really goes (symbolic links resolved) must be the mount the
         # guard checked before the job: checked before anything is written there.
@@ -740,12 +840,26 @@ class BenchmarkTest(AcceptanceTest):
         if not reasons:
             reasons = self.bogus_figure_reasons()
         self.invalid_reasons = "; ".join(reasons)
+        # No later test will read data from an invalid run (datasets included).
+        self.finish_removal(invalid=bool(reasons))
         if reasons:
-            if not self.keep_data:
-                # No later test will read data from an invalid run (datasets included).
-                remove_data(self.target_dir)
             raise SanityError("INVALID: " + "; ".join(reasons))
         return True
+
+    def finish_removal(self, invalid: bool) -> None:
+        """After the job (also a cancelled one: ReFrame runs sanity then too), remove
+        what its EXIT trap did not: a removal cut short by the time limit resumes here
+        (the marker, deleted last, is still there).  What stays is said on the console
+        and in ``data_left`` (the reports show it), with its path and file count."""
+        if self.keep_data or not self.target_dir or not (invalid or self.removes_data()):
+            return
+        removal = remove_data(self.target_dir)
+        if removal.left:
+            self.note_data_left(removal.left)
+
+    def note_data_left(self, line: str) -> None:
+        self.data_left = "; ".join(filter(None, [self.data_left, line]))
+        getlogger().warning(f"fsaccept: {self.display_name}: data left on the target: {line}")
 
 
     #: Figures that count something (0 is a measurement: no outlier node, no bad transfer).

@@ -310,7 +310,9 @@ class IORReadTest(IORTest):
     def read_the_dataset(self):
         if (self.dataset.num_tasks, self.dataset.num_nodes) != (self.num_tasks, self.num_nodes):
             if not self.keep_data:
-                remove_data(self.dataset.target_dir)
+                left = remove_data(self.dataset.target_dir).left
+                if left:
+                    self.note_data_left(left)
             raise SanityError(
                 f"INVALID: dataset written by {self.dataset.num_tasks} ranks on "
                 f"{self.dataset.num_nodes} nodes, read planned with {self.num_tasks} ranks "

@@ -59,7 +59,9 @@ def job_scripts(tmp_path, cluster_env, target, check_file, names):
 
 
 def run_script(script, recorders, log):
-    env = dict(os.environ, PATH=f"{recorders}:{os.environ['PATH']}", REC_LOG=str(log))
+    # One node: the recorder standing for srun runs one task of the per-node mount check.
+    env = dict(os.environ, PATH=f"{recorders}:{os.environ['PATH']}", REC_LOG=str(log),
+               SLURM_JOB_NUM_NODES="1")
     proc = subprocess.run(["bash", script.name], cwd=script.parent, env=env,
                           capture_output=True, text=True, timeout=120)
     calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
@@ -100,9 +102,16 @@ def test_paths_reach_the_benchmark_whole_and_cleanup_removes_only_its_own_direct
     else:
         value = bench[bench.index(flag) + 1]
         assert value.startswith(data + "/"), (value, data)
-    # The trap removes exactly the data directory (the recorder leaves it in place).
-    assert [c for c in calls if c[0] == "rm"] == [["rm", "-rf", "--", data]]
-    assert Path(data).is_dir() and target.is_dir()
+    # The trap removes everything in the data directory but the owner marker, then the
+    # marker by its exact path (the recorder standing for rm leaves it: the marker is
+    # the last thing removed, and rmdir then fails on it), and nothing beside it.
+    [owner] = [subprocess.run(["bash", "-c", f'{l}; printf %s "$fsaccept_owner"'],
+                              capture_output=True, text=True).stdout
+               for l in script.read_text().splitlines() if l.startswith("fsaccept_owner=")]
+    assert [c for c in calls if c[0] == "rm" and c[-1].startswith(data)
+            and ".fsaccept-odirect-probe." not in c[-1]] == [["rm", "-f", "--", f"{data}/{owner}"]]
+    assert os.listdir(data) == [owner] and target.is_dir()
+    assert sorted(os.listdir(target / "fsaccept")) == [Path(data).name]
 
     # A data directory this run did not create (no owner marker) is never removed:
     # the job refuses to run, and the trap leaves it alone.

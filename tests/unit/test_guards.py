@@ -1,10 +1,13 @@
+import json
+import os
 from pathlib import Path
 
 import pytest
 
 from fsaccept.core.guards import (GuardError, KeptData, KeptDataset, bytes_used, check_capacity,
                              check_path_text, check_target, filesystem_type, mount_of,
-                             owner_marker, planned_volume, remove_owned)
+                             owner_marker, planned_volume, record_owned,
+                             remove_owned, run_pid, sweep_owned)
 
 GIB = 2**30
 
@@ -131,6 +134,133 @@ def test_cleanup_removes_only_a_directory_this_run_created(tmp_path):
     (mine / owner_marker("run1")).write_text("")
     theirs.mkdir()
     (theirs / owner_marker("run0")).write_text("")
-    assert not remove_owned(str(theirs), "run1") and theirs.is_dir()
+    (theirs / "data").write_text("x")
+    kept = remove_owned(str(theirs), "run1")
+    assert kept.status == "not ours" and not kept and theirs.is_dir()
+    assert kept.left == (f"{theirs}: 2 files left alone: it holds no owner marker of this "
+                         f"run (no {owner_marker('run1')})")
     assert remove_owned(str(mine), "run1") and not mine.exists()
-    assert not remove_owned(str(tmp_path / "absent"), "run1")
+    assert remove_owned(str(tmp_path / "absent"), "run1").status == "absent"
+
+
+def _tree(directory, run_id, dirs=3, files=5):
+    directory.mkdir()
+    (directory / owner_marker(run_id)).write_text("")
+    for d in range(dirs):
+        (directory / f"n{d}").mkdir()
+        for f in range(files):
+            (directory / f"n{d}" / f"file.{f}").write_text("x")
+    return directory
+
+
+def test_removal_deletes_the_owner_marker_last(tmp_path, monkeypatch):
+    data = _tree(tmp_path / "d", "run1")
+    order = []
+    real_unlink, real_rmdir = os.unlink, os.rmdir
+    monkeypatch.setattr(os, "unlink", lambda p: (order.append(str(p)), real_unlink(p)))
+    monkeypatch.setattr(os, "rmdir", lambda p: (order.append(str(p)), real_rmdir(p)))
+    assert remove_owned(str(data), "run1").status == "removed"
+    assert order[-2:] == [str(data / owner_marker("run1")), str(data)]
+    assert len(order) == 3 * 5 + 3 + 2 and not data.exists()
+
+
+def test_a_removal_cut_short_keeps_the_marker_and_can_be_resumed(tmp_path, monkeypatch):
+    # Cut after 7 unlinks (a time limit): the marker survives, the rest is counted,
+    # and a second call (the sanity stage, the next session) finishes the job.
+    data = _tree(tmp_path / "d", "run1")
+    real_unlink, calls = os.unlink, []
+
+    def unlink(p):
+        calls.append(p)
+        if len(calls) > 7:
+            raise OSError(5, "Input/output error", str(p))
+        real_unlink(p)
+    monkeypatch.setattr(os, "unlink", unlink)
+    cut = remove_owned(str(data), "run1")
+    assert cut.status == "incomplete" and (data / owner_marker("run1")).is_file()
+    assert cut.files_left == 15 - 7
+    assert cut.left.startswith(f"{data}: 8 files could not be removed (")
+    assert "Input/output error" in cut.left
+    monkeypatch.setattr(os, "unlink", real_unlink)
+    assert remove_owned(str(data), "run1").status == "removed" and not data.exists()
+
+
+def test_removal_never_follows_a_symbolic_link(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious").write_text("keep")
+    data = _tree(tmp_path / "d", "run1", dirs=1, files=1)
+    (data / "link").symlink_to(outside)
+    (data / "n0" / "flink").symlink_to(outside / "precious")
+    assert remove_owned(str(data), "run1").status == "removed"
+    assert (outside / "precious").read_text() == "keep"
+    # A data directory that is itself a link is never ours.
+    link = tmp_path / "dlink"
+    link.symlink_to(_tree(tmp_path / "real", "run1"))
+    assert remove_owned(str(link), "run1").status == "not ours"
+    assert (tmp_path / "real" / owner_marker("run1")).is_file()
+
+
+def test_a_file_that_appears_during_the_removal_keeps_the_marker(tmp_path, monkeypatch):
+    data = _tree(tmp_path / "d", "run1", dirs=1, files=1)
+    real_listdir = os.listdir
+
+    def listdir(p):
+        (data / "late").write_text("x")  # a straggler written after the walk
+        return real_listdir(p)
+    monkeypatch.setattr(os, "listdir", listdir)
+    r = remove_owned(str(data), "run1")
+    assert r.status == "incomplete" and r.files_left == 1
+    assert (data / owner_marker("run1")).is_file() and "appeared during the removal" in r.why
+
+
+def _ledger_case(tmp_path):
+    root = tmp_path / "target" / "fsaccept"
+    root.mkdir(parents=True)
+    ledger = tmp_path / "ledger"
+    return root, ledger
+
+
+def test_the_sweep_resumes_only_recorded_directories_of_ended_runs(tmp_path):
+    root, ledger = _ledger_case(tmp_path)
+    old = _tree(root / "FioMetadata.old-1", "old-1")
+    running = _tree(root / "FioMetadata.live-2", "live-2")
+    unrecorded = _tree(root / "IOR.old-1", "old-1")     # its marker, but not in the ledger
+    markerless = root / "Mdtest.old-1"
+    markerless.mkdir()
+    (markerless / "f").write_text("x")                  # recorded, but no marker: not ours
+    elsewhere = _tree(tmp_path / "notfsaccept.old-1", "old-1")  # not below fsaccept/
+    job_running = _tree(root / "IORRead.old-3", "old-3")
+    for d in (old, markerless, elsewhere):
+        record_owned(ledger, "old-1", str(d), "11", "h1")
+    record_owned(ledger, "live-2", str(running), "12", "h1")
+    record_owned(ledger, "old-3", str(job_running), "13", "h1")
+    record_owned(ledger, "other-4", str(_tree(root / "X.other-4", "other-4")), "14", "h2")
+    done = sweep_owned(ledger, "now-9", "h1", run_ended=lambda r: r != "live-2",
+                       job_ended=lambda j: j != "13")
+    assert not old.exists()
+    assert running.is_dir() and unrecorded.is_dir() and elsewhere.is_dir()
+    assert job_running.is_dir() and (root / "X.other-4").is_dir()
+    assert (markerless / "f").is_file()
+    assert sorted((r.directory, r.status) for r in done) == [
+        (str(old), "removed"), (str(markerless), "not ours")]
+    # Settled entries are dropped; those of runs or jobs still going stay.
+    assert sorted(p.name for p in ledger.iterdir()) == [
+        "live-2.jsonl", "old-3.jsonl", "other-4.jsonl"]
+    [resumed] = sweep_owned(ledger, "now-9", "h1", run_ended=lambda r: r != "live-2",
+                            job_ended=lambda j: True)
+    assert resumed.directory == str(job_running) and not job_running.exists()
+    assert running.is_dir()
+
+
+def test_the_sweep_ignores_a_ledger_it_cannot_read(tmp_path):
+    root, ledger = _ledger_case(tmp_path)
+    d = _tree(root / "T.old-1", "old-1")
+    ledger.mkdir()
+    (ledger / "old-1.jsonl").write_text(json.dumps({"directory": str(d)}) + "\n{broken")
+    assert sweep_owned(ledger, "now", "h1", lambda r: True, lambda j: True) == []
+    assert d.is_dir() and (ledger / "old-1.jsonl").exists()
+
+
+def test_run_pid_reads_the_run_id():
+    assert run_pid("20261123T101500-4242") == 4242 and run_pid("x") is None

@@ -788,3 +788,31 @@ def test_a_bad_test_case_among_many_of_one_shape_is_found(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(verdicts.RunReportError, match=r"runs\.0\.testcases\.95\.perfvalues"):
         runreport.load_run_report(path)
+
+
+def test_data_a_test_could_not_remove_is_in_the_console_and_both_reports(tmp_path, capsys):
+    # A derived copy of a real run report: the timed-out read test logged what its
+    # cleanup could not remove (as BenchmarkTest.finish_removal logs it).
+    report = load("full-suite.json")
+    left = ("/mnt/t/fsaccept/IORStonewalledRead.x: 18,371 files could not be removed "
+            "(/mnt/t/fsaccept/IORStonewalledRead.x/n1/f.7: Input/output error)")
+    [case] = [tc for tc in runreport.all_testcases(report)
+              if tc.get("name", "").startswith("IORStonewalledRead")]
+    case["data_left"] = left
+    src = tmp_path / "run-report.json"
+    src.write_text(json.dumps(report))
+    signoff.main([str(src), "--out", str(tmp_path / "out")])
+    line = f"{case['display_name']}: {left}"
+    assert f"data left on the target: {line}" in capsys.readouterr().out
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "## Data left on the target" in md
+    assert signoff.md_escape(line) in md
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert '<ul id="data-left">' in html and "18,371 files could not be removed" in html
+    # And in the test's own section (its logged provenance).
+    assert md.count("18,371 files could not be removed") == 2
+    # Nothing left: no such section.
+    case.pop("data_left")
+    src.write_text(json.dumps(report))
+    signoff.main([str(src), "--out", str(tmp_path / "out2")])
+    assert "Data left" not in (tmp_path / "out2" / "report.md").read_text()
