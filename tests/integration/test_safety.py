@@ -5,6 +5,7 @@ import contextlib
 import json
 import os
 import re
+from pathlib import Path
 import subprocess
 
 import pytest
@@ -127,9 +128,12 @@ def test_capacity_guard_counts_every_dataset_kept_for_a_later_read(cluster_env, 
 @pytest.mark.usefixtures("ior_available")
 def test_a_full_target_gives_iors_error_line_and_is_cleaned(cluster_env, tmp_path):
     # The declared cap (1 MiB/s x 2 s) lets the guard pass; the real disk fills 64 MiB at once.
+    def full_tmpfs(d):
+        target(d, mnt, "tmpfs", max_bandwidth_mib_s=1)
+        # tmpfs is page cache: O_DIRECT means nothing there (the job's probe refuses it).
+        d["tests"]["ior_write_bandwidth"]["direct_io"] = False
     with tmpfs(tmp_path / "full", size="64m") as mnt:
-        env, _ = reference_env(tmp_path, lambda d: target(d, mnt, "tmpfs",
-                                                          max_bandwidth_mib_s=1))
+        env, _ = reference_env(tmp_path, full_tmpfs)
         proc, [case] = run_check(tmp_path, "IORWriteBandwidth", env)
         left = [str(p) for p in mnt.rglob("*") if p.is_file()]
     assert case["fail_phase"] == "sanity"
@@ -138,6 +142,22 @@ def test_a_full_target_gives_iors_error_line_and_is_cleaned(cluster_env, tmp_pat
                      r"left on device", case["fail_reason"]), case["fail_reason"]
     assert "more such lines in the output" in case["fail_reason"]
     assert left == [], f"files left on the full target: {left}"
+
+
+def test_o_direct_that_is_not_honoured_makes_the_test_invalid(cluster_env, tmp_path):
+    """A test that asks for O_DIRECT on a file system that does not give it (tmpfs keeps
+    every page in the page cache) is INVALID before IOR runs, never a buffered figure."""
+    with tmpfs(tmp_path / "cache", size="64m") as mnt:
+        env, _ = reference_env(tmp_path, lambda d: target(d, mnt, "tmpfs",
+                                                          max_bandwidth_mib_s=1))
+        proc, [case] = run_check(tmp_path, "IORWriteBandwidth", env)
+        left = [str(p) for p in mnt.rglob("*") if p.is_file()]
+    assert case["direct_io"] and case["fail_phase"] == "sanity"
+    assert re.search(r"INVALID: the job refused to run the benchmark: node n\d: O_DIRECT is "
+                     r"not honoured on \S+: a direct write left \d+ pages in the page cache",
+                     case["fail_reason"]), case["fail_reason"]
+    assert "IOR-" not in (Path(case["outputdir"]) / "rfm_job.out").read_text()
+    assert left == [], f"files left on the target: {left}"
 
 
 def test_benchmark_jobs_never_overlap(cluster_env, tmp_path):
