@@ -1,0 +1,148 @@
+"""The system local-gluster on a real GlusterFS volume (scripts/local-cluster up --fs
+gluster): one FUSE client per emulated node, a node without its mount, and the
+storage-side faults of issue 20, each through ReFrame on the real volume.
+
+The volume, its address and mount point come from the running cluster's layout
+(FSACCEPT_PORT_BASE moves them), never from a hard-coded path.  Faults are injected
+once the job's benchmark has started writing (its data directory holds a file beside
+the owner marker), whatever the machine's speed.
+"""
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fsaccept.tools import gluster as gfs
+from fsaccept.tools.cluster import (DEFAULT_PORT_BASE, OPENMPI_ENV, ClusterLayout,
+                                    default_state_dir, gluster_layout, slurm_conf_path)
+from tests.conftest import LOCAL_CLUSTER, REPO, reframe_command, require_benchmark, run
+
+pytestmark = pytest.mark.integration
+
+IOR_CHECKS = REPO / "checks" / "ior_acceptance.py"
+
+
+def layout(volume_type="distribute"):
+    return gluster_layout(ClusterLayout(default_state_dir(), port_base=DEFAULT_PORT_BASE,
+                                        fs="gluster", gluster_volume_type=volume_type))
+
+
+def up(*args, expect=0):
+    proc = run([str(LOCAL_CLUSTER), "up", "--fs", "gluster", *args], timeout=300)
+    assert proc.returncode == expect, proc.stdout + proc.stderr
+    return proc
+
+
+@pytest.fixture(scope="module")
+def gluster_env():
+    """The cluster with its distributed volume (brought up if needed)."""
+    for tool in ("glusterd", "slurmd", "srun"):
+        if not __import__("shutil").which(tool):
+            reason = f"{tool} not installed: run scripts/setup"
+            if os.environ.get("CI"):
+                pytest.fail(reason)
+            pytest.skip(reason)
+    require_benchmark_spack()
+    up("--gluster-volume-type", "distribute")
+    return dict(os.environ, SLURM_CONF=str(slurm_conf_path()), **OPENMPI_ENV)
+
+
+def require_benchmark_spack():
+    from fsaccept.tools.spack import view_bin
+    if not (view_bin("local-spack") / "ior").exists():
+        require_benchmark("ior")
+
+
+def gluster_reference(tmp_path, lay, edit=lambda d: None):
+    """A copy of reference/local-gluster.yaml whose target is the running volume."""
+    data = yaml.safe_load((REPO / "reference" / "local-gluster.yaml").read_text())
+    data["target"].update(path=str(lay.mount_point), mount_point=str(lay.mount_point),
+                          source=lay.source)
+    edit(data)
+    path = tmp_path / "local-gluster.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def small_write(data, **more):
+    """IORWriteBandwidth small: a few seconds of IOR at most."""
+    data["tests"]["ior_write_bandwidth"].update(
+        dict(segments=64, deadline_s=2) | more)
+    data["time_limit_margin_min"] = 1
+
+
+def reframe(tmp_path, env, reference, names, extra=()):
+    """(argv, prefix) of a ReFrame run of ``names`` on local-gluster."""
+    prefix = tmp_path / "rfm"
+    cmd = reframe_command("-c", str(IOR_CHECKS), "--system", "local-gluster",
+                          "-n", f"^({'|'.join(names)})$", *extra, "-r", prefix=prefix)
+    return cmd, dict(env, FSACCEPT_REFERENCE=reference), prefix
+
+
+def cases_of(prefix):
+    report = prefix / "report.json"
+    cases = json.loads(report.read_text())["runs"][-1]["testcases"] if report.exists() else []
+    return {c["name"].split()[0]: c for c in cases}
+
+
+def run_reframe(tmp_path, env, reference, names, timeout=600):
+    cmd, env, prefix = reframe(tmp_path, env, reference, names)
+    proc = run(cmd, env=env, timeout=timeout)
+    return proc, cases_of(prefix)
+
+
+def srun(env, *args, timeout=60):
+    return run(["srun", *args], env=env, timeout=timeout)
+
+
+# -- one client per node -------------------------------------------------------------
+
+def test_srun_N4_shows_four_distinct_fuse_clients(gluster_env):
+    lay = layout()
+    proc = srun(gluster_env, "-N4", "--ntasks-per-node=1", "--label", "sh", "-c",
+                f'echo $SLURMD_NODENAME $(readlink /proc/self/ns/mnt) '
+                f'$(findmnt -n -o FSTYPE,SOURCE -M {lay.mount_point})')
+    assert proc.returncode == 0, proc.stderr
+    rows = {f[1]: f[2:] for f in (l.split() for l in proc.stdout.splitlines())}
+    assert sorted(rows) == ["n1", "n2", "n3", "n4"], proc.stdout
+    assert len({ns for ns, *_ in rows.values()}) == 4, rows  # four mount namespaces
+    assert os.readlink("/proc/self/ns/mnt") not in {ns for ns, *_ in rows.values()}
+    assert all(r[1:] == ["fuse.glusterfs", lay.source] for r in rows.values()), rows
+    pids = {n: gfs.Gluster(lay).client_pid(n) for n in [*rows, "login"]}
+    assert all(pids.values()) and len(set(pids.values())) == 5, pids
+    # Each node's client lives in that node's namespace.
+    for node, (ns, *_) in rows.items():
+        assert os.readlink(f"/proc/{pids[node]}/ns/mnt") == ns, node
+
+
+# -- a node without its mount --------------------------------------------------------
+
+def test_a_node_without_its_mount_is_named_and_nothing_is_written_there(gluster_env,
+                                                                        tmp_path):
+    lay = layout()
+    try:
+        proc = run([str(LOCAL_CLUSTER), "unmount", "n3"], timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        before = srun(gluster_env, "-w", "n3", "ls", "-A", str(lay.mount_point))
+        assert before.returncode == 0 and before.stdout == "", before
+        proc, cases = run_reframe(tmp_path, gluster_env,
+                                  gluster_reference(tmp_path, lay, small_write),
+                                  ["IORWriteBandwidth"])
+        case = cases["IORWriteBandwidth"]
+        assert case["result"] == "fail", proc.stdout[-3000:]
+        reason = case["fail_reason"]
+        assert "INVALID: the job refused to run the benchmark: node n3: " in reason, reason
+        assert f"is not on fuse.glusterfs ({lay.mount_point})" in reason, reason
+        assert "node n1" not in reason and "node n2" not in reason, reason
+        after = srun(gluster_env, "-w", "n3", "ls", "-A", str(lay.mount_point))
+        assert after.returncode == 0 and after.stdout == "", after.stdout
+    finally:
+        up()
+    back = srun(gluster_env, "-w", "n3", "findmnt", "-n", "-o", "FSTYPE", "-M",
+                str(lay.mount_point))
+    assert back.stdout.strip() == "fuse.glusterfs", back
