@@ -118,6 +118,59 @@ def remove_owned(directory: str, run_id: str) -> bool:
     return False
 
 
+def removal_problem(directory: str, run_id: str) -> str:
+    """Remove ``directory`` if, and only if, this run created it; "" when it is gone
+    (or is not ours), else one line saying what was left and why: on a distributed
+    file system with a server down, the owner marker or part of the data may be out of
+    reach (then nothing is removed that ownership cannot be proven for)."""
+    marker = os.path.join(directory, owner_marker(run_id))
+    try:
+        os.stat(marker)
+    except FileNotFoundError:
+        return ""  # never created, already removed, or not this run's: left alone
+    except OSError as err:
+        return (f"{directory} was left in place: its owner marker could not be read "
+                f"({err.strerror})")
+    if os.path.islink(directory):
+        return ""
+    errors: list[str] = []
+
+    def failed(_f, path, exc) -> None:
+        errors.append(f"{path}: {getattr(exc[1], 'strerror', None) or exc[1]}")
+
+    # The marker goes last, and comes back if the directory could not go: a cleanup
+    # that was cut short can be resumed, and is never mistaken for someone else's data.
+    try:
+        entries = [e for e in os.listdir(directory) if e != owner_marker(run_id)]
+    except OSError as err:
+        entries = []
+        errors.append(f"{directory}: {err.strerror}")
+    for entry in entries:
+        path = os.path.join(directory, entry)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, onerror=failed)
+        else:
+            try:
+                os.unlink(path)
+            except OSError as err:
+                failed(None, path, (None, err))
+    if not errors:
+        try:
+            os.unlink(marker)
+            os.rmdir(directory)
+        except OSError as err:
+            failed(None, directory, (None, err))
+            try:
+                open(marker, "a").close()
+            except OSError:
+                pass
+    if not os.path.lexists(directory):
+        return ""
+    left = sum(len(files) + len(dirs) for _, dirs, files in os.walk(directory))
+    return (f"could not remove {directory} ({left} entries left"
+            + (f"; {errors[0]}" if errors else "") + ")")
+
+
 def free_bytes(path: Path) -> int:
     st = os.statvfs(path)
     return st.f_bavail * st.f_frsize

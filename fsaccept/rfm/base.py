@@ -102,10 +102,12 @@ def NO_IOR_FIX(test) -> str:  # noqa: N802 - the checks pass it where advice tex
     return sites.ior_fix("emulated" in test.current_partition.features)
 
 
-def remove_data(directory: str) -> None:
-    """Remove a data directory this run created (never another), and stop counting it."""
-    guards.remove_owned(directory, RUN_ID)
+def remove_data(directory: str) -> str:
+    """Remove a data directory this run created (never another), and stop counting it;
+    "" when it is gone, else what could not be removed and why."""
+    problem = guards.removal_problem(directory, RUN_ID)
     KEPT_DATASETS.release(directory)
+    return problem
 
 
 #: Why each test of this session skipped (unique name -> (class name, reason)): ReFrame
@@ -560,8 +562,14 @@ class BenchmarkTest(AcceptanceTest):
         if not self.keep_data and self.removes_data():
             # Also when the benchmark fails or the job is cancelled (scancel sends TERM);
             # never a directory this run did not create (no marker: left alone).
+            # The owner marker goes last and comes back if the directory could not go
+            # (a storage server down): the sanity stage then resumes, or says what is left.
             setup += ['fsaccept_remove_data() { if [ -f "$fsaccept_data/$fsaccept_owner" ]; '
-                      'then rm -rf -- "$fsaccept_data"; fi; }',
+                      'then find "$fsaccept_data" -mindepth 1 -maxdepth 1 ! -name '
+                      '"$fsaccept_owner" -exec rm -rf -- {} + && '
+                      'rm -f -- "$fsaccept_data/$fsaccept_owner" && '
+                      'rmdir -- "$fsaccept_data" 2>/dev/null || '
+                      ': > "$fsaccept_data/$fsaccept_owner"; fi; } 2>/dev/null',
                       "trap fsaccept_remove_data EXIT", "trap 'exit 143' TERM INT"]
         # Where the data really goes (symbolic links resolved) must be the mount the
         # guard checked before the job: checked before anything is written there.
@@ -729,6 +737,11 @@ class BenchmarkTest(AcceptanceTest):
         reasons += self.placement_reasons()
         return reasons
 
+    def created_data_dir(self) -> bool:
+        """Whether this test's job created its data directory (it got past the lines
+        that create it and print where the data is)."""
+        return self.creates_data_dir and "fstype" in self.job_info()
+
     @sanity_function
     def assert_valid(self):
         self.launch_retry = self.launch_retry_note()
@@ -739,7 +752,14 @@ class BenchmarkTest(AcceptanceTest):
         if reasons:
             if not self.keep_data:
                 # No later test will read data from an invalid run (datasets included).
-                remove_data(self.target_dir)
+                left = remove_data(self.target_dir)
+                if not left and self.created_data_dir() and os.path.lexists(self.target_dir):
+                    left = (f"{self.target_dir} was left in place: this job created it, but "
+                            "its owner marker is out of reach now (a storage server down?), "
+                            "so it is not removed: remove it once the file system is whole")
+                if left:  # e.g. a storage server down: said, never silently left
+                    reasons.append(f"cleanup: {left}")
+                    self.invalid_reasons = "; ".join(reasons)
             raise SanityError("INVALID: " + "; ".join(reasons))
         return True
 

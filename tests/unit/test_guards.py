@@ -134,3 +134,36 @@ def test_cleanup_removes_only_a_directory_this_run_created(tmp_path):
     assert not remove_owned(str(theirs), "run1") and theirs.is_dir()
     assert remove_owned(str(mine), "run1") and not mine.exists()
     assert not remove_owned(str(tmp_path / "absent"), "run1")
+
+
+def test_removal_problem_removes_this_runs_directory_marker_last(tmp_path):
+    from fsaccept.core.guards import removal_problem
+    mine = tmp_path / "mine"
+    (mine / "sub").mkdir(parents=True)
+    (mine / owner_marker("run1")).touch()
+    (mine / "sub" / "f").write_text("x")
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    assert removal_problem(str(mine), "run1") == "" and not mine.exists()
+    assert removal_problem(str(theirs), "run1") == "" and theirs.is_dir()
+    assert removal_problem(str(tmp_path / "absent"), "run1") == ""
+
+
+def test_removal_problem_says_what_it_left_and_keeps_the_marker(tmp_path, monkeypatch):
+    import fsaccept.core.guards as guards
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / owner_marker("run1")).touch()
+    (mine / "data").write_text("x")
+    real_unlink = guards.os.unlink
+
+    def unlink(path, *a, **kw):  # a storage server down: the data file is out of reach
+        if str(path).endswith("data"):
+            raise OSError(107, "Transport endpoint is not connected")
+        return real_unlink(path, *a, **kw)
+
+    monkeypatch.setattr(guards.os, "unlink", unlink)
+    said = guards.removal_problem(str(mine), "run1")
+    assert said == (f"could not remove {mine} (2 entries left; {mine / 'data'}: "
+                    "Transport endpoint is not connected)")
+    assert (mine / owner_marker("run1")).exists()  # a later cleanup can resume
