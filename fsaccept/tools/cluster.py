@@ -216,6 +216,14 @@ def gluster_layout(layout: ClusterLayout) -> gfs.GlusterLayout:
                                            volume_type=layout.gluster_volume_type)
 
 
+def recorded_volume_type(state_dir: Path) -> str:
+    """The GlusterFS volume type the running cluster was brought up with."""
+    try:
+        return (state_dir / "gluster-volume-type").read_text().strip() or "distribute"
+    except OSError:
+        return "distribute"
+
+
 def recorded_fs(state_dir: Path) -> str:
     """The file system the running cluster was brought up with ("none" if none)."""
     try:
@@ -339,7 +347,9 @@ class LocalCluster:
     def up(self, timeout: float = 90) -> str:
         live = self.running_daemons()
         running_nodes = self.running_node_count()
-        same_fs = recorded_fs(self.layout.state_dir) == self.layout.fs
+        same_fs = recorded_fs(self.layout.state_dir) == self.layout.fs and (
+            self.layout.fs != "gluster"
+            or recorded_volume_type(self.layout.state_dir) == self.layout.gluster_volume_type)
         if "slurmctld" in live and running_nodes == self.layout.nodes and same_fs:
             missing = [n for n in self.layout.node_names if f"slurmd {n}" not in live]
             if self.layout.fs == "gluster":
@@ -363,9 +373,11 @@ class LocalCluster:
         self.check_tools()
         notes = []
         if live:
+            state = self.layout.state_dir
+            had = self.fs_name(recorded_fs(state), recorded_volume_type(state))
+            wanted = self.fs_name(self.layout.fs, self.layout.gluster_volume_type)
             notes.append(f"restarting: cluster had {running_nodes} nodes and file system "
-                         f"{recorded_fs(self.layout.state_dir)}, {self.layout.nodes} and "
-                         f"{self.layout.fs} requested")
+                         f"{had}, {self.layout.nodes} and {wanted} requested")
             self.down()
         self.check_ports_free()
         for d in directories(self.layout):
@@ -381,6 +393,8 @@ class LocalCluster:
                 self.gluster.down()  # nothing half-created stays running
                 raise ClusterError(str(err)) from None
         (self.layout.state_dir / "fs").write_text(self.layout.fs + "\n")
+        (self.layout.state_dir / "gluster-volume-type").write_text(
+            self.layout.gluster_volume_type + "\n")
         # -c: start from clean job state; the cluster is ephemeral.
         self._run(["slurmctld", "-c"])
         for name in self.layout.node_names:
@@ -389,6 +403,10 @@ class LocalCluster:
         notes.append(f"local cluster up: {self.layout.nodes} idle nodes "
                      f"(SLURM_CONF={self.conf})")
         return "\n".join(notes)
+
+    @staticmethod
+    def fs_name(fs: str, volume_type: str) -> str:
+        return f"{fs} ({volume_type})" if fs == "gluster" else fs
 
     def start_slurmd(self, name: str, mount: bool = True) -> None:
         """Start ``slurmd -N name`` in the foreground under :func:`reap_orphans`.
@@ -619,8 +637,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="for `up`: `gluster` adds a GlusterFS volume mounted on every "
                              f"node by a client of its own at {gfs.MOUNT_POINT} (default: "
                              "what the running cluster has, else none)")
-    parser.add_argument("--gluster-volume-type", choices=gfs.VOLUME_TYPES,
-                        default="distribute", help="for `up --fs gluster`: the volume's type")
+    parser.add_argument("--gluster-volume-type", choices=gfs.VOLUME_TYPES, default=None,
+                        help="for `up --fs gluster`: the volume's type, each type its own "
+                             "volume and bricks (default: what the running cluster has, "
+                             "else distribute)")
     parser.add_argument("--nodes", type=int, default=None,
                         help=f"number of emulated nodes for `up` (default {DEFAULT_NODES})")
     parser.add_argument("--port-base", type=int, default=DEFAULT_PORT_BASE,
@@ -646,7 +666,8 @@ def main(argv: list[str] | None = None) -> int:
         fs = args.fs or recorded_fs(state)
         cluster = LocalCluster(ClusterLayout(state, nodes=nodes, port_base=args.port_base,
                                              fs=fs,
-                                             gluster_volume_type=args.gluster_volume_type))
+                                             gluster_volume_type=args.gluster_volume_type
+                                             or recorded_volume_type(state)))
         if args.command == "up":
             if os.geteuid() != 0:
                 raise ClusterError("local-cluster up must run as root "

@@ -54,7 +54,9 @@ class GlusterLayout:
     port_base: int
     bricks: int = 4
     volume_type: str = "distribute"
-    volume: str = VOLUME
+    #: "" : ``fsaccept`` for a distributed volume, ``fsaccept-<type>`` for another type
+    #: (each type its own volume and bricks: switching type never reuses another's).
+    volume: str = ""
     address: str = ADDRESS
     mount_point: Path = MOUNT_POINT
 
@@ -75,6 +77,9 @@ class GlusterLayout:
             raise GlusterError(f"bricks must be between 1 and 16, got {self.bricks}")
         if self.volume_type != "distribute" and self.bricks < 2:
             raise GlusterError(f"a {self.volume_type} volume needs at least 2 bricks")
+        if not self.volume:
+            object.__setattr__(self, "volume", VOLUME if self.volume_type == "distribute"
+                               else f"{VOLUME}-{self.volume_type}")
 
     @property
     def source(self) -> str:
@@ -83,7 +88,10 @@ class GlusterLayout:
 
     @property
     def brick_dirs(self) -> list[Path]:
-        return [self.state_dir / "bricks" / f"b{i}" for i in range(1, self.bricks + 1)]
+        top = self.state_dir / "bricks"
+        if self.volume_type != "distribute":
+            top = top / self.volume_type
+        return [top / f"b{i}" for i in range(1, self.bricks + 1)]
 
     @property
     def run_dir(self) -> Path:
@@ -296,7 +304,10 @@ class Gluster:
             # "direct" writes from the client's memory (the jobs' probe would refuse them).
             self.cli("volume", "set", layout.volume, "performance.strict-o-direct", "on")
             notes.append(f"volume {layout.volume} ({layout.volume_type}, "
-                         f"{layout.bricks} bricks under {layout.state_dir / 'bricks'})")
+                         f"{layout.bricks} bricks under {layout.brick_dirs[0].parent})")
+        for other in self.cli("volume", "list").stdout.split():
+            if other != layout.volume:  # another type's volume, used before: not served
+                self.cli("volume", "stop", other, check=False)
         status = self.cli("volume", "info", layout.volume).stdout
         if "Status: Started" not in status or len(self.brick_pids()) < layout.bricks:
             # force: also restarts a brick daemon that died (or a fault test killed)
@@ -364,15 +375,18 @@ class Gluster:
                 stopped.append(f"client {node}")
         mp = self.layout.mount_point
         found = mount_of(mp)
-        if found and found[2] == self.layout.source:
+        if found and found[2].startswith(f"{self.layout.address}:"):  # any of our volumes
             subprocess.run(["umount", str(mp)], capture_output=True, timeout=60)
             if mount_of(mp):
                 subprocess.run(["umount", "-l", str(mp)], capture_output=True, timeout=60)
         if self.stop_client("login"):
             stopped.append("client login")
-        for brick, pid in sorted(self.brick_pids().items()):
-            _stop(pid)
-            stopped.append(f"brick {brick}")
+        # Every volume's bricks (a volume of another type, used before, may run too).
+        for f in sorted(self.layout.run_dir.glob("vols/*/*.pid")):
+            pid = _pid_of(f, "glusterfsd")
+            if pid:
+                _stop(pid)
+                stopped.append(f"brick {f.parent.name}/{f.stem.rsplit('-', 1)[-1]}")
         pid = self.glusterd_pid()
         if pid:
             _stop(pid)

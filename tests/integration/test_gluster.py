@@ -259,6 +259,11 @@ def test_a_brick_killed_mid_write_on_a_distributed_volume(gluster_env, tmp_path)
     assert list((lay.mount_point / "fsaccept").iterdir()) == []
 
 
+def resume_cleanup_if_left(data_dir):
+    if data_dir.exists():
+        resume_cleanup(data_dir)
+
+
 def resume_cleanup(data_dir, timeout=120):
     """Remove what a run left while a server was down, as the harness would (only with
     its owner marker), once the clients have reconnected."""
@@ -296,3 +301,27 @@ def test_a_node_whose_client_dies_mid_run_is_named(gluster_env, tmp_path):
         up()
     assert gfs.Gluster(lay).client_pid("n2")
     resume_cleanup(data_dir)
+
+
+def test_a_brick_killed_mid_write_on_a_replicated_volume(gluster_env, tmp_path):
+    """Switching the volume type gives another volume (its own bricks); a replica
+    survives one brick: the harness reports what IOR saw."""
+    lay = layout("replica")
+    try:
+        said = up("--gluster-volume-type", "replica").stdout
+        assert "gluster (distribute), 4 and gluster (replica) requested" in said, said
+        proc = srun(gluster_env, "-N4", "--ntasks-per-node=1", "findmnt", "-n", "-o",
+                    "SOURCE", "-M", str(lay.mount_point))
+        assert proc.stdout.split() == [lay.source] * 4, proc.stdout + proc.stderr
+        output, cases, data_dir, _ = run_with_fault(
+            tmp_path, gluster_env, lay, lambda _: fail("fail-brick", "b2"))
+        case = cases["IORWriteBandwidth"]
+        print("reported:", case["result"], case["fail_reason"])
+        # Within the job's time limit (communicate() returned), either way.
+        assert case["result"] in ("pass", "fail"), output[-3000:]
+        if case["result"] == "fail":
+            assert "INVALID: " in case["fail_reason"], case["fail_reason"]
+            assert "Slurm cancelled" not in case["fail_reason"], case["fail_reason"]
+    finally:
+        up("--gluster-volume-type", "distribute")
+    resume_cleanup_if_left(data_dir)
