@@ -633,7 +633,8 @@ def main(argv: list[str] | None = None) -> int:
                              "node whose GlusterFS client to kill; `unmount`: the node to "
                              "restart without its client; `fail-brick`: the brick (b1...) "
                              "whose daemon to kill; `up` revives each")
-    parser.add_argument("--fs", choices=FILE_SYSTEMS, default=None,
+    # No argparse choices: an unknown name gets ClusterLayout's one line, exit 2.
+    parser.add_argument("--fs", default=None,
                         help="for `up`: `gluster` adds a GlusterFS volume mounted on every "
                              f"node by a client of its own at {gfs.MOUNT_POINT} (default: "
                              "what the running cluster has, else none)")

@@ -199,8 +199,10 @@ def mount_of(path: Path) -> tuple[str, str, str] | None:
 
 
 class Gluster:
-    def __init__(self, layout: GlusterLayout) -> None:
+    def __init__(self, layout: GlusterLayout, fuse_device: Path = Path("/dev/fuse")) -> None:
         self.layout = layout
+        #: The FUSE device the clients need (a test points it elsewhere).
+        self.fuse_device = fuse_device
 
     # -- helpers -----------------------------------------------------------
     def cli(self, *args: str, check: bool = True, timeout: float = 120
@@ -235,9 +237,9 @@ class Gluster:
             if shutil.which(tool) is None:
                 raise GlusterError(f"{tool} not found (Debian package {package}): "
                                    "run scripts/setup")
-        if not Path("/dev/fuse").exists():
-            raise GlusterError("/dev/fuse does not exist: GlusterFS clients need FUSE "
-                               "(load the fuse module, or give the container /dev/fuse)")
+        if not self.fuse_device.exists():
+            raise GlusterError(f"{self.fuse_device} does not exist: GlusterFS clients need "
+                               "FUSE (load the fuse module, or give the container /dev/fuse)")
 
     def check_address_free(self) -> None:
         """glusterd's address must be free: a glusterd we did not start is never used
@@ -281,13 +283,15 @@ class Gluster:
     def up(self) -> str:
         layout = self.layout
         self.check_prerequisites()
+        running = self.glusterd_pid()
+        if not running:  # every check before anything is created or started
+            self.check_address_free()
+            self.check_bricks()
         for d in (layout.run_dir, layout.log_dir, layout.state_dir / "glusterd",
                   *layout.brick_dirs):
             d.mkdir(parents=True, exist_ok=True)
         notes = []
-        if not self.glusterd_pid():
-            self.check_address_free()
-            self.check_bricks()
+        if not running:
             vol = layout.state_dir / "glusterd.vol"
             vol.write_text(layout.glusterd_vol())
             subprocess.run(["glusterd", "-f", str(vol), "-p", str(layout.run_dir / "glusterd.pid"),
