@@ -83,6 +83,7 @@ class ClusterLayout:
     #: "gluster": a GlusterFS volume, each node its own client (see fsaccept.tools.gluster).
     fs: str = "none"
     gluster_volume_type: str = "distribute"
+    gluster_brick_size: str = ""
 
     def __post_init__(self) -> None:
         if self.fs not in FILE_SYSTEMS:
@@ -213,7 +214,8 @@ def parse_sinfo_states(text: str) -> dict[str, str]:
 def gluster_layout(layout: ClusterLayout) -> gfs.GlusterLayout:
     return gfs.GlusterLayout.for_port_base(layout.state_dir.parent / "gluster",
                                            layout.port_base,
-                                           volume_type=layout.gluster_volume_type)
+                                           volume_type=layout.gluster_volume_type,
+                                           brick_size=layout.gluster_brick_size)
 
 
 def recorded_volume_type(state_dir: Path) -> str:
@@ -222,6 +224,14 @@ def recorded_volume_type(state_dir: Path) -> str:
         return (state_dir / "gluster-volume-type").read_text().strip() or "distribute"
     except OSError:
         return "distribute"
+
+
+def recorded_brick_size(state_dir: Path) -> str:
+    """The brick size the running cluster's volume has ("": directories)."""
+    try:
+        return (state_dir / "gluster-brick-size").read_text().strip()
+    except OSError:
+        return ""
 
 
 def recorded_fs(state_dir: Path) -> str:
@@ -349,7 +359,9 @@ class LocalCluster:
         running_nodes = self.running_node_count()
         same_fs = recorded_fs(self.layout.state_dir) == self.layout.fs and (
             self.layout.fs != "gluster"
-            or recorded_volume_type(self.layout.state_dir) == self.layout.gluster_volume_type)
+            or (recorded_volume_type(self.layout.state_dir),
+                recorded_brick_size(self.layout.state_dir))
+            == (self.layout.gluster_volume_type, self.layout.gluster_brick_size))
         if "slurmctld" in live and running_nodes == self.layout.nodes and same_fs:
             missing = [n for n in self.layout.node_names if f"slurmd {n}" not in live]
             if self.layout.fs == "gluster":
@@ -374,8 +386,10 @@ class LocalCluster:
         notes = []
         if live:
             state = self.layout.state_dir
-            had = self.fs_name(recorded_fs(state), recorded_volume_type(state))
-            wanted = self.fs_name(self.layout.fs, self.layout.gluster_volume_type)
+            had = self.fs_name(recorded_fs(state), recorded_volume_type(state),
+                               recorded_brick_size(state))
+            wanted = self.fs_name(self.layout.fs, self.layout.gluster_volume_type,
+                                  self.layout.gluster_brick_size)
             notes.append(f"restarting: cluster had {running_nodes} nodes and file system "
                          f"{had}, {self.layout.nodes} and {wanted} requested")
             self.down()
@@ -395,6 +409,8 @@ class LocalCluster:
         (self.layout.state_dir / "fs").write_text(self.layout.fs + "\n")
         (self.layout.state_dir / "gluster-volume-type").write_text(
             self.layout.gluster_volume_type + "\n")
+        (self.layout.state_dir / "gluster-brick-size").write_text(
+            self.layout.gluster_brick_size + "\n")
         # -c: start from clean job state; the cluster is ephemeral.
         self._run(["slurmctld", "-c"])
         for name in self.layout.node_names:
@@ -405,8 +421,10 @@ class LocalCluster:
         return "\n".join(notes)
 
     @staticmethod
-    def fs_name(fs: str, volume_type: str) -> str:
-        return f"{fs} ({volume_type})" if fs == "gluster" else fs
+    def fs_name(fs: str, volume_type: str, brick_size: str) -> str:
+        if fs != "gluster":
+            return fs
+        return f"{fs} ({volume_type}{f', {brick_size} bricks' if brick_size else ''})"
 
     def start_slurmd(self, name: str, mount: bool = True) -> None:
         """Start ``slurmd -N name`` in the foreground under :func:`reap_orphans`.
@@ -642,6 +660,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="for `up --fs gluster`: the volume's type, each type its own "
                              "volume and bricks (default: what the running cluster has, "
                              "else distribute)")
+    parser.add_argument("--gluster-brick-size", default=None, metavar="SIZE",
+                        help="for `up --fs gluster`: each brick a loop-mounted ext4 image of "
+                             "SIZE (e.g. 256M) under .state/gluster/images, removed by `down` "
+                             "(default: what the running cluster has, else directories)")
     parser.add_argument("--nodes", type=int, default=None,
                         help=f"number of emulated nodes for `up` (default {DEFAULT_NODES})")
     parser.add_argument("--port-base", type=int, default=DEFAULT_PORT_BASE,
@@ -668,7 +690,10 @@ def main(argv: list[str] | None = None) -> int:
         cluster = LocalCluster(ClusterLayout(state, nodes=nodes, port_base=args.port_base,
                                              fs=fs,
                                              gluster_volume_type=args.gluster_volume_type
-                                             or recorded_volume_type(state)))
+                                             or recorded_volume_type(state),
+                                             gluster_brick_size=recorded_brick_size(state)
+                                             if args.gluster_brick_size is None
+                                             else args.gluster_brick_size))
         if args.command == "up":
             if os.geteuid() != 0:
                 raise ClusterError("local-cluster up must run as root "

@@ -20,6 +20,7 @@ Standard library only, like :mod:`.cluster` (runs before any virtual environment
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -54,9 +55,13 @@ class GlusterLayout:
     port_base: int
     bricks: int = 4
     volume_type: str = "distribute"
-    #: "" : ``fsaccept`` for a distributed volume, ``fsaccept-<type>`` for another type
-    #: (each type its own volume and bricks: switching type never reuses another's).
+    #: "" : ``fsaccept`` for a distributed volume, ``fsaccept-<type>`` for another type,
+    #: ``...-<brick size>`` with small bricks (each its own volume and bricks: switching
+    #: never reuses another's).
     volume: str = ""
+    #: "" : bricks are directories on this host's disk; "256M": each brick is a loop-
+    #: mounted ext4 image of that size under images/ (to fill one up: ENOSPC).
+    brick_size: str = ""
     address: str = ADDRESS
     mount_point: Path = MOUNT_POINT
 
@@ -77,9 +82,19 @@ class GlusterLayout:
             raise GlusterError(f"bricks must be between 1 and 16, got {self.bricks}")
         if self.volume_type != "distribute" and self.bricks < 2:
             raise GlusterError(f"a {self.volume_type} volume needs at least 2 bricks")
+        if self.brick_size and not re.fullmatch(r"[1-9][0-9]*[MG]", self.brick_size):
+            raise GlusterError(f"brick size {self.brick_size!r} is not a size like 256M or 1G")
+        if self.brick_size and _bytes(self.brick_size) < 64 << 20:
+            raise GlusterError(f"brick size {self.brick_size} is below 64M (ext4 and "
+                               "GlusterFS need room of their own)")
         if not self.volume:
-            object.__setattr__(self, "volume", VOLUME if self.volume_type == "distribute"
-                               else f"{VOLUME}-{self.volume_type}")
+            object.__setattr__(self, "volume", "-".join([VOLUME, *self.kind]))
+
+    @property
+    def kind(self) -> list[str]:
+        """What sets this volume apart from the default one (type, brick size)."""
+        return [k for k in (self.volume_type if self.volume_type != "distribute" else "",
+                            self.brick_size) if k]
 
     @property
     def source(self) -> str:
@@ -89,9 +104,17 @@ class GlusterLayout:
     @property
     def brick_dirs(self) -> list[Path]:
         top = self.state_dir / "bricks"
-        if self.volume_type != "distribute":
-            top = top / self.volume_type
+        if self.kind:
+            top = top / "-".join(self.kind)
         return [top / f"b{i}" for i in range(1, self.bricks + 1)]
+
+    @property
+    def image_dir(self) -> Path:
+        return self.state_dir / "images"
+
+    def brick_image(self, brick: Path) -> Path:
+        """The ext4 image mounted at ``brick`` (with ``brick_size``)."""
+        return self.image_dir / f"{self.volume}-{brick.name}.img"
 
     @property
     def run_dir(self) -> Path:
@@ -157,6 +180,10 @@ class GlusterLayout:
                 "; ".join(script), "fsaccept-node", mp, *self.client_argv(node)[:5]]
 
 
+def _bytes(size: str) -> int:
+    return int(size[:-1]) << {"M": 20, "G": 30}[size[-1]]
+
+
 def _pid_of(pidfile: Path, expected: str) -> int | None:
     """The pid in ``pidfile`` if that process is alive and is ``expected`` (never a
     recycled pid: processes are only ever stopped by their own pid files)."""
@@ -187,6 +214,13 @@ def _stop(pid: int, timeout: float = 10) -> None:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def _loop_file(device: str) -> Path | None:
+    """The image file behind a loop device (None if it is not one)."""
+    proc = subprocess.run(["losetup", "-n", "-O", "BACK-FILE", device],
+                          capture_output=True, text=True, timeout=15)
+    return Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
 
 
 def mount_of(path: Path) -> tuple[str, str, str] | None:
@@ -291,6 +325,10 @@ class Gluster:
                   *layout.brick_dirs):
             d.mkdir(parents=True, exist_ok=True)
         notes = []
+        if layout.brick_size:
+            self.mount_brick_images()
+            notes.append(f"bricks of {layout.brick_size} each (ext4 images under "
+                         f"{layout.image_dir})")
         if not running:
             vol = layout.state_dir / "glusterd.vol"
             vol.write_text(layout.glusterd_vol())
@@ -321,6 +359,44 @@ class Gluster:
         self.mount_login()
         notes.append(f"mounted at {layout.mount_point} ({layout.source}), one client per node")
         return "gluster: " + "; ".join(notes)
+
+    def mount_brick_images(self) -> None:
+        """Each brick on an ext4 image of its own (made once), loop-mounted at the brick
+        directory: a brick then fills up at ``brick_size``."""
+        self.layout.image_dir.mkdir(parents=True, exist_ok=True)
+        for brick in self.layout.brick_dirs:
+            found = mount_of(brick)
+            if found:
+                continue
+            image = self.layout.brick_image(brick)
+            if not image.exists():
+                with open(image, "wb") as f:
+                    f.truncate(_bytes(self.layout.brick_size))
+                subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", str(image)], check=True,
+                               capture_output=True, timeout=120)
+            proc = subprocess.run(["mount", "-o", "loop", str(image), str(brick)],
+                                  capture_output=True, text=True, timeout=60)
+            if proc.returncode != 0:
+                raise GlusterError(f"mounting {image} at {brick} failed: "
+                                   f"{(proc.stderr or proc.stdout).strip()}")
+
+    def remove_brick_images(self) -> list[str]:
+        """Unmount and remove every brick image ``up`` made (with glusterd stopped), and
+        the definition of each volume whose bricks they were (they are gone)."""
+        removed = []
+        for image in sorted(self.layout.image_dir.glob("*.img")):
+            volume, brick = image.stem.rsplit("-", 1)
+            mounted = self.layout.state_dir / "bricks" / volume.removeprefix(VOLUME + "-") / brick
+            found = mount_of(mounted)
+            if found and _loop_file(found[2]) == image:
+                subprocess.run(["umount", "-d", str(mounted)], capture_output=True, timeout=60)
+            if mount_of(mounted):
+                continue  # still in use: left in place rather than pulled from under it
+            image.unlink()
+            shutil.rmtree(self.layout.state_dir / "glusterd" / "vols" / volume,
+                          ignore_errors=True)
+            removed.append(f"brick image {image.name}")
+        return removed
 
     def mount_login(self) -> None:
         """This host's own client at the mount point (the guards and cleanup use it)."""
@@ -395,7 +471,7 @@ class Gluster:
         if pid:
             _stop(pid)
             stopped.append("glusterd")
-        return stopped
+        return stopped + self.remove_brick_images()
 
     @staticmethod
     def _wait(ready, timeout: float, what: str) -> None:

@@ -325,3 +325,29 @@ def test_a_brick_killed_mid_write_on_a_replicated_volume(gluster_env, tmp_path):
     finally:
         up("--gluster-volume-type", "distribute")
     resume_cleanup_if_left(data_dir)
+
+
+def test_a_full_brick_makes_the_write_invalid_with_enospc(gluster_env, tmp_path):
+    """Bricks of 256 MiB (loop-mounted ext4 images): one IOR file of 300 MiB fits in the
+    volume's free space (the sum of the bricks, what the capacity guard sees) but not
+    in the one brick that holds it."""
+    lay = gluster_layout(ClusterLayout(default_state_dir(), port_base=DEFAULT_PORT_BASE,
+                                       fs="gluster", gluster_brick_size="256M"))
+    try:
+        up("--gluster-brick-size", "256M")
+        images = sorted(p.name for p in lay.image_dir.glob("*.img"))
+        assert images == [f"fsaccept-256M-b{i}.img" for i in range(1, 5)], images
+        proc, cases = run_reframe(tmp_path, gluster_env, gluster_reference(
+            tmp_path, lay, lambda d: small_write(d, node_fraction=0.25, segments=300,
+                                                 deadline_s=60, direct_io=True)),
+            ["IORWriteBandwidth"])
+        case = cases["IORWriteBandwidth"]
+        print("reported:", case["result"], case["fail_reason"])
+        assert case["result"] == "fail", proc.stdout[-3000:]
+        assert "INVALID: " in case["fail_reason"], case["fail_reason"]
+        assert "No space left on device" in case["fail_reason"], case["fail_reason"]
+    finally:
+        up("--gluster-brick-size", "")
+    # Back on directories: the images were unmounted and removed.
+    assert not list(lay.image_dir.glob("*.img"))
+    assert gfs.mount_of(lay.brick_dirs[0]) is None
