@@ -59,10 +59,20 @@ def test_each_volume_type_has_its_own_volume_and_bricks(tmp_path, kind):
 @pytest.mark.parametrize("kw, said", [
     (dict(volume_type="stripe"), "unknown volume type 'stripe'"),
     (dict(bricks=0), "bricks must be between 1 and 16, got 0"),
-    (dict(bricks=1, volume_type="replica"), "a replica volume needs at least 2 bricks")])
+    (dict(bricks=1, volume_type="replica"), "a replica volume needs at least 2 bricks"),
+    (dict(brick_size="256"), "brick size '256' is not a size like 256M or 1G"),
+    (dict(brick_size="32M"), "brick size 32M is below 64M")])
 def test_a_bad_layout_is_refused_in_one_line(tmp_path, kw, said):
     with pytest.raises(GlusterError, match=said):
         GlusterLayout(tmp_path, 17000, **kw)
+
+
+def test_small_bricks_are_a_volume_of_their_own_on_images(tmp_path):
+    lay = GlusterLayout(tmp_path, 17000, volume_type="replica", brick_size="256M")
+    assert lay.volume == "fsaccept-replica-256M"
+    assert lay.brick_dirs[0] == tmp_path / "bricks" / "replica-256M" / "b1"
+    assert lay.brick_image(lay.brick_dirs[0]) == tmp_path / "images" / \
+        "fsaccept-replica-256M-b1.img"
 
 
 def test_node_wrapper_mounts_the_volume_in_a_namespace_of_its_own(tmp_path):
