@@ -128,16 +128,22 @@ def gluster_env(cluster_env):
     return cluster_env, layout
 
 
-def gluster_reference(tmp_path, layout, edit=lambda data: None):
-    """Environment selecting a copy of reference/local-gluster.yaml whose target is the
-    running volume (its mount point and source follow the port base), changed by ``edit``."""
+def gluster_reference_file(tmp_path, layout, edit=lambda data: None) -> Path:
+    """A copy of reference/local-gluster.yaml whose target is the running volume (its
+    mount point and source follow the port base and volume), changed by ``edit``."""
     data = yaml.safe_load((REPO / "reference" / "local-gluster.yaml").read_text())
     data["target"].update(path=str(layout.mount_point), mount_point=str(layout.mount_point),
                           source=layout.source)
     edit(data)
     path = tmp_path / "local-gluster.yaml"
     path.write_text(yaml.safe_dump(data))
-    return dict(os.environ, FSACCEPT_REFERENCE=str(path))
+    return path
+
+
+def gluster_reference(tmp_path, layout, edit=lambda data: None):
+    """Environment selecting :func:`gluster_reference_file`."""
+    return dict(os.environ,
+                FSACCEPT_REFERENCE=str(gluster_reference_file(tmp_path, layout, edit)))
 
 
 def run_gluster_checks(check_file, tmp_path, *args, env=None, timeout=1200):

@@ -83,6 +83,7 @@ class ClusterLayout:
     #: "gluster": a GlusterFS volume, each node its own client (see fsaccept.tools.gluster).
     fs: str = "none"
     gluster_volume_type: str = "distribute"
+    gluster_brick_size: str = ""
 
     def __post_init__(self) -> None:
         if self.fs not in FILE_SYSTEMS:
@@ -213,7 +214,24 @@ def parse_sinfo_states(text: str) -> dict[str, str]:
 def gluster_layout(layout: ClusterLayout) -> gfs.GlusterLayout:
     return gfs.GlusterLayout.for_port_base(layout.state_dir.parent / "gluster",
                                            layout.port_base,
-                                           volume_type=layout.gluster_volume_type)
+                                           volume_type=layout.gluster_volume_type,
+                                           brick_size=layout.gluster_brick_size)
+
+
+def recorded_volume_type(state_dir: Path) -> str:
+    """The GlusterFS volume type the running cluster was brought up with."""
+    try:
+        return (state_dir / "gluster-volume-type").read_text().strip() or "distribute"
+    except OSError:
+        return "distribute"
+
+
+def recorded_brick_size(state_dir: Path) -> str:
+    """The brick size the running cluster's volume has ("": directories)."""
+    try:
+        return (state_dir / "gluster-brick-size").read_text().strip()
+    except OSError:
+        return ""
 
 
 def recorded_fs(state_dir: Path) -> str:
@@ -339,7 +357,11 @@ class LocalCluster:
     def up(self, timeout: float = 90) -> str:
         live = self.running_daemons()
         running_nodes = self.running_node_count()
-        same_fs = recorded_fs(self.layout.state_dir) == self.layout.fs
+        same_fs = recorded_fs(self.layout.state_dir) == self.layout.fs and (
+            self.layout.fs != "gluster"
+            or (recorded_volume_type(self.layout.state_dir),
+                recorded_brick_size(self.layout.state_dir))
+            == (self.layout.gluster_volume_type, self.layout.gluster_brick_size))
         if "slurmctld" in live and running_nodes == self.layout.nodes and same_fs:
             missing = [n for n in self.layout.node_names if f"slurmd {n}" not in live]
             if self.layout.fs == "gluster":
@@ -365,9 +387,13 @@ class LocalCluster:
         self.check_tools()
         notes = []
         if live:
+            state = self.layout.state_dir
+            had = self.fs_name(recorded_fs(state), recorded_volume_type(state),
+                               recorded_brick_size(state))
+            wanted = self.fs_name(self.layout.fs, self.layout.gluster_volume_type,
+                                  self.layout.gluster_brick_size)
             notes.append(f"restarting: cluster had {running_nodes} nodes and file system "
-                         f"{recorded_fs(self.layout.state_dir)}, {self.layout.nodes} and "
-                         f"{self.layout.fs} requested")
+                         f"{had}, {self.layout.nodes} and {wanted} requested")
             self.down()
         self.check_ports_free()
         for d in directories(self.layout):
@@ -383,6 +409,10 @@ class LocalCluster:
                 self.gluster.down()  # nothing half-created stays running
                 raise ClusterError(str(err)) from None
         (self.layout.state_dir / "fs").write_text(self.layout.fs + "\n")
+        (self.layout.state_dir / "gluster-volume-type").write_text(
+            self.layout.gluster_volume_type + "\n")
+        (self.layout.state_dir / "gluster-brick-size").write_text(
+            self.layout.gluster_brick_size + "\n")
         # -c: start from clean job state; the cluster is ephemeral.
         self._run(["slurmctld", "-c"])
         for name in self.layout.node_names:
@@ -391,6 +421,12 @@ class LocalCluster:
         notes.append(f"local cluster up: {self.layout.nodes} idle nodes "
                      f"(SLURM_CONF={self.conf})")
         return "\n".join(notes)
+
+    @staticmethod
+    def fs_name(fs: str, volume_type: str, brick_size: str) -> str:
+        if fs != "gluster":
+            return fs
+        return f"{fs} ({volume_type}{f', {brick_size} bricks' if brick_size else ''})"
 
     def start_slurmd(self, name: str, mount: bool = True) -> None:
         """Start ``slurmd -N name`` in the foreground under :func:`reap_orphans`.
@@ -617,12 +653,19 @@ def main(argv: list[str] | None = None) -> int:
                              "node whose GlusterFS client to kill; `unmount`: the node to "
                              "restart without its client; `fail-brick`: the brick (b1...) "
                              "whose daemon to kill; `up` revives each")
-    parser.add_argument("--fs", choices=FILE_SYSTEMS, default=None,
+    # No argparse choices: an unknown name gets ClusterLayout's one line, exit 2.
+    parser.add_argument("--fs", default=None,
                         help="for `up`: `gluster` adds a GlusterFS volume mounted on every "
                              f"node by a client of its own at {gfs.MOUNT_POINT} (default: "
                              "what the running cluster has, else none)")
-    parser.add_argument("--gluster-volume-type", choices=gfs.VOLUME_TYPES,
-                        default="distribute", help="for `up --fs gluster`: the volume's type")
+    parser.add_argument("--gluster-volume-type", choices=gfs.VOLUME_TYPES, default=None,
+                        help="for `up --fs gluster`: the volume's type, each type its own "
+                             "volume and bricks (default: what the running cluster has, "
+                             "else distribute)")
+    parser.add_argument("--gluster-brick-size", default=None, metavar="SIZE",
+                        help="for `up --fs gluster`: each brick a loop-mounted ext4 image of "
+                             "SIZE (e.g. 256M) under .state/gluster/images, removed by `down` "
+                             "(default: what the running cluster has, else directories)")
     parser.add_argument("--nodes", type=int, default=None,
                         help=f"number of emulated nodes for `up` (default {DEFAULT_NODES})")
     parser.add_argument("--port-base", type=int, default=DEFAULT_PORT_BASE,
@@ -648,7 +691,11 @@ def main(argv: list[str] | None = None) -> int:
         fs = args.fs or recorded_fs(state)
         cluster = LocalCluster(ClusterLayout(state, nodes=nodes, port_base=args.port_base,
                                              fs=fs,
-                                             gluster_volume_type=args.gluster_volume_type))
+                                             gluster_volume_type=args.gluster_volume_type
+                                             or recorded_volume_type(state),
+                                             gluster_brick_size=recorded_brick_size(state)
+                                             if args.gluster_brick_size is None
+                                             else args.gluster_brick_size))
         if args.command == "up":
             if os.geteuid() != 0:
                 raise ClusterError("local-cluster up must run as root "

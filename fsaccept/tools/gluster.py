@@ -20,6 +20,7 @@ Standard library only, like :mod:`.cluster` (runs before any virtual environment
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -54,7 +55,13 @@ class GlusterLayout:
     port_base: int
     bricks: int = 4
     volume_type: str = "distribute"
-    volume: str = VOLUME
+    #: "" : ``fsaccept`` for a distributed volume, ``fsaccept-<type>`` for another type,
+    #: ``...-<brick size>`` with small bricks (each its own volume and bricks: switching
+    #: never reuses another's).
+    volume: str = ""
+    #: "" : bricks are directories on this host's disk; "256M": each brick is a loop-
+    #: mounted ext4 image of that size under images/ (to fill one up: ENOSPC).
+    brick_size: str = ""
     address: str = ADDRESS
     mount_point: Path = MOUNT_POINT
 
@@ -75,6 +82,19 @@ class GlusterLayout:
             raise GlusterError(f"bricks must be between 1 and 16, got {self.bricks}")
         if self.volume_type != "distribute" and self.bricks < 2:
             raise GlusterError(f"a {self.volume_type} volume needs at least 2 bricks")
+        if self.brick_size and not re.fullmatch(r"[1-9][0-9]*[MG]", self.brick_size):
+            raise GlusterError(f"brick size {self.brick_size!r} is not a size like 256M or 1G")
+        if self.brick_size and _bytes(self.brick_size) < 64 << 20:
+            raise GlusterError(f"brick size {self.brick_size} is below 64M (ext4 and "
+                               "GlusterFS need room of their own)")
+        if not self.volume:
+            object.__setattr__(self, "volume", "-".join([VOLUME, *self.kind]))
+
+    @property
+    def kind(self) -> list[str]:
+        """What sets this volume apart from the default one (type, brick size)."""
+        return [k for k in (self.volume_type if self.volume_type != "distribute" else "",
+                            self.brick_size) if k]
 
     @property
     def source(self) -> str:
@@ -83,7 +103,18 @@ class GlusterLayout:
 
     @property
     def brick_dirs(self) -> list[Path]:
-        return [self.state_dir / "bricks" / f"b{i}" for i in range(1, self.bricks + 1)]
+        top = self.state_dir / "bricks"
+        if self.kind:
+            top = top / "-".join(self.kind)
+        return [top / f"b{i}" for i in range(1, self.bricks + 1)]
+
+    @property
+    def image_dir(self) -> Path:
+        return self.state_dir / "images"
+
+    def brick_image(self, brick: Path) -> Path:
+        """The ext4 image mounted at ``brick`` (with ``brick_size``)."""
+        return self.image_dir / f"{self.volume}-{brick.name}.img"
 
     @property
     def run_dir(self) -> Path:
@@ -151,6 +182,10 @@ class GlusterLayout:
                 "; ".join(script), "fsaccept-node", mp, *self.client_argv(node)[:5]]
 
 
+def _bytes(size: str) -> int:
+    return int(size[:-1]) << {"M": 20, "G": 30}[size[-1]]
+
+
 def _pid_of(pidfile: Path, expected: str) -> int | None:
     """The pid in ``pidfile`` if that process is alive and is ``expected`` (never a
     recycled pid: processes are only ever stopped by their own pid files)."""
@@ -183,6 +218,13 @@ def _stop(pid: int, timeout: float = 10) -> None:
         pass
 
 
+def _loop_file(device: str) -> Path | None:
+    """The image file behind a loop device (None if it is not one)."""
+    proc = subprocess.run(["losetup", "-n", "-O", "BACK-FILE", device],
+                          capture_output=True, text=True, timeout=15)
+    return Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
+
+
 def mount_of(path: Path) -> tuple[str, str, str] | None:
     """(target, fstype, source) of the mount exactly at ``path``, or None."""
     proc = subprocess.run(["findmnt", "-n", "-M", str(path), "-o", "TARGET,FSTYPE,SOURCE"],
@@ -193,10 +235,12 @@ def mount_of(path: Path) -> tuple[str, str, str] | None:
 
 
 class Gluster:
-    def __init__(self, layout: GlusterLayout) -> None:
+    def __init__(self, layout: GlusterLayout, fuse_device: Path = Path("/dev/fuse")) -> None:
         self.layout = layout
         #: Whether the last ``up`` mounted the login node's client again.
         self.remounted = False
+        #: The FUSE device the clients need (a test points it elsewhere).
+        self.fuse_device = fuse_device
 
     # -- helpers -----------------------------------------------------------
     def cli(self, *args: str, check: bool = True, timeout: float = 120
@@ -231,9 +275,9 @@ class Gluster:
             if shutil.which(tool) is None:
                 raise GlusterError(f"{tool} not found (Debian package {package}): "
                                    "run scripts/setup")
-        if not Path("/dev/fuse").exists():
-            raise GlusterError("/dev/fuse does not exist: GlusterFS clients need FUSE "
-                               "(load the fuse module, or give the container /dev/fuse)")
+        if not self.fuse_device.exists():
+            raise GlusterError(f"{self.fuse_device} does not exist: GlusterFS clients need "
+                               "FUSE (load the fuse module, or give the container /dev/fuse)")
 
     def check_address_free(self) -> None:
         """glusterd's address must be free: a glusterd we did not start is never used
@@ -277,13 +321,19 @@ class Gluster:
     def up(self) -> str:
         layout = self.layout
         self.check_prerequisites()
+        running = self.glusterd_pid()
+        if not running:  # every check before anything is created or started
+            self.check_address_free()
+            self.check_bricks()
         for d in (layout.run_dir, layout.log_dir, layout.state_dir / "glusterd",
                   *layout.brick_dirs):
             d.mkdir(parents=True, exist_ok=True)
         notes = []
-        if not self.glusterd_pid():
-            self.check_address_free()
-            self.check_bricks()
+        if layout.brick_size:
+            self.mount_brick_images()
+            notes.append(f"bricks of {layout.brick_size} each (ext4 images under "
+                         f"{layout.image_dir})")
+        if not running:
             vol = layout.state_dir / "glusterd.vol"
             vol.write_text(layout.glusterd_vol())
             subprocess.run(["glusterd", "-f", str(vol), "-p", str(layout.run_dir / "glusterd.pid"),
@@ -300,7 +350,10 @@ class Gluster:
             # "direct" writes from the client's memory (the jobs' probe would refuse them).
             self.cli("volume", "set", layout.volume, "performance.strict-o-direct", "on")
             notes.append(f"volume {layout.volume} ({layout.volume_type}, "
-                         f"{layout.bricks} bricks under {layout.state_dir / 'bricks'})")
+                         f"{layout.bricks} bricks under {layout.brick_dirs[0].parent})")
+        for other in self.cli("volume", "list").stdout.split():
+            if other != layout.volume:  # another type's volume, used before: not served
+                self.cli("volume", "stop", other, check=False)
         status = self.cli("volume", "info", layout.volume).stdout
         if "Status: Started" not in status or len(self.brick_pids()) < layout.bricks:
             # force: also restarts a brick daemon that died (or a fault test killed)
@@ -321,6 +374,44 @@ class Gluster:
                               capture_output=True, text=True, timeout=15)
         if proc.stdout.split()[:1] == ["private"]:
             subprocess.run(["mount", "--make-shared", "/"], capture_output=True, timeout=15)
+
+    def mount_brick_images(self) -> None:
+        """Each brick on an ext4 image of its own (made once), loop-mounted at the brick
+        directory: a brick then fills up at ``brick_size``."""
+        self.layout.image_dir.mkdir(parents=True, exist_ok=True)
+        for brick in self.layout.brick_dirs:
+            found = mount_of(brick)
+            if found:
+                continue
+            image = self.layout.brick_image(brick)
+            if not image.exists():
+                with open(image, "wb") as f:
+                    f.truncate(_bytes(self.layout.brick_size))
+                subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", str(image)], check=True,
+                               capture_output=True, timeout=120)
+            proc = subprocess.run(["mount", "-o", "loop", str(image), str(brick)],
+                                  capture_output=True, text=True, timeout=60)
+            if proc.returncode != 0:
+                raise GlusterError(f"mounting {image} at {brick} failed: "
+                                   f"{(proc.stderr or proc.stdout).strip()}")
+
+    def remove_brick_images(self) -> list[str]:
+        """Unmount and remove every brick image ``up`` made (with glusterd stopped), and
+        the definition of each volume whose bricks they were (they are gone)."""
+        removed = []
+        for image in sorted(self.layout.image_dir.glob("*.img")):
+            volume, brick = image.stem.rsplit("-", 1)
+            mounted = self.layout.state_dir / "bricks" / volume.removeprefix(VOLUME + "-") / brick
+            found = mount_of(mounted)
+            if found and _loop_file(found[2]) == image:
+                subprocess.run(["umount", "-d", str(mounted)], capture_output=True, timeout=60)
+            if mount_of(mounted):
+                continue  # still in use: left in place rather than pulled from under it
+            image.unlink()
+            shutil.rmtree(self.layout.state_dir / "glusterd" / "vols" / volume,
+                          ignore_errors=True)
+            removed.append(f"brick image {image.name}")
+        return removed
 
     def mount_login(self) -> bool:
         """This host's own client at the mount point (the guards and cleanup use it);
@@ -382,20 +473,23 @@ class Gluster:
                 stopped.append(f"client {node}")
         mp = self.layout.mount_point
         found = mount_of(mp)
-        if found and found[2] == self.layout.source:
+        if found and found[2].startswith(f"{self.layout.address}:"):  # any of our volumes
             subprocess.run(["umount", str(mp)], capture_output=True, timeout=60)
             if mount_of(mp):
                 subprocess.run(["umount", "-l", str(mp)], capture_output=True, timeout=60)
         if self.stop_client("login"):
             stopped.append("client login")
-        for brick, pid in sorted(self.brick_pids().items()):
-            _stop(pid)
-            stopped.append(f"brick {brick}")
+        # Every volume's bricks (a volume of another type, used before, may run too).
+        for f in sorted(self.layout.run_dir.glob("vols/*/*.pid")):
+            pid = _pid_of(f, "glusterfsd")
+            if pid:
+                _stop(pid)
+                stopped.append(f"brick {f.parent.name}/{f.stem.rsplit('-', 1)[-1]}")
         pid = self.glusterd_pid()
         if pid:
             _stop(pid)
             stopped.append("glusterd")
-        return stopped
+        return stopped + self.remove_brick_images()
 
     @staticmethod
     def _wait(ready, timeout: float, what: str) -> None:

@@ -264,3 +264,4 @@ def test_the_sweep_ignores_a_ledger_it_cannot_read(tmp_path):
 
 def test_run_pid_reads_the_run_id():
     assert run_pid("20261123T101500-4242") == 4242 and run_pid("x") is None
+
