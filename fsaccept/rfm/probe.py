@@ -36,6 +36,7 @@ class DataReductionProbe(AcceptanceTest):
     space each took; reports the reduction ratios."""
 
     judged = False  # ratios are findings, not judged against thresholds
+    reference_key = ""  # no entry of its own: it needs the reference file's target only
     # Wherever IOR (mpi) or fio (fio, also the one-machine workstation) writes.
     valid_systems = ["+mpi", "+fio"]
     valid_prog_environs = ["*"]
