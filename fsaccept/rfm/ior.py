@@ -331,7 +331,10 @@ class IORReadTest(IORTest):
 
 
 #: srun's line for a task that exited non-zero (IOR's exit status is its error count).
-_EXIT_STATUS = re.compile(r"srun: error: \S+: tasks? [\d,-]+: Exited with exit code \d+$")
+_EXIT_STATUS = re.compile(r"srun: error: \S+: tasks? [\d,-]+: Exited with exit code \d+$"
+                          # ... and, with --kill-on-bad-exit, srun then ends the tasks that
+                          # had not exited yet: their step is "CANCELLED" (no DUE TO).
+                          r"|\*\*\* STEP \d+\.\d+ ON \S+ CANCELLED AT \S+ \*\*\*$")
 
 
 class IORIntegrityTest(IORReadTest):

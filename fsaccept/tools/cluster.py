@@ -392,7 +392,9 @@ class LocalCluster:
                                recorded_brick_size(state))
             wanted = self.fs_name(self.layout.fs, self.layout.gluster_volume_type,
                                   self.layout.gluster_brick_size)
-            notes.append(f"restarting: cluster had {running_nodes} nodes and file system "
+            notes.append(f"restarting: cluster had {running_nodes} nodes, "
+                         f"{self.layout.nodes} requested" if had == wanted else
+                         f"restarting: cluster had {running_nodes} nodes and file system "
                          f"{had}, {self.layout.nodes} and {wanted} requested")
             self.down()
         self.check_ports_free()

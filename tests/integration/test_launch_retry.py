@@ -14,11 +14,13 @@ from tests.conftest import require_benchmark, run_checks
 
 pytestmark = pytest.mark.integration
 
-#: mdtest whose rank 0 dies of SIGSEGV, printing nothing, in the job's first
-#: ``crashes`` steps (the other ranks run the real mdtest and wait in MPI_Init for it).
+#: mdtest whose rank 0 dies of SIGSEGV, printing nothing, in its first ``crashes``
+#: launches (counted in a file: the job runs other steps before it, e.g. the per-node
+#: mount check); the other ranks run the real mdtest and wait in MPI_Init for it.
 FAKE_MDTEST = """#!/bin/bash
-if [ "${{SLURM_STEP_ID:-0}}" -lt {crashes} ] && [ "$SLURM_PROCID" = 0 ]; then
-  kill -SEGV $$
+if [ "$SLURM_PROCID" = 0 ]; then
+  n=$(cat '{counter}' 2>/dev/null || echo 0); echo $((n + 1)) > '{counter}'
+  [ "$n" -lt {crashes} ] && kill -SEGV $$
 fi
 exec {real} "$@"
 """
@@ -28,7 +30,8 @@ def run_mdtest_easy(cluster_env, tmp_path, crashes):
     require_benchmark("mdtest")
     fake = tmp_path / "fake bin" / "mdtest"
     fake.parent.mkdir()
-    fake.write_text(FAKE_MDTEST.format(crashes=crashes, real=shutil.which("mdtest")))
+    fake.write_text(FAKE_MDTEST.format(crashes=crashes, real=shutil.which("mdtest"),
+                                       counter=tmp_path / "launches"))
     fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
     env = dict(cluster_env, PATH=f"{fake.parent}:{cluster_env['PATH']}")
     proc, cases = run_checks("mdtest_metadata.py", tmp_path, "-n", "^MdtestEasy$", env=env)
