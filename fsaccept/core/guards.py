@@ -222,6 +222,12 @@ def remove_owned(directory: str, run_id: str) -> Removal:
             return Removal(directory, "removed")
         except OSError as err:
             failed(err)
+            # The directory stays (a storage server down: it still has entries there):
+            # so does the proof that it is ours, for the step that resumes the removal.
+            try:
+                open(marker, "a").close()
+            except OSError:
+                pass
     n, capped = count_files(directory)
     n -= int(os.path.exists(marker))  # the marker is not data
     more = f"; and {len(errors) - 1:,} more errors" if len(errors) > 1 else ""

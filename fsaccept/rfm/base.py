@@ -648,7 +648,8 @@ class BenchmarkTest(AcceptanceTest):
             self.executable, self.executable_opts = wrapper[0], [
                 *wrapper[1:], self.executable, *self.executable_opts]
         marker = guards.owner_marker(RUN_ID)
-        abort = f'{{ echo "{ABORT_MARKER}'
+        # Each refusal names the node where the batch script runs (the job's first).
+        abort = f'{{ echo "{ABORT_MARKER} node $SLURMD_NODENAME:'
         setup = [
             f"fsaccept_data={shlex.quote(self.target_dir)}",
             f"fsaccept_root={shlex.quote(str(self.target_root()))}",
@@ -664,8 +665,10 @@ class BenchmarkTest(AcceptanceTest):
             setup += ['fsaccept_remove_data() { if [ -f "$fsaccept_data/$fsaccept_owner" ] '
                       '&& [ ! -L "$fsaccept_data" ]; then ( cd -- "$fsaccept_data" && '
                       'find . -mindepth 1 ! -path "./$fsaccept_owner" -delete ) && '
-                      'rm -f -- "$fsaccept_data/$fsaccept_owner" && '
-                      'rmdir -- "$fsaccept_data"; fi; }',
+                      'rm -f -- "$fsaccept_data/$fsaccept_owner" && { '
+                      # A directory that cannot go (a storage server down) keeps its proof.
+                      'rmdir -- "$fsaccept_data" || : > "$fsaccept_data/$fsaccept_owner"; }; '
+                      'fi; }',
                       "trap fsaccept_remove_data EXIT", "trap 'exit 143' TERM INT"]
         # Where the data really goes (symbolic links resolved) must be the mount the
         # guard checked before the job: checked before anything is written there.

@@ -120,7 +120,7 @@ def test_paths_reach_the_benchmark_whole_and_cleanup_removes_only_its_own_direct
     (Path(data) / "someone-elses-file").write_text("keep me")
     proc, calls = run_script(script, recorders, log)
     assert proc.returncode == 3
-    assert re.search(r"^fsaccept-abort cannot create a new .*" + re.escape(data), proc.stdout,
+    assert re.search(r"^fsaccept-abort (node \S*: )?cannot create a new .*" + re.escape(data), proc.stdout,
                      re.M), proc.stdout
     assert [c for c in calls if c[0] in ("rm", binary)] == []
     assert (Path(data) / "someone-elses-file").read_text() == "keep me"
