@@ -358,7 +358,7 @@ class Gluster:
         if "Status: Started" not in status or len(self.brick_pids()) < layout.bricks:
             # force: also restarts a brick daemon that died (or a fault test killed)
             self.cli("volume", "start", layout.volume, "force")
-        self._wait(lambda: len(self.brick_pids()) == layout.bricks, 30,
+        self._wait(lambda: len(self.brick_pids()) == layout.bricks, 120,
                    "brick daemons did not start")
         self.share_root()
         self.remounted = self.mount_login()
