@@ -154,14 +154,15 @@ def long_write(data):
     small_write(data, segments=1024, deadline_s=30, direct_io=True)
 
 
-def wait_until_writing(lay, test, suite, timeout=300):
-    """The data directory of ``test`` once its benchmark has written something there."""
+def wait_until_writing(lay, test, suite, timeout=300, earlier=frozenset()):
+    """The data directory of ``test`` once its benchmark has written something there
+    (never one of ``earlier``: what an earlier run may have left)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if suite.poll() is not None:
             raise AssertionError("ReFrame ended before the benchmark wrote anything:\n"
                                  + suite.stdout.read()[-3000:])
-        for d in (lay.mount_point / "fsaccept").glob(f"{test}.*"):
+        for d in set((lay.mount_point / "fsaccept").glob(f"{test}.*")) - earlier:
             try:
                 if any(f.stat().st_size > 0 for f in d.iterdir()
                        if not f.name.startswith(".fsaccept")):
@@ -178,10 +179,11 @@ def run_with_fault(tmp_path, env, lay, inject, names=("IORWriteBandwidth",),
     Returns (ReFrame's output, cases, the data directory, what inject printed)."""
     cmd, env, prefix = reframe(tmp_path, env, gluster_reference(tmp_path, lay, edit),
                                list(names))
+    earlier = frozenset((lay.mount_point / "fsaccept").glob(f"{names[0]}.*"))
     suite = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True)
     try:
-        data_dir = wait_until_writing(lay, names[0], suite)
+        data_dir = wait_until_writing(lay, names[0], suite, earlier=earlier)
         injected = inject(data_dir)
         output, _ = suite.communicate(timeout=600)  # within the job's time limit
     finally:
