@@ -114,6 +114,18 @@ def reference_copy(tmp_path, edit):
 
 
 @pytest.fixture(scope="session")
+def ior_writes_preload(tmp_path_factory):
+    """A shared object (LD_PRELOAD) that puts IOR's writes under the test's control
+    (tests/integration/src/ior_writes.c): one node made slow, or every rank's writes
+    held after its first until the test has injected its fault."""
+    lib = tmp_path_factory.mktemp("ior-writes") / "ior_writes.so"
+    build = run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(lib),
+                 str(REPO / "tests" / "integration" / "src" / "ior_writes.c"), "-ldl"])
+    assert build.returncode == 0, build.stderr
+    return lib
+
+
+@pytest.fixture(scope="session")
 def gluster_env(cluster_env):
     """The emulated cluster with its GlusterFS volume (each node its own FUSE client):
     brought up with it if it runs without (scripts/test starts it so); the environment

@@ -38,7 +38,8 @@ from reframe.core.builtins import (fixture, loggable, run_after, run_before,
 from reframe.core.exceptions import SanityError
 from reframe.core.logging import getlogger
 
-from fsaccept.core import guards, pernode, placement, provision, reference, slurm, versions
+from fsaccept.core import (guards, pernode, placement, provision, reference, servers, slurm,
+                           versions)
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.paths import STATE_DIR
 from fsaccept.core.slurm import benchmark_job_name
@@ -57,7 +58,9 @@ NODE_CHECK_MARKER = "fsaccept-node-check"
 #: Run once on every node of the job before the benchmark (``bash -c`` with
 #: $1 = data directory, $2 = target root, $3 = expected type, $4 = expected mount point,
 #: $5 = 1 to probe O_DIRECT): prints "<marker> NODE ok ..." or "<marker> NODE bad WHY".
-#: Nothing is written on a node whose mount is wrong.  The O_DIRECT probe writes 1,000
+#: Nothing is written on a node whose mount is wrong, or whose client does not reach
+#: every storage server (the file system's ``fsaccept_servers``, prepended when it has
+#: one: fsaccept.core.servers).  The O_DIRECT probe writes 1,000
 #: bytes with O_DIRECT into the data directory: storage that really receives them refuses
 #: the misaligned write at once (EINVAL); a client that caches "direct" writes accepts
 #: it and fails only at close (GlusterFS's write-behind without
@@ -70,6 +73,13 @@ if [ "$fs" != "$3" ] || [ "$mp" != "$4" ]; then
   echo "$m bad $2 is not on $3 ($4) but on ${fs:-nothing} (${mp:-?})"; exit 0; fi
 if ! err=$(stat -c %i -- "$1" 2>&1 >/dev/null); then
   echo "$m bad cannot reach $1: ${err##*: }"; exit 0; fi
+servers=""
+if declare -F fsaccept_servers >/dev/null; then
+  servers=$(fsaccept_servers "$mp")
+  if [[ "$servers" == down* ]]; then
+    echo "$m bad the file system is degraded: ${servers#down }"; exit 0; fi
+  servers="(${servers#* })"
+fi
 odirect=""
 if [ "$5" = 1 ]; then
   p="$1/.fsaccept-odirect-probe.${SLURMD_NODENAME:-$(hostname -s)}"
@@ -87,12 +97,15 @@ if [ "$5" = 1 ]; then
   fi
   rm -f -- "$p"
 fi
-echo "$m ok $fs $mp $src${odirect:+ $odirect}"
+echo "$m ok $fs $mp $src${servers:+ $servers}${odirect:+ $odirect}"
 """
 #: Starts the line (on stdout and stderr) a job prints before it launches its benchmark
 #: step once more (see ``BenchmarkTest.retry_crashed_launch``): what came before it on
 #: stderr, and the rank lines before it on stdout, belong to the attempt that crashed.
 RETRY_MARKER = "fsaccept-retry"
+#: The job's last steps keep the benchmark step's exit status and end with it.
+KEEP_STATUS = "fsaccept_rc=$?"
+END_WITH_STATUS = '(exit "$fsaccept_rc")'
 #: Datasets this ReFrame session has written (or will write) for a later read and
 #: not yet read: the capacity guard counts them with every test's own data.
 KEPT_DATASETS = guards.KeptData()
@@ -484,6 +497,10 @@ class BenchmarkTest(AcceptanceTest):
     #: What every node of the job saw before the benchmark: its mount of the target
     #: (type, mount point, source) and, for direct I/O, whether O_DIRECT is honoured.
     node_mounts = variable(str, value="", loggable=True)
+    #: What every node's client said of the storage servers after the benchmark (file
+    #: systems with a probe in fsaccept.core.servers; "" for the others): before it, the
+    #: same answer is part of ``node_mounts``.
+    servers_after = variable(str, value="", loggable=True)
 
     #: What of the data could not be removed, or was left alone (not this run's), one
     #: "<path>: N files ... (why)" per directory, "; " between them: this test's, and
@@ -561,8 +578,9 @@ class BenchmarkTest(AcceptanceTest):
         benchmark does not run), and that O_DIRECT is honoured when the test uses it."""
         if self.current_partition.launcher_type.registered_name != "srun":
             return []
-        script = NODE_CHECK_SCRIPT.replace("$NODE_CHECK_MARKER", NODE_CHECK_MARKER)
         expected = self.target_fstype_expected or self.refdata.target_fstype
+        script = servers.probe(expected) + NODE_CHECK_SCRIPT.replace(
+            "$NODE_CHECK_MARKER", NODE_CHECK_MARKER)
         args = " ".join(shlex.quote(a) for a in (
             str(self.target_root()), expected, self.target_mount,
             "1" if self.uses_direct_io() else "0"))
@@ -586,14 +604,32 @@ class BenchmarkTest(AcceptanceTest):
 
     def record_node_checks(self) -> None:
         """``node_mounts``: the nodes' answers, nodes with the same answer together."""
-        answers: dict[str, list[str]] = {}
-        for line in self._stdout_text().splitlines():
-            if line.startswith(NODE_CHECK_MARKER + " "):
-                _, node, status, *rest = line.split(" ", 3) + [""]
-                if status == "ok":
-                    answers.setdefault(rest[0].strip(), []).append(node)
-        self.node_mounts = "; ".join(f"{','.join(sorted(nodes))}: {answer}"
-                                     for answer, nodes in answers.items())
+        answers = servers.node_answers(self._stdout_text(), NODE_CHECK_MARKER)
+        self.node_mounts = "; ".join(servers.grouped({
+            answer.removeprefix("ok "): nodes for answer, nodes in answers.items()
+            if answer.startswith("ok ")}))
+
+    def servers_after_cmds(self) -> list[str]:
+        """Job lines that ask every node's client, once the benchmark has ended, whether
+        it still reaches every storage server (only printed lines of the probe: a node
+        whose step failed says nothing, and srun's complaints stay out of stderr)."""
+        fstype = self.target_fstype_expected or self.refdata.target_fstype
+        if (not servers.probe(fstype)
+                or self.current_partition.launcher_type.registered_name != "srun"):
+            return []
+        return [f"srun --nodes=$SLURM_JOB_NUM_NODES --ntasks=$SLURM_JOB_NUM_NODES "
+                f"--ntasks-per-node=1 bash -c {shlex.quote(servers.after_script(fstype))} "
+                f"fsaccept-servers {shlex.quote(self.target_mount)} 2>/dev/null | "
+                f'grep "^{servers.MARKER} "']
+
+    def degraded_reasons(self) -> list[str]:
+        """A storage server the nodes' clients did not reach after the benchmark: the
+        figure measured a degraded file system (a replica may have kept the run alive)."""
+        self.servers_after = "; ".join(servers.grouped(
+            servers.node_answers(self._stdout_text())))
+        down = servers.degraded(self._stdout_text())
+        return [f"the file system was degraded when the benchmark ended: node {d}"
+                for d in down]
 
     def prepare_data_cmds(self) -> list[str]:
         """Job lines run once the data directory exists (``$fsaccept_data``), before the
@@ -679,16 +715,22 @@ class BenchmarkTest(AcceptanceTest):
                     f'[ "$fsaccept_mount" = {expected} ] || {abort} {path} is on the mount '
                     f'$fsaccept_mount, not on {expected}"; exit 3; }}')
 
+        # A client that has lost a storage server (the batch node's; every node's is
+        # asked again below): nothing is created on a degraded file system.
+        probe = servers.probe(self.target_fstype_expected or self.refdata.target_fstype)
+        degraded = [probe + f'fsaccept_servers_said=$(fsaccept_servers {expected}); '
+                    f'[[ "$fsaccept_servers_said" != down* ]] || {abort} the file system is '
+                    'degraded: ${fsaccept_servers_said#down }"; exit 3; }'] if probe else []
         if self.creates_data_dir:
             parent = '$(dirname -- "$fsaccept_data")'
             # The target itself first: nothing is created on a node that lost its mount.
-            prepare = [on_mount("$fsaccept_root"),
+            prepare = [on_mount("$fsaccept_root"), *degraded,
                        f'mkdir -p -- "{parent}" || {abort} cannot create {parent}"; exit 3; }}',
                        on_mount(parent),
                        f'mkdir -- "$fsaccept_data" && : > "$fsaccept_data/$fsaccept_owner" || '
                        f'{abort} cannot create a new $fsaccept_data"; exit 3; }}']
         else:
-            prepare = [on_mount("$fsaccept_data"),
+            prepare = [on_mount("$fsaccept_data"), *degraded,
                        f'[ -f "$fsaccept_data/$fsaccept_owner" ] || '
                        f'{abort} $fsaccept_data was not created by this run"; exit 3; }}']
         # After the benchmarks are activated, so that the path recorded is the one used.
@@ -720,12 +762,23 @@ class BenchmarkTest(AcceptanceTest):
         said = (f"{RETRY_MARKER} the benchmark step ended with exit $fsaccept_rc before the "
                 "benchmark printed or wrote anything: launching it once more")
         self.postrun_cmds = [
-            "fsaccept_rc=$?",
+            KEEP_STATUS,
             f'if [ "$fsaccept_rc" -ne 0 ] && [ "$({count})" = "$fsaccept_entries" ] && '
             f'! tail -c +$((fsaccept_out_bytes + 1)) -- {out} | grep -qv "^{RANK_MARKER} "; '
             f'then echo "{said}"; echo "{said}" >&2; {launch}; fsaccept_rc=$?; fi',
-            '(exit "$fsaccept_rc")',  # the job ends with the benchmark step's status
+            END_WITH_STATUS,
         ] + self.postrun_cmds
+
+    @run_before("run")
+    def ask_servers_after_the_benchmark(self):
+        """After the benchmark (and its retry), before the job ends with its status."""
+        cmds = self.servers_after_cmds()
+        if not cmds:
+            return
+        if END_WITH_STATUS not in self.postrun_cmds:
+            self.postrun_cmds = [KEEP_STATUS, END_WITH_STATUS] + self.postrun_cmds
+        at = self.postrun_cmds.index(END_WITH_STATUS)
+        self.postrun_cmds[at:at] = cmds
 
     def launch_retry_note(self) -> str:
         """What the retried launch's first attempt ended with ("" when there was none)."""
@@ -833,6 +886,7 @@ class BenchmarkTest(AcceptanceTest):
         reasons += self.drop_caches_reasons()
         reasons += self.benchmark_reasons()
         reasons += self.task_failure_reasons(stderr)
+        reasons += self.degraded_reasons()
         reasons += self.placement_reasons()
         return reasons
 

@@ -491,6 +491,11 @@ class LocalCluster:
             # Up and responding; allocated nodes (jobs running) count.
             ready = [n for n, st in states.items() if st in READY_STATES]
             if len(ready) == self.layout.nodes:
+                if self.layout.fs == "gluster":
+                    try:
+                        self.gluster.wait_connected(self.layout.node_names)
+                    except gfs.GlusterError as err:
+                        raise ClusterError(str(err)) from None
                 return
             time.sleep(0.5)
         raise ClusterError(

@@ -198,24 +198,31 @@ def _pid_of(pidfile: Path, expected: str) -> int | None:
     return pid if os.path.basename(argv0) == expected and state != "Z" else None
 
 
+def _ended(pid: int, timeout: float) -> bool:
+    """Whether process ``pid`` has ended (gone, or a zombie) within ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            os.kill(pid, 0)
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                return True
+        except (ProcessLookupError, OSError):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+
+
 def _stop(pid: int, timeout: float = 10) -> None:
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    if not _ended(pid, timeout):
         try:
-            os.kill(pid, 0)
-            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                return
-        except (ProcessLookupError, OSError):
-            return
-        time.sleep(0.1)
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _loop_file(device: str) -> Path | None:
@@ -232,6 +239,19 @@ def mount_of(path: Path) -> tuple[str, str, str] | None:
     fields = proc.stdout.split()
     return (fields[0], fields[1], fields[2]) if proc.returncode == 0 and len(fields) >= 3 \
         else None
+
+
+def unreachable_bricks(mount_point: Path) -> list[str] | None:
+    """The bricks the client mounted at ``mount_point`` is not connected to now, from
+    its own state (``.meta``, as the jobs' probe in fsaccept.core.servers reads it);
+    None when that cannot be read."""
+    try:
+        graph = [d for d in (mount_point / ".meta" / "graphs" / "active").iterdir()
+                 if d.is_dir() and (d / "type").read_text().strip() == "protocol/client"]
+        return [d.name for d in graph
+                if "connected = 1" not in (d / "private").read_text().splitlines()]
+    except OSError:
+        return None
 
 
 class Gluster:
@@ -267,6 +287,25 @@ class Gluster:
 
     def client_pid(self, node: str) -> int | None:
         return _pid_of(self.layout.client_pidfile(node), "glusterfs")
+
+    def wait_connected(self, nodes: list[str], timeout: float = 60) -> None:
+        """Until every client (the login node's and each of ``nodes``', read in its own
+        mount namespace) is connected to every brick: a revived brick is reconnected to
+        within seconds, and a job's node check refuses a degraded volume."""
+        def mounts():  # a node without its client (`unmount`) is not asked
+            yield "login", self.layout.mount_point
+            for node in nodes:
+                pid = self.client_pid(node)
+                if pid:
+                    yield node, Path(f"/proc/{pid}/root", *self.layout.mount_point.parts[1:])
+
+        def connected():
+            return all(unreachable_bricks(mount) == [] for _, mount in mounts())
+        try:
+            self._wait(connected, timeout, "the clients did not reach every brick")
+        except GlusterError as err:
+            said = {node: unreachable_bricks(mount) for node, mount in mounts()}
+            raise GlusterError(f"{err}: {said}") from None
 
     # -- checks before anything starts ---------------------------------------
     def check_prerequisites(self) -> None:
@@ -355,11 +394,20 @@ class Gluster:
             if other != layout.volume:  # another type's volume, used before: not served
                 self.cli("volume", "stop", other, check=False)
         status = self.cli("volume", "info", layout.volume).stdout
-        if "Status: Started" not in status or len(self.brick_pids()) < layout.bricks:
-            # force: also restarts a brick daemon that died (or a fault test killed)
+        deadline = time.monotonic() + 120
+        while "Status: Started" not in status or len(self.brick_pids()) < layout.bricks:
+            # force: also restarts a brick daemon that died (or a fault test killed).
+            # Again until all run: glusterd takes a killed brick whose process has not
+            # yet been reaped for a running one, and skips it.
             self.cli("volume", "start", layout.volume, "force")
-        self._wait(lambda: len(self.brick_pids()) == layout.bricks, 120,
-                   "brick daemons did not start")
+            status = "Status: Started"
+            try:
+                self._wait(lambda: len(self.brick_pids()) == layout.bricks,
+                           min(10, max(deadline - time.monotonic(), 0)),
+                           "brick daemons did not start")
+            except GlusterError:
+                if time.monotonic() >= deadline:
+                    raise
         self.share_root()
         self.remounted = self.mount_login()
         notes.append(f"mounted at {layout.mount_point} ({layout.source}), one client per node")
@@ -452,6 +500,7 @@ class Gluster:
         if not pid:
             raise GlusterError(f"no running GlusterFS client for node {node!r}")
         os.kill(pid, signal.SIGKILL)
+        _ended(pid, 30)
         return f"node {node}: killed its GlusterFS client (pid {pid})"
 
     def kill_brick(self, brick: str) -> str:
@@ -460,6 +509,7 @@ class Gluster:
             raise GlusterError(f"no running brick daemon {brick!r} (running: "
                                f"{', '.join(sorted(pids)) or 'none'})")
         os.kill(pids[brick], signal.SIGKILL)
+        _ended(pids[brick], 30)  # a fault, when this returns
         return f"brick {brick}: killed its glusterfsd (pid {pids[brick]})"
 
     def down(self) -> list[str]:

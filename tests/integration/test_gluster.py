@@ -147,16 +147,18 @@ def test_a_node_without_its_mount_is_named_and_nothing_is_written_there(gluster_
 # -- faults in the middle of a write -------------------------------------------------
 
 def long_write(data):
-    """Long enough that a fault lands mid-write however fast the host; the fault ends it.
+    """A write that outlasts the fault's injection, however fast the host: every rank
+    is held after its first transfer until the fault is in (:func:`run_with_fault`).
     O_DIRECT: every write reaches the bricks before it returns.  Buffered, the client's
     write-behind acknowledges writes from memory, and a brick killed mid-write was seen
     by IOR in some runs and not at all in others (the data then silently incomplete)."""
-    small_write(data, segments=1024, deadline_s=30, direct_io=True)
+    small_write(data, segments=1024, deadline_s=3, direct_io=True)
 
 
-def wait_until_writing(lay, test, suite, timeout=300, earlier=frozenset()):
-    """The data directory of ``test`` once its benchmark has written something there
-    (never one of ``earlier``: what an earlier run may have left)."""
+def wait_until_writing(lay, test, suite, writers, timeout=300, earlier=frozenset()):
+    """The data directory of ``test`` once ``writers`` of its benchmark's files hold
+    data (each rank has made its first write, and is held there), never one of
+    ``earlier``: what an earlier run may have left."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if suite.poll() is not None:
@@ -164,29 +166,37 @@ def wait_until_writing(lay, test, suite, timeout=300, earlier=frozenset()):
                                  + suite.stdout.read()[-3000:])
         for d in set((lay.mount_point / "fsaccept").glob(f"{test}.*")) - earlier:
             try:
-                if any(f.stat().st_size > 0 for f in d.iterdir()
-                       if not f.name.startswith(".fsaccept")):
-                    return d
+                written = [f for f in d.iterdir()
+                           if not f.name.startswith(".fsaccept") and f.stat().st_size > 0]
             except OSError:
                 continue
+            if len(written) >= writers:
+                return d
         time.sleep(0.1)
     raise AssertionError(f"{test} never started writing under {lay.mount_point}")
 
 
-def run_with_fault(tmp_path, env, lay, inject, names=("IORWriteBandwidth",),
-                   edit=long_write):
-    """Run ``names`` on local-gluster; ``inject()`` once the first one writes.
-    Returns (ReFrame's output, cases, the data directory, what inject printed)."""
-    cmd, env, prefix = reframe(tmp_path, env, gluster_reference(tmp_path, lay, edit),
-                               list(names))
+def run_with_fault(tmp_path, env, lay, inject, preload, names=("IORWriteBandwidth",),
+                   edit=long_write, writers=4):
+    """Run ``names`` on local-gluster, IOR's writes held after each rank's first
+    (tests/integration/src/ior_writes.c); once ``writers`` ranks have written,
+    ``inject(data directory)``, then release the writes: every rank's next write meets
+    the fault.  Returns (ReFrame's output, cases, the data directory, what inject
+    printed)."""
+    release = tmp_path / "release-writes"
+    cmd, env, prefix = reframe(tmp_path, dict(env, LD_PRELOAD=str(preload),
+                                              FSACCEPT_TEST_HOLD_FILE=str(release)),
+                               gluster_reference(tmp_path, lay, edit), list(names))
     earlier = frozenset((lay.mount_point / "fsaccept").glob(f"{names[0]}.*"))
     suite = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True)
     try:
-        data_dir = wait_until_writing(lay, names[0], suite, earlier=earlier)
+        data_dir = wait_until_writing(lay, names[0], suite, writers, earlier=earlier)
         injected = inject(data_dir)
+        release.touch()
         output, _ = suite.communicate(timeout=600)  # within the job's time limit
     finally:
+        release.touch()
         if suite.poll() is None:
             suite.terminate()
             try:
@@ -225,10 +235,8 @@ def ranks_on(brick, data_dir):
             for f in (brick / "fsaccept" / data_dir.name).glob("testfile.*")]
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "the kill's timing against IOR's writes is not yet controlled: in one of three "
-    "clean-clone runs the brick died after (or away from) the writes and IOR ran on"))
-def test_a_brick_killed_mid_write_on_a_distributed_volume(gluster_volumes, tmp_path):
+def test_a_brick_killed_mid_write_on_a_distributed_volume(gluster_volumes, tmp_path,
+                                                          ior_writes_preload):
     lay = layout()
     killed = {}
 
@@ -239,7 +247,8 @@ def test_a_brick_killed_mid_write_on_a_distributed_volume(gluster_volumes, tmp_p
         return fail("fail-brick", killed["brick"])
 
     try:
-        output, cases, data_dir, _ = run_with_fault(tmp_path, gluster_volumes, lay, kill_brick)
+        output, cases, data_dir, _ = run_with_fault(tmp_path, gluster_volumes, lay,
+                                                     kill_brick, ior_writes_preload)
         case = cases["IORWriteBandwidth"]
         reason = case["fail_reason"] or ""
         print("reported:", reason, killed)
@@ -248,6 +257,10 @@ def test_a_brick_killed_mid_write_on_a_distributed_volume(gluster_volumes, tmp_p
         assert IO_ERRORS.search(reason), reason  # the I/O error the benchmark saw
         # The node whose rank wrote to the dead brick (one rank per node, in blocks).
         assert any(f"n{r + 1} task {r}: " in reason for r in killed["ranks"]), (killed, reason)
+        # What every node's client said of the bricks once the benchmark had ended.
+        assert (f"the file system was degraded when the benchmark ended: node n1,n2,n3,n4: "
+                f"GlusterFS client not connected to brick {lay.address}:"
+                f"{lay.brick_dirs[int(killed['brick'][1:]) - 1]}") in reason, reason
         # The run's directory: removed, or what was left said (the brick was down).
         assert not data_dir.exists() or str(data_dir) in (case.get("data_left") or ""), \
             (case.get("data_left"), reason)
@@ -279,12 +292,13 @@ def resume_cleanup(data_dir, timeout=120):
     raise AssertionError(f"the run's directory could not be removed: {left}")
 
 
-def test_a_node_whose_client_dies_mid_run_is_named(gluster_volumes, tmp_path):
+def test_a_node_whose_client_dies_mid_run_is_named(gluster_volumes, tmp_path,
+                                                    ior_writes_preload):
     lay = layout()
     try:
         output, cases, data_dir, _ = run_with_fault(
             tmp_path, gluster_volumes, lay, lambda _: fail("fail-client", "n2"),
-            names=("IORWriteBandwidth", "IORRandomWriteIOPS"))
+            ior_writes_preload, names=("IORWriteBandwidth", "IORRandomWriteIOPS"))
         case = cases["IORWriteBandwidth"]
         reason = case["fail_reason"] or ""
         print("reported:", reason)
@@ -292,9 +306,8 @@ def test_a_node_whose_client_dies_mid_run_is_named(gluster_volumes, tmp_path):
         # An open file on the dead client: ECONNABORTED; a new open: ENOTCONN.
         assert re.search("Software caused connection abort|Transport endpoint is not "
                          "connected", reason), reason
-        # Killed mid-write (n2's task aborts) or just before the write started (the job's
-        # per-node check refuses, naming n2): either way the node is named.
-        assert "n2 task 1: " in reason or "node n2: " in reason, reason
+        # Killed between n2's first write and its next (held until then): n2's task.
+        assert "n2 task 1: " in reason, reason
         # The next test of the session: runs without n2's client, or refuses naming n2.
         other = cases["IORRandomWriteIOPS"]
         print("next test:", other["result"], other["fail_reason"])
@@ -306,9 +319,11 @@ def test_a_node_whose_client_dies_mid_run_is_named(gluster_volumes, tmp_path):
     resume_cleanup(data_dir)
 
 
-def test_a_brick_killed_mid_write_on_a_replicated_volume(gluster_volumes, tmp_path):
-    """Switching the volume type gives another volume (its own bricks); a replica
-    survives one brick: the harness reports what IOR saw."""
+def test_a_brick_killed_mid_write_on_a_replicated_volume(gluster_volumes, tmp_path,
+                                                         ior_writes_preload):
+    """Switching the volume type gives another volume (its own bricks).  A replica
+    survives one brick, and IOR sees nothing; the nodes' clients, asked after the
+    benchmark, know the brick is down: INVALID, a degraded file system's figure."""
     lay = layout("replica")
     try:
         said = up("--gluster-volume-type", "replica").stdout
@@ -317,14 +332,19 @@ def test_a_brick_killed_mid_write_on_a_replicated_volume(gluster_volumes, tmp_pa
                     "SOURCE", "-M", str(lay.mount_point))
         assert proc.stdout.split() == [lay.source] * 4, proc.stdout + proc.stderr
         output, cases, data_dir, _ = run_with_fault(
-            tmp_path, gluster_volumes, lay, lambda _: fail("fail-brick", "b2"))
+            tmp_path, gluster_volumes, lay, lambda _: fail("fail-brick", "b2"),
+            ior_writes_preload)
         case = cases["IORWriteBandwidth"]
-        print("reported:", case["result"], case["fail_reason"])
-        # Within the job's time limit (communicate() returned), either way.
-        assert case["result"] in ("pass", "fail"), output[-3000:]
-        if case["result"] == "fail":
-            assert "INVALID: " in case["fail_reason"], case["fail_reason"]
-            assert "Slurm cancelled" not in case["fail_reason"], case["fail_reason"]
+        reason = case["fail_reason"] or ""
+        print("reported:", case["result"], reason)
+        assert case["result"] == "fail" and case["fail_phase"] == "sanity", output[-3000:]
+        # The only reason: the run itself survived (no I/O error, no task failed).
+        assert reason == (
+            "sanity error: INVALID: the file system was degraded when the benchmark ended: "
+            f"node n1,n2,n3,n4: GlusterFS client not connected to brick {lay.address}:"
+            f"{lay.brick_dirs[1]}"), reason
+        assert case["servers_after"] == ("n1,n2,n3,n4: down GlusterFS client not connected "
+                                         f"to brick {lay.address}:{lay.brick_dirs[1]}")
     finally:
         up("--gluster-volume-type", "distribute")
     resume_cleanup_if_left(data_dir)
@@ -354,3 +374,28 @@ def test_a_full_brick_makes_the_write_invalid_with_enospc(gluster_volumes, tmp_p
     # Back on directories: the images were unmounted and removed.
     assert not list(lay.image_dir.glob("*.img"))
     assert gfs.mount_of(lay.brick_dirs[0]) is None
+
+
+def test_a_brick_down_before_the_job_is_refused_naming_it(gluster_volumes, tmp_path):
+    """The client of the node where the batch script runs, asked before anything is
+    created, knows a brick is down: the job refuses, naming the node and the brick, and
+    nothing is written (on a distributed volume the data would half land, on a
+    replicated one the figure would be a degraded one's).  Every node's client is asked
+    again in the per-node check (a brick only some clients lost)."""
+    lay = layout()
+    try:
+        fail("fail-brick", "b3")
+        proc, cases = run_reframe(tmp_path, gluster_volumes,
+                                  gluster_reference(tmp_path, lay, small_write),
+                                  ["IORWriteBandwidth"])
+        case = cases["IORWriteBandwidth"]
+        reason = case["fail_reason"] or ""
+        print("reported:", reason)
+        assert case["result"] == "fail" and case["fail_phase"] == "sanity", proc.stdout[-3000:]
+        assert reason == ("sanity error: INVALID: the job refused to run the benchmark: "
+                          "node n1: the file system is degraded: GlusterFS client not "
+                          f"connected to brick {lay.address}:{lay.brick_dirs[2]}"), reason
+        assert not case["benchmark_version"] and not case["node_mounts"], reason
+    finally:
+        up()
+    assert list((lay.mount_point / "fsaccept").iterdir()) == []

@@ -167,26 +167,14 @@ def test_integrity_passes_and_a_file_corrupted_between_write_and_read_fails(clus
     assert leftovers == []
 
 
-@pytest.fixture(scope="session")
-def slow_node_preload(tmp_path_factory):
-    """A shared object (LD_PRELOAD) that makes IOR's writes on one chosen node slow
-    (tests/integration/src/slow_node.c): the slow client is a fact the test controls,
-    never the machine's load."""
-    lib = tmp_path_factory.mktemp("slow-node") / "slow_node.so"
-    build = run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(lib),
-                 str(Path(__file__).parent / "src" / "slow_node.c"), "-ldl"])
-    assert build.returncode == 0, build.stderr
-    return lib
-
-
 @needs_ior
 def test_write_bandwidth_names_each_nodes_figure_and_fails_on_slow_clients(
-        cluster_env, tmp_path, slow_node_preload):
+        cluster_env, tmp_path, ior_writes_preload):
     def strict(data):
         data["tests"]["ior_write_bandwidth"]["outlier_fraction"] = 0.5
     # n3's IOR sleeps 100 ms before each write for its first 3 s of writes: at most
     # 21 transfers before the 2 s stonewall, while every other node moves hundreds.
-    env = dict(reference_copy(tmp_path, strict), LD_PRELOAD=str(slow_node_preload),
+    env = dict(reference_copy(tmp_path, strict), LD_PRELOAD=str(ior_writes_preload),
                FSACCEPT_TEST_SLOW_NODE="n3", FSACCEPT_TEST_SLOW_DELAY_MS="100",
                FSACCEPT_TEST_SLOW_TOTAL_S="3")
     proc, cases = run_checks(CHECKS, tmp_path, "-n", "IORWriteBandwidth", env=env)

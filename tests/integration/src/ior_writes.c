@@ -1,0 +1,94 @@
+/* IOR's writes under the test's control (LD_PRELOAD), so that a test's timing is a
+ * fact it sets rather than the machine's speed or load.  Only IOR processes, and only
+ * their write()s to files below a ".../fsaccept/..." directory, are touched.
+ *
+ * A slow node (the slow-client tests): on the node named by FSACCEPT_TEST_SLOW_NODE
+ * (compared with Slurm's SLURMD_NODENAME), every write first sleeps
+ * FSACCEPT_TEST_SLOW_DELAY_MS (default 100) milliseconds, until the sleeps add up to
+ * FSACCEPT_TEST_SLOW_TOTAL_S seconds (default 3); later writes run at full speed, so
+ * that wear-out ends soon after the stonewall.  That node moves at most total/delay
+ * transfers before a stonewall of total seconds or less, while the others move
+ * hundreds.
+ *
+ * Held writes (the storage-fault tests): with FSACCEPT_TEST_HOLD_FILE set, every IOR
+ * process (every node) makes its first write, then waits before each later one until
+ * that file exists (at most FSACCEPT_TEST_HOLD_MAX_S seconds, default 300).  A test
+ * injects its fault once a write has landed, then creates the file: every rank's next
+ * write meets the fault, however fast or slow the host.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int slow_enabled;
+static long delay_ms = 100;
+static double budget_s = 3.0;
+static const char *hold_file;
+static double hold_max_s = 300.0;
+static long writes_done;
+static ssize_t (*real_write)(int, const void *, size_t);
+
+__attribute__((constructor)) static void ior_writes_init(void)
+{
+    real_write = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+    if (strcmp(program_invocation_short_name, "ior") != 0)
+        return;
+    hold_file = getenv("FSACCEPT_TEST_HOLD_FILE");
+    if (hold_file && !*hold_file)
+        hold_file = NULL;
+    if (getenv("FSACCEPT_TEST_HOLD_MAX_S"))
+        hold_max_s = atof(getenv("FSACCEPT_TEST_HOLD_MAX_S"));
+    const char *slow = getenv("FSACCEPT_TEST_SLOW_NODE");
+    const char *node = getenv("SLURMD_NODENAME");
+    if (!slow || !node || strcmp(slow, node) != 0)
+        return;
+    if (getenv("FSACCEPT_TEST_SLOW_DELAY_MS"))
+        delay_ms = atol(getenv("FSACCEPT_TEST_SLOW_DELAY_MS"));
+    if (getenv("FSACCEPT_TEST_SLOW_TOTAL_S"))
+        budget_s = atof(getenv("FSACCEPT_TEST_SLOW_TOTAL_S"));
+    slow_enabled = 1;
+}
+
+static int is_test_data(int fd)
+{
+    char link[64], path[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    if (n <= 0)
+        return 0;
+    path[n] = '\0';
+    return strstr(path, "/fsaccept/") != NULL;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+ssize_t write(int fd, const void *buf, size_t count)
+{
+    if ((slow_enabled && budget_s > 0) || hold_file) {
+        int saved = errno;
+        if (is_test_data(fd)) {
+            if (slow_enabled && budget_s > 0) {
+                sleep_ms(delay_ms);
+                budget_s -= delay_ms / 1000.0;
+            }
+            if (hold_file && writes_done++ > 0) {
+                for (double waited = 0; waited < hold_max_s && access(hold_file, F_OK) != 0;
+                     waited += 0.05)
+                    sleep_ms(50);
+                hold_file = NULL;  /* released: every later write runs at once */
+            }
+        }
+        errno = saved;
+    }
+    return real_write(fd, buf, count);
+}

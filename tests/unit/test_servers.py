@@ -1,0 +1,92 @@
+"""The per-file-system probe of storage servers (fsaccept/core/servers.py): GlusterFS's
+bash function run on a directory laid out as its client's ``.meta`` (the real one is
+exercised on the volume by tests/integration/test_gluster.py), and the reading of the
+nodes' answers."""
+
+import subprocess
+
+import pytest
+
+from fsaccept.core import servers
+
+
+def meta(mount, bricks, extra=()):
+    """``mount/.meta/graphs/active`` as GlusterFS's client shows it: one protocol/client
+    translator per brick (name -> connected), and other translators beside them."""
+    active = mount / ".meta" / "graphs" / "active"
+    for i, (brick, connected) in enumerate(bricks.items()):
+        x = active / f"vol-client-{i}"
+        (x / "options").mkdir(parents=True)
+        (x / "type").write_text("protocol/client\n")
+        (x / "private").write_text(f"[xlator.protocol.client.vol-client-{i}.priv]\n"
+                                   f"connected = {int(connected)}\ntotal_bytes_read = 10\n")
+        (x / "options" / "remote-host").write_text("10.0.0.1\n")
+        (x / "options" / "remote-subvolume").write_text(f"{brick}\n")
+    for name in ("vol-dht", *extra):
+        (active / name).mkdir(parents=True)
+        (active / name / "type").write_text("cluster/distribute\n")
+    (active / "volfile").write_text("volume vol-client-0\n")
+
+
+def probe(mount):
+    proc = subprocess.run(["bash", "-c", servers.after_script("fuse.glusterfs"), "probe",
+                           str(mount)], capture_output=True, text=True, timeout=30,
+                          env={"SLURMD_NODENAME": "n7", "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    return proc.stdout
+
+
+def test_every_brick_connected(tmp_path):
+    meta(tmp_path, {"/b1": True, "/b2": True})
+    assert probe(tmp_path) == "fsaccept-servers n7 ok 2 of 2 bricks connected\n"
+
+
+def test_each_brick_not_connected_is_named(tmp_path):
+    meta(tmp_path, {"/b 1": False, "/b2": True, "/b;3": False})
+    assert probe(tmp_path) == ("fsaccept-servers n7 down GlusterFS client not connected to "
+                               "brick 10.0.0.1:/b 1, 10.0.0.1:/b;3\n")
+
+
+def test_a_mount_without_a_readable_meta_is_down_with_why(tmp_path):
+    assert probe(tmp_path / "gone") == (
+        f"fsaccept-servers n7 down cannot read the GlusterFS client's state in "
+        f"{tmp_path}/gone/.meta: No such file or directory\n")
+
+
+def test_a_graph_without_bricks_is_unknown(tmp_path):
+    (tmp_path / ".meta" / "graphs" / "active").mkdir(parents=True)
+    assert probe(tmp_path) == (f"fsaccept-servers n7 unknown no brick in "
+                               f"{tmp_path}/.meta/graphs/active\n")
+
+
+def test_a_private_dump_without_connected_counts_as_not_connected(tmp_path):
+    meta(tmp_path, {"/b1": True})
+    private = tmp_path / ".meta/graphs/active/vol-client-0/private"
+    private.write_text("garbage\x00\xff\n")
+    assert "down GlusterFS client not connected to brick 10.0.0.1:/b1" in probe(tmp_path)
+
+
+@pytest.mark.parametrize("fstype", ["lustre", "ext4", "", "fuse.glusterfs "])
+def test_types_without_a_probe_are_not_asked(fstype):
+    assert servers.probe(fstype) == ""
+
+
+def test_answers_are_grouped_and_only_down_degrades():
+    out = "\n".join([
+        "fsaccept-servers n2 down GlusterFS client not connected to brick h:/b2",
+        "fsaccept-servers n1 down GlusterFS client not connected to brick h:/b2",
+        "fsaccept-servers n3 down cannot read the GlusterFS client's state in /m/.meta: x",
+        "fsaccept-servers n4 ok 4 of 4 bricks connected",
+        "fsaccept-servers n5 unknown no brick in /m/.meta/graphs/active",
+        "a fsaccept-servers n6 down not a line of the probe",
+        "fsaccept-servers",
+    ])
+    assert servers.degraded(out) == [
+        "n1,n2: GlusterFS client not connected to brick h:/b2",
+        "n3: cannot read the GlusterFS client's state in /m/.meta: x"]
+    assert servers.grouped(servers.node_answers(out)) == [
+        "n1,n2: down GlusterFS client not connected to brick h:/b2",
+        "n3: down cannot read the GlusterFS client's state in /m/.meta: x",
+        "n4: ok 4 of 4 bricks connected",
+        "n5: unknown no brick in /m/.meta/graphs/active"]
+    assert servers.degraded("") == [] and servers.node_answers("") == {}
