@@ -52,6 +52,9 @@ class Benchmark:
     #: ``"module:function"`` (run, key, entry) -> (reasons, judged figure, rules not
     #: applied): a reference entry's rules for ``fsaccept parse --reference``.
     reference_rules: str | None = None
+    #: Characters it cannot take in a path (character -> why): a target path holding
+    #: one is refused (``fsaccept reference`` and every run, before any job).
+    unsafe_path_chars: dict[str, str] = field(default_factory=dict)
 
     @property
     def schema_file(self) -> str:
@@ -88,7 +91,9 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
         },
         entry_rules="fsaccept.benchmarks.ior.command:entry_errors",
         reread_rules="fsaccept.benchmarks.ior.validity:reread_reasons",
-        reference_rules="fsaccept.benchmarks.ior.validity:judge_against_reference"),
+        reference_rules="fsaccept.benchmarks.ior.validity:judge_against_reference",
+        unsafe_path_chars={"@": "IOR reads '@' in -o as a separator between several files "
+                                "(FILENAME_DELIMITER)"}),
     Benchmark(
         name="mdtest", binary="mdtest", spack_package="ior", version_name="ior",
         figure_kinds=("metadata",),
@@ -96,7 +101,9 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
         # The keys its checks read (checks/mdtest_metadata.py): mdtest_eazy is a typo.
         reference_keys={"mdtest_easy": "mdtest.schema.json",
                         "mdtest_hard": "mdtest.schema.json"},
-        entry_rules="fsaccept.benchmarks.mdtest.command:entry_errors"),
+        entry_rules="fsaccept.benchmarks.mdtest.command:entry_errors",
+        unsafe_path_chars={"@": "mdtest reads '@' in -d as a separator between several "
+                                "directories"}),
     Benchmark(
         # Its latencies are its own statistics, not IOR's Latency(s) column (which a
         # known IOR bug affects): its figures are metadata figures.
@@ -114,7 +121,9 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
         json_parser="fsaccept.benchmarks.fio.parse:parse_fio",
         # fio_<kind> for each kind of fio.command.KINDS (its entry rules say which).
         reference_keys={"^fio_[a-z0-9_]+$": "fio.schema.json"},
-        entry_rules="fsaccept.benchmarks.fio.command:entry_errors"),
+        entry_rules="fsaccept.benchmarks.fio.command:entry_errors",
+        unsafe_path_chars={":": "fio reads ':' in directory= as a separator between "
+                                "several directories"}),
 )}
 
 

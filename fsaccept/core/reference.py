@@ -282,7 +282,7 @@ def load_reference(path: Path | str) -> Reference:
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
     errors = _entry_rule_errors(data["tests"])
-    errors += _target_errors(data["target"]) + _nightly_errors(data, errors)
+    errors += _target_errors(data["target"], data["tests"]) + _nightly_errors(data, errors)
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
     systems = data["system"] if isinstance(data["system"], list) else [data["system"]]
@@ -312,11 +312,20 @@ def _entry_rule_errors(tests: dict[str, Any]) -> list[str]:
     return errors
 
 
-def _target_errors(target: dict[str, Any]) -> list[str]:
-    """The run's guard on the target path's text (relative, control characters)."""
+def _target_errors(target: dict[str, Any], tests: dict[str, Any]) -> list[str]:
+    """The run's guard on the target path's text (relative, control characters, a
+    character a benchmark of the file's tests splits paths on)."""
     from fsaccept.core import guards
+    from fsaccept.core.provision import registry
+    forbidden: dict[str, str] = {}
+    for key in tests:
+        bench = registry.owner_of(key)
+        if bench:
+            forbidden.update({c: f"{why} (tests.{key})"
+                              for c, why in bench.unsafe_path_chars.items()
+                              if c not in forbidden})
     try:
-        guards.check_path_text(target["path"], "target.path", {})
+        guards.check_path_text(target["path"], "target.path", forbidden)
     except guards.GuardError as err:
         return [str(err)]
     return []

@@ -50,6 +50,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
+from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.fio import command as fiocmd
 from fsaccept.benchmarks.fio import figures
 from fsaccept.benchmarks.fio import parse as fio
@@ -76,8 +77,7 @@ class FioResults:
 class FioTest(BenchmarkTest):
     """One fio job kind (``fsaccept.benchmarks.fio.command.KINDS``) on a node fraction, one fio per node."""
 
-    unsafe_path_chars = {":": "fio reads ':' in directory= as a separator between "
-                                "several directories"}
+    unsafe_path_chars = registry.BENCHMARKS["fio"].unsafe_path_chars
 
     #: The job kind, a key of ``fsaccept.benchmarks.fio.command.KINDS``.
     kind = variable(str)

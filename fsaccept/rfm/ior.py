@@ -13,6 +13,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
+from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.ior import command as iorcmd
 from fsaccept.benchmarks.ior import figures
 from fsaccept.benchmarks.ior import parse as ior
@@ -29,8 +30,7 @@ PATTERN_SEED = 1 + int(hashlib.sha256(RUN_ID.encode()).hexdigest(), 16) % (2**31
 class IORTest(BenchmarkTest):
     """One IOR phase of an acceptance test."""
 
-    unsafe_path_chars = {"@": "IOR reads '@' in -o as a separator between several files "
-                                "(FILENAME_DELIMITER)"}
+    unsafe_path_chars = registry.BENCHMARKS["ior"].unsafe_path_chars
 
     block_placement_needed_for = "-C would not move readers off-node"
 

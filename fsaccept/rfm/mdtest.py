@@ -28,6 +28,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
+from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.mdtest import command, parse, validity
 from fsaccept.core import guards
 from fsaccept.rfm.base import NO_IOR_FIX, BenchmarkTest
@@ -38,8 +39,7 @@ UNIT = "ops/s"
 class MdtestTest(BenchmarkTest):
     """One mdtest run: file create, stat, read and remove rates (ops/s)."""
 
-    unsafe_path_chars = {"@": "mdtest reads '@' in -d as a separator between several "
-                                "directories"}
+    unsafe_path_chars = registry.BENCHMARKS["mdtest"].unsafe_path_chars
 
     block_placement_needed_for = "-N 1 would not move stat and read to another node"
 

@@ -509,8 +509,6 @@ class LocalCluster:
             self._run(["scancel", "--full", "--user", str(os.getuid())],
                       check=False, timeout=15)
         munged = self._live_pid(self.layout.state_dir / "munged.pid", "munged")
-        if munged:
-            live["munged (started by up)"] = munged
         for pid in live.values():
             try:
                 os.kill(pid, signal.SIGTERM)
@@ -522,14 +520,25 @@ class LocalCluster:
         killed = [n for n, p in live.items() if pid_alive(p)]
         for name in killed:
             os.kill(live[name], signal.SIGKILL)
-        (self.layout.state_dir / "munged.pid").unlink(missing_ok=True)
+        kept = ""
+        if munged:
+            # One munged serves every cluster on this host: another checkout's (or
+            # port base's) daemons still use it, whoever started it.
+            others = slurm_daemon_pids()
+            if others:
+                kept = (f"; munged left running (started by this cluster's up, still used "
+                        f"by Slurm daemons {', '.join(map(str, others))})")
+            else:
+                _stop_pid(munged, timeout)
+                live["munged (started by up)"] = munged
+                (self.layout.state_dir / "munged.pid").unlink(missing_ok=True)
         gluster = self.gluster.down() if self.gluster.layout.run_dir.is_dir() else []
         if not live and not gluster:
-            return "local cluster: nothing running"
+            return "local cluster: nothing running" + kept
         msg = f"local cluster down: stopped {', '.join(sorted(live) + gluster)}"
         if killed:
             msg += f" (SIGKILL after {timeout:.0f} s: {', '.join(killed)})"
-        return msg
+        return msg + kept
 
     def fail_node(self, name: str) -> str:
         """Kill node ``name`` the way a crash would: its slurmd and every
@@ -741,3 +750,30 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def slurm_daemon_pids() -> list[int]:
+    """Pids of the slurmctld and slurmd processes running on this host (any cluster's)."""
+    pids = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() in ("slurmctld", "slurmd"):
+                pid = int(comm.parent.name)
+                if pid_alive(pid):
+                    pids.append(pid)
+        except (OSError, ValueError):
+            continue
+    return sorted(pids)
+
+
+def _stop_pid(pid: int, timeout: float) -> None:
+    """SIGTERM, then SIGKILL if it still runs after ``timeout`` s."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and pid_alive(pid):
+        time.sleep(0.2)
+    if pid_alive(pid):
+        _kill(pid)

@@ -4,6 +4,7 @@ import json
 import os
 import socket
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -130,3 +131,25 @@ def test_missing_munge_gets_one_clear_line(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("local-cluster: error: munged not found "
                                    "(Debian package munge): run scripts/setup")
+
+
+def test_down_leaves_munged_running_while_another_cluster_uses_it(cluster_env, tmp_path):
+    """One munged serves every cluster on the host.  A cluster whose `up` started it
+    (recorded in its state: here the running munged, as if this cluster had started
+    it) does not stop it on `down` while another cluster's daemons (the main one's)
+    still use it."""
+    env = _private_cluster(tmp_path)
+    base = str(_free_port_base() + 15)
+    munged = int(Path("/run/munge/munged.pid").read_text())
+    try:
+        up = run([str(LOCAL_CLUSTER), "up", "--nodes", "1", "--port-base", base], env=env)
+        assert up.returncode == 0, up.stdout + up.stderr
+        (tmp_path / "state/cluster/munged.pid").write_text(f"{munged}\n")
+    finally:
+        down = run([str(LOCAL_CLUSTER), "down"], env=env)
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert "munged left running (started by this cluster's up, still used by Slurm " \
+           "daemons " in down.stdout, down.stdout
+    assert pid_alive(munged)
+    assert run(["sh", "-c", "munge -n | unmunge"]).returncode == 0
+    assert run(["sinfo", "-h", "-o", "%D"], env=cluster_env).stdout.strip() == "4"

@@ -260,6 +260,14 @@ def _edit(text, old, new):
      "target.path: 'var/tmp' is not an absolute path"),
     (lambda t: _edit(t, "  path: /var/tmp\n", '  path: "/var/tmp\\nx"\n'),
      r"target.path: '/var/tmp\\nx' holds control characters \('\\n'\)"),
+    # A character one of the file's benchmarks splits paths on (the registry's
+    # unsafe_path_chars): refused here as every run refuses it.
+    (lambda t: _edit(t, "  path: /var/tmp\n", "  path: /var/tmp/a@b\n"),
+     r"target.path: '/var/tmp/a@b' holds '@': IOR reads '@' in -o as a separator between "
+     r"several files \(FILENAME_DELIMITER\) \(tests.ior_write_bandwidth\); choose"),
+    (lambda t: _edit(t, "  path: /var/tmp\n", "  path: /var/tmp/a:b\n"),
+     r"target.path: '/var/tmp/a:b' holds ':': fio reads ':' in directory= as a separator "
+     r"between several directories \(tests.fio_"),
     # The fio check's set-up (fsaccept.benchmarks.fio.command: parameters, thresholds).
     (lambda t: _edit(t, "randread_4k_direct_iops: {value: 500",
                      "randread_4k_direct_iopz: {value: 500"),
