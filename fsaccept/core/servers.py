@@ -21,9 +21,11 @@ MARKER = "fsaccept-servers"
 #: ``connected = 1`` or ``0``, and whose options name the brick.
 GLUSTERFS = r"""
 fsaccept_servers() {
-  local x err n=0 down=""
+  local x err s n=0 down=""
   if ! err=$(ls -- "$1/.meta/graphs/active" 2>&1 >/dev/null); then
-    echo "down cannot read the GlusterFS client's state in $1/.meta: ${err##*: }"; return; fi
+    # A client without its meta translator cannot tell; one that cannot answer is down.
+    case "$err" in *"No such file or directory"*) s=unknown;; *) s=down;; esac
+    echo "$s cannot read the GlusterFS client's state in $1/.meta: ${err##*: }"; return; fi
   for x in "$1"/.meta/graphs/active/*/; do
     [ "$(cat -- "${x}type" 2>/dev/null)" = protocol/client ] || continue
     n=$((n + 1))

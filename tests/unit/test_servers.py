@@ -47,10 +47,18 @@ def test_each_brick_not_connected_is_named(tmp_path):
                                "brick 10.0.0.1:/b 1, 10.0.0.1:/b;3\n")
 
 
-def test_a_mount_without_a_readable_meta_is_down_with_why(tmp_path):
+def test_a_client_without_meta_cannot_tell(tmp_path):
     assert probe(tmp_path / "gone") == (
-        f"fsaccept-servers n7 down cannot read the GlusterFS client's state in "
+        f"fsaccept-servers n7 unknown cannot read the GlusterFS client's state in "
         f"{tmp_path}/gone/.meta: No such file or directory\n")
+
+
+def test_a_client_that_cannot_answer_is_down_with_why(tmp_path):
+    (tmp_path / ".meta").mkdir()
+    (tmp_path / ".meta" / "graphs").write_text("not a directory")
+    assert probe(tmp_path) == (
+        f"fsaccept-servers n7 down cannot read the GlusterFS client's state in "
+        f"{tmp_path}/.meta: Not a directory\n")
 
 
 def test_a_graph_without_bricks_is_unknown(tmp_path):
