@@ -45,6 +45,9 @@ class Benchmark:
     #: ``"module:function"`` (path, key, entry) -> list of errors the schema cannot
     #: express (e.g. block size a multiple of the transfer size), or None.
     entry_rules: str | None = None
+    #: ``"module:function"`` (path, key, entry, target fstype) -> list of errors: rules
+    #: between an entry and the target (e.g. Lustre striping on another file system).
+    target_rules: str | None = None
     #: ``"module:function"`` run -> (INVALID reasons, rules not applied): the live
     #: check's rules that a re-read output can be held to, or None (its parser's
     #: findings are all there is).
@@ -90,6 +93,7 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
             "ior_shared_read": "ior.schema.json#/$defs/shared_read_test",
         },
         entry_rules="fsaccept.benchmarks.ior.command:entry_errors",
+        target_rules="fsaccept.benchmarks.ior.command:target_errors",
         reread_rules="fsaccept.benchmarks.ior.validity:reread_reasons",
         reference_rules="fsaccept.benchmarks.ior.validity:judge_against_reference",
         unsafe_path_chars={"@": "IOR reads '@' in -o as a separator between several files "

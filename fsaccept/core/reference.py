@@ -281,7 +281,7 @@ def load_reference(path: Path | str) -> Reference:
     errors = validation_errors(data)
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
-    errors = _entry_rule_errors(data["tests"])
+    errors = _entry_rule_errors(data["tests"], data["target"]["fstype"])
     errors += _target_errors(data["target"], data["tests"]) + _nightly_errors(data, errors)
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
@@ -301,14 +301,17 @@ def load_reference(path: Path | str) -> Reference:
                      drop_caches=data.get("drop_caches"), data=data)
 
 
-def _entry_rule_errors(tests: dict[str, Any]) -> list[str]:
-    """Rules the schema cannot express, each benchmark's own (``entry_rules``)."""
+def _entry_rule_errors(tests: dict[str, Any], fstype: str) -> list[str]:
+    """Rules the schema cannot express, each benchmark's own (``entry_rules``, and
+    ``target_rules`` against the target's type)."""
     from fsaccept.core.provision import registry
     errors = []
     for key, entry in tests.items():
         bench = registry.owner_of(key)
         if bench and bench.entry_rules:
             errors += registry.load(bench.entry_rules)(f"tests.{key}", entry)
+        if bench and bench.target_rules:
+            errors += registry.load(bench.target_rules)(f"tests.{key}", entry, fstype)
     return errors
 
 
@@ -357,7 +360,8 @@ def _nightly_errors(data: dict[str, Any], known: list[str]) -> list[str]:
         merged = nightly_merged(data, "")
     except ReferenceError as err:
         return [str(err).removeprefix(": ")]
-    errors = validation_errors(merged) or _entry_rule_errors(merged["tests"])
+    errors = validation_errors(merged) or _entry_rule_errors(merged["tests"],
+                                                                  merged["target"]["fstype"])
     return [f"nightly.tests: the test entries with the nightly values are not valid: {e}"
             for e in errors if e not in known]
 

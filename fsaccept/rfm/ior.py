@@ -106,10 +106,8 @@ class IORTest(BenchmarkTest):
                              for k, v in iorcmd.hint_variables(self.params).items()]
         self.mpiio_hints = ",".join(f"{k}={v}" for k, v in (self.params.hints or {}).items())
         fstype = self.target_fstype_expected or self.refdata.target_fstype
-        if self.params.stripe and fstype != "lustre":
-            raise reference.ReferenceError(
-                f"{self.refdata.path}: tests.{self.reference_key}.stripe: striping is a Lustre "
-                f"setting (lfs setstripe) and the target is {fstype}: remove it")
+        for error in iorcmd.target_errors(f"tests.{self.reference_key}", self.entry, fstype):
+            raise reference.ReferenceError(f"{self.refdata.path}: {error}")
         self.deadline_s = self.phase_deadline()
         self.executable = self.ior_binary
         self.executable_opts = iorcmd.ior_options(

@@ -268,6 +268,11 @@ def _edit(text, old, new):
     (lambda t: _edit(t, "  path: /var/tmp\n", "  path: /var/tmp/a:b\n"),
      r"target.path: '/var/tmp/a:b' holds ':': fio reads ':' in directory= as a separator "
      r"between several directories \(tests.fio_"),
+    # A benchmark's rule between an entry and the target (the registry's target_rules).
+    (lambda t: _edit(t, "  ior_shared_write:\n", "  ior_shared_write:\n"
+                                                   "    stripe: {count: 4}\n"),
+     r"tests.ior_shared_write.stripe: striping is a Lustre setting \(lfs setstripe\) "
+     "and the target is ext4: remove it"),
     # The fio check's set-up (fsaccept.benchmarks.fio.command: parameters, thresholds).
     (lambda t: _edit(t, "randread_4k_direct_iops: {value: 500",
                      "randread_4k_direct_iopz: {value: 500"),

@@ -73,6 +73,14 @@ def ior_tests(ref: Reference) -> dict[str, TestParameters]:
     return {name: parameters(ref, name) for name in ref.entries if name.startswith("ior_")}
 
 
+def target_errors(where: str, entry: dict[str, Any], fstype: str) -> list[str]:
+    """Rules between an IOR entry and the target's file-system type."""
+    if entry.get("stripe") and fstype != "lustre":
+        return [f"{where}.stripe: striping is a Lustre setting (lfs setstripe) and the "
+                f"target is {fstype}: remove it"]
+    return []
+
+
 def entry_errors(where: str, entry: dict[str, Any]) -> list[str]:
     """Rules of an IOR entry the schema cannot express (IOR would refuse these at run
     time), as ``tests.<name>.<key>: message``."""
