@@ -159,6 +159,11 @@ def render_slurm_conf(layout: ClusterLayout) -> str:
         "SlurmdTimeout=30",
         "InactiveLimit=0",
         "KillWait=5",
+        # All nodes share one disk: under heavy I/O a job's removal of its data can sit
+        # in an uninterruptible unlink for minutes after the time limit's SIGKILL.  At
+        # Slurm's 60 s default the node was drained ("Kill task failed") and every
+        # later test lacked it; the job ends once the unlink returns.
+        "UnkillableStepTimeout=600",
         "MinJobAge=300",
         f"StateSaveLocation={s}/ctld",
         f"SlurmctldPidFile={s}/slurmctld.pid",

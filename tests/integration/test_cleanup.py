@@ -86,10 +86,11 @@ def session_env(cluster_env, tmp_path, target, slow):
     return env
 
 
-def start_session(env, tmp_path, name, files=FILES_PER_NODE):
+def start_session(env, tmp_path, name, files=FILES_PER_NODE, sleep_s=0):
     prefix = tmp_path / name
     cmd = reframe_command("-c", str(CHECK), "--system", "local", "-n", "^ManySmallFiles$",
-                          "-S", f"files={files}", "-r", prefix=prefix)
+                          "-S", f"files={files}", "-S", f"sleep_s={sleep_s}", "-r",
+                          prefix=prefix)
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True), prefix
 
@@ -135,10 +136,13 @@ def test_a_time_limit_in_the_middle_of_the_removal_is_resumed_by_the_sanity_stag
     env = session_env(cluster_env, tmp_path, target, slow=True)
     session, prefix = start_session(env, tmp_path, "rfm")
     output, case = finish(session, prefix)
-    # The time limit is the verdict's reason (INVALID), as in issue 20.
-    assert case["fail_phase"] == "sanity", output[-3000:]
-    assert re.search(r"INVALID: Slurm cancelled job \d+ .*due to time limit",
-                     case["fail_reason"]), case["fail_reason"]
+    # The benchmark had ended (exit 0) when the time limit came: it cut short only the
+    # removal, which is said, and is no reason to doubt a figure.
+    assert case["result"] == "pass", output[-3000:]
+    assert re.fullmatch(r"Slurm cancelled job \d+ at \S+ due to time limit, after the "
+                        r"benchmark had ended \(exit 0\), while the job removed its data",
+                        case["time_limit_after_benchmark"]), case["time_limit_after_benchmark"]
+    assert f"ManySmallFiles: {case['time_limit_after_benchmark']}" in output
     data_dir = Path(case["target_dir"])
     check_cut_short(tmp_path / "find.log", data_dir, case["num_nodes"])
     # The marker survived the cut (else the sanity stage would have left it all alone
@@ -192,3 +196,16 @@ def test_what_the_sanity_stage_cannot_remove_is_reported_and_the_next_session_re
     assert case["result"] == "pass", output[-3000:]
     assert f"fsaccept: removed {data_dir}, left by an earlier run" in output
     assert not data_dir.exists() and data_dirs(target) == []
+
+
+def test_a_time_limit_in_the_middle_of_the_benchmark_makes_it_invalid(cluster_env, tmp_path,
+                                                                       target):
+    """Issue 20's FioMetadata: the benchmark itself ran into the time limit."""
+    env = session_env(cluster_env, tmp_path, target, slow=False)
+    session, prefix = start_session(env, tmp_path, "rfm", files=10, sleep_s=3600)
+    output, case = finish(session, prefix)
+    assert case["fail_phase"] == "sanity", output[-3000:]
+    assert re.search(r"INVALID: Slurm cancelled job \d+ .*due to time limit",
+                     case["fail_reason"]), case["fail_reason"]
+    assert case["time_limit_after_benchmark"] == ""
+    assert not Path(case["target_dir"]).exists() and data_dirs(target) == []

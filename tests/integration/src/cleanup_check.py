@@ -18,14 +18,16 @@ class ManySmallFiles(BenchmarkTest):
     reference_key = "fio_metadata"
     judged = False
     files = variable(int, value=2000)
+    #: Seconds the "benchmark" then waits (beyond the time limit: cut short mid-benchmark).
+    sleep_s = variable(int, value=0)
 
     @run_after("setup")
     def set_files_command(self):
         self.executable = "bash"
         self.executable_opts = [
             "-c", 'd="$1/${SLURMD_NODENAME:-n1}"; mkdir -p -- "$d" && '
-                  'for i in $(seq "$2"); do : > "$d/f.$i"; done', "many-small-files",
-            self.target_dir, str(self.files)]
+                  'for i in $(seq "$2"); do : > "$d/f.$i"; done && sleep "$3"',
+            "many-small-files", self.target_dir, str(self.files), str(self.sleep_s)]
 
     def figure_name(self) -> str:
         return "files"
