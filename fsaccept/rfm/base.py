@@ -815,9 +815,8 @@ class BenchmarkTest(AcceptanceTest):
         is a note, not a reason.  (A step the time limit cancels can still let the
         script print its "ended" line, with the step's status: that one stays.)"""
         failures = slurm.slurm_job_failures(stderr)
-        ended_well = (self.job_info().get("benchmark_ended") == "0"
-                      and not re.search(r"\*\*\* STEP \S+ ON \S+ CANCELLED", stderr))
-        late = [f for f in failures if f.endswith(" due to time limit") and ended_well]
+        late = [f for f in failures
+                if f.endswith(" due to time limit") and self._ended_well(stderr)]
         for failure in late:
             self.time_limit_after_benchmark = (
                 f"{failure}, after the benchmark had ended (exit "
@@ -825,6 +824,21 @@ class BenchmarkTest(AcceptanceTest):
             getlogger().warning(f"fsaccept: {self.display_name}: "
                                 f"{self.time_limit_after_benchmark}")
         return [f for f in failures if f not in late]
+
+    def _ended_well(self, stderr: str) -> bool:
+        """Whether the benchmark step ended with exit 0 and no step was cancelled."""
+        return (self.job_info().get("benchmark_ended") == "0"
+                and not re.search(r"\*\*\* STEP \S+ ON \S+ CANCELLED", stderr))
+
+    def _benchmark_stderr(self) -> str:
+        """The job's stderr as the benchmark's aftermath: without Slurm's line of a time
+        limit that came after the benchmark had ended well (``job_failures``)."""
+        stderr = self._stderr_text()
+        if not self._ended_well(stderr):
+            return stderr
+        return "".join(line for line in stderr.splitlines(keepends=True)
+                       if not re.search(r"\*\*\* JOB \S+ ON \S+ CANCELLED AT \S+ DUE TO "
+                                        r"TIME LIMIT \*\*\*", line))
 
     def abort_reasons(self) -> list[str]:
         """Why the job refused to run the benchmark (its own checks before it)."""
@@ -880,7 +894,7 @@ class BenchmarkTest(AcceptanceTest):
         the aftermath); ``record_run(run)`` then records its provenance."""
         if not hasattr(self, "_parsed_run"):
             run = parse(self._stdout_text())
-            for finding in error_findings(self._stderr_text()):
+            for finding in error_findings(self._benchmark_stderr()):
                 finding.text = f"stderr: {finding.text}"
                 run.findings.append(finding)
             self._parsed_run = run

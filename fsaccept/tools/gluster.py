@@ -285,6 +285,16 @@ class Gluster:
                 pids[f.stem.rsplit("-", 1)[-1]] = pid
         return pids
 
+    def self_heal_pids(self) -> dict[str, int]:
+        """Volume -> pid of the self-heal daemon glusterd starts for a replicated (or
+        dispersed) volume."""
+        pids = {}
+        for f in self.layout.run_dir.glob("shd/*/*.pid"):
+            pid = _pid_of(f, "glusterfs")
+            if pid:
+                pids[f.parent.name] = pid
+        return pids
+
     def client_pid(self, node: str) -> int | None:
         return _pid_of(self.layout.client_pidfile(node), "glusterfs")
 
@@ -539,6 +549,9 @@ class Gluster:
         if pid:
             _stop(pid)
             stopped.append("glusterd")
+        for volume, pid in self.self_heal_pids().items():  # glusterd no longer restarts it
+            _stop(pid)
+            stopped.append(f"self-heal daemon {volume}")
         return stopped + self.remove_brick_images()
 
     @staticmethod

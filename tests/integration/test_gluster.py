@@ -347,6 +347,8 @@ def test_a_brick_killed_mid_write_on_a_replicated_volume(gluster_volumes, tmp_pa
                                          f"to brick {lay.address}:{lay.brick_dirs[1]}")
     finally:
         up("--gluster-volume-type", "distribute")
+    # Switching back restarted the cluster: the replica's self-heal daemon went too.
+    assert gfs.Gluster(lay).self_heal_pids() == {}
     resume_cleanup_if_left(data_dir)
 
 
