@@ -314,10 +314,15 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest):
         file system, or whose path the benchmark cannot take (a mistyped path
         must never fill a home file system)."""
         mount = guards.check_target(
-            self.target_root(), self.target_fstype_expected or self.refdata.target_fstype,
+            self.target_root(), self.expected_fstype(),
             self.refdata.path, mount_point=self.refdata.target_mount_point,
             source=self.refdata.target_source, forbidden=self.unsafe_path_chars)
         self.target_fstype, self.target_mount = mount.fstype, mount.target
+
+    def expected_fstype(self) -> str:
+        """The file-system type the target must be on (``target_fstype_expected``, else
+        the reference file's)."""
+        return self.target_fstype_expected or self.refdata.target_fstype
 
     def target_root(self) -> Path:
         """The directory this test writes below."""
@@ -583,7 +588,7 @@ class BenchmarkTest(AcceptanceTest):
         benchmark does not run), and that O_DIRECT is honoured when the test uses it."""
         if self.current_partition.launcher_type.registered_name != "srun":
             return []
-        expected = self.target_fstype_expected or self.refdata.target_fstype
+        expected = self.expected_fstype()
         script = servers.probe(expected) + NODE_CHECK_SCRIPT.replace(
             "$NODE_CHECK_MARKER", NODE_CHECK_MARKER)
         args = " ".join(shlex.quote(a) for a in (
@@ -618,7 +623,7 @@ class BenchmarkTest(AcceptanceTest):
         """Job lines that ask every node's client, once the benchmark has ended, whether
         it still reaches every storage server (only printed lines of the probe: a node
         whose step failed says nothing, and srun's complaints stay out of stderr)."""
-        fstype = self.target_fstype_expected or self.refdata.target_fstype
+        fstype = self.expected_fstype()
         if (not servers.probe(fstype)
                 or self.current_partition.launcher_type.registered_name != "srun"):
             return []
@@ -722,7 +727,7 @@ class BenchmarkTest(AcceptanceTest):
 
         # A client that has lost a storage server (the batch node's; every node's is
         # asked again below): nothing is created on a degraded file system.
-        probe = servers.probe(self.target_fstype_expected or self.refdata.target_fstype)
+        probe = servers.probe(self.expected_fstype())
         degraded = [probe + f'fsaccept_servers_said=$(fsaccept_servers {expected}); '
                     f'[[ "$fsaccept_servers_said" != down* ]] || {abort} the file system is '
                     'degraded: ${fsaccept_servers_said#down }"; exit 3; }'] if probe else []
@@ -868,7 +873,7 @@ class BenchmarkTest(AcceptanceTest):
     def fstype_reasons(self) -> list[str]:
         """The file system where the job ran must be the one the guard checked."""
         self.job_info()
-        expected = self.target_fstype_expected or self.refdata.target_fstype
+        expected = self.expected_fstype()
         if not self.job_fstype:
             return [f"could not tell the file system of {self.target_dir} where the job ran "
                     "(findmnt)"]

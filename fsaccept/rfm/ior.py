@@ -105,7 +105,7 @@ class IORTest(BenchmarkTest):
         self.prerun_cmds += [f"export {k}={shlex.quote(v)}"
                              for k, v in iorcmd.hint_variables(self.params).items()]
         self.mpiio_hints = ",".join(f"{k}={v}" for k, v in (self.params.hints or {}).items())
-        fstype = self.target_fstype_expected or self.refdata.target_fstype
+        fstype = self.expected_fstype()
         for error in iorcmd.target_errors(f"tests.{self.reference_key}", self.entry, fstype):
             raise reference.ReferenceError(f"{self.refdata.path}: {error}")
         self.deadline_s = self.phase_deadline()
