@@ -14,7 +14,5 @@ from fsaccept.rfm.probe import DataReductionProbe as _Probe
 
 @rfm.simple_test
 class DataReductionProbe(_Probe):
-    descr = 'data reduction: space taken by zeros, IOR\'s default pattern and random data'
-    # Preflight: it runs before the benchmarks, and its ratios are findings that decide
-    # other tests' validity, never figures judged against a threshold.
-    tags = {'preflight', 'reduction'}
+    """Preflight: it runs before the benchmarks, and its ratios are findings that decide
+    other tests' validity, never figures judged against a threshold."""

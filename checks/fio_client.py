@@ -27,11 +27,6 @@ class FioRandomReadDirect(FioTest):
     """4 KiB random read IOPS with O_DIRECT (direct=1), asynchronous, deep queue:
     the client-limited regime (``randread_4k_direct_iops``)."""
 
-    descr = 'fio 4 KiB random read IOPS, direct=1 (client-limited regime)'
-    tags = {'acceptance', 'client'}
-    reference_key = 'fio_randread_direct'
-    kind = 'randread_direct'
-
 
 @rfm.simple_test
 class FioRandomReadBuffered(FioTest):
@@ -39,31 +34,16 @@ class FioRandomReadBuffered(FioTest):
     (``randread_4k_buffered_iops``).  Files smaller than the node's memory are
     noted: the figure then measures the cache, not the file system."""
 
-    descr = 'fio 4 KiB random read IOPS, buffered (cache regime)'
-    tags = {'acceptance', 'client'}
-    reference_key = 'fio_randread_buffered'
-    kind = 'randread_buffered'
-
 
 @rfm.simple_test
 class FioSequentialWrite(FioTest):
     """1 MiB sequential write bandwidth with O_DIRECT, fsync at the end
     (``seq_write_1m_direct_bw``, MiB/s)."""
 
-    descr = 'fio 1 MiB sequential write bandwidth, direct=1'
-    tags = {'acceptance', 'client'}
-    reference_key = 'fio_seq_write'
-    kind = 'seq_write'
-
 
 @rfm.simple_test
 class FioSequentialRead(FioTest):
     """1 MiB sequential read bandwidth with O_DIRECT (``seq_read_1m_direct_bw``, MiB/s)."""
-
-    descr = 'fio 1 MiB sequential read bandwidth, direct=1'
-    tags = {'acceptance', 'client'}
-    reference_key = 'fio_seq_read'
-    kind = 'seq_read'
 
 
 @rfm.simple_test
@@ -73,19 +53,9 @@ class FioFsync(FioTest):
     (``fsync_4k_write_clat_{p50,p99,max}_us``) and the fsync calls' latency
     (``fsync_4k_sync_lat_{p50,p99,max}_us``); latency thresholds are upper bounds."""
 
-    descr = 'fio 4 KiB writes with fsync=1, queue depth 1: IOPS and latency'
-    tags = {'acceptance', 'client'}
-    reference_key = 'fio_fsync'
-    kind = 'fsync'
-
 
 @rfm.simple_test
 class FioMetadata(FioTest):
     """File create, stat and delete rates per client with fio's filecreate,
     filestat and filedelete engines (``filecreate_ops``, ``filestat_ops``,
     ``filedelete_ops``, ops/s): a metadata check that needs no mdtest."""
-
-    descr = 'fio file create/stat/delete rates (no mdtest needed)'
-    tags = {'acceptance', 'client', 'metadata'}
-    reference_key = 'fio_metadata'
-    kind = 'metadata'

@@ -21,22 +21,10 @@ class IORWriteBandwidth(IORTest):
     wear-out so every rank writes as much as the fastest.  Also reports the
     bandwidth up to the stonewall (``write_bandwidth_stonewall``)."""
 
-    descr = 'IOR write bandwidth, stonewalled, file per process'
-    tags = {'acceptance', 'bandwidth'}
-    reference_key = 'ior_write_bandwidth'
-    phase = 'write_bandwidth'
-    operation = 'write'
-    report_stonewall_figure = True
-
 
 class IORReadDatasetGeneration(IORDataset):
     """Stonewalled write of the read test's dataset; the pair count goes to a
     status file so the read reads exactly what was written."""
-
-    descr = 'IOR dataset for the sustained read'
-    reference_key = 'ior_read_bandwidth'
-    phase = 'read_generation'
-    operation = 'write'
 
 
 @rfm.simple_test
@@ -44,11 +32,6 @@ class IORStonewalledRead(IORReadTest):
     """Aggregate read bandwidth (MiB/s) sustained for the whole deadline.  A read
     that ends earlier exhausted its dataset and is INVALID."""
 
-    descr = 'IOR read bandwidth sustained for the deadline'
-    tags = {'acceptance', 'bandwidth'}
-    reference_key = 'ior_read_bandwidth'
-    phase = 'read_bandwidth'
-    operation = 'read'
     dataset = fixture(IORReadDatasetGeneration, scope='environment')
 
 
@@ -56,43 +39,20 @@ class IORStonewalledRead(IORReadTest):
 class IORRandomWriteIOPS(IORTest):
     """Random 4 KiB write IOPS, stonewalled at the deadline."""
 
-    descr = 'IOR random 4 KiB write IOPS'
-    tags = {'acceptance', 'iops'}
-    reference_key = 'ior_random_write_iops'
-    phase = 'random_write_iops'
-    operation = 'write'
-    figure_kind = 'iops'
-
 
 class IORRandomReadDatasetGeneration(IORDataset):
     """Full blocks written with large sequential transfers for the random read."""
-
-    descr = 'IOR dataset for random 4 KiB reads'
-    reference_key = 'ior_random_read_iops'
-    phase = 'random_read_generation'
-    operation = 'write'
 
 
 @rfm.simple_test
 class IORRandomReadIOPS(IORReadTest):
     """Random 4 KiB read IOPS over a pre-written dataset, stonewalled."""
 
-    descr = 'IOR random 4 KiB read IOPS'
-    tags = {'acceptance', 'iops'}
-    reference_key = 'ior_random_read_iops'
-    phase = 'random_read_iops'
-    operation = 'read'
-    figure_kind = 'iops'
     dataset = fixture(IORRandomReadDatasetGeneration, scope='environment')
 
 
 class IORIntegrityDataset(IORDataset):
     """Full blocks written with this session's data pattern (-G)."""
-
-    descr = 'IOR patterned dataset for the integrity check'
-    reference_key = 'ior_data_integrity'
-    phase = 'integrity_write'
-    operation = 'write'
 
 
 @rfm.simple_test
@@ -100,11 +60,6 @@ class IORDataIntegrity(IORIntegrityTest):
     """Every transfer read back on another node and verified (-R): FAIL on any
     transfer read back wrong, with the count."""
 
-    descr = 'IOR data integrity: patterned write, verified read on other nodes'
-    tags = {'acceptance', 'integrity'}
-    reference_key = 'ior_data_integrity'
-    phase = 'integrity_read'
-    operation = 'read'
     dataset = fixture(IORIntegrityDataset, scope='environment')
 
 
@@ -114,20 +69,9 @@ class IORSharedFileWrite(IORTest):
     wear-out; API (POSIX or MPI-IO), collective or independent I/O, hints and Lustre
     striping as the reference entry says."""
 
-    descr = 'IOR shared-file write bandwidth, stonewalled'
-    tags = {'acceptance', 'bandwidth', 'shared-file'}
-    reference_key = 'ior_shared_write'
-    phase = 'shared_write'
-    operation = 'write'
-
 
 class IORSharedReadDatasetGeneration(IORDataset):
     """Stonewalled write of the shared file the shared read reads."""
-
-    descr = 'IOR shared-file dataset for the sustained read'
-    reference_key = 'ior_shared_read'
-    phase = 'shared_read_generation'
-    operation = 'write'
 
 
 @rfm.simple_test
@@ -135,10 +79,4 @@ class IORSharedFileRead(IORReadTest):
     """Aggregate read bandwidth (MiB/s) from one shared file, sustained for the deadline
     over the dataset its fixture wrote (read back on other nodes, -C)."""
 
-    descr = 'IOR shared-file read bandwidth sustained for the deadline'
-    tags = {'acceptance', 'bandwidth', 'shared-file'}
-    reference_key = 'ior_shared_read'
-    phase = 'shared_read'
-    operation = 'read'
     dataset = fixture(IORSharedReadDatasetGeneration, scope='environment')
-

@@ -10,12 +10,11 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 
 from fsaccept.rfm.base import partition_nodes
+from fsaccept.rfm.catalogued import CataloguedTest
 
 
 @rfm.simple_test
-class MPILaunchSanity(rfm.RegressionTest):
-    descr = 'MPI launch across all idle nodes (srun, block distribution)'
-    tags = {'preflight'}
+class MPILaunchSanity(rfm.RegressionTest, CataloguedTest):
     valid_systems = ['+mpi']
     valid_prog_environs = ['+mpi']
     build_system = 'SingleSource'

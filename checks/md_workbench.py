@@ -15,7 +15,3 @@ from fsaccept.rfm.md_workbench import MdWorkbenchTest
 @rfm.simple_test
 class MdWorkbench(MdWorkbenchTest):
     """Objects written by one rank are read by a rank on the next node (-O)."""
-
-    descr = 'md-workbench small-object rate and latency'
-    tags = {'acceptance', 'metadata'}
-    reference_key = 'md_workbench'

@@ -27,17 +27,7 @@ from fsaccept.rfm.mdtest import MdtestTest
 class MdtestEasy(MdtestTest):
     """mdtest "easy": a directory per rank, so no two ranks share a directory."""
 
-    descr = 'mdtest file metadata rates, a directory per rank (easy)'
-    tags = {'acceptance', 'metadata'}
-    reference_key = 'mdtest_easy'
-    unique_dir_per_rank = True
-
 
 @rfm.simple_test
 class MdtestHard(MdtestTest):
     """mdtest "hard": every rank creates its files in one shared directory."""
-
-    descr = 'mdtest file metadata rates, one shared directory (hard)'
-    tags = {'acceptance', 'metadata'}
-    reference_key = 'mdtest_hard'
-    unique_dir_per_rank = False

@@ -85,7 +85,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
-    from fsaccept.benchmarks.registry import BENCHMARKS, load
+    from fsaccept.benchmarks.registry import BENCHMARKS
     from fsaccept.core import inputs, versions
 
     bench = BENCHMARKS[args.kind]
@@ -107,7 +107,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     json_summary = args.json_summary or bool(
         bench.json_parser and text.lstrip("\ufeff \t\r\n").startswith("{"))
     try:
-        parse = load(bench.json_parser if json_summary else bench.parser)
+        parse = bench.json_parser if json_summary else bench.parser
         result = parse(text, job_file=job_file) if job_file else parse(text)
     except ValueError as e:
         # the file at fault: the job file's errors are the job file's (fio's JobFileError)
@@ -125,7 +125,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     # The live check's rules this output can be held to (one verdict, live or re-read).
     not_applied: list[str] = []
     if bench.reread_rules:
-        more, not_applied = load(bench.reread_rules)(result)
+        more, not_applied = bench.reread_rules(result)
         reasons += [r for r in more if r not in reasons]
     judged = {}
     if args.reference:
@@ -178,7 +178,7 @@ def _json_text(out: dict) -> str:
 def _judge(bench, result, reference_file: str, key: str | None):
     """(judged figure, INVALID reasons, rules not applied) of a parsed run by the
     reference entry ``tests.<key>``; ValueError with the message otherwise."""
-    from fsaccept.benchmarks.registry import load, owner_of
+    from fsaccept.benchmarks.registry import owner_of, tests_with_key
     from fsaccept.core import reference
 
     if not key:
@@ -190,7 +190,7 @@ def _judge(bench, result, reference_file: str, key: str | None):
     if not bench.reference_rules:
         return {}, [], [f"tests.{key}: the reference rules are not applied to "
                         f"{bench.name} output yet"]
-    reasons, figure, skipped = load(bench.reference_rules)(result, key, entry)
+    reasons, figure, skipped = bench.reference_rules(result, key, entry, tests_with_key(key))
     return figure or {}, reasons, skipped
 
 

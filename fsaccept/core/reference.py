@@ -16,15 +16,16 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 
-from referencing import Registry, Resource
 
 from fsaccept.core import yamlfile
 from fsaccept.core.paths import REFERENCE_DIR
 from fsaccept.core.units import format_size, parse_size
+
+if TYPE_CHECKING:
+    import jsonschema
 
 DEFAULT_MAX_FILL_FRACTION = 0.5
 DEFAULT_TIME_LIMIT_MARGIN_MIN = 10
@@ -139,19 +140,23 @@ def _schemas() -> dict[str, dict[str, Any]]:
 @cache
 def _validator() -> Any:
     """A validator of whole reference files; benchmark schemas are found by name."""
-    registry: Registry = Registry().with_resources(
+    # Imported here: jsonschema is heavy, and re-reading a benchmark's log (fsaccept
+    # parse) needs this module's types but no validation.
+    import jsonschema
+    from referencing import Registry, Resource
+
+    registry = Registry().with_resources(
         (name, Resource.from_contents(schema)) for name, schema in _schemas().items())
-    return _StrictValidator(_schemas()["reference.schema.json"], registry=registry)
+    strict = jsonschema.validators.extend(
+        jsonschema.Draft202012Validator,
+        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer",
+                                                                           _is_integer))
+    return strict(_schemas()["reference.schema.json"], registry=registry)
 
 
 def _is_integer(_checker: Any, instance: Any) -> bool:
     # JSON Schema counts 4096.0 as an integer; IOR would receive "-s 4096.0".
     return isinstance(instance, int) and not isinstance(instance, bool)
-
-
-_StrictValidator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer))
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:
@@ -309,9 +314,9 @@ def _entry_rule_errors(tests: dict[str, Any], fstype: str) -> list[str]:
     for key, entry in tests.items():
         bench = registry.owner_of(key)
         if bench and bench.entry_rules:
-            errors += registry.load(bench.entry_rules)(f"tests.{key}", entry)
+            errors += bench.entry_rules(f"tests.{key}", entry)
         if bench and bench.target_rules:
-            errors += registry.load(bench.target_rules)(f"tests.{key}", entry, fstype)
+            errors += bench.target_rules(f"tests.{key}", entry, fstype)
     return errors
 
 

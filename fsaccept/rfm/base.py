@@ -45,6 +45,7 @@ from fsaccept.core.findings import figure_problem
 from fsaccept.core.paths import STATE_DIR
 from fsaccept.core.slurm import benchmark_job_name
 from fsaccept.rfm.binaries import BenchmarkBinaries
+from fsaccept.rfm.catalogued import CataloguedTest
 from fsaccept.tools import sites
 
 #: Names this ReFrame run's files, so that two runs on one file system never
@@ -213,11 +214,15 @@ def partition_nodes(job) -> tuple[list, list]:
     return nodes, [n for n in nodes if placement.is_usable(getattr(n, "states", ()))]
 
 
-class AcceptanceTest(rfm.RunOnlyRegressionTest):
+class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest):
     """Placement, reference and provenance common to every acceptance check."""
 
-    #: Key of this test's entry under ``tests:`` in the reference file.
+    #: Key of this test's entry under ``tests:`` in the reference file (the catalogue's).
     reference_key = variable(str)
+
+    @run_after("init")
+    def take_reference_key(self):
+        self.reference_key = self.spec.key
 
     #: Reference file to use; empty: ``$FSACCEPT_REFERENCE`` if set (a system may
     #: set it in its ``env_vars``), else ``reference/<system>.yaml`` of this repository.

@@ -9,10 +9,12 @@ are passed in bytes (fio's ``k``/``m`` suffixes depend on ``kb_base``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from fsaccept.benchmarks.fio.figures import FigureSpec
+from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.units import KIB, MIB, format_size, parse_size
 
 #: fio job names of the metadata test, in the order they run (one stonewall group each).
@@ -223,6 +225,17 @@ def judged_figures(specs: list[FigureSpec]) -> dict[str, FigureSpec]:
     return out
 
 
+def figure_patterns(kind: str) -> tuple[str, ...]:
+    """Every figure name a test of ``kind`` may report, as ``^regex$`` patterns (the names
+    carry the entry's block size), its main figure first, then the outlier count."""
+    k = KINDS[kind]
+    p = FioParameters(name="", kind=kind, node_fraction=1.0, block_size=k.block_size,
+                      ioengine=k.ioengine, iodepth=k.iodepth)
+    label = f"_{size_label(k.block_size)}_"
+    return (*("^" + re.escape(name).replace(re.escape(label), "_[0-9.]+[bkmgt]_", 1) + "$"
+              for name in judged_figures(figure_specs(p))), OUTLIER_FIGURE)
+
+
 def reframe_references(thresholds: dict[str, Any], specs: list[FigureSpec],
                        outlier_detection: bool, where: str = "thresholds"
                        ) -> dict[str, tuple[float, float | None, float | None, str]]:
@@ -246,7 +259,7 @@ def reframe_references(thresholds: dict[str, Any], specs: list[FigureSpec],
                                 f"{spec.unit!r}")
         refs[name] = th.as_reframe_reference()  # latencies (us) are ceilings
     if outlier_detection:
-        refs["outlier_nodes"] = (0, None, 0, "nodes")
+        refs[OUTLIER_FIGURE] = (0, None, 0, "nodes")
     return refs
 
 

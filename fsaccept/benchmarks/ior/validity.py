@@ -9,8 +9,10 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, TestSpec
 from fsaccept.benchmarks.ior.parse import IorRun
 from fsaccept.core.slurm import first_lines
 from fsaccept.core.units import GIB, MIB, parse_size
@@ -84,24 +86,12 @@ def reread_reasons(run: IorRun) -> tuple[list[str], list[str]]:
     return reasons, list(NOT_FROM_OUTPUT)
 
 
-#: Reference key -> (operation, figure kind, phase of command.PHASES) of what a log of it
-#: shows; the data-integrity test has two phases, the log's own operation picks one.
-_KEY_PHASES: dict[str, tuple[str | None, str, str]] = {
-    "ior_write_bandwidth": ("write", "bandwidth", "write_bandwidth"),
-    "ior_read_bandwidth": ("read", "bandwidth", "read_bandwidth"),
-    "ior_random_write_iops": ("write", "iops", "random_write_iops"),
-    "ior_random_read_iops": ("read", "iops", "random_read_iops"),
-    "ior_shared_write": ("write", "bandwidth", "shared_write"),
-    "ior_shared_read": ("read", "bandwidth", "shared_read"),
-    "ior_data_integrity": (None, "bandwidth", "integrity_"),
-}
-
-
 def _log_operations(run: IorRun) -> list[str]:
     return [op for op in ("write", "read") if run.summary_for(op) is not None]
 
 
-def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any]
+def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any],
+                            tests: Sequence[TestSpec]
                             ) -> tuple[list[str], dict[str, Any] | None, list[str]]:
     """The rules of a reference entry ``tests.<key>`` a re-read log can be held to:
     (INVALID reasons, the judged figure {name, value, unit, threshold, lower} or None,
@@ -112,17 +102,20 @@ def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any]
     # imported here: command reads reference files (jsonschema), which a plain re-read
     # of a log does not need
     from fsaccept.benchmarks.ior.command import PHASES
-    from fsaccept.benchmarks.registry import BENCHMARKS
 
-    if key not in _KEY_PHASES:
-        if key in BENCHMARKS["ior"].reference_keys:
-            return [], None, [f"tests.{key}: the reference rules are not applied to it yet"]
+    test = next((t for t in tests if t.key == key and t.role == ACCEPTANCE), None)
+    if test is None:
         return [], None, [f"tests.{key}: not an IOR test key"]
-    operation, kind, phase_name = _KEY_PHASES[key]
+    operation, kind, phase_name = (test.attrs["operation"], test.attrs["figure_kind"],
+                                   test.attrs["phase"])
     done = _log_operations(run)
-    if operation is None:  # data integrity: the write of the pattern, or its verified read
+    # A test over a patterned dataset (data integrity) is judged by either of its phases,
+    # the write of the pattern or its verified read: the log's own operation picks.
+    patterned = {t.attrs["operation"]: t.attrs["phase"] for t in tests
+                 if t.key == key and PHASES[t.attrs["phase"]].pattern}
+    if patterned:
         operation = "read" if "read" in done else "write"
-        phase_name += operation
+        phase_name = patterned[operation]
     if done and operation not in done:
         return ([f"the log is a {' and '.join(done)} run (IOR "
                  f"{' '.join('-' + op[0] for op in done)}), tests.{key} is a {operation} "

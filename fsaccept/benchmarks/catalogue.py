@@ -1,0 +1,140 @@
+"""The records every benchmark declares itself with, once (``<tool>/spec.py``).
+
+- :class:`Benchmark`: one tool: its binary, Spack package, version name, and its
+  functions as direct references (parser, entry rules, re-read rules...), the way IOR's
+  ``aiori-POSIX.c`` fills its own interface record.
+- :class:`TestSpec`: one test of fsaccept's catalogue, one record per ReFrame class in
+  ``checks/`` (fixtures and probes included): its reference key, its role, the figures
+  it reports and what makes it differ (IOR's phase, fio's kind...).  The checks read
+  these attributes from here, so a check's class body is its docstring and little else;
+  and the sign-off judges a re-read test case by its class's record, never by the
+  ``tags`` or ``reference_key`` its run report carries (which can be edited).
+
+This module imports nothing of fsaccept: the records are plain data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+#: What a test is for.  An acceptance test is judged against its reference entry and
+#: needs a judged figure; a fixture prepares data for one (no figure); a preflight check
+#: (the launch check, the data-reduction probe) judges no threshold.
+ACCEPTANCE, FIXTURE, PREFLIGHT = "acceptance", "fixture", "preflight"
+ROLES = (ACCEPTANCE, FIXTURE, PREFLIGHT)
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    """One test of the catalogue: a ReFrame class of ``checks/``, by its class name."""
+
+    __test__ = False  # not a pytest test class
+
+    #: The class name in ``checks/`` (a ReFrame test case's name up to its first blank).
+    check: str
+    #: ``acceptance``, ``fixture`` or ``preflight``.
+    role: str
+    #: One line: what it measures (the check's ``descr``).
+    descr: str
+    #: Its entry under ``tests:`` of the reference file ('' for none: the probes).
+    key: str = ""
+    #: The benchmark that runs it ('' for the launch check and the data-reduction probe).
+    benchmark: str = ""
+    #: Tags besides the role (``bandwidth``, ``iops``, ``metadata``, ``client``...).
+    tags: tuple[str, ...] = ()
+    #: Every figure it may report: a name, or a ``^regex$`` for figures named after the
+    #: entry (fio's block size).  The first is its main figure: the one a reference entry
+    #: with a single threshold judges.
+    figures: tuple[str, ...] = ()
+    #: The check's attributes that follow from what it is (IOR: ``phase``, ``operation``,
+    #: ``figure_kind``; fio: ``kind``; mdtest: ``unique_dir_per_rank``).
+    attrs: Mapping[str, Any] = field(default_factory=dict)
+    #: The JSON Schema ``$ref`` its reference entry is validated against.
+    schema: str = ""
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"{self.check}: role {self.role!r} is not one of {ROLES}")
+        object.__setattr__(self, "attrs", MappingProxyType(dict(self.attrs)))
+
+    @property
+    def all_tags(self) -> frozenset[str]:
+        """The ReFrame tags it carries (a fixture has none: ``-t`` never selects one)."""
+        if self.role == FIXTURE:
+            return frozenset()
+        return frozenset((self.role, *self.tags))
+
+    @property
+    def main_figure(self) -> str:
+        return self.figures[0] if self.figures else ""
+
+    def reports(self, figure: str) -> bool:
+        """Whether ``figure`` is one this test may report."""
+        return any(_matches(pattern, figure) for pattern in self.figures)
+
+
+def _matches(pattern: str, name: str) -> bool:
+    return (re.fullmatch(pattern[1:-1], name) is not None if pattern.startswith("^")
+            else pattern == name)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark tool, with its functions as direct references."""
+
+    #: ``fsaccept parse <name>``; also its folder under ``fsaccept/benchmarks/``.
+    name: str
+    #: The executable a job runs (looked up on PATH or in the Spack view).
+    binary: str
+    #: The Spack package that builds it (mdtest and md-workbench come with IOR).
+    spack_package: str
+    #: Its name in ``data/tested_versions.yaml`` and ``data/known_bad_versions.yaml``
+    #: (mdtest and md-workbench print IOR's version).
+    version_name: str
+    #: Figure kinds its output reports (what a known bug may affect).
+    figure_kinds: tuple[str, ...]
+    #: Its text output -> a parsed run with ``to_dict()``.
+    parser: Callable[[str], Any]
+    #: Its tests, in the order the checks declare them.
+    tests: tuple[TestSpec, ...] = ()
+    #: Reads its JSON summary file, if it writes one.
+    json_parser: Callable[[str], Any] | None = None
+    #: Reference keys it owns besides its tests' own: a ``^regex$`` -> a JSON Schema
+    #: ``$ref`` (a site's variants of one test, e.g. ``md_workbench_small``).
+    extra_keys: Mapping[str, str] = field(default_factory=dict)
+    #: (where, entry) -> errors the schema cannot express (block size a multiple of the
+    #: transfer size...).
+    entry_rules: Callable[[str, dict[str, Any]], list[str]] | None = None
+    #: (where, entry, target fstype) -> errors between an entry and the target (Lustre
+    #: striping on another file system).
+    target_rules: Callable[[str, dict[str, Any], str], list[str]] | None = None
+    #: run -> (INVALID reasons, rules not applied): the live check's rules a re-read
+    #: output can be held to (None: its parser's findings are all there is).
+    reread_rules: Callable[[Any], tuple[list[str], list[str]]] | None = None
+    #: (run, key, entry) -> (reasons, judged figure, rules not applied): a reference
+    #: entry's rules for ``fsaccept parse --reference``.
+    reference_rules: Callable[..., tuple[list[str], Any, list[str]]] | None = None
+    #: Characters it cannot take in a path (character -> why): a target path holding one
+    #: is refused (``fsaccept reference`` and every run, before any job).
+    unsafe_path_chars: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def schema_file(self) -> str:
+        """Its reference-entry schema, a resource of the package."""
+        return f"benchmarks/{self.name.replace('-', '_')}/schema.json"
+
+    @property
+    def reference_keys(self) -> dict[str, str]:
+        """Every reference key it owns (an exact key or a ``^regex$``) -> its ``$ref``."""
+        return {**{t.key: t.schema for t in self.tests if t.key and t.role == ACCEPTANCE},
+                **self.extra_keys}
+
+    def parse(self, text: str, json_summary: bool = False) -> Any:
+        parser = self.json_parser if json_summary else self.parser
+        if parser is None:
+            raise ValueError(f"{self.name} writes no JSON summary")
+        return parser(text)

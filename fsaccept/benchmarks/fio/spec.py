@@ -1,0 +1,37 @@
+"""fio, declared once: its record and its catalogue of client tests
+(``checks/fio_client.py``), one per kind of ``command.KINDS``, each reading the reference
+entry ``fio_<kind>``; its figures are named after the entry's block size."""
+
+from __future__ import annotations
+
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, Benchmark, TestSpec
+from fsaccept.benchmarks.fio import command, parse
+
+
+def _fio(check: str, kind: str, descr: str, tags: tuple[str, ...] = ("client",)) -> TestSpec:
+    return TestSpec(check=check, role=ACCEPTANCE, key=f"fio_{kind}", benchmark="fio",
+                    descr=descr, tags=tags, figures=command.figure_patterns(kind),
+                    attrs={"kind": kind}, schema="fio.schema.json")
+
+
+TESTS = (
+    _fio("FioRandomReadDirect", "randread_direct",
+         "fio 4 KiB random read IOPS, direct=1 (client-limited regime)"),
+    _fio("FioRandomReadBuffered", "randread_buffered",
+         "fio 4 KiB random read IOPS, buffered (cache regime)"),
+    _fio("FioSequentialWrite", "seq_write", "fio 1 MiB sequential write bandwidth, direct=1"),
+    _fio("FioSequentialRead", "seq_read", "fio 1 MiB sequential read bandwidth, direct=1"),
+    _fio("FioFsync", "fsync", "fio 4 KiB writes with fsync=1, queue depth 1: IOPS and latency"),
+    # A per-client metadata rate (the parallel metadata figures are mdtest's).
+    _fio("FioMetadata", "metadata", "fio file create/stat/delete rates (no mdtest needed)",
+         tags=("client", "metadata")),
+)
+
+BENCHMARK = Benchmark(
+    # fio's report is JSON either way (its --output file, or stdout with messages).
+    name="fio", binary="fio", spack_package="fio", version_name="fio",
+    figure_kinds=("bandwidth", "iops", "latency"),
+    parser=parse.parse_fio, json_parser=parse.parse_fio, tests=TESTS,
+    entry_rules=command.entry_errors,
+    unsafe_path_chars={":": "fio reads ':' in directory= as a separator between several "
+                            "directories"})

@@ -1,0 +1,75 @@
+"""IOR, declared once: its record and its catalogue of tests (``checks/ior_acceptance.py``).
+
+Each test is one IOR phase (``command.PHASES``): a key, its role, the figures it reports,
+and its ``phase``, ``operation`` (the summary row IOR's figure comes from) and
+``figure_kind`` (MiB/s or IOPS).  A read test's dataset is a fixture with the read's key.
+"""
+
+from __future__ import annotations
+
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, Benchmark, TestSpec
+from fsaccept.benchmarks.ior import command, parse, parse_json, validity
+from fsaccept.core.pernode import OUTLIER_FIGURE
+
+
+def _ior(check: str, role: str, key: str, descr: str, phase: str, operation: str,
+         figure_kind: str = "bandwidth", tags: tuple[str, ...] = (),
+         figures: tuple[str, ...] | None = None, schema: str = "",
+         stonewall_figure: bool = False) -> TestSpec:
+    """A test of one IOR phase; an acceptance test reports ``<operation>_<kind>`` and,
+    when the entry asks for slow clients, the outlier count."""
+    if figures is None:
+        figures = (() if role == FIXTURE else
+                   (f"{operation}_{'bandwidth' if figure_kind == 'bandwidth' else 'iops'}",
+                    OUTLIER_FIGURE))
+    return TestSpec(check=check, role=role, key=key, descr=descr, benchmark="ior",
+                    tags=tags, figures=figures,
+                    attrs={"phase": phase, "operation": operation,
+                           "figure_kind": figure_kind,
+                           "report_stonewall_figure": stonewall_figure},
+                    schema=f"ior.schema.json#/$defs/{schema}" if schema else "")
+
+
+TESTS = (
+    _ior("IORWriteBandwidth", ACCEPTANCE, "ior_write_bandwidth",
+         "IOR write bandwidth, stonewalled, file per process", "write_bandwidth", "write",
+         tags=("bandwidth",), schema="bandwidth_test", stonewall_figure=True,
+         figures=("write_bandwidth", "write_bandwidth_stonewall", OUTLIER_FIGURE)),
+    _ior("IORReadDatasetGeneration", FIXTURE, "ior_read_bandwidth",
+         "IOR dataset for the sustained read", "read_generation", "write"),
+    _ior("IORStonewalledRead", ACCEPTANCE, "ior_read_bandwidth",
+         "IOR read bandwidth sustained for the deadline", "read_bandwidth", "read",
+         tags=("bandwidth",), schema="read_bandwidth_test"),
+    _ior("IORRandomWriteIOPS", ACCEPTANCE, "ior_random_write_iops",
+         "IOR random 4 KiB write IOPS", "random_write_iops", "write", "iops",
+         tags=("iops",), schema="iops_test"),
+    _ior("IORRandomReadDatasetGeneration", FIXTURE, "ior_random_read_iops",
+         "IOR dataset for random 4 KiB reads", "random_read_generation", "write"),
+    _ior("IORRandomReadIOPS", ACCEPTANCE, "ior_random_read_iops",
+         "IOR random 4 KiB read IOPS", "random_read_iops", "read", "iops",
+         tags=("iops",), schema="random_read_test"),
+    _ior("IORIntegrityDataset", FIXTURE, "ior_data_integrity",
+         "IOR patterned dataset for the integrity check", "integrity_write", "write"),
+    _ior("IORDataIntegrity", ACCEPTANCE, "ior_data_integrity",
+         "IOR data integrity: patterned write, verified read on other nodes",
+         "integrity_read", "read", tags=("integrity",), schema="integrity_test",
+         figures=("incorrect_transfers",)),
+    _ior("IORSharedFileWrite", ACCEPTANCE, "ior_shared_write",
+         "IOR shared-file write bandwidth, stonewalled", "shared_write", "write",
+         tags=("bandwidth", "shared-file"), schema="shared_write_test"),
+    _ior("IORSharedReadDatasetGeneration", FIXTURE, "ior_shared_read",
+         "IOR shared-file dataset for the sustained read", "shared_read_generation", "write"),
+    _ior("IORSharedFileRead", ACCEPTANCE, "ior_shared_read",
+         "IOR shared-file read bandwidth sustained for the deadline", "shared_read", "read",
+         tags=("bandwidth", "shared-file"), schema="shared_read_test"),
+)
+
+BENCHMARK = Benchmark(
+    name="ior", binary="ior", spack_package="ior", version_name="ior",
+    figure_kinds=("bandwidth", "iops"),
+    parser=parse.parse_ior, json_parser=parse_json.parse_ior_json,
+    tests=TESTS,
+    entry_rules=command.entry_errors, target_rules=command.target_errors,
+    reread_rules=validity.reread_reasons, reference_rules=validity.judge_against_reference,
+    unsafe_path_chars={"@": "IOR reads '@' in -o as a separator between several files "
+                            "(FILENAME_DELIMITER)"})

@@ -1,0 +1,26 @@
+"""mdtest, declared once: its record and its catalogue of tests
+(``checks/mdtest_metadata.py``): easy (a directory per rank) and hard (one shared
+directory), each reporting mdtest's own SUMMARY rates."""
+
+from __future__ import annotations
+
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, Benchmark, TestSpec
+from fsaccept.benchmarks.mdtest import command, parse
+
+TESTS = (
+    TestSpec(check="MdtestEasy", role=ACCEPTANCE, key="mdtest_easy", benchmark="mdtest",
+             descr="mdtest file metadata rates, a directory per rank (easy)",
+             tags=("metadata",), figures=parse.FIGURES, schema="mdtest.schema.json",
+             attrs={"unique_dir_per_rank": True}),
+    TestSpec(check="MdtestHard", role=ACCEPTANCE, key="mdtest_hard", benchmark="mdtest",
+             descr="mdtest file metadata rates, one shared directory (hard)",
+             tags=("metadata",), figures=parse.FIGURES, schema="mdtest.schema.json",
+             attrs={"unique_dir_per_rank": False}),
+)
+
+BENCHMARK = Benchmark(
+    name="mdtest", binary="mdtest", spack_package="ior", version_name="ior",
+    figure_kinds=("metadata",), parser=parse.parse_mdtest, tests=TESTS,
+    entry_rules=command.entry_errors,
+    unsafe_path_chars={"@": "mdtest reads '@' in -d as a separator between several "
+                            "directories"})
