@@ -55,6 +55,10 @@ class TestSpec:
     attrs: Mapping[str, Any] = field(default_factory=dict)
     #: The JSON Schema ``$ref`` its reference entry is validated against.
     schema: str = ""
+    #: Thresholds it always applies, whatever the reference file says: figure ->
+    #: ReFrame's (value, lower, upper, unit) (data integrity: no transfer read back wrong).
+    fixed_thresholds: Mapping[str, tuple[float, float | None, float | None, str]] = field(
+        default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

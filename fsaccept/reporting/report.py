@@ -17,7 +17,7 @@ from typing import Any, Callable
 from fsaccept.core.formatting import format_number
 from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot
 from fsaccept.reporting.runreport import (Test, all_testcases, job_script, load_run_report,
-                                          overall_verdict, tests_of)
+                                          overall_verdict, session_check, tests_of)
 from fsaccept.reporting.sections import (GROUP_LIMIT, WORST_SHOWN, anchor_of, case_section,
                                          check_summaries, check_text, data_left_lines,
                                          family_of,
@@ -113,16 +113,18 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
                   git_commit: str = "", ceilings: list[Any] | None = None,
                   job_scripts: dict[str, str] | Callable[[str, str], str] | None = None,
                   reference_check: str = "", plots: bool = True,
-                  reference: Any = None) -> dict[str, Any]:
+                  reference: Any = None, reference_problem: str = "") -> dict[str, Any]:
     """Everything the templates show, from a run report and the sign-off data
     (``reference``: the reference file the tests recorded, verified by its SHA-256,
-    whose thresholds the recorded ones must match)."""
+    whose thresholds the recorded ones must match; None, and ``reference_problem`` says
+    why, when it could not be verified: the sign-off is then not ACCEPTED)."""
     from fsaccept.reporting import assessment
     from fsaccept.reporting.reduction import data_reduction_lines
 
     info = report.get("session_info", {})
     tests = tests_of(report, reference=reference)
-    verdict, blocking = overall_verdict(tests)
+    verdict, blocking = overall_verdict(
+        tests, session_check(report, tests, reference, reference_problem))
     checks = check_summaries(tests)
     blocking = _blocking_by_check(verdict, blocking, tests, checks)
     scripts = job_scripts if callable(job_scripts) else (job_scripts or {}).get
@@ -312,6 +314,28 @@ def _load_verified_reference(path: str) -> Any:
         return str(err).splitlines()[0][:200]
 
 
+def _given_reference(path: str, recorded: set[tuple[Any, Any]]) -> tuple[Any, str, str]:
+    """(the reference file given with --reference, or None; what the report says of it; why
+    it does not verify the run, or ''): its thresholds are compared, and it verifies the
+    run when it is the file the tests recorded (the same SHA-256)."""
+    from fsaccept.core import inputs, yamlfile
+    try:
+        sha = hashlib.sha256(inputs.read_bytes(path, yamlfile.MAX_BYTES,
+                                               "reference file")).hexdigest()
+    except inputs.InputError as err:
+        return None, f"{path}: {err}", str(err)
+    loaded = _load_verified_reference(path)
+    if isinstance(loaded, str):
+        return None, f"{path}: {loaded}", loaded
+    check = f"{path} (--reference, SHA-256 {sha}): thresholds compared with it"
+    shas = {s for _, s in recorded}
+    if shas != {sha}:
+        why = (f"the tests recorded reference SHA-256 {', '.join(sorted(map(str, shas)))}"
+               if shas else "the tests recorded no reference file")
+        return loaded, f"{check}; {why}", f"{path} is not the file the run used: {why}"
+    return loaded, check, ""
+
+
 def write_report(run_report: Path | str, out_dir: Path | str, **options: Any) -> list[Path]:
     """Write report.md, report.html and plots/ into ``out_dir``; returns their paths
     (options: those of :func:`write_report_context`)."""
@@ -348,7 +372,11 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
     verified = None  # the reference file the tests recorded, SHA-256 verified
     recorded = {(tc.get("reference_path"), tc.get("reference_sha256")) for tc in cases
                 if tc.get("reference_path") and not tc.get("fixture")}
-    if len(recorded) == 1:
+    problem = ("the tests recorded no reference file" if not recorded else
+               f"the tests recorded {len(recorded)} different reference files")
+    if reference is not None:
+        verified, check, problem = _given_reference(str(reference), recorded)
+    elif len(recorded) == 1:
         path, sha = next(iter(recorded))
         from fsaccept.core import inputs, yamlfile
         try:  # a path the run report names: read bounded, as any reference file
@@ -361,15 +389,15 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
             check = f"{path} still has SHA-256 {sha}: " + (
                 "thresholds compared with it" if not isinstance(verified, str)
                 else f"its thresholds could not be compared ({verified})")
-            if reference is None:
-                reference = path
-                check += "; ceilings read from it"
+            reference = path
+            check += "; ceilings read from it"
+            problem = ""
             if isinstance(verified, str):
-                verified = None
+                problem, verified = f"{path}: {verified}", None
         else:
             check = (f"{path} changed or is gone since the run (SHA-256 now "
-                     f"{now or 'unreadable'}): thresholds not compared"
-                     + ("; no ceilings shown" if reference is None else ""))
+                     f"{now or 'unreadable'}): thresholds not compared; no ceilings shown")
+            problem = check
     elif reference is None and len(recorded) > 1:
         check = "the tests recorded different reference files: no ceilings shown"
     if ceilings_file is not None:
@@ -388,7 +416,8 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
     repo = repo or Path(__file__).resolve().parent.parent
     ctx = build_context(report, signed_by=signed_by, harness_version=__version__,
                         git_commit=git_describe(repo), ceilings=ceilings, job_scripts=scripts,
-                        reference_check=check, reference=verified)
+                        reference_check=check, reference=verified,
+                        reference_problem=problem)
     pages = {name: render(ctx, name + ".j2") for name in ("report.md", "report.html")}
     written = []
     try:
@@ -429,8 +458,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("run_report", help="the JSON file ReFrame wrote with --report-file")
     ap.add_argument("--out", help="directory to write into (default: the run report's)")
     ap.add_argument("--signed-by", default="", metavar="NAME")
-    ap.add_argument("--reference", help="reference file whose ceilings to use (default: the "
-                    "one the tests recorded, if unchanged)")
+    ap.add_argument("--reference", help="reference file to judge the run against, and whose "
+                    "ceilings to use (default: the one the tests recorded, if unchanged); "
+                    "the sign-off verifies only when it is the file the run recorded")
     ap.add_argument("--ceilings", metavar="FILE", help="YAML file with a ceilings: map "
                     "(e.g. from python -m fsaccept.reporting.assessment measure); overrides the reference's")
     args = ap.parse_args(argv)

@@ -22,10 +22,14 @@ from typing import Any
 
 from fsaccept.core import inputs
 from fsaccept.core.formatting import format_number
-from fsaccept.reporting.verdicts import (ACCEPTANCE_TAG, ACCEPTED, INCOMPLETE, NOT_ACCEPTED,
+from fsaccept.benchmarks import registry
+from fsaccept.benchmarks.catalogue import ACCEPTANCE
+from fsaccept.core.pernode import OUTLIER_FIGURE
+from fsaccept.reporting.verdicts import (ACCEPTED, INCOMPLETE, NOT_ACCEPTED,
                                          FAIL, INVALID, NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
                                          SKIPPED_BY_REFRAME, Figure, RunReportError, Verdict,
-                                         figures_of, format_threshold, verdict_of, worst)
+                                         figures_of, format_threshold, identity_problems,
+                                         is_acceptance, spec_of_case, verdict_of, worst)
 
 # --------------------------------------------------------------------------- tests
 
@@ -237,6 +241,12 @@ def _case_verdict(tc: dict[str, Any], fixtures: list[tuple[dict[str, Any], Verdi
     pass (or is not in the run report) is not certified (INVALID); a pass against
     thresholds looser than the reference file's is INVALID."""
     v = verdict_of(tc)
+    contradictions = identity_problems(tc)
+    if contradictions and v.verdict in (PASS, FAIL, INVALID):
+        # Judged all the same against its class's entry: every reason is shown.
+        looser = looser_thresholds(tc, reference) if reference is not None else []
+        return Verdict(INVALID, "; ".join(([v.reason] if v.verdict == INVALID and v.reason
+                                           else []) + contradictions + looser))
     if v.verdict == SKIPPED and v.reason == SKIPPED_BY_REFRAME:
         # A run report that did not record why: say which fixture skipped and why.
         skipped = [f"its fixture {fx.get('display_name') or fx.get('name')} was skipped: "
@@ -262,19 +272,25 @@ def looser_thresholds(tc: dict[str, Any], reference: Any) -> list[str]:
     test case did not apply at least as strictly (value and tolerance as ReFrame applies
     them): 'write_bandwidth: recorded ≥ 10 MiB/s, the reference file says ≥ 45 MiB/s'."""
     from fsaccept.core.reference import ReferenceError
-    key = tc.get("reference_key")
-    if not key or key == "<undefined>" or tc.get("fixture"):
-        return []  # no entry of its own (the data-reduction probe): nothing to compare
+    spec = spec_of_case(tc)
+    # Its class's entry, never the reference_key it recorded (identity_problems says
+    # when they differ): a probe or a fixture has no threshold of its own.
+    if spec is None or spec.role != ACCEPTANCE:
+        return []
+    key = spec.key
     try:
         expected = reference.thresholds(key)
     except (ReferenceError, TypeError, ValueError) as err:
         return [f"the reference file has no usable entry tests.{key}: {str(err)[:200]}"]
     recorded = figures_of(tc)
+    out = _looser_than_fixed(spec, {f.name: f for f in recorded})
     by_name = {f.name: f for f in recorded}
-    out = []
     for name, th in expected.items():
-        # A single threshold: is the check's main figure, the first it declares.
-        fig = by_name.get(name) if name else (recorded[0] if recorded else None)
+        # A single threshold judges the test's main figure (its catalogue's first), by name.
+        fig = by_name.get(name or spec.main_figure) or (
+            None if name else next((f for f in recorded if f.name != OUTLIER_FIGURE
+                                    and spec.main_figure.startswith("^")
+                                    and spec.reports(f.name)), None))
         want = Figure(name or (fig.name if fig else "figure"), None, th.unit,
                       *th.as_reframe_reference()[:3])
         shown = f"{want.name}: the reference file says {format_threshold(want)}"
@@ -282,36 +298,173 @@ def looser_thresholds(tc: dict[str, Any], reference: Any) -> list[str]:
             out.append(f"{shown}, but the run report records no such figure")
         elif fig.unit != th.unit:
             out.append(f"{shown}, but the run report records it in {fig.unit!r}")
-        elif ((want.lower_limit is not None
-               and (fig.lower_limit is None or fig.lower_limit < want.lower_limit))
-              or (want.upper_limit is not None
-                  and (fig.upper_limit is None or fig.upper_limit > want.upper_limit))):
+        elif _looser(fig, want):
             out.append(f"{shown}, but the test was judged against "
                        f"{format_threshold(fig)}: looser than the reference")
     return out
 
 
-def overall_verdict(tests: list[Test]) -> tuple[str, list[str]]:
-    """ACCEPTED only if there is a test and every test is PASS; INCOMPLETE if the
-    only tests that did not pass were skipped; else NOT ACCEPTED.  With, for each
-    test that did not pass, 'name: VERDICT (reason)'."""
+@dataclass
+class SessionCheck:
+    """What the sign-off finds in the run report as a whole: ``blocking``, contradictions
+    (a fixture that did not pass, counts that do not add up, a case of another session);
+    ``unverified``, what it cannot verify (no verified reference, acceptance tests the
+    reference defines that did not run): never ACCEPTED."""
+
+    blocking: list[str] = field(default_factory=list)
+    unverified: list[str] = field(default_factory=list)
+
+
+def _looser_than_fixed(spec: Any, by_name: dict[str, Figure]) -> list[str]:
+    """Each threshold the test's class always applies (its catalogue record) that the test
+    case did not apply at least as strictly."""
+    out = []
+    for name, (value, lower, upper, unit) in spec.fixed_thresholds.items():
+        want, fig = Figure(name, None, unit, value, lower, upper), by_name.get(name)
+        if fig is None or fig.unit != unit or _looser(fig, want):
+            out.append(f"{name}: {spec.check} is always judged against "
+                       f"{format_threshold(want)}, but the run report records "
+                       + ("no such figure" if fig is None else format_threshold(fig)))
+    return out
+
+
+def _looser(fig: Figure, want: Figure) -> bool:
+    return ((want.lower_limit is not None
+             and (fig.lower_limit is None or fig.lower_limit < want.lower_limit))
+            or (want.upper_limit is not None
+                and (fig.upper_limit is None or fig.upper_limit > want.upper_limit)))
+
+
+def overall_verdict(tests: list[Test], session: SessionCheck | None = None
+                    ) -> tuple[str, list[str]]:
+    """ACCEPTED only if there is a test, every test is PASS and the session verifies;
+    INCOMPLETE if what did not pass was skipped or cannot be verified; else NOT ACCEPTED.
+    With, for each test that did not pass, 'name: VERDICT (reason)', then the session's
+    reasons."""
+    session = session or SessionCheck()
     if not tests:
-        return NOT_ACCEPTED, ["no test ran"]
+        return NOT_ACCEPTED, ["no test ran"] + session.blocking + session.unverified
     blocking = [f"{t.name}: {t.verdict}" + (f" ({t.reason})" if t.reason else "")
                 for t in tests if t.verdict != PASS]
     skipped = [t for t in tests if t.verdict == SKIPPED]
-    if skipped and len(skipped) == len(blocking):
-        return INCOMPLETE, [f"{len(skipped)} of {len(tests)} tests did not run"] + blocking
+    if skipped and len(skipped) == len(blocking) and not session.blocking:
+        return INCOMPLETE, ([f"{len(skipped)} of {len(tests)} tests did not run"] + blocking
+                            + session.unverified)
     shas = sorted({tc.get("reference_sha256") for t in tests for tc in t.cases + t.fixtures
                    if tc.get("reference_sha256")})
     if len(shas) > 1:
         blocking.append(f"the tests used {len(shas)} different reference files (SHA-256 "
-                        f"{', '.join(s[:12] for s in shas)}): the reference changed during "
-                        "the run")
-    if not any(ACCEPTANCE_TAG in t.tags for t in tests):
-        blocking.append(f"no test tagged {ACCEPTANCE_TAG!r} ran (only: "
-                        f"{', '.join(t.name for t in tests)})")
-    return (NOT_ACCEPTED, blocking) if blocking else (ACCEPTED, [])
+                        f"{', '.join(str(s)[:12] for s in shas)}): the reference changed "
+                        "during the run")
+    if not any(is_acceptance(t.case) for t in tests):
+        blocking.append(f"no acceptance test ran (only: {', '.join(t.name for t in tests)})")
+    blocking += session.blocking
+    if blocking:
+        return NOT_ACCEPTED, blocking + session.unverified
+    if session.unverified:
+        return INCOMPLETE, [f"{len(session.unverified)} thing(s) the sign-off cannot "
+                            "verify"] + session.unverified
+    return ACCEPTED, []
+
+
+#: Seconds a case's job may end after the session's recorded end (clocks, rounding).
+SESSION_SLACK_S = 5.0
+
+
+def session_check(report: dict[str, Any], tests: list[Test], reference: Any = None,
+                  reference_problem: str = "") -> SessionCheck:
+    """Every test case judged as part of its session: fixtures too (one that did not pass
+    blocks the sign-off whether or not a test still names it), the session's own counts
+    against the cases present, each case of this session (its uuid, a job inside the
+    session's time) and of one system, the one the verified reference is written for;
+    without a verified reference (``reference_problem`` says why) or with acceptance tests
+    the reference defines missing, the sign-off is not verified."""
+    out = SessionCheck()
+    info = report.get("session_info") or {}
+    runs = [r for r in report.get("runs") or [] if isinstance(r, dict)]
+    out.blocking += _count_problems(info, runs)
+    cases = all_testcases(report)
+    uuid = info.get("uuid")
+    start, end = info.get("time_start_unix"), info.get("time_end_unix")
+    for tc in cases:
+        name = str(tc.get("name"))[:100]
+        if tc.get("session_uuid") != uuid or not str(tc.get("uuid", "")).startswith(
+                f"{uuid}:"):
+            out.blocking.append(f"{name}: its case is not of this session ({uuid})")
+        done = tc.get("job_completion_time_unix")
+        if (_number(done) and _number(start) and _number(end)
+                and not start <= done <= end + SESSION_SLACK_S):
+            out.blocking.append(f"{name}: its job ended outside the session's time")
+    systems = sorted({str(tc.get("system")) for tc in cases if tc.get("system")})
+    if len(systems) > 1:
+        out.blocking.append(f"the cases are of {len(systems)} systems ({', '.join(systems)}): "
+                            "a sign-off is for one")
+    last: dict[Any, dict[str, Any]] = {}
+    for tc in cases:  # a fixture retried: its last run
+        if tc.get("fixture"):
+            last[(tc.get("unique_name"), tc.get("system"), tc.get("partition"))] = tc
+    for fx in last.values():
+        contradictions = identity_problems(fx)
+        if contradictions:
+            out.blocking.append(f"fixture {str(fx.get('name'))[:100]}: "
+                                + "; ".join(contradictions))
+            continue
+        v = verdict_of(fx)
+        if v.verdict not in (PASS, SKIPPED):
+            out.blocking.append(f"fixture {fx.get('name')}: {v.verdict}"
+                                + (f" ({v.reason})" if v.reason else ""))
+    if reference is not None and reference_problem:  # --reference: not the run's file
+        out.unverified.append(reference_problem)
+    if reference is None:
+        out.unverified.append("the reference file could not be verified: "
+                              + (reference_problem or "none was given")
+                              + ("" if "thresholds not compared" in reference_problem
+                                 else "; thresholds not compared"))
+        return out
+    for system in systems:
+        try:
+            reference.check_system(system)
+        except ValueError as err:
+            out.blocking.append(str(err)[:300])
+    ran = {spec_of_case(t.case).check for t in tests if spec_of_case(t.case)}
+    missing = [t.check for t in registry.TESTS.values()
+               if t.role == ACCEPTANCE and t.key in reference.entries and t.check not in ran]
+    if missing:
+        out.unverified.append(f"{len(missing)} acceptance test(s) the reference file defines "
+                              f"did not run: {', '.join(missing)}")
+    return out
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+
+
+def _count_problems(info: dict[str, Any], runs: list[dict[str, Any]]) -> list[str]:
+    """Where the session's counts (as ReFrame writes them: cases of the first run, failures,
+    aborts and skips of the last) and each run's differ from the cases present."""
+    out = []
+    for i, run in enumerate(runs):
+        cases = [tc for tc in run.get("testcases") or [] if isinstance(tc, dict)]
+        got = {"num_cases": len(cases),
+               "num_failures": sum(tc.get("result") == "fail" for tc in cases),
+               "num_aborted": sum(tc.get("result") == "abort" for tc in cases),
+               # ReFrame counts a test not run for a failed dependency as skipped.
+               "num_skipped": sum(tc.get("result") in ("skip", "fail_deps") for tc in cases)}
+        for key, n in got.items():
+            if key in run and run[key] != n:
+                out.append(f"runs[{i}].{key} is {run[key]!r}, but the run has {n}")
+    if runs:
+        first, final = runs[0].get("testcases") or [], runs[-1].get("testcases") or []
+        want = {"num_cases": len(first),
+                "num_failures": sum(tc.get("result") == "fail" for tc in final),
+                "num_aborted": sum(tc.get("result") == "abort" for tc in final),
+                "num_skipped": sum(tc.get("result") in ("skip", "fail_deps")
+                                   for tc in final)}
+        for key, n in want.items():
+            if info.get(key) != n:
+                out.append(f"session_info.{key} is {info.get(key)!r}, but the run report "
+                           f"holds {n}")
+    return out
 
 
 # --------------------------------------------------------------------------- I/O helpers

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from fsaccept.benchmarks import registry
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, ROLES, TestSpec
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.formatting import format_number, format_quantity, time_scale
 from fsaccept.core.pernode import OUTLIER_FIGURE
@@ -33,8 +35,9 @@ ERROR, SKIPPED, NOT_RUN, ABORTED = "ERROR", "SKIPPED", "NOT RUN", "ABORTED"
 #: Worst first: a repeated test takes the first of these that any run has.
 VERDICT_ORDER = (ERROR, ABORTED, INVALID, FAIL, NOT_RUN, SKIPPED, PASS)
 ACCEPTED, NOT_ACCEPTED, INCOMPLETE = "ACCEPTED", "NOT ACCEPTED", "INCOMPLETE"
-#: A sign-off needs at least one test with this tag (a pre-flight check alone is not one).
-ACCEPTANCE_TAG = "acceptance"
+#: The tag of an acceptance test (the catalogue's role ``acceptance``): a sign-off needs
+#: at least one (a pre-flight check alone is not one).
+ACCEPTANCE_TAG = ACCEPTANCE
 
 #: ``--repeat N`` adds this parameter to each test's name.
 REPEAT_PARAM = re.compile(r"\s+%\.?repeat_no=\d+")
@@ -205,6 +208,59 @@ def bogus_figures(figures: list[Figure]) -> list[str]:
     return out
 
 
+def spec_of_case(testcase: dict[str, Any]) -> TestSpec | None:
+    """The catalogue's record of a run-report test case, by its class (the name up to its
+    first blank), or None for a test fsaccept does not know."""
+    return registry.TESTS.get(registry.class_of_case(testcase.get("name")))
+
+
+def is_acceptance(testcase: dict[str, Any]) -> bool:
+    """Whether a test case is an acceptance test: its class's record says so, never its
+    recorded tags (an edited run report can re-tag it); a test the catalogue does not know
+    goes by its tags (the sign-off refuses it anyway: :func:`identity_problems`)."""
+    spec = spec_of_case(testcase)
+    if spec is None:
+        return ACCEPTANCE_TAG in (testcase.get("tags") or [])
+    return spec.role == ACCEPTANCE
+
+
+def identity_problems(testcase: dict[str, Any]) -> list[str]:
+    """What in a test case contradicts the catalogue's record of its class: a class it does
+    not know, a unique name of another class, a fixture flag, reference key or tags that
+    are not its class's, a figure its class does not report.  A live run never writes
+    these; an edited run report can."""
+    name = testcase.get("name")
+    spec = spec_of_case(testcase)
+    if spec is None:
+        return [f"{str(name)[:100]!r} is not a test of fsaccept's catalogue: it cannot be "
+                "judged (a site's own check needs a record in its benchmark's spec.py)"]
+    out = []
+    unique = testcase.get("unique_name")
+    if isinstance(unique, str) and unique != spec.check and not unique.startswith(
+            spec.check + "_"):
+        out.append(f"its unique name {unique[:100]!r} is not one of {spec.check}'s")
+    if bool(testcase.get("fixture")) != (spec.role == FIXTURE):
+        out.append(f"recorded as {'a fixture' if testcase.get('fixture') else 'a test'}, "
+                   f"but {spec.check} is {'a fixture' if spec.role == FIXTURE else 'a test'}")
+    key = testcase.get("reference_key")
+    if key not in (None, "<undefined>") and key != spec.key:
+        out.append(f"recorded reference_key {str(key)[:100]!r}, but {spec.check} reads "
+                   f"tests.{spec.key or '(none)'}")
+    tags = testcase.get("tags")
+    if tags is not None:
+        # A site may add tags of its own (nightly...), never drop its class's or claim
+        # another role.
+        have = set(map(str, tags)) if isinstance(tags, list) else set()
+        if (spec.all_tags - have) or (have & set(ROLES)) - spec.all_tags:
+            out.append(f"recorded tags {str(tags)[:100]}, but {spec.check}'s are "
+                       f"{sorted(spec.all_tags)}")
+    for key in (testcase.get("perfvalues") or {}):
+        figure = str(key).rsplit(":", 1)[-1]
+        if not spec.reports(figure):
+            out.append(f"figure {figure[:100]!r} is not one {spec.check} reports")
+    return out
+
+
 def unjudgeable_figures(testcase: dict[str, Any], figures: list[Figure]) -> list[str]:
     """What in a run report's figures contradicts its own verdict, or cannot have been
     judged: a threshold that is not a number (or a tolerance without the figure it applies
@@ -213,7 +269,7 @@ def unjudgeable_figures(testcase: dict[str, Any], figures: list[Figure]) -> list
     figure compared with a limit.  A live run never writes these; an edited or damaged
     run report can, and its test is then INVALID, never PASS or ACCEPTED."""
     out = []
-    acceptance = ACCEPTANCE_TAG in (testcase.get("tags") or [])
+    acceptance = is_acceptance(testcase)
     if not figures and acceptance:
         out.append("no figure recorded for an acceptance test")
     unusable = False

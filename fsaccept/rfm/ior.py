@@ -370,7 +370,7 @@ class IORIntegrityTest(IORReadTest):
 
     @run_after("setup")
     def set_threshold(self):
-        self.reference = {"*": {"incorrect_transfers": (0, None, 0, "transfers")}}
+        self.reference = {"*": dict(self.spec.fixed_thresholds)}
 
     @run_before("performance")
     def set_perf_variables(self):

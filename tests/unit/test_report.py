@@ -1,5 +1,6 @@
 """The sign-off report from real ReFrame run reports (tests/data/reframe/)."""
 
+import hashlib
 import json
 import re
 import statistics
@@ -7,6 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+import yaml
 
 from fsaccept.core import formatting
 from fsaccept.reporting import runreport, sections, verdicts
@@ -156,7 +158,7 @@ def test_a_preflight_alone_is_not_an_acceptance():
                                       if tc["name"] == "MPILaunchSanity"]
     verdict, blocking = runreport.overall_verdict(runreport.tests_of(report))
     assert verdict == verdicts.NOT_ACCEPTED
-    assert blocking == ["no test tagged 'acceptance' ran (only: MPILaunchSanity)"]
+    assert blocking == ["no acceptance test ran (only: MPILaunchSanity)"]
     assert runreport.overall_verdict([]) == (verdicts.NOT_ACCEPTED, ["no test ran"])
 
 
@@ -274,11 +276,12 @@ def test_measured_ceilings_file_gives_the_assessment(tmp_path):
 def test_a_minimal_run_report_renders():
     """Only the keys every ReFrame test case has: nothing in the templates needs more."""
     # (Not tagged acceptance: an acceptance test needs a figure judged against a threshold.)
-    cases = [{"name": "T", "system": "s", "partition": "p", "environ": "e", "result": "pass",
-              "tags": ["preflight"], "perfvalues": {"s:p:x": [1.5, 0, None, None, "ops/s",
-                                                                "pass"]}}]
+    cases = [{"name": "DataReductionProbe", "system": "s", "partition": "p", "environ": "e",
+              "result": "pass", "perfvalues": {"s:p:free_space_noise": [
+                  1.5, 0, None, None, "MiB", "pass"]}}]
     ctx = signoff.build_context({"session_info": {}, "runs": [{"testcases": cases}]})
-    assert "| [T](#test-t) | — | — | x | 1.5 ops/s | — | PASS |" in signoff.render(ctx, "report.md.j2")
+    assert ("| [DataReductionProbe](#test-datareductionprobe) | — | — | free_space_noise | "
+            "1.5 MiB | — | PASS |") in signoff.render(ctx, "report.md.j2")
     assert '<table id="summary">' in signoff.render(ctx, "report.html.j2")
 
 
@@ -520,15 +523,23 @@ def _ior_fail_passing(tmp_path, write_threshold):
     """ior-fail.json edited so that its write passed against ``write_threshold``
     (reference, lower), beside an exact copy of the reference file it recorded."""
     ref = tmp_path / "ref.yaml"
-    ref.write_bytes((DATA / "ior-fail.reference.yaml").read_bytes())
+    # The tests the run did not run are not in it: a sign-off needs every test its
+    # reference file defines.
+    spec = yaml.safe_load((DATA / "ior-fail.reference.yaml").read_text())
+    for key in ("ior_read_bandwidth", "ior_random_read_iops"):
+        del spec["tests"][key]
+    ref.write_text(yaml.safe_dump(spec))
+    sha = hashlib.sha256(ref.read_bytes()).hexdigest()
 
     def edit(data, cases):
         for case in cases.values():
-            case["reference_path"] = str(ref)
+            case["reference_path"], case["reference_sha256"] = str(ref), sha
         w = cases["IORWriteBandwidth"]
         w.update(result="pass", fail_phase=None, fail_reason=None)
         pv = _perf(w, "write_bandwidth")
         pv[1], pv[2], pv[5] = *write_threshold, "pass"
+        for where in (data["runs"][0], data["session_info"]):  # as ReFrame counts them
+            where["num_failures"] -= 1
     src = tmp_path / "run-report.json"
     src.write_text(json.dumps(_accepted_variant(edit, "ior-fail.json")))
     return src
@@ -695,6 +706,9 @@ def _distributed(nodes):
                      job_nodelist=[node])
             cases.append(c)
     data["runs"] = [{**data["runs"][0], "testcases": cases}]
+    for where in (data["runs"][0], data["session_info"]):  # as ReFrame counts them
+        where.update(num_cases=len(cases), num_failures=sum(c["result"] == "fail"
+                                                            for c in cases))
     return data
 
 
@@ -740,7 +754,9 @@ def test_report_work_does_not_grow_per_test_case_beyond_one_line(tmp_path, monke
     assert small["plots"] == big["plots"]  # one per check with values, whatever its size
     assert small["validated"] == big["validated"] <= 12
     assert small["sections"] == big["sections"] == 6 * sections.WORST_SHOWN
-    assert small["blocking"] == big["blocking"] == 4  # one line per check that did not pass
+    # One line per check that did not pass, and the reference file it recorded, which no
+    # longer verifies (reference/local.yaml changed since the capture).
+    assert small["blocking"] == big["blocking"] == 5
     assert (small["compact"], big["compact"]) == (6 * 12, 6 * 120)
     per_case = (big["html"] - small["html"]) / (6 * 108)
     assert per_case < 600, per_case  # a compact line, not a section (~5 KB) per case

@@ -15,7 +15,8 @@ from fsaccept.core.pernode import OUTLIER_FIGURE
 def _ior(check: str, role: str, key: str, descr: str, phase: str, operation: str,
          figure_kind: str = "bandwidth", tags: tuple[str, ...] = (),
          figures: tuple[str, ...] | None = None, schema: str = "",
-         stonewall_figure: bool = False) -> TestSpec:
+         stonewall_figure: bool = False,
+         fixed: dict[str, tuple] | None = None) -> TestSpec:
     """A test of one IOR phase; an acceptance test reports ``<operation>_<kind>`` and,
     when the entry asks for slow clients, the outlier count."""
     if figures is None:
@@ -27,7 +28,8 @@ def _ior(check: str, role: str, key: str, descr: str, phase: str, operation: str
                     attrs={"phase": phase, "operation": operation,
                            "figure_kind": figure_kind,
                            "report_stonewall_figure": stonewall_figure},
-                    schema=f"ior.schema.json#/$defs/{schema}" if schema else "")
+                    schema=f"ior.schema.json#/$defs/{schema}" if schema else "",
+                    fixed_thresholds=fixed or {})
 
 
 TESTS = (
@@ -53,7 +55,9 @@ TESTS = (
     _ior("IORDataIntegrity", ACCEPTANCE, "ior_data_integrity",
          "IOR data integrity: patterned write, verified read on other nodes",
          "integrity_read", "read", tags=("integrity",), schema="integrity_test",
-         figures=("incorrect_transfers",)),
+         figures=("incorrect_transfers",),
+         # A fast file system that returns wrong data must fail.
+         fixed={"incorrect_transfers": (0, None, 0, "transfers")}),
     _ior("IORSharedFileWrite", ACCEPTANCE, "ior_shared_write",
          "IOR shared-file write bandwidth, stonewalled", "shared_write", "write",
          tags=("bandwidth", "shared-file"), schema="shared_write_test"),

@@ -1,0 +1,235 @@
+"""A sign-off verdict that cannot be steered (issue 28): a re-read test case is judged by
+its class's record in fsaccept's catalogue and the verified reference file, never by the
+tags or reference key its run report carries; every case of the session is judged,
+fixtures included; an unverifiable reference is never ACCEPTED.
+
+Each case is a real run report of this project (``tests/data/reframe/ior-fail.json``,
+judged against its own reference file), edited the way a hostile reviewer would."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fsaccept.reporting import report as signoff
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
+
+
+def _baseline(tmp_path: Path) -> tuple[dict, Path]:
+    """ior-fail.json made ACCEPTED honestly: its write re-judged as passing a threshold
+    its reference file states, the reference holding exactly the tests that ran."""
+    ref = tmp_path / "ref.yaml"
+    spec = yaml.safe_load((DATA / "ior-fail.reference.yaml").read_text())
+    for key in ("ior_read_bandwidth", "ior_random_read_iops"):
+        del spec["tests"][key]
+    ref.write_text(yaml.safe_dump(spec))
+    sha = hashlib.sha256(ref.read_bytes()).hexdigest()
+    data = json.loads((DATA / "ior-fail.json").read_text())
+    for case in data["runs"][0]["testcases"]:
+        case["reference_path"], case["reference_sha256"] = str(ref), sha
+    w = _case(data, "IORWriteBandwidth")
+    w.update(result="pass", fail_phase=None, fail_reason=None)
+    pv = _perf(w, "write_bandwidth")
+    pv[0], pv[1], pv[2], pv[5] = 950000.0, 1000000, -0.1, "pass"
+    r = _case(data, "IORRandomWriteIOPS")
+    _perf(r, "write_iops")[1:3] = [600, -0.05]
+    for where in (data["runs"][0], data["session_info"]):
+        where["num_failures"] -= 1
+    return data, ref
+
+
+def _case(data: dict, name: str) -> dict:
+    return next(c for c in data["runs"][0]["testcases"] if c["name"] == name)
+
+
+def _perf(case: dict, figure: str) -> list:
+    return next(v for k, v in case["perfvalues"].items() if k.endswith(":" + figure))
+
+
+def _signoff(data: dict, tmp_path: Path, *extra: str) -> tuple[int, str, str]:
+    """(exit status, console, report.md) of ``fsaccept report`` on ``data``."""
+    src = tmp_path / "run-report.json"
+    src.write_text(json.dumps(data))
+    out = tmp_path / "out"
+    code = signoff.main([str(src), "--out", str(out), *extra])
+    return code, "", (out / "report.md").read_text()
+
+
+@pytest.fixture
+def baseline(tmp_path):
+    return _baseline(tmp_path)
+
+
+def test_the_baseline_is_accepted(baseline, tmp_path, capsys):
+    data, _ = baseline
+    code, _, md = _signoff(data, tmp_path)
+    assert code == 0, capsys.readouterr().out
+    assert "**Overall verdict: ACCEPTED**" in md
+
+
+def _edit_write(data: dict, **fields) -> None:
+    _case(data, "IORWriteBandwidth").update(fields)
+
+
+# Each edit below made the baseline's write test look like something else; each must end
+# anything but ACCEPTED, naming what it found.
+HOSTILE = {
+    "re-tagged preflight": (lambda d: _edit_write(d, tags=["preflight"]), "recorded tags"),
+    "untagged": (lambda d: _edit_write(d, tags=[]), "recorded tags"),
+    "reference_key blanked": (lambda d: _edit_write(d, reference_key=""),
+                              "recorded reference_key ''"),
+    "reference_key of a looser entry": (
+        lambda d: _edit_write(d, reference_key="ior_random_write_iops"),
+        "recorded reference_key 'ior_random_write_iops'"),
+    "renamed to a probe": (
+        lambda d: _edit_write(d, name="DataReductionProbe", display_name="DataReductionProbe",
+                              unique_name="DataReductionProbe"),
+        "figure 'write_bandwidth' is not one DataReductionProbe reports"),
+    "renamed to a test fsaccept does not know": (
+        lambda d: _edit_write(d, name="MySiteCheck", unique_name="MySiteCheck"),
+        "'MySiteCheck' is not a test of fsaccept's catalogue"),
+    "a figure of another test": (
+        lambda d: _case(d, "IORWriteBandwidth")["perfvalues"].update(
+            {"local:compute:read_bandwidth": [1.0, 0, None, None, "MiB/s", "pass"]}),
+        "figure 'read_bandwidth' is not one IORWriteBandwidth reports"),
+    "marked a fixture": (lambda d: _edit_write(d, fixture=True), "recorded as a fixture"),
+    "a case of another session": (
+        lambda d: _edit_write(d, session_uuid="00000000-0000-0000-0000-000000000000"),
+        "its case is not of this session"),
+    "a job after the session ended": (
+        lambda d: _edit_write(d, job_completion_time_unix=d["session_info"]["time_end_unix"]
+                              + 3600), "its job ended outside the session's time"),
+    "counts that do not add up": (
+        lambda d: d["session_info"].update(num_failures=1), "session_info.num_failures is 1"),
+    "a case removed": (
+        lambda d: d["runs"][0]["testcases"].remove(_case(d, "IORRandomWriteIOPS")),
+        "session_info.num_cases is 2, but the run report holds 1"),
+    "a case of another system": (
+        lambda d: _edit_write(d, system="other"), "systems"),
+}
+
+
+@pytest.mark.parametrize("what", sorted(HOSTILE))
+def test_an_edited_run_report_is_never_accepted(baseline, tmp_path, what):
+    data, _ = baseline
+    edit, said = HOSTILE[what]
+    edit(data)
+    code, _, md = _signoff(data, tmp_path)
+    assert code == 1 and "**Overall verdict: ACCEPTED**" not in md, what
+    assert said in md.replace("\\", ""), md[:3000]
+
+
+def test_figures_are_compared_by_name_not_by_order(baseline, tmp_path):
+    data, _ = baseline
+    w = _case(data, "IORWriteBandwidth")
+    w["perfvalues"] = dict(reversed(list(w["perfvalues"].items())))
+    code, _, md = _signoff(data, tmp_path)
+    assert code == 0 and "**Overall verdict: ACCEPTED**" in md
+
+
+def test_a_re_tagged_test_is_still_judged_against_its_own_entry(baseline, tmp_path):
+    data, _ = baseline
+    # A looser threshold and no acceptance tag: still the entry of IORWriteBandwidth.
+    _edit_write(data, tags=[], reference_key="")
+    _perf(_case(data, "IORWriteBandwidth"), "write_bandwidth")[1] = 1000
+    code, _, md = _signoff(data, tmp_path)
+    assert code == 1
+    assert "looser than the reference" in md
+
+
+def test_a_test_whose_entry_is_not_in_the_reference_is_invalid(baseline, tmp_path):
+    data, ref = baseline
+    spec = yaml.safe_load(ref.read_text())
+    del spec["tests"]["ior_random_write_iops"]
+    ref.write_text(yaml.safe_dump(spec))
+    sha = hashlib.sha256(ref.read_bytes()).hexdigest()
+    for case in data["runs"][0]["testcases"]:
+        case["reference_sha256"] = sha
+    code, _, md = _signoff(data, tmp_path)
+    assert code == 1 and "tests.ior_random_write_iops" in md
+
+
+def test_a_failed_fixture_blocks_the_signoff_when_no_test_names_it(tmp_path):
+    data = json.loads((DATA / "ior-invalid-error.json").read_text())
+    cases = data["runs"][0]["testcases"]
+    # Keep only what passed, and the fixture that failed (no test names it any more).
+    data["runs"][0]["testcases"] = [c for c in cases if c["result"] == "pass"
+                                    or c["name"].startswith("IORRandomReadDatasetGeneration")]
+    kept = data["runs"][0]["testcases"]
+    for where in (data["runs"][0], data["session_info"]):
+        where.update(num_cases=len(kept), num_failures=1, num_skipped=0)
+    code, _, md = _signoff(data, tmp_path)
+    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
+    assert "fixture IORRandomReadDatasetGeneration" in md
+
+
+def test_a_reference_that_does_not_verify_is_incomplete(baseline, tmp_path):
+    data, ref = baseline
+    # The digest edited to match nothing, then the file gone, then another file given.
+    for case in data["runs"][0]["testcases"]:
+        case["reference_sha256"] = "0" * 64
+    code, _, md = _signoff(data, tmp_path)
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    assert "could not be verified" in md
+    data, ref = _baseline(tmp_path)
+    ref.unlink()
+    code, _, md = _signoff(data, tmp_path)
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    data, ref = _baseline(tmp_path)
+    other = tmp_path / "other.yaml"
+    other.write_text(ref.read_text().replace("system:", "# another file\nsystem:", 1))
+    code, _, md = _signoff(data, tmp_path, "--reference", str(other))
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    assert "is not the file the run used" in md.replace("\\", "")
+    # The same file given with --reference verifies.
+    code, _, md = _signoff(data, tmp_path, "--reference", str(ref))
+    assert code == 0 and "**Overall verdict: ACCEPTED**" in md
+
+
+def test_acceptance_tests_the_reference_defines_must_have_run(baseline, tmp_path):
+    data, ref = baseline
+    ref.write_text((DATA / "ior-fail.reference.yaml").read_text())
+    sha = hashlib.sha256(ref.read_bytes()).hexdigest()
+    for case in data["runs"][0]["testcases"]:
+        case["reference_sha256"] = sha
+    code, _, md = _signoff(data, tmp_path)
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    assert "did not run: IORStonewalledRead, IORRandomReadIOPS" in md
+
+
+def test_every_shipped_run_report_keeps_its_verdicts_per_test(tmp_path):
+    """The catalogue's rules change no verdict of a real, unedited run report."""
+    from fsaccept.reporting import runreport
+    expected = {
+        "full-suite.json": {"IORStonewalledRead": "INVALID", "MPILaunchSanity": "SKIPPED"},
+        "ior-pass.json": {},
+    }
+    for name, not_pass in expected.items():
+        report = runreport.load_run_report(DATA / name)
+        tests = runreport.tests_of(copy.deepcopy(report))
+        got = {t.name: t.verdict for t in tests if t.verdict != "PASS"}
+        assert got == not_pass, (name, got)
+
+
+def test_the_integrity_check_is_always_judged_against_no_wrong_transfer():
+    """Its threshold is its class's (the catalogue), not the reference file's: a run
+    report that loosened it to 5 wrong transfers is INVALID."""
+    from fsaccept.core.reference import load_reference
+    from fsaccept.reporting import runreport
+    data = json.loads((DATA / "fixture-skip.json").read_text())
+    case = next(c for r in data["runs"] for c in r["testcases"]
+                if c["name"] == "IORDataIntegrity")
+    ref = load_reference(Path(__file__).resolve().parents[2] / "reference" / "local.yaml")
+    case["perfvalues"] = {"local:compute:incorrect_transfers": [0, 0, None, 0, "transfers",
+                                                                "pass"]}
+    assert runreport.looser_thresholds(case, ref) == []
+    case["perfvalues"]["local:compute:incorrect_transfers"][1] = 5
+    [why] = runreport.looser_thresholds(case, ref)
+    assert why.startswith("incorrect_transfers: IORDataIntegrity is always judged against "
+                          "≤ 0 transfers")
