@@ -30,20 +30,45 @@ Only the standard library is imported before a subcommand is chosen, so that
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 
-#: Subcommands that are a module's own command line: name -> ("module:main", help).
+# Each tool's own command line, imported when it is chosen: only the standard library is
+# imported before (``python3 -m fsaccept cluster up`` runs before any virtual environment
+# exists, and ``fsaccept parse`` never pays for matplotlib).
+def _report(argv: list[str]) -> int:
+    from fsaccept.reporting import report
+    return report.main(argv)
+
+
+def _nightly(argv: list[str]) -> int:
+    from fsaccept.reporting import trends
+    return trends.main(argv)
+
+
+def _ceilings(argv: list[str]) -> int:
+    from fsaccept.reporting import assessment
+    return assessment.main(argv)
+
+
+def _cluster(argv: list[str]) -> int:
+    from fsaccept.tools import cluster
+    return cluster.main(argv)
+
+
+def _system(argv: list[str]) -> int:
+    from fsaccept.tools import sites
+    return sites.main(argv)
+
+
+#: Subcommands that are a tool's own command line: name -> (its entry, help).
 TOOLS = {
-    "report": ("fsaccept.reporting.report:main",
+    "report": (_report,
                "write the sign-off report (report.md, report.html) from a ReFrame run report"),
-    "nightly": ("fsaccept.reporting.trends:main",
-                "nightly regression against ReFrame's results database"),
-    "ceilings": ("fsaccept.reporting.assessment:main", "measure a disk's ceilings with fio"),
-    "cluster": ("fsaccept.tools.cluster:main", "the Slurm cluster emulated on this host"),
-    "system": ("fsaccept.tools.sites:main",
-               "the ReFrame system of config/settings.py this host selects by its name"),
+    "nightly": (_nightly, "nightly regression against ReFrame's results database"),
+    "ceilings": (_ceilings, "measure a disk's ceilings with fio"),
+    "cluster": (_cluster, "the Slurm cluster emulated on this host"),
+    "system": (_system, "the ReFrame system of config/settings.py this host selects by its name"),
 }
 
 
@@ -71,9 +96,13 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="judge the run by this reference file's entry --test KEY as well "
                    "(its settings and threshold): the verdict the live check gives")
     p.add_argument("--test", metavar="KEY", help="with --reference: the entry tests.KEY")
-    r = sub.add_parser("reference", help="validate a reference file (reference/<system>.yaml)")
-    r.add_argument("file", metavar="FILE")
+    r = sub.add_parser("reference", help="validate a reference file (reference/<system>.yaml), "
+                                         "or list the checks and their reference keys")
+    r.add_argument("file", metavar="FILE", nargs="?")
     r.add_argument("--get", metavar="KEY", help="print the value of KEY (e.g. target.path)")
+    r.add_argument("--list", metavar="KEY", nargs="?", const="", default=None,
+                   help="print the checks and their reference keys (Markdown tables); with "
+                        "KEY, every option of the entry tests.KEY")
     j = sub.add_parser("job-name", help="the Slurm job name of every benchmark job of SYSTEM")
     j.add_argument("system")
     spack = sub.add_parser("spack", help="build IOR, mdtest and fio with Spack into .state/spack/ "
@@ -197,6 +226,12 @@ def _judge(bench, result, reference_file: str, key: str | None):
 def _cmd_reference(args: argparse.Namespace) -> int:
     from fsaccept.core import reference
 
+    if args.list is not None:
+        return _cmd_list(args.list)
+    if not args.file:
+        print("fsaccept reference: FILE is required (or --list [KEY])", file=sys.stderr)
+        return 2
+
     try:
         ref = reference.load_reference(args.file)
     except reference.ReferenceError as e:
@@ -215,12 +250,28 @@ def _cmd_reference(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_list(key: str) -> int:
+    """``fsaccept reference --list [KEY]``: the catalogue and the options of each entry."""
+    from fsaccept.benchmarks import listing, registry
+
+    if not key:
+        print(listing.checks_table())
+        print(listing.keys_table(), end="")
+        return 0
+    if registry.owner_of(key) is None:
+        keys = sorted(k for b in registry.BENCHMARKS.values() for k in b.reference_keys)
+        print(f"fsaccept reference --list: {key!r} is not a reference key; the keys are "
+              f"{', '.join(keys)}", file=sys.stderr)
+        return 2
+    print(listing.keys_table(key), end="")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``fsaccept`` console script."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in TOOLS:
-        module, _, function = TOOLS[argv[0]][0].partition(":")
-        return getattr(importlib.import_module(module), function)(argv[1:])
+        return TOOLS[argv[0]][0](argv[1:])
     args = _build_parser().parse_args(argv)
     if args.command == "parse":
         return _cmd_parse(args)

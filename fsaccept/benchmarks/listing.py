@@ -1,0 +1,120 @@
+"""The catalogue and the reference schemas described in words, the way ``io500 --list``
+describes its options: ``fsaccept reference --list [KEY]`` prints them, and the docs'
+check and reference-key tables are these same tables (a test compares them), so that
+what the documentation says of a check or an option cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+from fsaccept.benchmarks import registry
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def checks_table() -> str:
+    """One row per check of the catalogue (fixtures excepted): its class, tags, reference
+    key and figures, and what it measures."""
+    rows = ["| check (`checks/`) | tags | reference key | figures | what it measures |",
+            "| --- | --- | --- | --- | --- |"]
+    for spec in registry.TESTS.values():
+        if spec.role == FIXTURE:
+            continue
+        figures = ", ".join(f"`{f}`" for f in spec.figures) or "—"
+        rows.append(f"| `{spec.check}` | {', '.join(sorted(spec.all_tags))} | "
+                    f"{'`' + spec.key + '`' if spec.key else '—'} | {_cell(figures)} | "
+                    f"{_cell(spec.descr)} |")
+    return "\n".join(rows) + "\n"
+
+
+def _main_schema() -> dict[str, Any]:
+    return json.loads(resources.files("fsaccept").joinpath("core/reference.schema.json")
+                      .read_text())
+
+
+def _resolve(ref: str) -> dict[str, Any]:
+    """The schema a ``$ref`` such as ``ior.schema.json#/$defs/common`` names."""
+    name, _, pointer = ref.partition("#")
+    doc = _main_schema() if name == "reference.schema.json" else registry.schemas()[name]
+    for part in [p for p in pointer.split("/") if p]:
+        doc = doc[part]
+    return doc
+
+
+def entry_options(key: str) -> dict[str, dict[str, Any]]:
+    """Each option of reference entry ``tests.<key>``: its schema (merged from the entry's
+    own and the ``allOf`` it builds on) and whether it is required."""
+    bench = registry.owner_of(key)
+    if bench is None:
+        raise KeyError(key)
+    ref = next(r for k, r in bench.reference_keys.items() if k == key or k.startswith("^"))
+    schema = _resolve(ref if "#" in ref else ref + "#")
+    props: dict[str, dict[str, Any]] = {}
+    required: set[str] = set()
+    for part in [*(_resolve(p["$ref"]) for p in schema.get("allOf", []) if "$ref" in p),
+                 schema]:
+        required |= set(part.get("required", ()))
+        for name, sub in part.get("properties", {}).items():
+            if isinstance(sub, dict):
+                merged = dict(props.get(name, {}))
+                merged.update(_resolve(sub["$ref"]) if "$ref" in sub else sub)
+                props[name] = merged
+            else:
+                props.setdefault(name, {})
+    return {name: dict(sub, required=name in required) for name, sub in sorted(props.items())}
+
+
+def _kind(sub: dict[str, Any]) -> str:
+    if "enum" in sub:
+        return " | ".join(map(str, sub["enum"]))
+    if "const" in sub:
+        return str(sub["const"])
+    kind = sub.get("type", "object" if "properties" in sub else "")
+    return "/".join(kind) if isinstance(kind, list) else str(kind)
+
+
+def keys_table(key: str | None = None) -> str:
+    """Without ``key``: one row per reference key (the test that reads it, its required
+    options); with one: a row per option of that entry."""
+    if key is None:
+        rows = ["| reference key | read by | required options |", "| --- | --- | --- |"]
+        for spec in registry.TESTS.values():
+            if spec.role != ACCEPTANCE:
+                continue
+            need = [n for n, sub in entry_options(spec.key).items() if sub["required"]]
+            rows.append(f"| `{spec.key}` | `{spec.check}` | {', '.join(need)} |")
+        return "\n".join(rows) + "\n"
+    rows = [f"`tests.{key}` (* required)", "", "| option | value | what it is |",
+            "| --- | --- | --- |"]
+    for name, sub in entry_options(key).items():
+        rows.append(f"| {name}{' *' if sub['required'] else ''} | {_cell(_kind(sub))} | "
+                    f"{_cell(sub.get('description', ''))} |")
+    return "\n".join(rows) + "\n"
+
+
+#: The docs' generated sections: ``<!-- BEGIN GENERATED: name -->`` ... ``<!-- END ... -->``.
+GENERATED = {"checks": checks_table, "reference-keys": keys_table}
+
+
+def fill_generated(text: str) -> str:
+    """``text`` with every generated section made anew from the catalogue."""
+    import re
+    for name, make in GENERATED.items():
+        pattern = re.compile(rf"(<!-- BEGIN GENERATED: {name} -->\n).*?(<!-- END GENERATED: "
+                             rf"{name} -->)", re.S)
+        text = pattern.sub(lambda m, make=make: m.group(1) + make() + m.group(2), text)
+    return text
+
+
+if __name__ == "__main__":  # python -m fsaccept.benchmarks.listing FILE...: refill the docs
+    import sys
+    from pathlib import Path
+    for arg in sys.argv[1:]:
+        path = Path(arg)
+        path.write_text(fill_generated(path.read_text()))
