@@ -55,39 +55,47 @@ def mib_to_mb(mib_per_s: float) -> Decimal:
     return Decimal(repr(mib_per_s)) * MB_PER_MIB
 
 
-#: Time units, each with the next smaller one (× 1000): a sub-unit time is shown in
-#: the smaller unit ('45.061 µs', not '0.000045061 s').
-SMALLER_TIME_UNIT = {"s": "ms", "ms": "µs", "us": "ns", "µs": "ns"}
+#: Units people read a quantity in, smallest first, and the factor between neighbours:
+#: a time or a size is shown in the unit that puts it between 1 and that factor
+#: ('2.5395 ms', not '2,539.5 us'; '184 KiB', not '0.17969 MiB'; '10 s', not
+#: '10,000,000 us').  Rates (MiB/s, IOPS, ops/s) keep the unit they are stated in.
+LADDERS = ((("ns", "µs", "ms", "s"), 1000), (("B", "KiB", "MiB", "GiB", "TiB"), 1024))
+#: Another spelling of a unit of a ladder.
+UNIT_ALIASES = {"us": "µs"}
 
 
-def time_scale(value: float | Decimal | None, unit: str) -> tuple[int, str]:
-    """(power of 1000, unit) to show a time in: ``0.000045061 s`` → (2, 'µs'); a time
-    of at least 1 in its unit, 0, or any other unit: (0, unit)."""
-    steps = 0
-    if value is None or unit not in SMALLER_TIME_UNIT:
-        return 0, unit
-    v = abs(float(value))
-    if not math.isfinite(v):
-        return 0, unit
-    while v and v < 1 and unit in SMALLER_TIME_UNIT:
-        v *= 1000
-        unit = SMALLER_TIME_UNIT[unit]
-        steps += 1
-    return steps, unit
+def unit_scale(value: float | Decimal | None, unit: str) -> tuple[Decimal, str]:
+    """(factor, unit) to show ``value`` (in ``unit``) in: ``0.000045061 s`` → (10**6,
+    'µs'), ``10000000 us`` → (10**-6, 's'); 0, a value that is not finite, or a unit on no
+    ladder: (1, unit)."""
+    name = UNIT_ALIASES.get(unit, unit)
+    ladder = next(((units, step) for units, step in LADDERS if name in units), None)
+    if value is None or ladder is None or isinstance(value, bool):
+        return Decimal(1), unit
+    v = abs(Decimal(repr(value)) if isinstance(value, float) else Decimal(value))
+    if not v.is_finite() or not v:
+        return Decimal(1), unit
+    units, step = ladder
+    i, factor = units.index(name), Decimal(1)
+    while v * factor < 1 and i > 0:
+        i, factor = i - 1, factor * step
+    while v * factor >= step and i < len(units) - 1:
+        i, factor = i + 1, factor / step
+    return factor, (unit if factor == 1 else units[i])
 
 
-def format_quantity(value: float | Decimal | None, unit: str, steps: int | None = None,
-                    scaled_unit: str | None = None) -> str:
-    """'45.061 µs' for 4.5061e-05 s (exactly: the value × 1000 per step, in decimal);
-    '424.62 MiB/s'; ``steps`` and ``scaled_unit`` from :func:`time_scale` to show
+def format_quantity(value: float | Decimal | None, unit: str,
+                    factor: Decimal | None = None, scaled_unit: str | None = None) -> str:
+    """'45.061 µs' for 4.5061e-05 s (exactly: the value × the factor, in decimal);
+    '424.62 MiB/s'; ``factor`` and ``scaled_unit`` from :func:`unit_scale` to show
     several values in one unit."""
     if value is None:
         return NO_VALUE
-    if steps is None:
-        steps, scaled_unit = time_scale(value, unit)
-    if steps and isinstance(value, (int, float, Decimal)) and not isinstance(value, bool) \
-            and math.isfinite(float(value)):
-        value = Decimal(repr(value) if isinstance(value, float) else value) * 1000 ** steps
+    if factor is None:
+        factor, scaled_unit = unit_scale(value, unit)
+    if factor != 1 and isinstance(value, (int, float, Decimal)) and not isinstance(
+            value, bool) and math.isfinite(float(value)):
+        value = (Decimal(repr(value)) if isinstance(value, float) else Decimal(value)) * factor
         unit = scaled_unit or unit
     return f"{format_number(value)} {unit}".rstrip()
 

@@ -27,7 +27,7 @@ from typing import Any
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, ROLES, TestSpec
 from fsaccept.core.findings import figure_problem
-from fsaccept.core.formatting import format_number, format_quantity, time_scale
+from fsaccept.core.formatting import format_number, format_quantity, unit_scale
 from fsaccept.core.pernode import OUTLIER_FIGURE
 
 PASS, FAIL, INVALID = "PASS", "FAIL", "INVALID"
@@ -127,29 +127,29 @@ def format_threshold(fig: Figure) -> str:
     """'≥ 45 MiB/s (50 − 10 %)'; '—' for a figure without threshold."""
     if not fig.judged:
         return "—"
-    # One unit for the limit and the reference it comes from: '≤ 110 µs (100 µs + 10 %)'.
-    steps, unit = time_scale(fig.reference, fig.unit)
+    # One unit for the limit and the reference it comes from: '≤ 110 µs (100 + 10 %)'.
+    factor, unit = unit_scale(fig.reference, fig.unit)
 
     def q(v: float | None) -> str:
-        return format_quantity(v, fig.unit, steps, unit)
+        return format_quantity(v, fig.unit, factor, unit)
     parts = []
     if fig.lower_limit is not None:
         tol = f" − {format_number(round(-fig.lower * 100, 6))} %" if fig.lower else ""
-        parts.append(f"≥ {q(fig.lower_limit)} ({format_number(_scaled(fig.reference, steps))}"
+        parts.append(f"≥ {q(fig.lower_limit)} ({format_number(_scaled(fig.reference, factor))}"
                      f"{tol})")
     if fig.upper_limit is not None:
         tol = f" + {format_number(round(fig.upper * 100, 6))} %" if fig.upper else ""
-        parts.append(f"≤ {q(fig.upper_limit)} ({format_number(_scaled(fig.reference, steps))}"
+        parts.append(f"≤ {q(fig.upper_limit)} ({format_number(_scaled(fig.reference, factor))}"
                      f"{tol})")
     if not parts:
         parts.append(q(fig.reference))
     return ", ".join(parts)
 
 
-def _scaled(value: float | None, steps: int) -> Any:
-    if value is None or not steps:
+def _scaled(value: float | None, factor: Decimal) -> Any:
+    if value is None or factor == 1:
         return value
-    return Decimal(repr(value)) * 1000 ** steps
+    return Decimal(repr(value)) * factor
 
 
 # --------------------------------------------------------------------------- verdicts

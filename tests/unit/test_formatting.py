@@ -129,3 +129,17 @@ def test_sub_millisecond_times_are_shown_in_a_smaller_unit():
     assert verdicts.format_threshold(fig) == "≤ 110 µs (100 + 10 %)"
     fig = verdicts.Figure("stat_latency_max", 4.5e-04, "s", 0.0001, None, 0.1, "fail")
     assert verdicts.figure_failures([fig]) == ["stat_latency_max 450 µs above the limit 110 µs"]
+
+
+@pytest.mark.parametrize("value, unit, shown", [
+    (10_000_000, "us", "10 s"),          # a 10 s latency ceiling, stated in us
+    (2539.5, "us", "2.5395 ms"),
+    (0.17969, "MiB", "184.00 KiB"),      # a size below a MiB
+    (4.5061e-05, "s", "45.061 µs"),
+    (3600, "s", "3,600 s"),              # seconds are the largest time unit
+    (1987.0, "MiB/s", "1,987 MiB/s"),    # rates keep their unit
+    (0, "us", "0 us"),
+])
+def test_times_and_sizes_read_as_people_write_them(value, unit, shown):
+    from fsaccept.core.formatting import format_quantity
+    assert format_quantity(value, unit) == shown

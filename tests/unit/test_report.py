@@ -179,9 +179,10 @@ def test_other_outcomes_are_shown_as_such_and_never_pass(result, phase, reason, 
 
 def test_upper_bound_thresholds_and_their_failures():
     fig = verdicts.Figure("fsync_4k_sync_lat_p99_us", 250000.0, "us", 200000, None, 0, "fail")
-    assert verdicts.format_threshold(fig) == "≤ 200,000 us (200,000)"
+    # Read as people write them: 200 ms, not 200,000 us.
+    assert verdicts.format_threshold(fig) == "≤ 200 ms (200)"
     assert verdicts.figure_failures([fig]) == [
-        "fsync_4k_sync_lat_p99_us 250,000 us above the limit 200,000 us"]
+        "fsync_4k_sync_lat_p99_us 250 ms above the limit 200 ms"]
 
 
 def test_per_node_values_from_a_logged_string_and_from_distributed_cases():
