@@ -208,7 +208,7 @@ def _judge(bench, result, reference_file: str, key: str | None):
     """(judged figure, INVALID reasons, rules not applied) of a parsed run by the
     reference entry ``tests.<key>``; ValueError with the message otherwise."""
     from fsaccept.benchmarks.registry import owner_of, tests_with_key
-    from fsaccept.core import reference
+    from fsaccept.suite import reference
 
     if not key:
         raise ValueError("--reference needs --test KEY (e.g. ior_read_bandwidth)")
@@ -224,7 +224,7 @@ def _judge(bench, result, reference_file: str, key: str | None):
 
 
 def _cmd_reference(args: argparse.Namespace) -> int:
-    from fsaccept.core import reference
+    from fsaccept.suite import reference
 
     if args.list is not None:
         return _cmd_list(args.list)

@@ -9,7 +9,7 @@ Selected by this host's name (``fsaccept/tools/sites.py``): ``local-spack`` once
 ``config/settings.py``).
 """
 
-from fsaccept.core.provision import SPACK_STATE
+from fsaccept.suite.provision import SPACK_STATE
 from fsaccept.tools.sites import emulated_system
 
 site_configuration = {

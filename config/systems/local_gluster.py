@@ -7,7 +7,7 @@ Select it with ``--system local-gluster`` (``scripts/acceptance --system local-g
 brings the volume up).
 """
 
-from fsaccept.core.provision import SPACK_STATE
+from fsaccept.suite.provision import SPACK_STATE
 from fsaccept.tools.sites import emulated_system
 
 site_configuration = {

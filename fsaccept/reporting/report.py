@@ -307,7 +307,7 @@ def _remove_earlier_plots(plots_dir: Path, earlier: dict[str, str], now: set[str
 
 def _load_verified_reference(path: str) -> Any:
     """The reference file (validated as a run reads it), or why it cannot be read."""
-    from fsaccept.core.reference import ReferenceError, load_reference
+    from fsaccept.suite.reference import ReferenceError, load_reference
     try:
         return load_reference(path)
     except (ReferenceError, OSError, ValueError) as err:

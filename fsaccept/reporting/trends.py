@@ -76,9 +76,9 @@ def nightly_settings(raw: dict[str, Any]) -> NightlySettings:
 
 def nightly_reference(raw: dict[str, Any], source: str = "reference") -> dict[str, Any]:
     """The reference file for a nightly run: ``tests.<name>`` updated with
-    ``nightly.tests.<name>`` (:func:`fsaccept.core.reference.nightly_merged`, which every
+    ``nightly.tests.<name>`` (:func:`fsaccept.suite.reference.nightly_merged`, which every
     reference check applies too).  An override of a test the file lacks is an error."""
-    from fsaccept.core.reference import ReferenceError, nightly_merged
+    from fsaccept.suite.reference import ReferenceError, nightly_merged
     try:
         return nightly_merged(raw, source)
     except ReferenceError as err:
@@ -510,7 +510,7 @@ def write_trends(store: Store, out_dir: Path, system: str, session: str,
 def _load_yaml(path: Path) -> dict[str, Any]:
     """A reference file, validated against its schema first (errors name the file and
     key), as the plain data the nightly settings are read from."""
-    from fsaccept.core.reference import ReferenceError, load_reference
+    from fsaccept.suite.reference import ReferenceError, load_reference
     try:
         return load_reference(path).data  # read once: parsing it is most of its cost
     except ReferenceError as err:
@@ -518,7 +518,7 @@ def _load_yaml(path: Path) -> dict[str, Any]:
 
 
 def _cmd_reference(args: argparse.Namespace) -> int:
-    from fsaccept.core.reference import ReferenceError, load_reference
+    from fsaccept.suite.reference import ReferenceError, load_reference
     src, out = Path(args.reference), Path(args.output)
     if out.exists() and out.resolve() == src.resolve():
         raise NightlyError(f"-o {out}: that is the reference file itself: write the nightly "

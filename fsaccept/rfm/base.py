@@ -39,8 +39,9 @@ from reframe.core.builtins import (fixture, loggable, run_after, run_before,
 from reframe.core.exceptions import SanityError
 from reframe.core.logging import getlogger
 
-from fsaccept.core import (guards, pernode, placement, provision, reference, servers, slurm,
+from fsaccept.core import (guards, pernode, placement, servers, slurm,
                            versions)
+from fsaccept.suite import provision, reference
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.paths import STATE_DIR
 from fsaccept.core.slurm import benchmark_job_name

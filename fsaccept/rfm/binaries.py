@@ -11,14 +11,14 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before, sanity_function, variable
 
-from fsaccept.core import provision
+from fsaccept.suite import provision
 from fsaccept.tools import sites
 from fsaccept.tools import spack as spackenv
 
 
 class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):
     """Provides the benchmarks for a partition (its ``extras.benchmarks``, see
-    ``fsaccept.core.provision``) and records where they come from, once per session.
+    ``fsaccept.suite.provision``) and records where they come from, once per session.
 
     ``spack-build``: ``spack -e <env> install`` with ReFrame's Spack build
     system; ``spack-env``: an environment built beforehand; both then write the

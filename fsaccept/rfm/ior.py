@@ -18,8 +18,9 @@ from fsaccept.benchmarks.ior import command as iorcmd
 from fsaccept.benchmarks.ior import figures
 from fsaccept.benchmarks.ior import parse as ior
 from fsaccept.benchmarks.ior import validity
-from fsaccept.core import guards, pernode, reduction, reference
+from fsaccept.core import guards, pernode, reduction
 from fsaccept.core.units import MIB
+from fsaccept.suite import reference
 from fsaccept.rfm.base import KEPT_DATASETS, NO_IOR_FIX, RUN_ID, BenchmarkTest, remove_data
 
 #: The data pattern's seed (IOR -G) of this session: data left by another run (another

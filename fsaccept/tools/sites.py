@@ -31,7 +31,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fsaccept.core import paths, provision
+from fsaccept.core import paths
+from fsaccept.suite import provision
 from fsaccept.core.paths import REPO_ROOT
 from fsaccept.tools.cluster import OPENMPI_ENV, PARTITION, slurm_conf_path
 
@@ -101,7 +102,7 @@ def emulated_system(name: str, descr: str, benchmarks: str = "path",
                     extras: dict[str, Any] | None = None) -> dict[str, Any]:
     """A ReFrame system for the Slurm cluster ``scripts/local-cluster`` emulates here:
     one partition of its nodes; ``benchmarks`` says where IOR, mdtest and fio come from
-    (see fsaccept/core/provision.py); ``features``, ``env_vars`` and ``extras`` are added."""
+    (see fsaccept/suite/provision.py); ``features``, ``env_vars`` and ``extras`` are added."""
     return {
         "name": name,
         "descr": descr,

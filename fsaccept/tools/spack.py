@@ -48,7 +48,7 @@ from pathlib import Path
 
 import yaml
 
-from fsaccept.core import provision as benchmarks
+from fsaccept.suite import provision as benchmarks
 
 STATE = benchmarks.SPACK_STATE
 SPEC_DIR = benchmarks.DEFAULT_SPACK_ENV

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from fsaccept.tools import spack as spackenv
-from fsaccept.core.provision import SPACK_STATE, rendered_env_dir
+from fsaccept.suite.provision import SPACK_STATE, rendered_env_dir
 from fsaccept.tools import sites
 from tests.conftest import REPO, run
 

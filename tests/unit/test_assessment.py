@@ -9,7 +9,7 @@ import yaml
 from fsaccept.reporting import assessment as asm
 from fsaccept.reporting import report as signoff
 from fsaccept.reporting import runreport
-from fsaccept.core.reference import ReferenceError, load_reference
+from fsaccept.suite.reference import ReferenceError, load_reference
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
 

@@ -12,9 +12,9 @@ import pytest
 from fsaccept.benchmarks.fio import command as fiocmd
 from fsaccept.benchmarks.fio import figures
 from fsaccept.benchmarks.fio import parse as fio
-from fsaccept.core import reference
+from fsaccept.suite import reference
 from fsaccept.cli import main
-from fsaccept.core.reference import Threshold
+from fsaccept.suite.reference import Threshold
 
 from . import stepcount
 

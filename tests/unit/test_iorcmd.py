@@ -3,7 +3,7 @@ import dataclasses
 import pytest
 
 from fsaccept.benchmarks.ior.command import ior_options, ior_size, ior_tests, planned_bytes
-from fsaccept.core.reference import REFERENCE_DIR, load_reference
+from fsaccept.suite.reference import REFERENCE_DIR, load_reference
 
 
 @pytest.fixture(scope="module")

@@ -163,7 +163,7 @@ def test_the_schema_is_valid_and_names_what_it_refuses():
     ok = {"node_fraction": 0.5, "ranks_per_node": 2,
           "thresholds": {"rate": {"value": 1000, "unit": "ops/s"},
                          "read_latency_q99": {"value": 0.01, "unit": "s"}}}
-    from fsaccept.core.reference import validation_errors
+    from fsaccept.suite.reference import validation_errors
     base = {"system": "x", "target": {"path": "/t", "fstype": "ext4"}}
     assert validation_errors({**base, "tests": {"md_workbench": ok}}) == []
     bad = dict(ok, thresholds={"read_latency_p42": {"value": 1, "unit": "s"}})
@@ -172,7 +172,7 @@ def test_the_schema_is_valid_and_names_what_it_refuses():
 
 
 def test_latency_thresholds_are_ceilings():
-    from fsaccept.core.reference import Threshold
+    from fsaccept.suite.reference import Threshold
     assert Threshold(0.01, "s", 0.1).as_reframe_reference() == (0.01, None, 0.1, "s")
     assert Threshold(1000, "ops/s", 0.1).as_reframe_reference() == (1000, -0.1, None, "ops/s")
     assert MdWorkbenchParameters("x", 0.5, 2).offset is None

@@ -19,7 +19,7 @@ from fsaccept.benchmarks.mdtest.parse import MdtestRun, parse_mdtest
 from fsaccept.benchmarks.mdtest.validity import MdtestExpectation, invalid_reasons
 from fsaccept.benchmarks.registry import BENCHMARKS
 from fsaccept.cli import main
-from fsaccept.core import reference
+from fsaccept.suite import reference
 
 from . import stepcount
 

@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fsaccept.core import provision as benchmarks
-from fsaccept.core.provision import (DEFAULT_SPACK_ENV, BenchmarkConfigError, activation_commands,
+from fsaccept.suite import provision as benchmarks
+from fsaccept.suite.provision import (DEFAULT_SPACK_ENV, BenchmarkConfigError, activation_commands,
                                      environment_ok, load_spack_yaml, mode, parse_provenance,
                                      pinned_versions)
 from fsaccept.core import versions

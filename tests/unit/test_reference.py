@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from fsaccept.benchmarks.ior.command import ior_tests, parameters
-from fsaccept.core.reference import (REFERENCE_DIR, ReferenceError, format_size, load_reference,
+from fsaccept.suite.reference import (REFERENCE_DIR, ReferenceError, format_size, load_reference,
                                      parse_size)
 
 

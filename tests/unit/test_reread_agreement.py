@@ -11,7 +11,7 @@ import pytest
 from fsaccept.benchmarks.ior.parse import parse_ior
 from fsaccept.benchmarks.ior.validity import ior_invalid_reasons, output_expectation
 from fsaccept.cli import main
-from fsaccept.core.reference import REFERENCE_DIR
+from fsaccept.suite.reference import REFERENCE_DIR
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ior"
 CAPTURES = sorted(DATA.glob("*.txt"))

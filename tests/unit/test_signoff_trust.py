@@ -220,7 +220,7 @@ def test_every_shipped_run_report_keeps_its_verdicts_per_test(tmp_path):
 def test_the_integrity_check_is_always_judged_against_no_wrong_transfer():
     """Its threshold is its class's (the catalogue), not the reference file's: a run
     report that loosened it to 5 wrong transfers is INVALID."""
-    from fsaccept.core.reference import load_reference
+    from fsaccept.suite.reference import load_reference
     from fsaccept.reporting import runreport
     data = json.loads((DATA / "fixture-skip.json").read_text())
     case = next(c for r in data["runs"] for c in r["testcases"]

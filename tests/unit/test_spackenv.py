@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from fsaccept.tools import spack as spackenv
-from fsaccept.core.provision import DEFAULT_SPACK_ENV, BenchmarkConfigError
+from fsaccept.suite.provision import DEFAULT_SPACK_ENV, BenchmarkConfigError
 
 
 def spec_dir(tmp_path, spack_yaml, systems=("site",)):

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from fsaccept.reporting import trends
-from fsaccept.core.reference import load_reference
+from fsaccept.suite.reference import load_reference
 from fsaccept.benchmarks.ior.command import parameters
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"

@@ -15,6 +15,7 @@ from typing import Any
 
 from fsaccept.benchmarks.fio.figures import FigureSpec
 from fsaccept.core.pernode import OUTLIER_FIGURE
+from fsaccept.core.reference import entry_thresholds
 from fsaccept.core.units import KIB, MIB, format_size, parse_size
 
 #: fio job names of the metadata test, in the order they run (one stonewall group each).
@@ -274,7 +275,6 @@ def entry_errors(where: str, entry: dict[str, Any]) -> list[str]:
     """What the fio check refuses in its entry at set-up (:func:`parameters`, the
     thresholds by :func:`reframe_references`), found before any run: ``fsaccept
     reference`` and every run's reference check (``where`` is ``tests.<key>``)."""
-    from fsaccept.core.reference import entry_thresholds
     key = where.rsplit(".", 1)[-1]
     kind = kind_of(key)
     if kind is None:

@@ -34,7 +34,7 @@ def checks_table() -> str:
 
 
 def _main_schema() -> dict[str, Any]:
-    return json.loads(resources.files("fsaccept").joinpath("core/reference.schema.json")
+    return json.loads(resources.files("fsaccept").joinpath("suite/reference.schema.json")
                       .read_text())
 
 

@@ -1,0 +1,278 @@
+"""Reading and validating a reference file, ``reference/<system>.yaml``.
+
+It is validated against a JSON Schema (``reference.schema.json`` beside this module, with
+each benchmark's ``schema.json``) and each benchmark's own entry rules (the registry) when
+loaded; every error names the file and the key, and nothing is submitted with a bad file.
+The file, once loaded, is a :class:`fsaccept.core.reference.Reference`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fsaccept.benchmarks import registry
+from fsaccept.core import guards, yamlfile
+from fsaccept.core.paths import REFERENCE_DIR  # noqa: F401 (re-exported)
+# The data model, re-exported: a caller that loads a file has its types in one import.
+from fsaccept.core.reference import (DEFAULT_MAX_FILL_FRACTION,  # noqa: F401
+                                     DEFAULT_TIME_LIMIT_MARGIN_MIN, MAX_SIZE_BYTES,
+                                     Reference, ReferenceError, Threshold, entry_thresholds,
+                                     reference_path)
+from fsaccept.core.units import format_size, parse_size
+
+if TYPE_CHECKING:
+    import jsonschema
+
+
+@cache
+def _schemas() -> dict[str, dict[str, Any]]:
+    """The reference schema (this folder's ``reference.schema.json``) with the keys of
+    ``tests:`` each benchmark owns, and every benchmark's entry schema, by ``$id``."""
+    main = json.loads(resources.files("fsaccept").joinpath("suite/reference.schema.json")
+                      .read_text())
+    tests = main["properties"]["tests"]
+    for bench in registry.BENCHMARKS.values():
+        for key, ref in bench.reference_keys.items():
+            where = "patternProperties" if key.startswith("^") else "properties"
+            tests[where][key] = {"$ref": ref}
+    return {"reference.schema.json": main, **registry.schemas()}
+
+
+@cache
+def _validator() -> Any:
+    """A validator of whole reference files; benchmark schemas are found by name."""
+    # Imported here: jsonschema is heavy, and re-reading a benchmark's log (fsaccept
+    # parse) needs this module's types but no validation.
+    import jsonschema
+    from referencing import Registry, Resource
+
+    registry = Registry().with_resources(
+        (name, Resource.from_contents(schema)) for name, schema in _schemas().items())
+    strict = jsonschema.validators.extend(
+        jsonschema.Draft202012Validator,
+        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer",
+                                                                           _is_integer))
+    return strict(_schemas()["reference.schema.json"], registry=registry)
+
+
+def _is_integer(_checker: Any, instance: Any) -> bool:
+    # JSON Schema counts 4096.0 as an integer; IOR would receive "-s 4096.0".
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    return ".".join(str(p) for p in error.absolute_path) or "(top level)"
+
+
+def _message(error: jsonschema.ValidationError) -> str:
+    last = str(error.absolute_path[-1]) if error.absolute_path else ""
+    if error.validator == "pattern" and last.endswith("_size"):
+        return parse_size_error(error.instance)
+    if error.validator == "type" and isinstance(error.instance, float) \
+            and "integer" in str(error.validator_value) and error.instance.is_integer():
+        return f"{error.instance!r} is not a whole number: write {int(error.instance)}"
+    if error.validator == "const":
+        return f"{error.instance!r} is not allowed here: use {error.validator_value!r}"
+    if error.validator in ("additionalProperties", "unevaluatedProperties") \
+            and isinstance(error.instance, dict):
+        known = _known_keys(error.schema)
+        unknown = [k for k in error.instance if k not in known
+                   and not any(re.search(p, k) for p in error.schema.get("patternProperties", {}))]
+        allowed = ", ".join(sorted(known) + sorted(
+            p.strip("^$").replace("[a-z0-9_]+", "*")
+            for p in error.schema.get("patternProperties", {})))
+        return f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {allowed}"
+    return error.message
+
+
+def _known_keys(schema: dict[str, Any]) -> set[str]:
+    keys = set(schema.get("properties", {}))
+    for part in schema.get("allOf", []):
+        keys |= _known_keys(_resolve(part["$ref"]) if "$ref" in part else part)
+    return keys
+
+
+def _resolve(ref: str) -> dict[str, Any]:
+    """The schema a ``name.schema.json#/$defs/x`` reference names."""
+    document, _, pointer = ref.partition("#")
+    node = _schemas()[document]
+    for part in pointer.strip("/").split("/") if pointer else []:
+        node = node[part]
+    return node
+
+
+def parse_size_error(value: Any) -> str:
+    try:
+        parse_size(value)
+    except ValueError as err:
+        return str(err)
+    return f"{value!r} is not a valid size"
+
+
+def validation_errors(data: Any) -> list[str]:
+    """Every schema violation as 'key.path: message', sorted by key; values no schema
+    refuses (NaN, infinities, keys that are not strings, absurd sizes) first."""
+    value_errors = _value_errors(data)
+    if value_errors:
+        return value_errors
+    return _schema_errors(data) or _size_errors(data)
+
+
+def _value_errors(data: Any, path: str = "") -> list[str]:
+    """NaN and infinities (every JSON Schema bound is false for NaN, so it would pass),
+    and mapping keys that are not strings (``1:``, ``yes:``)."""
+    where = path or "(top level)"
+    if isinstance(data, float) and not math.isfinite(data):
+        return [f"{where}: {data!r} is not a finite number"]
+    errors = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if not isinstance(key, str):
+                errors.append(f"{where}: key {key!r} is a {type(key).__name__}, not a name "
+                              "(quote it)")
+                continue
+            errors += _value_errors(value, f"{path}.{key}" if path else key)
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            errors += _value_errors(value, f"{where}[{i}]")
+    return errors
+
+
+def _size_errors(data: dict[str, Any]) -> list[str]:
+    """Sizes beyond MAX_SIZE_BYTES (the schema checks their spelling)."""
+    errors = []
+    sections = [("tests", data.get("tests") or {}),
+                ("nightly.tests", (data.get("nightly") or {}).get("tests") or {})]
+    for prefix, tests in sections:
+        for name, entry in tests.items():
+            for key, value in (entry.items() if isinstance(entry, dict) else ()):
+                if not key.endswith("_size"):
+                    continue
+                try:
+                    nbytes = parse_size(value)
+                except ValueError as err:
+                    errors.append(f"{prefix}.{name}.{key}: {err}")
+                    continue
+                if nbytes > MAX_SIZE_BYTES:
+                    errors.append(f"{prefix}.{name}.{key}: {value!r} is more than "
+                                  f"{format_size(MAX_SIZE_BYTES)}, the largest size allowed")
+    return errors
+
+
+def _schema_errors(data: Any) -> list[str]:
+    errors = sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    # An enum error beside a const error on the same key says the same thing less well.
+    const_paths = {_key_path(e) for e in errors if e.validator == "const"}
+    errors = [e for e in errors if not (e.validator == "enum" and _key_path(e) in const_paths)]
+    return [f"{_key_path(e)}: {_message(e)}" for e in errors]
+
+
+def read_yaml(path: Path | str) -> Any:
+    """The YAML document of a reference file, read strictly (see ``fsaccept.core.yamlfile``);
+    ReferenceError naming the file (and the key or line) otherwise."""
+    path = Path(path)
+    try:
+        return yamlfile.load(path)  # bounded: a FIFO, /dev/zero or 1 GB file is refused
+    except yamlfile.StrictYAMLError as err:
+        raise ReferenceError(str(err)) from None
+
+
+def load_reference(path: Path | str) -> Reference:
+    """Read and validate a reference file; raises ReferenceError naming file and keys.
+    Everything a run refuses before it submits a job and that the file alone decides
+    is refused here (``fsaccept reference FILE`` says "valid" only then): the schemas,
+    each benchmark's entry rules, the target path's text, the nightly entries."""
+    path = Path(path)
+    data = read_yaml(path)
+    errors = validation_errors(data)
+    if errors:
+        raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
+    errors = _entry_rule_errors(data["tests"], data["target"]["fstype"])
+    errors += _target_errors(data["target"], data["tests"]) + _nightly_errors(data, errors)
+    if errors:
+        raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
+    systems = data["system"] if isinstance(data["system"], list) else [data["system"]]
+    return Reference(path=path, system=systems[0], systems=tuple(systems),
+                     description=data.get("description", ""),
+                     target_path=Path(data["target"]["path"]),
+                     target_mount_point=data["target"].get("mount_point"),
+                     target_source=data["target"].get("source"),
+                     target_fstype=data["target"]["fstype"], entries=data["tests"],
+                     max_fill_fraction=data["target"].get("max_fill_fraction",
+                                                          DEFAULT_MAX_FILL_FRACTION),
+                     max_bandwidth_mib_s=data["target"].get("max_bandwidth_mib_s"),
+                     time_limit_margin_min=data.get("time_limit_margin_min",
+                                                    DEFAULT_TIME_LIMIT_MARGIN_MIN),
+                     node_rounding=data.get("node_rounding", "up"),
+                     drop_caches=data.get("drop_caches"), data=data)
+
+
+def _entry_rule_errors(tests: dict[str, Any], fstype: str) -> list[str]:
+    """Rules the schema cannot express, each benchmark's own (``entry_rules``, and
+    ``target_rules`` against the target's type)."""
+    errors = []
+    for key, entry in tests.items():
+        bench = registry.owner_of(key)
+        if bench and bench.entry_rules:
+            errors += bench.entry_rules(f"tests.{key}", entry)
+        if bench and bench.target_rules:
+            errors += bench.target_rules(f"tests.{key}", entry, fstype)
+    return errors
+
+
+def _target_errors(target: dict[str, Any], tests: dict[str, Any]) -> list[str]:
+    """The run's guard on the target path's text (relative, control characters, a
+    character a benchmark of the file's tests splits paths on)."""
+    forbidden: dict[str, str] = {}
+    for key in tests:
+        bench = registry.owner_of(key)
+        if bench:
+            forbidden.update({c: f"{why} (tests.{key})"
+                              for c, why in bench.unsafe_path_chars.items()
+                              if c not in forbidden})
+    try:
+        guards.check_path_text(target["path"], "target.path", forbidden)
+    except guards.GuardError as err:
+        return [str(err)]
+    return []
+
+
+def nightly_merged(data: dict[str, Any], source: str = "reference") -> dict[str, Any]:
+    """The reference data of a nightly run: ``tests.<name>`` updated with
+    ``nightly.tests.<name>`` (``data`` is left as it is). An override of a test the file
+    lacks is a ReferenceError naming ``source``."""
+    out = copy.deepcopy(data)
+    overrides = ((data.get("nightly") or {}).get("tests")) or {}
+    for name, keys in overrides.items():
+        if name not in out.get("tests", {}):
+            have = ", ".join(sorted(out.get("tests", {}))) or "none"
+            raise ReferenceError(f"{source}: nightly.tests.{name}: no such test under tests: "
+                                 f"(the file has: {have})")
+        out["tests"][name].update(copy.deepcopy(keys))
+    out["description"] = (str(data.get("description", "")) + " [nightly sizes]").strip()
+    return out
+
+
+def _nightly_errors(data: dict[str, Any], known: list[str]) -> list[str]:
+    """The test entries a nightly run would use (``nightly.tests`` merged in), held to
+    the same rules as the file's own (errors already ``known`` of the file's own
+    entries are not repeated)."""
+    if not (data.get("nightly") or {}).get("tests"):
+        return []
+    try:
+        merged = nightly_merged(data, "")
+    except ReferenceError as err:
+        return [str(err).removeprefix(": ")]
+    errors = validation_errors(merged) or _entry_rule_errors(merged["tests"],
+                                                                  merged["target"]["fstype"])
+    return [f"nightly.tests: the test entries with the nightly values are not valid: {e}"
+            for e in errors if e not in known]
+
+
