@@ -9,7 +9,7 @@ of distinct nodes, and that ``MPI_Allreduce`` gives the right sum.
 import reframe as rfm
 import reframe.utility.sanity as sn
 
-from fsaccept.rfm.base import partition_nodes
+from fsaccept.rfm.acceptance import partition_nodes
 from fsaccept.rfm.catalogued import CataloguedTest
 
 

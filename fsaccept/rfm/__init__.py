@@ -1,6 +1,10 @@
-"""The only layer that imports ReFrame: one ``BenchmarkTest`` template (``base.py``), the
-session fixture that provides the binaries (``binaries.py``), and one module per benchmark
-whose tests supply only what differs."""
+"""The layer of ReFrame's tests (with ``reporting.results_db``, the only code that imports
+ReFrame), from the bottom up: what a check is, from the catalogue (``catalogued.py``);
+the acceptance template (``acceptance.py``); the job script's text and the owned-data
+ledger (``jobscript.py``); the benchmark template (``benchmark.py``); the session fixture
+that provides the binaries (``binaries.py``); and one module per benchmark whose tests
+supply only what differs (``ior.py``, ``mdtest.py``, ``md_workbench.py``, ``fio.py``,
+``probe.py``)."""
 
 from fsaccept.rfm.site import warn_when_no_system
 

@@ -55,7 +55,8 @@ from fsaccept.benchmarks.fio import command as fiocmd
 from fsaccept.benchmarks.fio import figures
 from fsaccept.benchmarks.fio import parse as fio
 from fsaccept.core import reduction, versions
-from fsaccept.rfm.base import INFO_MARKER, BenchmarkTest
+from fsaccept.rfm.benchmark import BenchmarkTest
+from fsaccept.rfm.jobscript import INFO_MARKER
 
 NODE_MARKER = "fsaccept-node"
 NODE_SCRIPT = "fsaccept-fio-node.sh"

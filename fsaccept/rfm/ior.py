@@ -21,7 +21,8 @@ from fsaccept.benchmarks.ior import validity
 from fsaccept.core import guards, pernode, reduction
 from fsaccept.core.units import MIB
 from fsaccept.suite import reference
-from fsaccept.rfm.base import KEPT_DATASETS, NO_IOR_FIX, RUN_ID, BenchmarkTest, remove_data
+from fsaccept.rfm.benchmark import NO_IOR_FIX, BenchmarkTest
+from fsaccept.rfm.jobscript import KEPT_DATASETS, RUN_ID, remove_data
 
 #: The data pattern's seed (IOR -G) of this session: data left by another run (another
 #: seed) never passes the integrity check.

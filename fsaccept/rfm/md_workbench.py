@@ -11,7 +11,7 @@ from reframe.core.exceptions import SanityError
 
 from fsaccept.benchmarks.md_workbench import command, parse, validity
 from fsaccept.core import guards
-from fsaccept.rfm.base import NO_IOR_FIX, BenchmarkTest
+from fsaccept.rfm.benchmark import NO_IOR_FIX, BenchmarkTest
 
 
 class MdWorkbenchTest(BenchmarkTest):

@@ -31,7 +31,7 @@ from reframe.core.exceptions import SanityError
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.mdtest import command, parse, validity
 from fsaccept.core import guards
-from fsaccept.rfm.base import NO_IOR_FIX, BenchmarkTest
+from fsaccept.rfm.benchmark import NO_IOR_FIX, BenchmarkTest
 
 UNIT = "ops/s"
 

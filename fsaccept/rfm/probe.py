@@ -28,7 +28,8 @@ from reframe.core.exceptions import SanityError
 from fsaccept.core import reduction
 from fsaccept.core.paths import REPO_ROOT
 from fsaccept.core.units import MIB
-from fsaccept.rfm.base import ABORT_MARKER, AcceptanceTest
+from fsaccept.rfm.acceptance import AcceptanceTest
+from fsaccept.rfm.jobscript import ABORT_MARKER
 
 
 class DataReductionProbe(AcceptanceTest):

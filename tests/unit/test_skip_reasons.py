@@ -7,7 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from fsaccept.reporting import runreport, verdicts
-from fsaccept.rfm import base
+from fsaccept.rfm import acceptance as base
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
 

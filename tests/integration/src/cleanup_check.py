@@ -6,7 +6,7 @@ the data directory, owner marker, trap, time limit, sanity stage and ledger."""
 import reframe as rfm
 from reframe.core.builtins import run_after, variable
 
-from fsaccept.rfm.base import BenchmarkTest
+from fsaccept.rfm.benchmark import BenchmarkTest
 
 
 @rfm.simple_test

@@ -1,117 +1,41 @@
-"""ReFrame base tests shared by the checks in ``checks/``.
+"""``BenchmarkTest``: an acceptance test that runs a benchmark in a job of its own.  On
+top of :class:`.acceptance.AcceptanceTest` it owns the data directory (created, recorded in
+the owned-data ledger, removed by the job itself: :mod:`.jobscript`), checks every node
+before the benchmark and the storage servers after it, records the environment and the
+benchmark's version, retries a launch that crashed, and turns what it finds into INVALID
+reasons (``assert_valid``); each benchmark's module (:mod:`.ior`, :mod:`.mdtest`,
+:mod:`.fio`, :mod:`.md_workbench`) supplies only what differs: its command, its planned
+volume and deadlines, its parsed run and its own reasons.
 
-Why ~500 lines in one module: it is the one template every benchmark test inherits, and
-ReFrame runs its hooks in class order; each hook is short, named for what it guards,
-and the benchmarks' modules (:mod:`.ior`, :mod:`.mdtest`, :mod:`.fio`) supply only what differs.
-
-The checks only say *which* acceptance test they are (reference key, IOR
-phase, figure); everything else is here, once:
-
-- ``AcceptanceTest``: reads ``reference/<system>.yaml``, places the test on
-  the node fraction it prescribes (rounded up), block rank distribution,
-  exclusive nodes, a time limit that follows from the deadlines, thresholds
-  as ReFrame references, and provenance as loggable variables.
-- ``IORTest``: runs one IOR phase (``fsaccept.benchmarks.ior.command``), parses IOR's
-  output (``fsaccept.benchmarks.ior.parse``) and turns validity findings into INVALID
-  (``fsaccept.benchmarks.ior.validity``).
-
-Verdicts: PASS is ReFrame's pass; FAIL is a performance failure against the
-threshold; INVALID is a sanity failure whose message starts with
-``INVALID:`` and gives the reasons.  A figure is never judged when invalid.
+Verdicts: PASS is ReFrame's pass; FAIL is a performance failure against the threshold;
+INVALID is a sanity failure whose message starts with ``INVALID:`` and gives the reasons.
+A figure is never judged when invalid.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shlex
 import shutil
 import socket
 import subprocess
-import time
-from pathlib import Path
 
-import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import (fixture, loggable, run_after, run_before,
-                                   sanity_function, variable)
+from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 from reframe.core.logging import getlogger
 
 from fsaccept.core import (guards, pernode, placement, servers, slurm,
                            versions)
-from fsaccept.suite import provision, reference
+from fsaccept.suite import provision
 from fsaccept.core.findings import figure_problem
-from fsaccept.core.paths import STATE_DIR
-from fsaccept.core.slurm import benchmark_job_name
-from fsaccept.rfm.binaries import BenchmarkBinaries
-from fsaccept.rfm.catalogued import CataloguedTest
+from fsaccept.rfm.acceptance import AcceptanceTest
 from fsaccept.tools import sites
-
-#: Names this ReFrame run's files, so that two runs on one file system never
-#: share (or remove) each other's files.
-RUN_ID = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
-RANK_MARKER = "fsaccept-rank"
-INFO_MARKER = "fsaccept-info"
-#: Starts the line a job prints when it refuses to run its benchmark.
-ABORT_MARKER = "fsaccept-abort"
-#: Starts each node's line of the per-node check (mount, and O_DIRECT when asked).
-NODE_CHECK_MARKER = "fsaccept-node-check"
-#: Run once on every node of the job before the benchmark (``bash -c`` with
-#: $1 = data directory, $2 = target root, $3 = expected type, $4 = expected mount point,
-#: $5 = 1 to probe O_DIRECT): prints "<marker> NODE ok ..." or "<marker> NODE bad WHY".
-#: Nothing is written on a node whose mount is wrong, or whose client does not reach
-#: every storage server (the file system's ``fsaccept_servers``, prepended when it has
-#: one: fsaccept.core.servers).  The O_DIRECT probe writes 1,000
-#: bytes with O_DIRECT into the data directory: storage that really receives them refuses
-#: the misaligned write at once (EINVAL); a client that caches "direct" writes accepts
-#: it and fails only at close (GlusterFS's write-behind without
-#: performance.strict-o-direct), or keeps pages of an aligned direct write in the page
-#: cache (fincore): either way the figure would not be a direct-I/O figure.
-NODE_CHECK_SCRIPT = r"""
-m="$NODE_CHECK_MARKER ${SLURMD_NODENAME:-$(hostname -s)}"
-read -r fs mp src <<< "$(findmnt -n -o FSTYPE,TARGET,SOURCE -T "$2" | head -n 1)"
-if [ "$fs" != "$3" ] || [ "$mp" != "$4" ]; then
-  echo "$m bad $2 is not on $3 ($4) but on ${fs:-nothing} (${mp:-?})"; exit 0; fi
-if ! err=$(stat -c %i -- "$1" 2>&1 >/dev/null); then
-  echo "$m bad cannot reach $1: ${err##*: }"; exit 0; fi
-servers=""
-if declare -F fsaccept_servers >/dev/null; then
-  servers=$(fsaccept_servers "$mp")
-  if [[ "$servers" == down* ]]; then
-    echo "$m bad the file system is degraded: ${servers#down }"; exit 0; fi
-  servers="(${servers#* })"
-fi
-odirect=""
-if [ "$5" = 1 ]; then
-  p="$1/.fsaccept-odirect-probe.${SLURMD_NODENAME:-$(hostname -s)}"
-  out=$(head -c 1000 /dev/urandom | dd of="$p" bs=1000 count=1 oflag=direct 2>&1); rc=$?
-  if [ $rc -ne 0 ] && [[ "$out" == *"error writing"* ]]; then odirect="O_DIRECT honoured"
-  elif [ $rc -ne 0 ]; then
-    rm -f -- "$p"
-    echo "$m bad O_DIRECT is not honoured on $mp: a misaligned direct write was accepted and failed only at close (${out##*: }): the client caches direct writes (GlusterFS: set performance.strict-o-direct on)"; exit 0
-  else
-    dd if=/dev/urandom of="$p" bs=1M count=4 oflag=direct 2>/dev/null
-    pages=$(fincore -n -o PAGES -- "$p" 2>/dev/null | tr -d ' '); rm -f -- "$p"
-    if [ "${pages:-0}" != 0 ]; then
-      echo "$m bad O_DIRECT is not honoured on $mp: a direct write left $pages pages in the page cache"; exit 0; fi
-    odirect="O_DIRECT honoured (no pages cached)"
-  fi
-  rm -f -- "$p"
-fi
-echo "$m ok $fs $mp $src${servers:+ $servers}${odirect:+ $odirect}"
-"""
-#: Starts the line (on stdout and stderr) a job prints before it launches its benchmark
-#: step once more (see ``BenchmarkTest.retry_crashed_launch``): what came before it on
-#: stderr, and the rank lines before it on stdout, belong to the attempt that crashed.
-RETRY_MARKER = "fsaccept-retry"
-#: The job's last steps keep the benchmark step's exit status and end with it.
-KEEP_STATUS = "fsaccept_rc=$?"
-END_WITH_STATUS = '(exit "$fsaccept_rc")'
-#: Datasets this ReFrame session has written (or will write) for a later read and
-#: not yet read: the capacity guard counts them with every test's own data.
-KEPT_DATASETS = guards.KeptData()
+from fsaccept.rfm.jobscript import (ABORT_MARKER, END_WITH_STATUS, INFO_MARKER, KEEP_STATUS,
+                                    NODE_CHECK_MARKER, NODE_CHECK_SCRIPT, OWNED_LEDGER,
+                                    RANK_MARKER, RETRY_MARKER, RUN_ID, remove_data,
+                                    sweep_earlier_runs)
 
 
 def NO_IOR_FIX(test) -> str:  # noqa: N802 - the checks pass it where advice text goes
@@ -119,366 +43,6 @@ def NO_IOR_FIX(test) -> str:  # noqa: N802 - the checks pass it where advice tex
     the emulated cluster, which --system to add or which set-up command to run (it
     depends on what set-up built, so it is worked out when the check runs)."""
     return sites.ior_fix("emulated" in test.current_partition.features)
-
-
-def remove_data(directory: str) -> guards.Removal:
-    """Remove a data directory this run created (never another), and stop counting it;
-    what became of it (what was left, and why)."""
-    removal = guards.remove_owned(directory, RUN_ID)
-    if removal.gone:
-        KEPT_DATASETS.release(directory)
-    return removal
-
-
-#: Where this harness records, outside every data directory, the data directories its
-#: jobs create (``guards.record_owned``): a later session resumes an ended run's removal
-#: only for those (``guards.sweep_owned``).
-OWNED_LEDGER = STATE_DIR / "owned-data"
-#: The sweep of earlier runs' unfinished removals: once per session, by the first test
-#: set up (what it left is reported by that test).
-_SWEPT: list[guards.Removal] | None = None
-
-
-def _run_ended(run_id: str) -> bool:
-    """Whether the ReFrame session of ``run_id`` (its pid, on this host) has ended; a
-    live process with that pid (even a reused one) counts as running."""
-    pid = guards.run_pid(run_id)
-    if pid is None:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    return False
-
-
-def _job_ended(jobid: str) -> bool:
-    """Whether Slurm no longer runs or holds job ``jobid`` (in doubt: not ended)."""
-    if not jobid.isdigit():
-        return False
-    try:
-        proc = subprocess.run(["squeue", "-h", "-j", jobid, "-o", "%T"], capture_output=True,
-                              text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    if proc.returncode == 0:  # a job Slurm still lists may have ended already
-        return proc.stdout.split()[:1] in ([], ["COMPLETED"], ["CANCELLED"], ["FAILED"],
-                                           ["TIMEOUT"], ["NODE_FAIL"], ["PREEMPTED"],
-                                           ["BOOT_FAIL"], ["DEADLINE"], ["OUT_OF_MEMORY"])
-    return "Invalid job id" in proc.stderr  # Slurm forgot it: long ended
-
-
-def sweep_earlier_runs() -> list[guards.Removal]:
-    """Resume, once per session, the removals earlier runs of this harness (on this host)
-    left unfinished: a session interrupted before its sanity stages, a removal that
-    failed (see ``guards.sweep_owned`` for what proves a directory is theirs)."""
-    global _SWEPT
-    if _SWEPT is None:
-        try:
-            _SWEPT = guards.sweep_owned(OWNED_LEDGER, RUN_ID, socket.gethostname(),
-                                        _run_ended, _job_ended)
-        except OSError as err:
-            _SWEPT = [guards.Removal(str(OWNED_LEDGER), "incomplete", 0,
-                                     f"the sweep of earlier runs' data failed: {err}")]
-        for removal in _SWEPT:
-            getlogger().warning(
-                f"fsaccept: data of an earlier run: {removal.left}" if removal.left else
-                f"fsaccept: removed {removal.directory}, left by an earlier run")
-        return _SWEPT
-    return []
-
-
-#: Why each test of this session skipped (unique name -> (class name, reason)): ReFrame
-#: skips a test whose fixture skipped before any hook of that test runs ("skipped due
-#: to skipped dependencies"), so the test records its fixture's reason from here.
-SKIPPED: dict[str, tuple[str, str]] = {}
-
-
-def fixture_skip_reason(test) -> str:
-    """'its fixture IORIntegrityDataset was skipped: ior not found on PATH: ...' for a
-    test that was never set up and one of whose fixtures skipped ("" otherwise)."""
-    if test.current_partition is not None:
-        return ""  # set up: it skipped (or not) for reasons of its own
-    for target, _ in test.user_deps():
-        if target in SKIPPED:
-            name, why = SKIPPED[target]
-            return f"its fixture {name} was skipped: {why}"
-    return ""
-
-
-def partition_nodes(job) -> tuple[list, list]:
-    """(all nodes, usable nodes) of the partition ``job`` is for, as Slurm sees them now."""
-    sched = job.scheduler
-    nodes = list(sched.filternodes(job, sched.allnodes()))
-    return nodes, [n for n in nodes if placement.is_usable(getattr(n, "states", ()))]
-
-
-class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest):
-    """Placement, reference and provenance common to every acceptance check."""
-
-    #: Key of this test's entry under ``tests:`` in the reference file (the catalogue's).
-    reference_key = variable(str)
-
-    @run_after("init")
-    def take_reference_key(self):
-        self.reference_key = self.spec.key
-
-    #: Reference file to use; empty: ``$FSACCEPT_REFERENCE`` if set (a system may
-    #: set it in its ``env_vars``), else ``reference/<system>.yaml`` of this repository.
-    reference_file = variable(str, value="")
-
-    #: What the node fraction is a fraction of: ``total`` (all nodes of the
-    #: partition: the acceptance rule) or ``available`` (the nodes usable now).
-    fraction_of = variable(str, value="total")
-
-    #: Keep the files the test writes; by default the last test that needs
-    #: them removes them.
-    keep_data = variable(bool, value=False)
-
-    #: Directory to test instead of the reference file's ``target.path``.
-    target = variable(str, value=os.environ.get("FSACCEPT_TARGET", ""))
-
-    #: Expected file-system type of ``target`` (default: the reference file's).
-    target_fstype_expected = variable(str, value=os.environ.get("FSACCEPT_TARGET_FSTYPE", ""))
-
-    #: Minutes added to the deadlines for the Slurm time limit (start-up,
-    #: wear-out, fsync, close), so a hung benchmark cannot hold nodes forever;
-    #: 0: the reference file's ``time_limit_margin_min`` (default 10).
-    time_limit_margin_min = variable(int, value=0)
-
-    # Provenance: logged with every figure (perflog, run report).
-    node_fraction = variable(float, value=0.0, loggable=True)
-    #: How the fraction became ``num_nodes``: "up" or "down" (reference ``node_rounding``).
-    node_rounding = variable(str, value="up", loggable=True)
-    partition_nodes = variable(int, value=0, loggable=True)
-    usable_nodes = variable(int, value=0, loggable=True)
-    num_nodes = variable(int, value=0, loggable=True)
-    ranks_per_node = variable(int, value=0, loggable=True)
-    node_memory_bytes = variable(int, value=0, loggable=True)
-    target_dir = variable(str, value="", loggable=True)
-    target_fstype = variable(str, value="", loggable=True)
-    #: Mount point holding the target, as the login node sees it; jobs refuse to
-    #: write when their data directory is on another one.
-    target_mount = variable(str, value="", loggable=True)
-    planned_bytes = variable(int, value=0, loggable=True)
-    reference_path = variable(str, value="", loggable=True)
-    reference_sha256 = variable(str, value="", loggable=True)
-    rank_map = variable(str, value="", loggable=True)
-
-    valid_systems = ["+mpi"]
-    valid_prog_environs = ["+mpi"]
-    exclusive_access = True
-
-    #: Provides (or just locates) the benchmark binaries; one per partition+environment.
-    binaries = fixture(BenchmarkBinaries, scope="environment")
-
-    #: Where the benchmark binaries came from (path, or Spack spec and hash).
-    benchmark_provenance = variable(str, value="", loggable=True)
-
-    def skip_because(self, reason: str) -> None:
-        """Skip, keeping the reason in the run report (and so in the sign-off report)."""
-        self._fsaccept_skip_reason = reason
-        SKIPPED[self.unique_name] = (type(self).__name__, reason)
-        self.skip(reason)
-
-    @loggable
-    @property
-    def skip_reason(self) -> str:
-        """Why this test did not run, with the fix (ReFrame's run report keeps no skip
-        reason): its own, else that of the fixture whose skip skipped it (ReFrame then
-        skips it "due to skipped dependencies", before any of its hooks run)."""
-        own = getattr(self, "_fsaccept_skip_reason", "")
-        return own or fixture_skip_reason(self)
-
-    @run_after("setup")
-    def load_reference(self):
-        path = (self.reference_file or os.environ.get("FSACCEPT_REFERENCE")
-                or reference.reference_path(self.current_system.name))
-        self.reference_path = str(path)
-        self.refdata = reference.load_reference(path)
-        self.refdata.check_system(self.current_system.name)
-        self.reference_sha256 = hashlib.sha256(open(path, "rb").read()).hexdigest()
-        self.load_entry()
-
-    def load_entry(self) -> None:
-        """This test's entry of the reference file, and the placement it asks for."""
-        self.entry = self.refdata.entry(self.reference_key, needed_by=self.display_name)
-        self.node_fraction = self.entry["node_fraction"]
-        self.ranks_per_node = self.entry.get("ranks_per_node", 1)
-
-    #: Characters the benchmark cannot take in a path (character -> why), refused
-    #: in the target before any job (e.g. fio splits directory= on ':').
-    unsafe_path_chars: dict[str, str] = {}
-
-    @run_after("setup")
-    def guard_target(self):
-        """Refuse, before any job, a target that is missing, read-only, on
-        another file system than expected (type; mount point and source when
-        the reference pins them), reached through a symbolic link to another
-        file system, or whose path the benchmark cannot take (a mistyped path
-        must never fill a home file system)."""
-        mount = guards.check_target(
-            self.target_root(), self.expected_fstype(),
-            self.refdata.path, mount_point=self.refdata.target_mount_point,
-            source=self.refdata.target_source, forbidden=self.unsafe_path_chars)
-        self.target_fstype, self.target_mount = mount.fstype, mount.target
-
-    def expected_fstype(self) -> str:
-        """The file-system type the target must be on (``target_fstype_expected``, else
-        the reference file's)."""
-        return self.target_fstype_expected or self.refdata.target_fstype
-
-    def target_root(self) -> Path:
-        """The directory this test writes below."""
-        return Path(self.target) if self.target else self.refdata.target_path
-
-    @run_after("setup")
-    def place_on_node_fraction(self):
-        nodes, usable = partition_nodes(self.job)
-        self.partition_nodes, self.usable_nodes = len(nodes), len(usable)
-        base = len(usable) if self.fraction_of == "available" else len(nodes)
-        self.node_rounding = self.refdata.node_rounding
-        self.num_nodes = placement.nodes_for_fraction(self.node_fraction, base,
-                                                      self.node_rounding)
-        if self.num_nodes > len(usable):
-            self.skip_because(
-                f"needs {self.num_nodes} nodes ({self.node_fraction:g} of {base} "
-                f"{self.fraction_of} nodes, rounded {self.node_rounding}) but only "
-                f"{len(usable)} are usable; "
-                f"set fraction_of=available to base the fraction on usable nodes")
-        memories = [placement.node_memory_bytes(getattr(n, "descr", "")) for n in usable]
-        self.node_memory_bytes = min((m for m in memories if m), default=0)
-        self.num_tasks_per_node = self.ranks_per_node
-        self.num_tasks = self.num_nodes * self.ranks_per_node
-
-    @run_after("setup")
-    def set_time_limit(self):
-        margin = self.time_limit_margin_min or self.refdata.time_limit_margin_min
-        minutes = -(-self.deadlines_s() // 60) + margin
-        self.time_limit = f"{minutes}m"
-
-    @run_after("setup")
-    def guard_capacity(self):
-        """Refuse a test that could fill more than the allowed share of the target,
-        counting the datasets this run keeps there for later reads."""
-        self.planned_bytes = self.planned_volume()
-        self.check_capacity()
-
-    @run_before("run")
-    def recheck_capacity(self):
-        # Again just before the job: datasets set up after this test are known now,
-        # and the free space is what this job will find.
-        self.check_capacity()
-
-    def check_capacity(self) -> None:
-        root = self.target_root()
-        guards.check_capacity(root, self.planned_bytes, guards.free_bytes(root),
-                              self.refdata.max_fill_fraction,
-                              kept=KEPT_DATASETS.on(self.target_mount,
-                                                    excluding=self.target_dir))
-
-    def planned_volume(self) -> int:
-        """Bytes this test may write (0: it only reads)."""
-        return 0
-
-    @run_after("setup")
-    def set_threshold(self):
-        if not getattr(self, "judged", True):
-            return
-        self.reference = {"*": self.threshold_references()}
-
-    def threshold_references(self) -> dict[str, tuple]:
-        """Figure name -> ReFrame reference tuple, from the reference entry."""
-        return {name or self.figure_name(): threshold.as_reframe_reference()
-                for name, threshold in self.refdata.thresholds(self.reference_key).items()}
-
-    @run_before("run")
-    def activate_benchmarks(self):
-        self.benchmark_provenance = self.binaries.provenance
-        self.prerun_cmds = provision.activation_commands(
-            self.current_partition.extras, self.binaries.stagedir) + self.prerun_cmds
-
-    @run_before("run")
-    def set_slurm_job_options(self):
-        if self.current_partition.scheduler.registered_name not in ("slurm", "squeue"):
-            return
-        self.job.options += [
-            # Slurm requeues a batch job whose node failed; a benchmark must not
-            # silently run a second time (double writes, a second figure).
-            "--no-requeue",
-            # One benchmark job of this system at a time, also across ReFrame
-            # sessions (a nightly and an acceptance run started together): each
-            # session's max_jobs counts only its own jobs, Slurm sees them all.
-            # Later #SBATCH lines win: this name replaces ReFrame's rfm_<test>.
-            f"--job-name={benchmark_job_name(self.current_system.name)}",
-            "--dependency=singleton",
-            f"--comment={self.unique_name}",  # which test it is, in squeue -o %k
-        ]
-
-    @run_before("run")
-    def launch_block_distributed(self):
-        # Block placement: ranks 0..k-1 on the first node, ... IOR's -C shift is
-        # node 0's rank count, so only with blocks does each reader move to another node.
-        if self.current_partition.launcher_type.registered_name != "srun":
-            return
-        # A task that dies (a rank crashing in MPI_Init) ends the whole step at once:
-        # its MPI peers would otherwise wait for it until the job's time limit.
-        self.job.launcher.options = ["--distribution=block", "--kill-on-bad-exit=1"]
-
-    def rank_map_wrapper(self) -> list[str]:
-        """Where every rank really ran, from Slurm itself (not from the benchmark): each
-        task of the benchmark's own step prints its rank and node, then execs the
-        benchmark (same process: MPI and PMIx see no difference).  One step, not a
-        second one just for the map (a step launch costs ~0.5 s here)."""
-        if self.current_partition.launcher_type.registered_name != "srun":
-            return []
-        # exec by the path PATH resolves to, as srun itself would: the benchmark's
-        # own "Command line" then names the binary that ran (provenance).
-        return ["bash", "-c", shlex.quote(f'echo {RANK_MARKER} $SLURM_PROCID $SLURMD_NODENAME; '
-                                          'b=$(command -v "$1") || b=$1; shift; '
-                                          'exec "$b" "$@"'), RANK_MARKER]
-
-    def deadlines_s(self) -> int:
-        """Seconds of deadlines the job runs through (for its time limit)."""
-        return int(self.entry.get("deadline_s", 0))
-
-    def figure_name(self) -> str:
-        raise NotImplementedError
-
-    def record_rank_map(self):
-        ranks = placement.parse_rank_map(self._stdout_text(), RANK_MARKER)
-        self.rank_map = placement.format_rank_map(ranks)
-        return ranks
-
-    def _stdout_text(self) -> str:
-        """The job's stdout, without the rank lines of a launch that crashed (the one
-        that counts is the last: the benchmark printed nothing in the crashed one)."""
-        text = self._read_stage_file(self.stdout.evaluate())
-        before, marker, after = text.rpartition(RETRY_MARKER + " ")
-        if not marker:
-            return text
-        kept = [line for line in before.splitlines(keepends=True)
-                if not line.startswith(RANK_MARKER + " ")]
-        return "".join(kept) + marker + after
-
-    def _stderr_text(self) -> str:
-        """The job's stderr from the launch that counts (the last one) on."""
-        text = self._read_stage_file(self.stderr.evaluate())
-        return text[text.rfind(RETRY_MARKER + " "):] if RETRY_MARKER + " " in text else text
-
-    def _crashed_launch_stderr(self) -> str:
-        """What a crashed launch printed on stderr before it was retried ("" if none)."""
-        text = self._read_stage_file(self.stderr.evaluate())
-        return text[:text.rfind(RETRY_MARKER + " ")] if RETRY_MARKER + " " in text else ""
-
-    def _read_stage_file(self, name: str) -> str:
-        try:
-            with open(os.path.join(self.stagedir, name), errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
 
 
 class BenchmarkTest(AcceptanceTest):
@@ -986,3 +550,4 @@ class BenchmarkTest(AcceptanceTest):
                 reasons.append(f"{name} is {value}: not a figure a file system can have "
                                f"({why})")
         return reasons
+
