@@ -59,6 +59,9 @@ class TestSpec:
     #: ReFrame's (value, lower, upper, unit) (data integrity: no transfer read back wrong).
     fixed_thresholds: Mapping[str, tuple[float, float | None, float | None, str]] = field(
         default_factory=dict)
+    #: Whether its figure means nothing when measured with data the file system reduces
+    #: (a rate); the integrity check's count of wrong transfers does not depend on it.
+    reduction_matters: bool = True
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -122,6 +125,8 @@ class Benchmark:
     #: (run, key, entry) -> (reasons, judged figure, rules not applied): a reference
     #: entry's rules for ``fsaccept parse --reference``.
     reference_rules: Callable[..., tuple[list[str], Any, list[str]]] | None = None
+    #: pattern -> whether the data it writes is reducible (compressible or repeated).
+    pattern_reducible: Callable[[str], bool] | None = None
     #: Characters it cannot take in a path (character -> why): a target path holding one
     #: is refused (``fsaccept reference`` and every run, before any job).
     unsafe_path_chars: Mapping[str, str] = field(default_factory=dict)

@@ -104,6 +104,43 @@ def check_target(path: Path, expected_fstype: str, reference: Path,
     return found
 
 
+def fstype_reasons(seen: str, expected: str, where: str) -> list[str]:
+    """The file system the job ran on must be the one expected (the live check reads
+    findmnt's answer in the job; the sign-off, the type the run report recorded)."""
+    if not seen:
+        return [f"could not tell the file system of {where} where the job ran (findmnt)"]
+    if seen != expected:
+        return [f"{where} is on {seen} where the job ran, {expected} was expected: is the "
+                "file system mounted there?"]
+    return []
+
+
+#: What the per-node check says of a node whose O_DIRECT probe passed.
+ODIRECT_HONOURED = "O_DIRECT honoured"
+
+
+def node_mount_reasons(answers: dict[str, list[str]], fstype: str, mount_point: str,
+                       nodes: list[str], direct_io: bool) -> list[str]:
+    """What the per-node check's answers (``{"FSTYPE MOUNT SOURCE ...": nodes}``, the
+    nodes' own view of the target before the benchmark) say against the test: a node of
+    the job that did not answer, or that saw another file-system type or mount point, or
+    (a direct-I/O test) whose O_DIRECT probe did not pass."""
+    out, seen = [], set()
+    for answer, who in answers.items():
+        fs, mp = (answer.split() + ["", ""])[:2]
+        seen.update(who)
+        group = ",".join(sorted(who))
+        if fs != fstype or mp != mount_point:
+            out.append(f"node {group} saw the target on {fs or '?'} ({mp or '?'}), not on "
+                       f"{fstype} ({mount_point})")
+        elif direct_io and ODIRECT_HONOURED not in answer:
+            out.append(f"node {group}: the direct-I/O test has no passed O_DIRECT probe")
+    missing = sorted(set(nodes) - seen)
+    if missing:
+        out.append(f"node {','.join(missing)} of the job did not answer the mount check")
+    return out
+
+
 def owner_marker(run_id: str) -> str:
     """Name of the file a job writes into the data directory it created; cleanup
     removes a directory only when it holds this run's marker."""

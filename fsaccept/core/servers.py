@@ -69,9 +69,28 @@ def grouped(answers: dict[str, list[str]]) -> list[str]:
     return [f"{','.join(sorted(nodes))}: {answer}" for answer, nodes in answers.items()]
 
 
-def degraded(output: str) -> list[str]:
-    """The nodes whose client did not reach every server after the benchmark, with
-    what each said ("n1,n2: GlusterFS client not connected to brick ...")."""
-    return grouped({answer.removeprefix("down "): nodes
-                    for answer, nodes in node_answers(output).items()
+def ungrouped(text: str) -> dict[str, list[str]] | None:
+    """{answer: its nodes} from what :func:`grouped` wrote, "; " between the groups (the
+    recorded ``servers_after`` or ``node_mounts`` of a run report); None when it is not
+    that."""
+    out: dict[str, list[str]] = {}
+    for group in filter(None, (g.strip() for g in text.split("; "))):
+        nodes, sep, answer = group.partition(": ")
+        if not sep or not nodes or " " in nodes:
+            return None
+        out.setdefault(answer, []).extend(nodes.split(","))
+    return out
+
+
+def degraded(answers: dict[str, list[str]]) -> list[str]:
+    """The nodes whose client did not reach every server after the benchmark, with what
+    each said ("n1,n2: GlusterFS client not connected to brick ..."): the live check
+    reads the answers from the job's output, the sign-off from the run report."""
+    return grouped({answer.removeprefix("down "): nodes for answer, nodes in answers.items()
                     if answer.startswith("down ")})
+
+
+def degraded_reasons(answers: dict[str, list[str]]) -> list[str]:
+    """INVALID reasons of a figure measured while a node's client had lost a server."""
+    return [f"the file system was degraded when the benchmark ended: node {d}"
+            for d in degraded(answers)]

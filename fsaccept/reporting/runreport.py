@@ -25,6 +25,7 @@ from fsaccept.core.formatting import format_number
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE
 from fsaccept.core.pernode import OUTLIER_FIGURE
+from fsaccept.reporting.evidence import SessionEvidence, evidence_reasons, session_evidence
 from fsaccept.reporting.verdicts import (ACCEPTED, INCOMPLETE, NOT_ACCEPTED,
                                          FAIL, INVALID, NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
                                          SKIPPED_BY_REFRAME, Figure, RunReportError, Verdict,
@@ -190,6 +191,7 @@ def tests_of(report: dict[str, Any], reference: Any = None) -> list[Test]:
     tests recorded, verified by its SHA-256: a pass whose recorded thresholds are looser
     than the file's is INVALID."""
     cases = all_testcases(report)
+    evidence = session_evidence(cases)
     by_unique: dict[tuple[str, str], dict[str, Any]] = {}
     for tc in cases:
         by_unique[(tc.get("unique_name") or tc.get("name", ""),
@@ -219,7 +221,7 @@ def tests_of(report: dict[str, Any], reference: Any = None) -> list[Test]:
                 if id(fx) not in fixture_verdicts:
                     fixture_verdicts[id(fx)] = verdict_of(fx)
             verdicts.append(_case_verdict(tc, [(fx, fixture_verdicts[id(fx)]) for fx in own],
-                                          missing, reference))
+                                          missing, reference, evidence))
         rows: dict[str, FigureRow] = {}
         for tc in group:
             for fig in figures_of(tc):
@@ -234,19 +236,30 @@ def _fixture_text(fx: dict[str, Any], v: Verdict) -> str:
             + (f": {v.reason}" if v.reason else ""))
 
 
+def _record_problems(tc: dict[str, Any], reference: Any,
+                     session: SessionEvidence | None) -> list[str]:
+    """What in a test case's record contradicts its class (the catalogue) or its own
+    evidence (judged as the live check judged it)."""
+    return identity_problems(tc) + evidence_reasons(
+        tc, spec_of_case(tc), reference.target_fstype if reference is not None else None,
+        session or SessionEvidence())
+
+
 def _case_verdict(tc: dict[str, Any], fixtures: list[tuple[dict[str, Any], Verdict]],
-                  missing: list[str], reference: Any) -> Verdict:
+                  missing: list[str], reference: Any,
+                  session: SessionEvidence | None = None) -> Verdict:
     """A test case's verdict with what it depends on: a test not run because a fixture
     failed says which and why; a figure measured over a dataset whose generation did not
     pass (or is not in the run report) is not certified (INVALID); a pass against
     thresholds looser than the reference file's is INVALID."""
     v = verdict_of(tc)
-    contradictions = identity_problems(tc)
-    if contradictions and v.verdict in (PASS, FAIL, INVALID):
+    problems = _record_problems(tc, reference, session) if v.verdict in (
+        PASS, FAIL, INVALID) else []
+    if problems:
         # Judged all the same against its class's entry: every reason is shown.
         looser = looser_thresholds(tc, reference) if reference is not None else []
         return Verdict(INVALID, "; ".join(([v.reason] if v.verdict == INVALID and v.reason
-                                           else []) + contradictions + looser))
+                                           else []) + problems + looser))
     if v.verdict == SKIPPED and v.reason == SKIPPED_BY_REFRAME:
         # A run report that did not record why: say which fixture skipped and why.
         skipped = [f"its fixture {fx.get('display_name') or fx.get('name')} was skipped: "
@@ -403,8 +416,9 @@ def session_check(report: dict[str, Any], tests: list[Test], reference: Any = No
     for tc in cases:  # a fixture retried: its last run
         if tc.get("fixture"):
             last[(tc.get("unique_name"), tc.get("system"), tc.get("partition"))] = tc
+    evidence = session_evidence(cases)
     for fx in last.values():
-        contradictions = identity_problems(fx)
+        contradictions = _record_problems(fx, reference, evidence)
         if contradictions:
             out.blocking.append(f"fixture {str(fx.get('name'))[:100]}: "
                                 + "; ".join(contradictions))
@@ -426,6 +440,12 @@ def session_check(report: dict[str, Any], tests: list[Test], reference: Any = No
             reference.check_system(system)
         except ValueError as err:
             out.blocking.append(str(err)[:300])
+    overrides = sorted({str(tc.get("target_fstype_expected")) for tc in cases
+                        if tc.get("target_fstype_expected")} - {reference.target_fstype})
+    if overrides:
+        out.unverified.append(f"the run expected the target on {', '.join(overrides)} "
+                              "(FSACCEPT_TARGET_FSTYPE or target_fstype_expected), the "
+                              f"reference file says {reference.target_fstype}")
     ran = {spec_of_case(t.case).check for t in tests if spec_of_case(t.case)}
     missing = [t.check for t in registry.TESTS.values()
                if t.role == ACCEPTANCE and t.key in reference.entries and t.check not in ran]

@@ -37,8 +37,10 @@ RFM_KEYS = frozenset("""
     valid_prog_environs valid_systems variables basename sysenv
 """.split())
 
-#: Shown in rows of their own (deadline vs time run, bytes moved), not again.
-SHOWN_KEYS = frozenset({"deadline_s", "time_run_s", "bytes_moved"})
+#: Shown in rows of their own (deadline vs time run, bytes moved), not again; and the
+#: probe's measurements as JSON, which the sign-off re-reads (its sentence,
+#: ``reduction_summary``, and its ratios are shown).
+SHOWN_KEYS = frozenset({"deadline_s", "time_run_s", "bytes_moved", "reduction_result"})
 
 #: Provenance keys shown in their own rows of a test's section, in this order.
 CORE_KEYS = ("reference_key", "node_fraction", "node_rounding", "partition_nodes", "usable_nodes",

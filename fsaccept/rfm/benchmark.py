@@ -182,12 +182,20 @@ class BenchmarkTest(AcceptanceTest):
             f"$({answers} | tail -n 3 | tr '\\n' ' ')\"; exit 3; fi",
         ]
 
-    def record_node_checks(self) -> None:
-        """``node_mounts``: the nodes' answers, nodes with the same answer together."""
+    def record_node_checks(self) -> list[str]:
+        """``node_mounts``: the nodes' answers, nodes with the same answer together; and
+        what they say against the test (the job refuses a node that answers "bad"
+        before anything is written; this is the same rule the sign-off applies to the
+        recorded answers)."""
         answers = servers.node_answers(self._stdout_text(), NODE_CHECK_MARKER)
-        self.node_mounts = "; ".join(servers.grouped({
-            answer.removeprefix("ok "): nodes for answer, nodes in answers.items()
-            if answer.startswith("ok ")}))
+        ok = {answer.removeprefix("ok "): nodes for answer, nodes in answers.items()
+              if answer.startswith("ok ")}
+        self.node_mounts = "; ".join(servers.grouped(ok))
+        if not ok:  # no per-node check in this job (a launcher other than srun)
+            return []
+        return guards.node_mount_reasons(ok, self.expected_fstype(), self.target_mount,
+                                         list(self.job.nodelist or []),
+                                         self.uses_direct_io())
 
     def servers_after_cmds(self) -> list[str]:
         """Job lines that ask every node's client, once the benchmark has ended, whether
@@ -205,11 +213,9 @@ class BenchmarkTest(AcceptanceTest):
     def degraded_reasons(self) -> list[str]:
         """A storage server the nodes' clients did not reach after the benchmark: the
         figure measured a degraded file system (a replica may have kept the run alive)."""
-        self.servers_after = "; ".join(servers.grouped(
-            servers.node_answers(self._stdout_text())))
-        down = servers.degraded(self._stdout_text())
-        return [f"the file system was degraded when the benchmark ended: node {d}"
-                for d in down]
+        answers = servers.node_answers(self._stdout_text())
+        self.servers_after = "; ".join(servers.grouped(answers))
+        return servers.degraded_reasons(answers)
 
     def prepare_data_cmds(self) -> list[str]:
         """Job lines run once the data directory exists (``$fsaccept_data``), before the
@@ -443,14 +449,7 @@ class BenchmarkTest(AcceptanceTest):
     def fstype_reasons(self) -> list[str]:
         """The file system where the job ran must be the one the guard checked."""
         self.job_info()
-        expected = self.expected_fstype()
-        if not self.job_fstype:
-            return [f"could not tell the file system of {self.target_dir} where the job ran "
-                    "(findmnt)"]
-        if self.job_fstype != expected:
-            return [f"{self.target_dir} is on {self.job_fstype} where the job ran, "
-                    f"{expected} was expected: is the file system mounted there?"]
-        return []
+        return guards.fstype_reasons(self.job_fstype, self.expected_fstype(), self.target_dir)
 
     def placement_reasons(self) -> list[str]:
         ranks = self.record_rank_map()
@@ -489,11 +488,11 @@ class BenchmarkTest(AcceptanceTest):
         # Root cause first (what ended the job, a missing mount), then the
         # benchmark's own lines, then the aftermath (tasks that died), then placement.
         reasons = [self.name_failed_nodes(r) for r in self.job_failures(stderr)]
-        self.record_node_checks()
+        mounts = self.record_node_checks()
         aborted = self.abort_reasons()
         if aborted:  # the benchmark never ran: nothing else to judge
             return reasons + [f"the job refused to run the benchmark: {a}" for a in aborted]
-        reasons += self.fstype_reasons()
+        reasons += mounts + self.fstype_reasons()
         reasons += self.drop_caches_reasons()
         reasons += self.benchmark_reasons()
         reasons += self.task_failure_reasons(stderr)

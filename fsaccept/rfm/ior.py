@@ -90,10 +90,6 @@ class IORTest(BenchmarkTest):
     #: The data IOR wrote (-l), e.g. "ior random (irreducible)".
     data_pattern = variable(str, value="", loggable=True)
 
-    #: Whether a figure of reducible data on a reducing file system is INVALID (the
-    #: integrity check's count of wrong transfers does not depend on it).
-    reduction_matters = True
-
     @run_after("setup")
     def set_ior_command(self):
         pattern = self.params.data_pattern
@@ -193,7 +189,9 @@ class IORTest(BenchmarkTest):
 
     def reduction_reasons(self) -> list[str]:
         """Reducible data on a file system this session's probe found reducing it."""
-        if not (self.judged and self.reduction_matters):
+        # The catalogue says whether the figure depends on it (the integrity check's
+        # count of wrong transfers does not): the sign-off reads the same record.
+        if not (self.judged and self.spec.reduction_matters):
             return []
         pattern = self.ior_run().data_pattern or self.params.data_pattern
         ranks = max(self.num_tasks, 1)
@@ -347,7 +345,6 @@ class IORIntegrityTest(IORReadTest):
 
     #: What IOR reported, for the report: "16 transfers read back wrong in <dir>".
     integrity_errors = variable(str, value="", loggable=True)
-    reduction_matters = False
 
     def ior_run(self) -> ior.IorRun:
         run = super().ior_run()

@@ -89,7 +89,7 @@ def test_answers_are_grouped_and_only_down_degrades():
         "a fsaccept-servers n6 down not a line of the probe",
         "fsaccept-servers",
     ])
-    assert servers.degraded(out) == [
+    assert servers.degraded(servers.node_answers(out)) == [
         "n1,n2: GlusterFS client not connected to brick h:/b2",
         "n3: cannot read the GlusterFS client's state in /m/.meta: x"]
     assert servers.grouped(servers.node_answers(out)) == [
@@ -97,4 +97,4 @@ def test_answers_are_grouped_and_only_down_degrades():
         "n3: down cannot read the GlusterFS client's state in /m/.meta: x",
         "n4: ok 4 of 4 bricks connected",
         "n5: unknown no brick in /m/.meta/graphs/active"]
-    assert servers.degraded("") == [] and servers.node_answers("") == {}
+    assert servers.degraded(servers.node_answers("")) == [] and servers.node_answers("") == {}

@@ -21,6 +21,13 @@ from fsaccept.reporting import report as signoff
 DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
 
 
+@pytest.fixture(autouse=True)
+def _no_plots(monkeypatch):
+    """The verdict is under test, not the plots (drawing them is most of the time)."""
+    for name in ("figure_plot", "check_plot", "per_node_plot"):
+        monkeypatch.setattr(signoff, name, lambda *a, **k: b"")
+
+
 def _baseline(tmp_path: Path) -> tuple[dict, Path]:
     """ior-fail.json made ACCEPTED honestly: its write re-judged as passing a threshold
     its reference file states, the reference holding exactly the tests that ran."""

@@ -32,6 +32,6 @@ BENCHMARK = Benchmark(
     name="fio", binary="fio", spack_package="fio", version_name="fio",
     figure_kinds=("bandwidth", "iops", "latency"),
     parser=parse.parse_fio, json_parser=parse.parse_fio, tests=TESTS,
-    entry_rules=command.entry_errors,
+    entry_rules=command.entry_errors, pattern_reducible=command.pattern_reducible,
     unsafe_path_chars={":": "fio reads ':' in directory= as a separator between several "
                             "directories"})

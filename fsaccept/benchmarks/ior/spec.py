@@ -16,7 +16,7 @@ def _ior(check: str, role: str, key: str, descr: str, phase: str, operation: str
          figure_kind: str = "bandwidth", tags: tuple[str, ...] = (),
          figures: tuple[str, ...] | None = None, schema: str = "",
          stonewall_figure: bool = False,
-         fixed: dict[str, tuple] | None = None) -> TestSpec:
+         fixed: dict[str, tuple] | None = None, reduction_matters: bool = True) -> TestSpec:
     """A test of one IOR phase; an acceptance test reports ``<operation>_<kind>`` and,
     when the entry asks for slow clients, the outlier count."""
     if figures is None:
@@ -29,7 +29,7 @@ def _ior(check: str, role: str, key: str, descr: str, phase: str, operation: str
                            "figure_kind": figure_kind,
                            "report_stonewall_figure": stonewall_figure},
                     schema=f"ior.schema.json#/$defs/{schema}" if schema else "",
-                    fixed_thresholds=fixed or {})
+                    fixed_thresholds=fixed or {}, reduction_matters=reduction_matters)
 
 
 TESTS = (
@@ -57,7 +57,7 @@ TESTS = (
          "integrity_read", "read", tags=("integrity",), schema="integrity_test",
          figures=("incorrect_transfers",),
          # A fast file system that returns wrong data must fail.
-         fixed={"incorrect_transfers": (0, None, 0, "transfers")}),
+         fixed={"incorrect_transfers": (0, None, 0, "transfers")}, reduction_matters=False),
     _ior("IORSharedFileWrite", ACCEPTANCE, "ior_shared_write",
          "IOR shared-file write bandwidth, stonewalled", "shared_write", "write",
          tags=("bandwidth", "shared-file"), schema="shared_write_test"),
@@ -74,6 +74,7 @@ BENCHMARK = Benchmark(
     parser=parse.parse_ior, json_parser=parse_json.parse_ior_json,
     tests=TESTS,
     entry_rules=command.entry_errors, target_rules=command.target_errors,
+    pattern_reducible=command.pattern_reducible,
     reread_rules=validity.reread_reasons, reference_rules=validity.judge_against_reference,
     unsafe_path_chars={"@": "IOR reads '@' in -o as a separator between several files "
                             "(FILENAME_DELIMITER)"})

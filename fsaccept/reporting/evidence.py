@@ -1,0 +1,164 @@
+"""The evidence a test case recorded, judged again when a run report is re-read: by the
+same functions the live check called (one function, two callers), so that an edited run
+report whose test says ``pass`` is INVALID when its own evidence says the figure is
+worthless.
+
+- the nodes' view of the target before the benchmark (``node_mounts``):
+  :func:`fsaccept.core.guards.node_mount_reasons`;
+- the storage servers after it (``servers_after``): :func:`fsaccept.core.servers.degraded`;
+- the file system the job ran on (``job_fstype``) against the verified reference's
+  ``target.fstype``: :func:`fsaccept.core.guards.fstype_reasons`;
+- the data written (``data_pattern``) against the session's data-reduction probe:
+  :func:`fsaccept.core.reduction.reducible_data_reasons`, and the probe's own sentence
+  against its ratios (:class:`fsaccept.core.reduction.ProbeResult`);
+- a time limit noted after the benchmark (``time_limit_after_benchmark``): a note only
+  when the benchmark had ended with exit 0.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from fsaccept.benchmarks import registry
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, TestSpec
+from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
+from fsaccept.core import guards, reduction, servers
+
+#: The class of the data-reduction probe (the catalogue's).
+PROBE = "DataReductionProbe"
+
+
+@dataclass
+class SessionEvidence:
+    """What the session says as a whole: the data-reduction probe's result by the mount
+    point it measured (a probe whose record contradicts itself gives none), and what is
+    wrong with each probe case."""
+
+    probes: dict[str, reduction.ProbeResult] = field(default_factory=dict)
+    probe_problems: dict[str, list[str]] = field(default_factory=dict)
+
+
+def probe_problems(case: dict[str, Any]) -> tuple[reduction.ProbeResult | None, list[str]]:
+    """The probe's result, re-read from its recorded measurements, and where its sentence
+    (verdict, summary) or its figures disagree with them."""
+    text = case.get("reduction_result")
+    if not text:
+        return None, []
+    try:
+        result = reduction.ProbeResult.from_dict(json.loads(text))
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError):
+        return None, ["its recorded measurements (reduction_result) cannot be read"]
+    out = []
+    if case.get("reduction_verdict") not in (None, result.verdict):
+        out.append(f"it says {str(case.get('reduction_verdict'))[:80]!r}, but its own "
+                   f"measurements say {result.verdict!r}")
+    if case.get("reduction_summary") not in (None, result.summary()):
+        out.append("its summary is not what its own measurements say: "
+                   f"{result.summary()[:200]}")
+    for key, values in (case.get("perfvalues") or {}).items():
+        name = str(key).rsplit(":", 1)[-1]
+        pattern = name.removesuffix("_reduction").replace("_", "-")
+        m = result.measurements.get(pattern)
+        if name.endswith("_reduction") and isinstance(values, list) and values and (
+                m is None or values[0] != m.ratio):
+            out.append(f"figure {name} {values[0]!r} is not the ratio it measured")
+    return result, out
+
+
+def session_evidence(cases: list[dict[str, Any]]) -> SessionEvidence:
+    out = SessionEvidence()
+    for case in cases:
+        if registry.class_of_case(case.get("name")) != PROBE or case.get("result") != "pass":
+            continue
+        result, problems = probe_problems(case)
+        if problems:
+            out.probe_problems[str(case.get("uuid"))] = problems
+        elif result is not None:
+            out.probes[str(case.get("target_mount") or result.target)] = result
+    return out
+
+
+def _direct_io(case: dict[str, Any], spec: TestSpec) -> bool:
+    kind = FIO_KINDS.get(spec.attrs.get("kind", ""))
+    return case.get("direct_io") is True or bool(kind and kind.direct)
+
+
+def _reducible(label: str) -> tuple[str, bool] | None:
+    """(the pattern's words, whether the benchmark's own rule calls it reducible) of a
+    recorded ``data_pattern`` ('ior random (irreducible)'): the label's own words on
+    reducibility are not taken on trust."""
+    match = re.match(r"(\S+) (\S+) \(", label)
+    if not match or match.group(1) not in registry.BENCHMARKS:
+        return None
+    bench = registry.BENCHMARKS[match.group(1)]
+    rule = bench.pattern_reducible
+    return label, (rule(match.group(2)) if rule else True)
+
+
+def evidence_reasons(case: dict[str, Any], spec: TestSpec | None, expected_fstype: str | None,
+                     session: SessionEvidence) -> list[str]:
+    """INVALID reasons the case's own recorded evidence gives (``expected_fstype``: the
+    verified reference's ``target.fstype``; None when there is none to compare with)."""
+    if spec is None or not spec.benchmark:
+        if spec is not None and spec.check == PROBE:
+            return session.probe_problems.get(str(case.get("uuid")), [])
+        return []
+    out = []
+    fstype = expected_fstype
+    mount = case.get("target_mount")
+    mounts = case.get("node_mounts")
+    if isinstance(mounts, str) and mounts and fstype:
+        answers = servers.ungrouped(mounts)
+        if answers is None:
+            out.append(f"node_mounts cannot be read: {mounts[:100]!r}")
+        else:
+            nodes = case.get("job_nodelist")
+            out += guards.node_mount_reasons(answers, fstype, str(mount),
+                                             nodes if isinstance(nodes, list) else [],
+                                             _direct_io(case, spec))
+            down = [a for a in answers if a.startswith(("down", "(down"))]
+            out += [f"node_mounts shows a server down: {a[:100]}" for a in down]
+    after = case.get("servers_after")
+    if isinstance(after, str) and after:
+        answers = servers.ungrouped(after)
+        out += (servers.degraded_reasons(answers) if answers is not None
+                else [f"servers_after cannot be read: {after[:100]!r}"])
+    elif fstype and servers.probe(fstype) and mounts:
+        out.append(f"evidence missing: no servers_after, which every job on {fstype} "
+                   "records after its benchmark")
+    if fstype:
+        for key in ("job_fstype", "target_fstype"):
+            seen = case.get(key)
+            if key in case and seen != fstype:
+                out += guards.fstype_reasons(str(seen or ""), fstype,
+                                             f"{key}: {case.get('target_dir') or 'the target'}")
+    out += _reduction_reasons(case, spec, session)
+    note = case.get("time_limit_after_benchmark")
+    if note:
+        status = re.search(r"after the benchmark had ended \(exit (\S+?)\)", str(note))
+        if not status or status.group(1) != "0":
+            out.append(f"a time limit after the benchmark is a note only when the benchmark "
+                       f"ended with exit 0: {str(note)[:200]}")
+    return out
+
+
+def _reduction_reasons(case: dict[str, Any], spec: TestSpec,
+                       session: SessionEvidence) -> list[str]:
+    result = session.probes.get(str(case.get("target_mount")))
+    if result is None or spec.role != ACCEPTANCE or spec.benchmark not in ("ior", "fio"):
+        return []
+    if not spec.reduction_matters:  # a count of wrong transfers is not a rate
+        return []
+    label = case.get("data_pattern")
+    if not label:
+        if spec.attrs.get("kind") == "metadata":  # fio's metadata test writes no data
+            return []
+        return ["evidence missing: no data_pattern, and the session's probe found the file "
+                "system reducing data"]
+    read = _reducible(str(label))
+    if read is None:
+        return [f"data_pattern {str(label)[:80]!r} is not one fsaccept writes"]
+    return reduction.reducible_data_reasons(read[0], read[1], result)
