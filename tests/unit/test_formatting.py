@@ -23,7 +23,8 @@ REPORTS = sorted(p.name for p in DATA.glob("*.json"))
 NUMBER = re.compile(r"(?<![\w/.])\d[\d,]*\.\d+")
 #: Provenance quoted as the run logged it: mdtest's summary rows as mdtest printed them;
 #: outlier_nodes_named as this captured run logged it (runs now log it readable).
-QUOTED = ("rate_statistics", "stonewall_create", "outlier_nodes_named")
+# The benchmarks' own printed numbers, quoted as printed (md-workbench's phase lines too).
+QUOTED = ("rate_statistics", "stonewall_create", "outlier_nodes_named", "phase_summary")
 
 
 def raw_floats(text: str) -> list[str]:
