@@ -142,3 +142,28 @@ def test_the_live_and_the_re_read_judge_node_mounts_with_one_function():
         "node n3 saw the target on tmpfs (/x), not on ext4 (/)",
         "node n4 of the job did not answer the mount check"]
     assert servers.ungrouped("garbage") is None
+
+
+def _gluster(tmp_path):
+    ref = tmp_path / "reference.yaml"
+    shutil.copyfile(DATA / "local-gluster-accepted.reference.yaml", ref)
+    data = json.loads((DATA / "local-gluster-accepted.json").read_text())
+    for case in _cases(data):
+        if case.get("reference_path"):
+            case["reference_path"] = str(ref)
+    return data
+
+
+def test_on_glusterfs_a_missing_server_probe_or_a_lost_brick_is_invalid(tmp_path):
+    data = _gluster(tmp_path)
+    code, md = _signoff(data, tmp_path)
+    assert code == 0 and "**Overall verdict: ACCEPTED**" in md, md[:2000]
+    _case(data, "IORStonewalledRead")["servers_after"] = ""
+    _case(data, "MdtestEasy")["node_mounts"] = (
+        "n1,n2,n3,n4: fuse.glusterfs /mnt/fsaccept-gluster 127.0.0.2:fsaccept "
+        "(down GlusterFS client not connected to brick 127.0.0.2:/b3)")
+    code, md = _signoff(data, tmp_path)
+    assert code == 1
+    assert ("IORStonewalledRead: INVALID (evidence missing: no servers_after, which every "
+            "job on fuse.glusterfs records after its benchmark)") in md
+    assert "MdtestEasy: INVALID (node_mounts shows a server down" in md
