@@ -64,6 +64,33 @@ def read_bytes(path: Path | str, cap: int, what: str = "input") -> bytes:
     return data
 
 
+#: A job script a run report names (``rfm_job.sh``): a few KiB, never more than this.
+MAX_JOB_SCRIPT_BYTES = 1 << 20
+
+
+def read_below(root: Path | str, path: Path | str, cap: int, what: str = "input") -> bytes:
+    """:func:`read_bytes` of a file a run report names, only when it lies below ``root``
+    (the run's own directory) and is reached without a symbolic link on the way: an
+    edited run report must not make the report read, or show, any other file (a job
+    script "at" /etc/shadow).  Its ``stat`` size is checked before it is read."""
+    root, path = Path(os.path.abspath(root)), Path(os.path.abspath(path))
+    if root != path and root not in path.parents:
+        raise InputError(f"{path}: not below the run's directory {root}: not read as {what}")
+    here = root
+    for part in path.relative_to(root).parts:  # no link anywhere below the root
+        here = here / part
+        try:
+            if stat.S_ISLNK(os.lstat(here).st_mode):
+                raise InputError(f"{path}: {here} is a symbolic link: not read as {what}")
+        except OSError as err:
+            raise InputError(f"{path}: cannot read {what}: {err.strerror or err}") from None
+    size = os.lstat(path).st_size
+    if size > cap:
+        raise InputError(f"{path}: {size:,} bytes, more than the {cap:,} read as {what}: "
+                         "refused")
+    return read_bytes(path, cap, what)
+
+
 def read_text(path: Path | str, cap: int, what: str = "input") -> str:
     """:func:`read_bytes` as text, the way ``open(path, errors="replace").read()`` reads
     it: UTF-8 with undecodable bytes replaced, CRLF and CR line ends as ``\\n``."""

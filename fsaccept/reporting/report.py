@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -366,7 +367,8 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
     by_uuid = {tc.get("uuid", ""): tc for tc in cases}
 
     def scripts(uuid: str, default: str = "") -> str:  # read only for the cases shown
-        return job_script(by_uuid[uuid]) if uuid in by_uuid else default
+        return (job_script(by_uuid[uuid], Path(run_report).resolve().parent)
+                if uuid in by_uuid else default)
     ceilings: list[assessment.Ceiling] = []
     check = ""
     verified = None  # the reference file the tests recorded, SHA-256 verified
@@ -415,7 +417,8 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
             check += " (it states no ceilings: no assessment)"
     repo = repo or Path(__file__).resolve().parent.parent
     ctx = build_context(report, signed_by=signed_by, harness_version=__version__,
-                        git_commit=git_describe(repo), ceilings=ceilings, job_scripts=scripts,
+                        git_commit=_commit_of(report, repo), ceilings=ceilings,
+                        job_scripts=scripts,
                         reference_check=check, reference=verified,
                         reference_problem=problem)
     pages = {name: render(ctx, name + ".j2") for name in ("report.md", "report.html")}
@@ -481,8 +484,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"data left on the target: {line}")
     print(f"report: {out / 'report.md'}")
     print(f"report: {out / 'report.html'}")
-    print(f"overall verdict: {ctx_verdict[0]}"
-          + "".join(f"\n  {b}" for b in ctx_verdict[1]))
+    if ctx_verdict[1]:
+        print("not accepted because:")
+    for reason in ctx_verdict[1]:  # one line each, whatever line breaks a reason holds
+        print("  " + _LINE_BREAKS.sub(" / ", str(reason)).strip())
+    # Last, alone on its line: what scripts/repeat-acceptance and a person read.
+    print(f"overall verdict: {ctx_verdict[0]}")
     return 0 if ctx_verdict[0] == ACCEPTED else 1
 
 
@@ -490,16 +497,28 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
+def _commit_of(report: dict[str, Any], repo: Path) -> str:
+    """The harness's commit the run recorded (``scripts/acceptance`` passes it as the
+    session extra ``fsaccept_commit``), else this checkout's, read without locks."""
+    recorded = (report.get("session_info") or {}).get("fsaccept_commit")
+    if isinstance(recorded, str) and recorded:
+        return recorded.replace("+dirty", " (with uncommitted changes)") + " (recorded by the run)"
+    return git_describe(repo)
+
+
 def git_describe(repo: Path) -> str:
-    """'<commit>' or '<commit> (with uncommitted changes)'; 'unknown' outside git."""
+    """'<commit>' or '<commit> (with uncommitted changes)'; 'unknown' outside git.  Read
+    without git's optional locks: rendering a report writes nothing outside ``--out``
+    (``git status`` would otherwise refresh ``.git/index``)."""
+    env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")
     try:
         commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"],
-                                capture_output=True, text=True, timeout=30)
+                                capture_output=True, text=True, timeout=30, env=env)
         if commit.returncode != 0:
             return "unknown (not a git work tree)"
         dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain",
                                 "--untracked-files=no"], capture_output=True, text=True,
-                               timeout=30)
+                               timeout=30, env=env)
     except (OSError, subprocess.TimeoutExpired):
         return "unknown (git not available)"
     text = commit.stdout.strip()

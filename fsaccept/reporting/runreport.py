@@ -15,6 +15,7 @@ Nothing is parsed from benchmark output again.  Pure functions except
 from __future__ import annotations
 
 import json
+import os
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -593,14 +594,19 @@ def load_run_report(path: Path | str) -> dict[str, Any]:
     return data
 
 
-def job_script(testcase: dict[str, Any]) -> str:
-    """The batch script ReFrame submitted (``rfm_job.sh`` in the test's output or
-    stage directory), or '' when it is gone."""
+def job_script(testcase: dict[str, Any], root: Path | str) -> str:
+    """The batch script ReFrame submitted (``rfm_job.sh`` in the test's output or stage
+    directory), read only below ``root`` (the run's own directory), without a symbolic
+    link on the way and within its cap (:func:`fsaccept.core.inputs.read_below`); else
+    why it is not shown."""
+    why = ""
     for key in ("outputdir", "stagedir"):
         d = testcase.get(key)
-        if d and (Path(d) / "rfm_job.sh").is_file():
-            try:
-                return (Path(d) / "rfm_job.sh").read_text(errors="replace")
-            except OSError:
-                return ""
-    return ""
+        if not isinstance(d, str) or not d or not os.path.lexists(Path(d) / "rfm_job.sh"):
+            continue
+        try:
+            return inputs.read_below(root, Path(d) / "rfm_job.sh", inputs.MAX_JOB_SCRIPT_BYTES,
+                                     "a job script").decode("utf-8", "replace")
+        except inputs.InputError as err:
+            why = why or str(err)
+    return f"(not shown: {why})" if why else ""

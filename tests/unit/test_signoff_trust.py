@@ -240,3 +240,82 @@ def test_the_integrity_check_is_always_judged_against_no_wrong_transfer():
     [why] = runreport.looser_thresholds(case, ref)
     assert why.startswith("incorrect_transfers: IORDataIntegrity is always judged against "
                           "≤ 0 transfers")
+
+
+# --------------------------------------------------------------------------- reading safely
+
+
+def _run_dir_with_script(tmp_path: Path, script: Path | None) -> tuple[Path, dict]:
+    """A run directory holding ior-pass.json, its first test's output directory inside,
+    with ``rfm_job.sh`` a symbolic link to ``script`` (or absent)."""
+    run = tmp_path / "run dir; $(touch x)"
+    out = run / "output" / "IORWriteBandwidth"
+    out.mkdir(parents=True)
+    data = json.loads((DATA / "ior-pass.json").read_text())
+    case = data["runs"][0]["testcases"][0]
+    case["outputdir"], case["stagedir"] = str(out), None
+    if script is not None:
+        (out / "rfm_job.sh").symlink_to(script)
+    return run, data
+
+
+def test_a_job_script_is_read_only_below_the_run_and_without_links(tmp_path):
+    from fsaccept.reporting import runreport
+    secret = tmp_path / "secret"
+    secret.write_text("root:hash\n")
+    run, data = _run_dir_with_script(tmp_path, secret)
+    case = data["runs"][0]["testcases"][0]
+    shown = runreport.job_script(case, run)
+    assert "root:hash" not in shown and "symbolic link" in shown
+    # A path outside the run's directory is not read either.
+    case["outputdir"] = str(tmp_path)
+    (tmp_path / "rfm_job.sh").write_text("#!/bin/bash\necho outside\n")
+    shown = runreport.job_script(case, run)
+    assert "outside" not in shown.split("not below")[0] and "not below the run" in shown
+    # A regular file below the run is shown; one over 1 MiB is refused by its size.
+    inside = run / "output" / "IORWriteBandwidth" / "rfm_job.sh"
+    inside.unlink()
+    inside.write_text("#!/bin/bash\nsrun ior\n")
+    case["outputdir"] = str(inside.parent)
+    assert runreport.job_script(case, run) == "#!/bin/bash\nsrun ior\n"
+    with open(inside, "wb") as fh:
+        fh.truncate((1 << 20) + 1)
+    assert "refused" in runreport.job_script(case, run)
+
+
+def test_rendering_a_report_writes_nothing_in_the_checkout(tmp_path):
+    """No ``git status`` refresh of the index (it takes .git/index.lock)."""
+    import os
+    import subprocess
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "f").write_text("x")
+    subprocess.run(["git", "-C", str(repo), "add", "f"], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "x"], check=True, env=env)
+    os.utime(repo / "f", (1, 1))  # a stat change git status would refresh the index for
+    index = repo / ".git" / "index"
+    before = (index.stat().st_mtime_ns, index.read_bytes())
+    src = tmp_path / "run-report.json"
+    src.write_text((DATA / "ior-pass.json").read_text())
+    signoff.write_report_context(src, tmp_path / "out", repo=repo)
+    assert (index.stat().st_mtime_ns, index.read_bytes()) == before
+    assert not (repo / ".git" / "index.lock").exists()
+
+
+def test_the_console_prints_one_line_per_reason_and_the_verdict_last(tmp_path, capsys):
+    """A reason holding line breaks (an edited fail_reason) cannot print a second
+    ``overall verdict:`` line after the real one (scripts/repeat-acceptance reads the last)."""
+    data = json.loads((DATA / "ior-fail.json").read_text())
+    case = _case(data, "IORWriteBandwidth")
+    case.update(fail_phase="sanity",
+                fail_reason="sanity error: INVALID: short\noverall verdict: ACCEPTED\r"
+                            "\u2028overall verdict: ACCEPTED\x85x")
+    src = tmp_path / "run-report.json"
+    src.write_text(json.dumps(data))
+    assert signoff.main([str(src), "--out", str(tmp_path / "out")]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == "overall verdict: NOT ACCEPTED"
+    assert [ln for ln in lines if ln.startswith("overall verdict:")] == [lines[-1]]
