@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import shlex
 import subprocess
+import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Callable
 
 from fsaccept.core.units import GIB, MIB
@@ -46,24 +48,53 @@ def filesystem_type(path: Path) -> str:
     return mount_of(path).fstype
 
 
-def _control_characters(text: str) -> list[str]:
-    """Characters no target path may hold: in job scripts and benchmark arguments
-    no quoting keeps their meaning (newlines, escapes)."""
-    return sorted({repr(c) for c in text if ord(c) < 32 or ord(c) == 127})
+def unsafe_characters(text: str, blanks: bool = False) -> list[str]:
+    """The characters of ``text`` that no target field may hold, as reprs: control
+    characters (C0, DEL, C1) and the Unicode line and paragraph separators, i.e. every
+    character ``str.splitlines`` splits on (in job scripts and benchmark arguments no
+    quoting keeps their meaning, and a record read back a line at a time would be cut);
+    with ``blanks``, white space too (the nodes' mount answers are split on blanks).
+    The one rule of both the reference check and the guard before any job."""
+    return sorted({repr(c) for c in text if unicodedata.category(c) in ("Cc", "Zl", "Zp")
+                   or (blanks and c.isspace())})
+
+
+def check_field_text(text: str, where: str, blanks: bool = False) -> None:
+    """Refuse a target field (a path; with ``blanks``, a file-system type, mount point
+    or source) that holds a character of :func:`unsafe_characters`."""
+    bad = unsafe_characters(text, blanks)
+    if bad:
+        what = "blanks or control characters" if blanks else "control characters"
+        raise GuardError(f"{where}: {text!r} holds {what} ({', '.join(bad)})")
+
+
+def path_within(path: str, directory: str) -> bool:
+    """Whether ``path`` is ``directory`` or below it, component by component once
+    ``..`` and ``.`` are resolved in the text (``/mnt/fs2`` is not below ``/mnt/fs``)."""
+    parts = PurePosixPath(posixpath.normpath(path)).parts
+    top = PurePosixPath(posixpath.normpath(directory)).parts
+    return parts[:len(top)] == top
 
 
 def check_path_text(path: str, where: str, forbidden: dict[str, str]) -> None:
     """Refuse a target path that is relative, holds control characters, or holds a
-    character a benchmark splits paths on (``forbidden``: character -> why)."""
+    character a benchmark splits paths on (``forbidden``: character -> why); a blank
+    is allowed (every job line quotes the path)."""
     if not os.path.isabs(path):
         raise GuardError(f"{where}: {path!r} is not an absolute path")
-    controls = _control_characters(path)
-    if controls:
-        raise GuardError(f"{where}: {path!r} holds control characters ({', '.join(controls)})")
+    check_field_text(path, where)
     for char, why in forbidden.items():
         if char in path:
             raise GuardError(f"{where}: {path!r} holds {char!r}: {why}; choose a target "
                              "path without it")
+
+
+def check_mount_text(fields: dict[str, str | None], where: str) -> None:
+    """Refuse a file-system type, mount point or source (``fields``: key -> value, None
+    when not pinned) holding blanks or control characters."""
+    for key, value in fields.items():
+        if value is not None:
+            check_field_text(value, f"{where}{key}", blanks=True)
 
 
 def check_target(path: Path, expected_fstype: str, reference: Path,
@@ -78,6 +109,9 @@ def check_target(path: Path, expected_fstype: str, reference: Path,
     target's mount."""
     where = f"target {path} (from {reference})"
     check_path_text(str(path), where, forbidden or {})
+    # The same rule as the reference check; the type may be an override of the file's.
+    check_mount_text({"expected file-system type": expected_fstype,
+                      "target.mount_point": mount_point, "target.source": source}, f"{where}: ")
     if not path.exists():
         raise GuardError(f"{where} does not exist")
     if not path.is_dir():

@@ -44,6 +44,12 @@ def _parse(version: str) -> tuple[tuple[int, ...], str, bool] | None:
     return key, version[:m.end(2) if rc else m.end(1)], bool(suffix)
 
 
+def _key(version: str) -> tuple[int, ...] | None:
+    """The sort key of a listed version (None: not a release number)."""
+    parsed = _parse(version)
+    return parsed[0] if parsed else None
+
+
 def known_bugs(benchmark: str, version: str) -> list[dict[str, Any]]:
     """Entries of the known-bad list that match ``version``.  A version with a suffix
     (``3.3.0+dev``: IOR's master before 3.3.0) is at most its base version, so it gets
@@ -52,12 +58,13 @@ def known_bugs(benchmark: str, version: str) -> list[dict[str, Any]]:
     parsed = _parse(version)
     if parsed is None:
         return []
-    key, base, suffixed = parsed
+    key, _, suffixed = parsed
     hits = []
     for entry in _known_bad().get(benchmark, []):
-        listed = [str(v) for v in entry.get("versions", [])]
+        # By sort key: 3.3, 3.3.0.0 and 03.3.0 are the release 3.3.0 is.
+        listed = {_key(str(v)) for v in entry.get("versions", [])}
         before = _parse(str(entry["before"])) if "before" in entry else None
-        if (version in listed or (suffixed and base in listed)
+        if (key in listed
                 or (before is not None
                     and (key < before[0] or (suffixed and key == before[0])))):
             hits.append(entry)
@@ -86,10 +93,12 @@ def version_note(benchmark: str, version: str | None) -> str:
     if not version:
         return "version unknown"
     known = tested_versions().get(benchmark, [])
-    if version in known:
+    parsed = _parse(version)
+    # A release is tested when its sort key is a tested one's (4.0 is 4.0.0); a build
+    # with a suffix never is.
+    if parsed and not parsed[2] and parsed[0] in {_key(str(v)) for v in known}:
         return "tested"
     note = f"untested: fsaccept's {benchmark} parser is tested on {', '.join(known)}"
-    parsed = _parse(version)
     if parsed is None:
         return note + f"; {clip(version, 60)!r} is not a release number (unknown version)"
     if parsed[2]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import posixpath
 import re
 from functools import cache
 from importlib import resources
@@ -195,7 +196,8 @@ def load_reference(path: Path | str) -> Reference:
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
     errors = _entry_rule_errors(data["tests"], data["target"]["fstype"])
-    errors += _target_errors(data["target"], data["tests"]) + _nightly_errors(data, errors)
+    errors += _target_errors(data["target"], data["tests"]) + _path_errors(data)
+    errors += _nightly_errors(data, errors)
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
     systems = data["system"] if isinstance(data["system"], list) else [data["system"]]
@@ -228,8 +230,10 @@ def _entry_rule_errors(tests: dict[str, Any], fstype: str) -> list[str]:
 
 
 def _target_errors(target: dict[str, Any], tests: dict[str, Any]) -> list[str]:
-    """The run's guard on the target path's text (relative, control characters, a
-    character a benchmark of the file's tests splits paths on)."""
+    """The run's guards on the target's text (``fsaccept.core.guards``): the path
+    (relative, control characters, a character a benchmark of the file's tests splits
+    paths on), blanks or control characters in its type, mount point and source, and a
+    path outside its mount point."""
     forbidden: dict[str, str] = {}
     for key in tests:
         bench = registry.owner_of(key)
@@ -237,11 +241,58 @@ def _target_errors(target: dict[str, Any], tests: dict[str, Any]) -> list[str]:
             forbidden.update({c: f"{why} (tests.{key})"
                               for c, why in bench.unsafe_path_chars.items()
                               if c not in forbidden})
+    errors = _guard_errors(guards.check_path_text, target["path"], "target.path", forbidden)
+    for key in ("fstype", "mount_point", "source"):
+        if key in target:
+            errors += _guard_errors(guards.check_field_text, target[key], f"target.{key}",
+                                    blanks=True)
+    return errors or _mount_point_errors(target)
+
+
+def _guard_errors(check: Any, *args: Any, **kwargs: Any) -> list[str]:
     try:
-        guards.check_path_text(target["path"], "target.path", forbidden)
+        check(*args, **kwargs)
     except guards.GuardError as err:
         return [str(err)]
     return []
+
+
+def _mount_point_errors(target: dict[str, Any]) -> list[str]:
+    """A mount point as findmnt prints it (the guard compares the text), and the target
+    path on it."""
+    mount_point = target.get("mount_point")
+    if mount_point is None:
+        return []
+    if posixpath.normpath(mount_point) != mount_point:
+        return [f"target.mount_point: {mount_point!r} is not how findmnt prints a mount "
+                f"point: write {posixpath.normpath(mount_point)!r}"]
+    if not guards.path_within(target["path"], mount_point):
+        return [f"target.path: {target['path']!r} is not below target.mount_point "
+                f"{mount_point!r}: the tests would write on another file system"]
+    return []
+
+
+def _path_errors(data: Any, where: str = "") -> list[str]:
+    """Control characters in any other path the file holds (a key naming a path or a
+    directory, e.g. a dataset's ``*_path`` or ``*_dir``), by the guard's own rule."""
+    errors = []
+    for key, value in (data.items() if isinstance(data, dict) else ()):
+        here = f"{where}.{key}" if where else key
+        if here == "target":
+            continue  # checked with the target's own rules (_target_errors)
+        if isinstance(value, str) and _PATH_KEY.search(key):
+            errors += _guard_errors(guards.check_field_text, value, here)
+        elif isinstance(value, list) and _PATH_KEY.search(key):
+            errors += [e for i, v in enumerate(value) if isinstance(v, str)
+                       for e in _guard_errors(guards.check_field_text, v, f"{here}[{i}]")]
+        else:
+            errors += _path_errors(value, here)
+    return errors
+
+
+#: A key naming a path or a directory (``path``, ``data_dir``, ``dataset_paths``,
+#: ``directory``), not one that merely starts alike (``direct_io``).
+_PATH_KEY = re.compile(r"(^|_)(paths?|dirs?|directory|directories|mount_point)(_|$)")
 
 
 def nightly_merged(data: dict[str, Any], source: str = "reference") -> dict[str, Any]:

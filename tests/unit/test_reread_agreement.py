@@ -79,15 +79,18 @@ def test_with_the_reference_the_figure_is_judged_and_settings_checked(capsys, tm
     sizes = {"transfer_size": argv[argv.index("-t") + 1].replace("m", "MiB"),
              "block_size": argv[argv.index("-b") + 1].replace("m", "MiB")}
     mean = run.summary_for("read").mean_mib
+    # The capture wrote IOR's default pattern (no -l): the entry says so.
     ok = reference_with(tmp_path, ranks_per_node=run.params.tasks // run.params.nodes,
-                        deadline_s=3, threshold={"value": mean / 2, "unit": "MiB/s"}, **sizes)
+                        deadline_s=3, threshold={"value": mean / 2, "unit": "MiB/s"},
+                        data_pattern="timestamp", **sizes)
     out = reread(capsys, capture, "--reference", str(ok), "--test", "ior_read_bandwidth")
     assert out["verdict"] == "PASS" and out["judged"]["value"] == mean
     assert "node fraction: needs the partition's node count" in out["rules_not_applied"]
 
     high = reference_with(tmp_path, ranks_per_node=run.params.tasks // run.params.nodes,
                           deadline_s=3, threshold={"value": mean * 2, "unit": "MiB/s",
-                                                   "tolerance": 0.1}, **sizes)
+                                                   "tolerance": 0.1},
+                          data_pattern="timestamp", **sizes)
     out = reread(capsys, capture, "--reference", str(high), "--test", "ior_read_bandwidth")
     assert out["verdict"] == "FAIL" and out["judged"]["lower"] == pytest.approx(mean * 1.8)
 
@@ -161,7 +164,8 @@ def _ref(tmp_path, key, **entry):
 
 def test_a_shared_file_log_is_judged_by_the_shared_write_entry(capsys, tmp_path):
     # mpiio-shared-hints: -w -a MPIIO, one shared file, -t 1m -b 1m -D 2, 2 ranks per node.
-    ref = _ref(tmp_path, "ior_shared_write", hints={"romio_cb_write": "disable"})
+    ref = _ref(tmp_path, "ior_shared_write", hints={"romio_cb_write": "disable"},
+               data_pattern="timestamp")  # the capture's (no -l)
     out = reread(capsys, DATA / "mpiio-shared-hints.txt", "--reference", str(ref),
                  "--test", "ior_shared_write")
     assert not any("not an IOR test key" in r for r in out["rules_not_applied"])
@@ -203,7 +207,7 @@ def test_a_read_log_judged_as_a_write_entry_says_so_first(capsys, tmp_path):
 @pytest.mark.parametrize("capture", ["read-check-generate", "read-check-incorrect"])
 def test_the_data_integrity_entry_judges_both_of_its_phases(capsys, tmp_path, capture):
     ref = _ref(tmp_path, "ior_data_integrity", ranks_per_node=4, transfer_size="1MiB",
-               block_size="4MiB", direct_io=False)
+               block_size="4MiB", direct_io=False, data_pattern="timestamp")
     out = reread(capsys, DATA / f"{capture}.txt", "--reference", str(ref),
                  "--test", "ior_data_integrity")
     assert not any("not an IOR test key" in r for r in out["rules_not_applied"])

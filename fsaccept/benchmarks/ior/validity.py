@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, TestSpec
 from fsaccept.benchmarks.ior.parse import IorRun
 from fsaccept.core.slurm import first_lines
-from fsaccept.core.units import GIB, MIB, parse_size
+from fsaccept.core.units import GIB, MIB, format_size, parse_size
 from fsaccept.core.versions import version_number, version_reasons
 
 if TYPE_CHECKING:
@@ -97,8 +97,9 @@ def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any],
     (INVALID reasons, the judged figure {name, value, unit, threshold, lower} or None,
     rules not applied).  The log must be the entry's operation (a read log is not a write
     test: that reason comes first, and nothing else is compared), configured as the entry
-    says (ranks per node, transfer and block size, deadline, file per process or one
-    shared file...); its figure is judged against the threshold."""
+    says (ranks per node, transfer and block size, deadline, wear-out, file per process or
+    one shared file, data pattern...) as IOR reports having run it (its Options block and
+    summary, not the command line's text); its figure is judged against the threshold."""
     # imported here: command reads reference files (jsonschema), which a plain re-read
     # of a log does not need
     from fsaccept.benchmarks.ior.command import PHASES
@@ -129,10 +130,8 @@ def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any],
             reasons.append(f"ran {per_node:g} ranks per node, tests.{key}.ranks_per_node is "
                            f"{entry.get('ranks_per_node')}")
     argv = _argv(run.command_line)
-    for flag, size_key in (("-t", "transfer_size"), ("-b", "block_size")):
-        given = _flag(argv, flag) or IOR_DEFAULT_SIZES[flag]
-        if size_key in entry and _ior_bytes(given) != parse_size(entry[size_key]):
-            reasons.append(f"{flag} {given} is not tests.{key}.{size_key} {entry[size_key]}")
+    reasons += _command_line_reasons(run, argv)
+    reasons += _size_reasons(run, run.summary_for(operation), key, entry)
     reasons += _access_reasons(run, argv, key, phase.shared)
     deadline = params.stonewalling_time if params else None
     if not phase.uses_deadline:
@@ -146,7 +145,8 @@ def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any],
     else:
         reasons.append(f"ran without a deadline (-D): tests.{key}.deadline_s is "
                        f"{entry.get('deadline_s')}")
-    reasons += _phase_settings_reasons(argv, key, entry, phase)
+    reasons += _phase_settings_reasons(run, argv, key, entry, phase)
+    reasons += _pattern_reasons(run, key, entry)
     row = run.summary_for(operation)
     threshold = entry.get("threshold") or {}
     figure = None
@@ -185,43 +185,113 @@ def root_causes_first(reasons: list[str]) -> list[str]:
     return sorted(reasons, key=lambda r: 0 if _SYSCALL_FAILED.search(r) else 1)
 
 
-#: IOR 4.0.0's sizes when -t / -b are not given.
-IOR_DEFAULT_SIZES = {"-t": "262144", "-b": "1048576"}
-
-
-def _phase_settings_reasons(argv: list[str], key: str, entry: dict[str, Any],
-                            phase: Phase) -> list[str]:
-    """How the logged command differs from the phase the entry prescribes, in what changes
-    the measurement: API, direct I/O, random offsets, wear-out, the dataset status file,
-    data verification (file per process: :func:`_access_reasons`).  (Verbosity, order and
-    paths may differ; segments only bound a stonewalled phase, whose deadline is checked.)"""
-    api = entry.get("api", "POSIX")
+def _size_reasons(run: IorRun, row: Any, key: str, entry: dict[str, Any]) -> list[str]:
+    """Transfer and block size as IOR ran them: its Options block (exact sizes only) and
+    the judged summary row (bytes), which must agree; never the command line's text."""
     reasons = []
-    if (_flag(argv, "-a") or "POSIX") != api:
-        reasons.append(f"-a {_flag(argv, '-a') or 'POSIX'} is not tests.{key}.api {api}")
+    for name, size_key, options, summary in (
+            ("transfer size", "transfer_size", run.params.xfer_bytes,
+             row.xfer_bytes if row is not None else None),
+            ("block size", "block_size", run.params.block_bytes,
+             row.block_bytes if row is not None else None)):
+        if size_key not in entry:
+            continue
+        if None not in (options, summary) and options != summary:
+            reasons.append(f"IOR's Options block says a {name} of {format_size(options)}, its "
+                           f"summary {format_size(summary)}: the log was edited")
+            continue
+        ran = options if options is not None else summary
+        if ran is None:
+            reasons.append(f"IOR's output does not say the {name} it ran: "
+                           f"tests.{key}.{size_key} cannot be checked")
+        elif ran != parse_size(entry[size_key]):
+            reasons.append(f"IOR ran a {name} of {format_size(ran)} (its Options block and "
+                           f"summary), tests.{key}.{size_key} is {entry[size_key]}")
+    return reasons
+
+
+def _command_line_reasons(run: IorRun, argv: list[str]) -> list[str]:
+    """An option of the command line (the last given: IOR applies the last) that says
+    another value than IOR reports having run: the log was edited (or glued together)."""
+    params = run.params
+    ran = {"-t": (params.xfer_bytes, _ior_bytes, format_size),
+           "-b": (params.block_bytes, _ior_bytes, format_size),
+           "-D": (params.stonewalling_time, _whole, str),
+           "-a": (params.api, str, str)}
+    reasons = []
+    for flag, (value, read, shown) in ran.items():
+        given = _flag(argv, flag)
+        if given is None or value is None or read(given) is None:
+            continue
+        if read(given) != value:
+            reasons.append(f"the command line's {flag} {given} is not what IOR ran "
+                           f"({shown(value)}, its Options block): the log was edited")
+    return reasons
+
+
+def _whole(text: str) -> int | None:
+    return int(text) if text.isdigit() else None
+
+
+def _pattern_reasons(run: IorRun, key: str, entry: dict[str, Any]) -> list[str]:
+    """The data pattern written (``-l``, the last given, as IOR reads it: the only record
+    of it, see :mod:`.patterns`) against the entry's ``data_pattern``."""
+    from fsaccept.benchmarks.ior.command import TestParameters
+
+    wanted = entry.get("data_pattern", TestParameters.data_pattern)
+    seen = run.data_pattern
+    if seen is None:
+        return [f"no command line in IOR's output: its data pattern cannot be checked against "
+                f"tests.{key}.data_pattern {wanted}"]
+    if seen != wanted:
+        return [f"IOR wrote the {seen} data pattern (-l), tests.{key}.data_pattern is {wanted}"]
+    return []
+
+
+def _phase_settings_reasons(run: IorRun, argv: list[str], key: str, entry: dict[str, Any],
+                            phase: Phase) -> list[str]:
+    """How the logged run differs from the phase the entry prescribes, in what changes
+    the measurement: API, direct I/O, random offsets, wear-out, the dataset status file,
+    data verification (file per process: :func:`_access_reasons`).  What IOR reports
+    having run (its Options block: API, random offsets, wear-out) where it says it, else
+    the command line.  (Verbosity, order and paths may differ; segments only bound a
+    stonewalled phase, whose deadline is checked.)"""
+    api = entry.get("api", "POSIX")
+    ran_api = run.params.api or _flag(argv, "-a") or "POSIX"
+    reasons = []
+    if ran_api != api:
+        reasons.append(f"-a {ran_api} is not tests.{key}.api {api}")
     joined = " ".join(argv)
     if phase.verify and "-R" not in argv:
         reasons.append(f"the command lacks -R (verify every transfer read): tests.{key} "
                        "runs with it")
+    ordering = run.params.ordering_in_file
     for option, meaning, wanted, present in (
-            ("-z", "random offsets", phase.random, "-z" in argv),
+            ("-z", "random offsets", phase.random,
+             ordering == "random" if ordering else "-z" in argv),
             ("--posix.odirect", "direct I/O", bool(entry.get("direct_io")),
              "--posix.odirect" in argv),
-            ("-O stoneWallingWearOut=1", "wear-out", phase.wearout,
-             "stoneWallingWearOut=1" in joined),
             ("-O stoneWallingStatusFile", "the dataset's status file", phase.status,
              "stoneWallingStatusFile=" in joined)):
         if wanted != present:
             reasons.append(f"the command {'lacks' if wanted else 'has'} {option} ({meaning}): "
                            f"tests.{key} runs {'with' if wanted else 'without'} it")
+    # IOR prints stoneWallingWearOut only with a deadline; without one there is none.
+    wearout = bool(run.params.stonewalling_wearout)
+    if phase.wearout != wearout:
+        reasons.append(f"IOR ran {'with' if wearout else 'without'} wear-out (its Options "
+                       f"block: stoneWallingWearOut {run.params.stonewalling_wearout or 0}): "
+                       f"tests.{key} runs {'with' if phase.wearout else 'without'} it")
     return reasons
 
 
 def _flag(argv: list[str], flag: str) -> str | None:
+    """The value of the last ``flag`` given: IOR applies the last one."""
+    value = None
     for i, arg in enumerate(argv[:-1]):
         if arg == flag:
-            return argv[i + 1]
-    return None
+            value = argv[i + 1]
+    return value
 
 
 def _ior_bytes(text: str) -> int | None:
