@@ -90,7 +90,7 @@ def results_dirs():
 
 
 def reframe_command(*args, prefix):
-    """The ReFrame command line the README documents, with a private prefix."""
+    """The ReFrame command line docs/user/quickstart.md documents, with a private prefix."""
     return [str(REPO / ".venv" / "bin" / "reframe"), "-C", str(REPO / "config" / "settings.py"),
             "--prefix", str(prefix), "--report-file", str(prefix / "report.json"), *args]
 

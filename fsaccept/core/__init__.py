@@ -1,3 +1,3 @@
-"""Pure building blocks every benchmark shares; nothing here imports ReFrame or a benchmark:
-findings and verdict reasons, units and sizes, versions, Slurm failure reading, placement,
-guards, strict YAML, reference files, where binaries come from."""
+"""Pure building blocks every benchmark shares; nothing here imports ReFrame or another
+floor: findings and verdict reasons, units and sizes, versions, Slurm failure reading,
+placement, guards, strict YAML, the reference file's data model."""

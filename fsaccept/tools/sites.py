@@ -136,7 +136,7 @@ def ior_fix(emulated: bool, state: Path | None = None) -> str:
     if not emulated:
         return ("IOR 4.0.0 (with mdtest and md-workbench) is in no package registry: build it "
                 "with Spack (partition extras `benchmarks: spack-build` or `spack-env` in "
-                "config/systems/<site>.py; README: Benchmarks) or put its bin/ on PATH")
+                "config/systems/<site>.py; docs/user/spack.md) or put its bin/ on PATH")
     if spack_built(state):
         return (f"set-up built it with Spack ({ior_view(state).parent}): add "
                 f"`--system {SPACK_SYSTEM}` (reframe, scripts/acceptance, scripts/nightly)")
@@ -150,11 +150,11 @@ def spack_fix(emulated: bool, system: str) -> str:
     """How to get the Spack a partition's ``spack-build``/``spack-env`` needs."""
     if emulated:
         return ("build the benchmarks with `scripts/setup --spack <Spack tarball, checkout or "
-                "'path'> [--spack-mirror DIR]` (README: Benchmarks), or add `--system "
+                "'path'> [--spack-mirror DIR]` (docs/user/spack.md), or add `--system "
                 f"{PATH_SYSTEM}` to take them from PATH")
     return ("put Spack on PATH in config/systems/<site>.py (e.g. a module in the system's "
             f"`modules`) or build the benchmarks with `scripts/setup --spack <Spack> "
-            f"--spack-system {system}` (README: Benchmarks)")
+            f"--spack-system {system}` (docs/user/spack.md)")
 
 
 def quick_polling(systems: list[str]) -> dict[str, Any]:
@@ -208,7 +208,7 @@ def no_system_message(config_files: list[str], system: str, host: str,
     return (f"fsaccept: no system in config/systems/ matches this host ({host!r}), so ReFrame "
             f"selected {system!r}, which runs no check: on a site, add it as "
             f"config/systems/<site>.py with `hostnames` matching this host (copy "
-            f"config/systems/example_lustre.py; README: On a real login node); for the Slurm "
+            f"config/systems/example_lustre.py; docs/user/site-setup.md); for the Slurm "
             f"cluster emulated on this host, `scripts/local-cluster up` (it is then selected "
             f"by this host's name); or choose a system with {choose}")
 

@@ -686,7 +686,7 @@ def run(args) -> int:
     if not spack:
         print("setup: spack: none given: the IOR and mdtest checks need IOR 4.0.0, which Spack "
               "builds (scripts/setup --spack <Spack tarball, checkout or 'path'> "
-              "[--spack-packages REPO] [--spack-mirror DIR]; README: Benchmarks)")
+              "[--spack-packages REPO] [--spack-mirror DIR]; docs/user/spack.md)")
         return 0
     try:
         setup(spack, mirror, args.system, state, packages=packages, packages_how=how)

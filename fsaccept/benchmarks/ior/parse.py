@@ -1,7 +1,7 @@
 """Parse IOR 4.0.0's text output (stdout/stderr); its JSON summary file: :mod:`.parse_json`;
 the typed run: :mod:`.run`.
 
-Why ~500 lines in one module: the text is read in one stateful pass (line classifier,
+Why ~650 lines in one module: the text is read in one stateful pass (line classifier,
 summary rows, stonewall lines, per-iteration results, then findings derived from all of
 them); splitting the pass would spread one state machine over several files.
 
