@@ -52,7 +52,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fsaccept.tools.cluster import OPENMPI_ENV, PARTITION, slurm_conf_path  # noqa: E402
+from lab.cluster import OPENMPI_ENV, PARTITION, slurm_conf_path  # noqa: E402
 from fsaccept.rfm.fio import NODE_SCRIPT  # noqa: E402
 
 DEFAULT_CHECKS = ("FioRandomReadDirect", "FioRandomReadBuffered", "FioSequentialWrite",

@@ -1,8 +1,9 @@
 """ReFrame site configuration of fsaccept.
 
-The common part lives in ``common.py``; each system has one file in
-``systems/`` that defines ``site_configuration = {'systems': [...],
-'environments': [...], 'logging': [...]}`` (environments and logging optional).  To add your site, copy
+The common part lives in ``common.py``; each site's system has one file in
+``systems/`` (the clusters emulated on this host, the lab's: ``../lab/systems/``) that
+defines ``site_configuration = {'systems': [...], 'environments': [...], 'logging':
+[...]}`` (environments and logging optional).  To add your site, copy
 ``systems/example_lustre.py`` and adapt it; nothing else needs editing.
 
 Use: ``. .venv/bin/activate`` (sets ``RFM_CONFIG_FILES`` to this file), then
@@ -10,15 +11,18 @@ Use: ``. .venv/bin/activate`` (sets ``RFM_CONFIG_FILES`` to this file), then
 
 ReFrame selects the first system whose ``hostnames`` match this host: the sites'
 systems come first, then the clusters emulated on this host (of which only the
-default one, ``fsaccept/tools/sites.py``, claims this host's name).
+default one, ``lab/emulated.py``, claims this host's name).
 """
 
 import importlib.util
 import pathlib
+import sys
 
-from fsaccept.tools.sites import is_emulated, quick_polling, sites_first
+from fsaccept.suite.sites import is_emulated, quick_polling, sites_first
 
 _here = pathlib.Path(__file__).resolve().parent
+#: The lab's emulated systems, beside this directory in a checkout (none elsewhere).
+_lab = _here.parent / 'lab'
 
 
 def _load(path):
@@ -29,8 +33,17 @@ def _load(path):
     return module.site_configuration
 
 
+def _lab_files():
+    files = sorted((_lab / 'systems').glob('*.py'))
+    if files and str(_lab.parent) not in sys.path:
+        # Their files import the lab package, which the installed fsaccept does not
+        # include, and ReFrame runs from any directory.  Appended: never ahead of fsaccept.
+        sys.path.append(str(_lab.parent))
+    return files
+
+
 _common = _load(_here / 'common.py')
-_systems = [_load(p) for p in sorted((_here / 'systems').glob('*.py'))]
+_systems = [_load(p) for p in sorted((_here / 'systems').glob('*.py')) + _lab_files()]
 
 
 _all = sites_first([s for conf in _systems for s in conf['systems']])
@@ -41,7 +54,7 @@ site_configuration = {
     'environments': (_common['environments'] +
                      [e for conf in _systems for e in conf.get('environments', [])]),
     # Each system file may add general options for its systems (e.g. a poll rate).
-    # Clusters emulated on this host are polled quickly (fsaccept/tools/sites.py).
+    # Clusters emulated on this host are polled quickly (fsaccept/suite/sites.py).
     'general': (_common.get('general', []) +
                 [g for conf in _systems for g in conf.get('general', [])] +
                 [quick_polling([s['name'] for s in _all if is_emulated(s)])]),

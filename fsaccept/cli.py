@@ -20,11 +20,11 @@ And the tools of each layer, with their own options (``fsaccept report --help``.
 * ``report``: the sign-off report (``fsaccept.reporting.report``);
 * ``nightly``: regression against stored nightly sessions (``fsaccept.reporting.trends``);
 * ``ceilings``: measure a disk's ceilings with fio (``fsaccept.reporting.assessment``);
-* ``cluster``: the emulated Slurm cluster (``fsaccept.tools.cluster``);
-* ``system``: the ReFrame system this host selects, for the scripts (``fsaccept.tools.sites``).
+* ``system``: the ReFrame system this host selects, for the scripts (``fsaccept.suite.sites``).
 
-Only the standard library is imported before a subcommand is chosen, so that
-``python3 -m fsaccept cluster up`` runs before any virtual environment exists.
+Only the standard library is imported before a subcommand is chosen: each one pays only
+for what it uses.  The emulated Slurm cluster is not fsaccept's: it is the lab's
+(``scripts/local-cluster``).
 """
 
 from __future__ import annotations
@@ -34,8 +34,7 @@ import json
 import sys
 
 # Each tool's own command line, imported when it is chosen: only the standard library is
-# imported before (``python3 -m fsaccept cluster up`` runs before any virtual environment
-# exists, and ``fsaccept parse`` never pays for matplotlib).
+# imported before (``fsaccept parse`` never pays for matplotlib).
 def _report(argv: list[str]) -> int:
     from fsaccept.reporting import report
     return report.main(argv)
@@ -51,13 +50,8 @@ def _ceilings(argv: list[str]) -> int:
     return assessment.main(argv)
 
 
-def _cluster(argv: list[str]) -> int:
-    from fsaccept.tools import cluster
-    return cluster.main(argv)
-
-
 def _system(argv: list[str]) -> int:
-    from fsaccept.tools import sites
+    from fsaccept.suite import sites
     return sites.main(argv)
 
 
@@ -67,14 +61,13 @@ TOOLS = {
                "write the sign-off report (report.md, report.html) from a ReFrame run report"),
     "nightly": (_nightly, "nightly regression against ReFrame's results database"),
     "ceilings": (_ceilings, "measure a disk's ceilings with fio"),
-    "cluster": (_cluster, "the Slurm cluster emulated on this host"),
     "system": (_system, "the ReFrame system of config/settings.py this host selects by its name"),
 }
 
 
 def _build_parser() -> argparse.ArgumentParser:
     from fsaccept.benchmarks.registry import BENCHMARKS
-    from fsaccept.tools import spack as spackenv
+    from fsaccept.suite import spack as spackenv
 
     ap = argparse.ArgumentParser(prog="fsaccept", description="fsaccept acceptance-test tools")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -277,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "parse":
         return _cmd_parse(args)
     if args.command == "spack":
-        from fsaccept.tools import spack as spackenv
+        from fsaccept.suite import spack as spackenv
         return spackenv.run(args)
     if args.command == "reference":
         return _cmd_reference(args)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fsaccept.tools.cluster import OPENMPI_ENV, slurm_conf_path
-from fsaccept.tools.spack import view_bin
+from lab.cluster import OPENMPI_ENV, slurm_conf_path
+from fsaccept.suite.spack import view_bin
 
 REPO = Path(__file__).resolve().parent.parent
 LOCAL_CLUSTER = REPO / "scripts" / "local-cluster"
@@ -130,8 +130,8 @@ def gluster_env(cluster_env):
     """The emulated cluster with its GlusterFS volume (each node its own FUSE client):
     brought up with it if it runs without (scripts/test starts it so); the environment
     and the volume's layout (address, mount point: they follow the port base)."""
-    from fsaccept.tools.cluster import default_state_dir, recorded_fs
-    from fsaccept.tools.gluster import GlusterLayout
+    from lab.cluster import default_state_dir, recorded_fs
+    from lab.gluster import GlusterLayout
     if recorded_fs(default_state_dir()) != "gluster":
         proc = run([str(LOCAL_CLUSTER), "up", "--fs", "gluster"], timeout=300)
         assert proc.returncode == 0, f"local-cluster up --fs gluster:\n{proc.stderr}"

@@ -16,7 +16,7 @@ sends the files to the local disk.  Only checks with the ``fio`` feature run
 here (IOR and mdtest need MPI and a scheduler).
 """
 
-from fsaccept.tools.sites import quick_polling
+from fsaccept.suite.sites import quick_polling
 
 site_configuration = {
     'systems': [

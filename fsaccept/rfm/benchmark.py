@@ -31,7 +31,7 @@ from fsaccept.core import (guards, pernode, placement, servers, slurm,
 from fsaccept.suite import provision
 from fsaccept.core.findings import figure_problem
 from fsaccept.rfm.acceptance import AcceptanceTest
-from fsaccept.tools import sites
+from fsaccept.suite import sites
 from fsaccept.rfm.jobscript import (ABORT_MARKER, END_WITH_STATUS, INFO_MARKER, KEEP_STATUS,
                                     NODE_CHECK_MARKER, NODE_CHECK_SCRIPT, OWNED_LEDGER,
                                     RANK_MARKER, RETRY_MARKER, RUN_ID, remove_data,

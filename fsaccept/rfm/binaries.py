@@ -12,8 +12,8 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before, sanity_function, variable
 
 from fsaccept.suite import provision
-from fsaccept.tools import sites
-from fsaccept.tools import spack as spackenv
+from fsaccept.suite import sites
+from fsaccept.suite import spack as spackenv
 
 
 class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):

@@ -1,5 +1,5 @@
 """Said once when ReFrame loads the checks: which system it selected, if none of
-fsaccept's (see ``fsaccept.tools.sites``)."""
+fsaccept's (see ``fsaccept.suite.sites``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def warn_when_no_system() -> None:
     from reframe.core.exceptions import ReframeError, ReframeFatalError
     from reframe.core.logging import getlogger
 
-    from fsaccept.tools import sites
+    from fsaccept.suite import sites
 
     if _warned:
         return

@@ -1,4 +1,8 @@
 """The suite: what a site runs around the benchmarks, one floor above them: reading and
 validating reference files against the benchmarks' schemas and rules (``reference``),
-and where the benchmark binaries come from (``provision``).  It imports the benchmarks
-(their registry); ``fsaccept.core`` imports nothing of it."""
+where the benchmark binaries come from (``provision``) and building them with Spack
+(``spack``: ``fsaccept spack``, what ``scripts/setup --spack`` runs), and how ReFrame
+finds fsaccept's configuration and selects a site's system (``sites``: used by
+``config/settings.py``, ``fsaccept system`` and the ReFrame templates).  It imports the
+benchmarks (their registry); ``fsaccept.core`` imports nothing of it.  The cluster
+emulated on one host is not here: it is the lab (``lab/``, outside the package)."""

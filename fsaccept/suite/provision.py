@@ -4,7 +4,7 @@ A partition says in its ReFrame ``extras`` how it gets IOR, mdtest and fio:
 
 - ``benchmarks: path`` (default): whatever ``ior``/``mdtest``/``fio`` are on PATH;
 - ``benchmarks: spack-build``: the checks build ``spack-env/``, rendered for
-  the system into ``.state/spack/env/<system>/`` (``fsaccept.tools.spack``), with
+  the system into ``.state/spack/env/<system>/`` (``fsaccept.suite.spack``), with
   ReFrame's Spack build system before the first benchmark job;
 - ``benchmarks: spack-env``: a Spack environment the admins already
   installed (``extras.spack_env``).

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from fsaccept.reporting import runreport, sections, verdicts
-from fsaccept.tools import sites
+from lab import emulated
 from tests.conftest import REPO, run
 
 pytestmark = pytest.mark.integration
@@ -117,7 +117,7 @@ def test_nightly_twice_detects_an_injected_regression(cluster_env, tmp_path, res
     summary = summaries[0].read_text()
     # Without --system: the emulated cluster's default on this host (local-spack once
     # set-up built IOR with Spack).
-    assert summary.startswith(f"# Nightly {sites.default_emulated()}: REGRESSION")
+    assert summary.startswith(f"# Nightly {emulated.default_emulated()}: REGRESSION")
     assert (summaries[0].parent / "trends" / "FioRandomReadDirect-randread_4k_direct_iops.png"
             ).is_file()
 

@@ -19,9 +19,9 @@ import pytest
 import yaml
 
 from fsaccept.core import guards
-from fsaccept.tools import gluster as gfs
-from fsaccept.tools.cluster import (DEFAULT_PORT_BASE, OPENMPI_ENV, ClusterLayout,
-                                    default_state_dir, gluster_layout, slurm_conf_path)
+from lab import gluster as gfs
+from lab.cluster import (DEFAULT_PORT_BASE, OPENMPI_ENV, ClusterLayout, default_state_dir,
+                         gluster_layout, slurm_conf_path)
 from tests.conftest import (LOCAL_CLUSTER, REPO, gluster_reference_file, reframe_command,
                             require_benchmark, run)
 
@@ -56,7 +56,7 @@ def gluster_volumes():
 
 
 def require_benchmark_spack():
-    from fsaccept.tools.spack import view_bin
+    from fsaccept.suite.spack import view_bin
     if not (view_bin("local-spack") / "ior").exists():
         require_benchmark("ior")
 

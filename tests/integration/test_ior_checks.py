@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept.tools import sites
+from fsaccept.suite import sites
 from tests.conftest import reference_copy, run_checks, run
 
 pytestmark = pytest.mark.integration

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept.tools.cluster import pid_alive
+from lab.cluster import pid_alive
 from tests.conftest import LOCAL_CLUSTER, REPO, reframe_command, run
 
 pytestmark = pytest.mark.integration

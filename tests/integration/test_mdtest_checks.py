@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept.tools import sites
+from fsaccept.suite import sites
 from tests.conftest import reference_copy, run_checks
 
 pytestmark = pytest.mark.integration

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fsaccept.tools import spack as spackenv
+from fsaccept.suite import spack as spackenv
 from fsaccept.suite.provision import SPACK_STATE, rendered_env_dir
-from fsaccept.tools import sites
+from fsaccept.suite import sites
 from tests.conftest import REPO, run
 
 pytestmark = pytest.mark.integration

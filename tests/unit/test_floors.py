@@ -1,8 +1,8 @@
 """The product's floors point down: ``core`` (the data model and pure helpers) imports no
-other floor; ``benchmarks`` only ``core``; ``suite`` (reference files, provisioning)
-only those two; ReFrame's tests (``rfm``) and ``reporting`` stand on all of them, and
-nothing imports the command line.  Imports are read with ``ast`` at any depth, so an
-import hidden inside a function counts too."""
+other floor; ``benchmarks`` only ``core``; ``suite`` (reference files, provisioning,
+Spack, site selection) only those two; ReFrame's tests (``rfm``) and ``reporting`` stand
+on all of them, and nothing imports the command line.  Imports are read with ``ast`` at
+any depth, so an import hidden inside a function counts too."""
 
 from __future__ import annotations
 
@@ -18,9 +18,8 @@ MAY_IMPORT = {
     "core": set(),
     "benchmarks": {"core"},
     "suite": {"core", "benchmarks"},
-    "rfm": {"core", "benchmarks", "suite", "tools"},
+    "rfm": {"core", "benchmarks", "suite"},
     "reporting": {"core", "benchmarks", "suite"},
-    "tools": {"core", "benchmarks", "suite"},
 }
 
 

@@ -1,4 +1,4 @@
-"""The pure parts of fsaccept/tools/gluster.py (the volume's layout), and the bad input
+"""The pure parts of lab/gluster.py (the volume's layout), and the bad input
 `local-cluster up --fs gluster` refuses before anything is created or started."""
 
 import os
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept.tools import cluster
-from fsaccept.tools.gluster import Gluster, GlusterError, GlusterLayout
+from lab import cluster
+from lab.gluster import Gluster, GlusterError, GlusterLayout
 
 
 def test_the_default_port_base_has_the_pinned_address_and_mount_point(tmp_path):

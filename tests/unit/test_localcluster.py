@@ -1,9 +1,8 @@
 
 import pytest
 
-from fsaccept.tools.cluster import (ClusterError, ClusterLayout, directories,
-                                   node_count_in_conf, parse_sinfo_states,
-                                   render_slurm_conf)
+from lab.cluster import (ClusterError, ClusterLayout, directories, node_count_in_conf,
+                         parse_sinfo_states, render_slurm_conf)
 
 
 def conf_lines(layout):

@@ -26,7 +26,7 @@ from fsaccept.benchmarks.ior.parse import parse_ior
 from fsaccept.core import reduction
 from fsaccept.core.paths import REPO_ROOT
 from fsaccept.core.units import KIB, MIB
-from fsaccept.tools.spack import view_bin
+from fsaccept.suite.spack import view_bin
 from tests.btrfs_mounts import btrfs_loop_mounts
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ior"

@@ -15,7 +15,8 @@ import pytest
 from reframe.core import config
 
 from fsaccept import cli
-from fsaccept.tools import sites
+from fsaccept.suite import sites
+from lab import emulated
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = REPO / "config" / "settings.py"
@@ -53,7 +54,7 @@ def test_example_site_keeps_reframes_default_poll_rate():
     assert site("example-lustre").get("general/0/poll_rate_min") == 0.1
 
 
-# --- Which system ReFrame selects on this host (fsaccept/tools/sites.py) ------------
+# --- Which system ReFrame selects on this host (fsaccept/suite/sites.py) ------------
 
 def emulated_state(tmp_path, cluster=True, spack_view=False):
     """A state directory like set-up leaves it: the emulated cluster's slurm.conf (written
@@ -99,7 +100,7 @@ def test_this_host_selects_the_emulated_cluster_set_up_built(tmp_path, monkeypat
                                                              spack_view, expected):
     state = emulated_state(tmp_path, spack_view=spack_view)
     monkeypatch.setenv("FSACCEPT_STATE_DIR", str(state))
-    assert sites.default_emulated() == expected
+    assert emulated.default_emulated() == expected
     system = selected_by_host_name()
     assert system["name"] == expected
     # Its Slurm is the emulated cluster's, also when selected by host name.
@@ -132,12 +133,21 @@ def test_without_fsaccepts_configuration_the_message_names_the_activation():
     assert sites.no_system_message([str(SETTINGS)], "local", "vm", ["local"]) is None
 
 
-def test_a_sites_host_names_select_it_before_the_emulated_cluster(tmp_path, monkeypatch):
-    monkeypatch.setenv("FSACCEPT_STATE_DIR", str(emulated_state(tmp_path, spack_view=True)))
+def copy_of_config(tmp_path):
+    """This checkout's config/ and, beside it as in the checkout, the lab's systems."""
     conf_dir = tmp_path / "config"
     shutil.copytree(SETTINGS.parent, conf_dir, ignore=shutil.ignore_patterns("__pycache__"))
-    # A site whose file sorts after local.py, on a login node also set up for the
-    # emulated cluster: the site still wins.
+    shutil.copytree(REPO / "lab" / "systems", tmp_path / "lab" / "systems",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return conf_dir
+
+
+def test_a_sites_host_names_select_it_before_the_emulated_cluster(tmp_path, monkeypatch):
+    monkeypatch.setenv("FSACCEPT_STATE_DIR", str(emulated_state(tmp_path, spack_view=True)))
+    conf_dir = copy_of_config(tmp_path)
+    assert selected_by_host_name(conf_dir / "settings.py")["name"] == "local-spack"
+    # A site on a login node also set up for the emulated cluster (selected above):
+    # the site still wins, whatever its file's name.
     site = (conf_dir / "systems" / "example_lustre.py").read_text()
     site = site.replace("'example-lustre'", "'zeus'").replace(
         r"r'^login\d+\.example\.org$'", repr("^" + re.escape(sites.this_host()) + "$"))
@@ -246,10 +256,9 @@ def test_reframe_with_no_matching_system_says_what_to_do_in_a_fresh_shell(tmp_pa
 
 def test_one_more_emulated_system_is_one_file(tmp_path, monkeypatch):
     monkeypatch.setenv("FSACCEPT_STATE_DIR", str(emulated_state(tmp_path)))
-    conf_dir = tmp_path / "config"
-    shutil.copytree(SETTINGS.parent, conf_dir, ignore=shutil.ignore_patterns("__pycache__"))
-    (conf_dir / "systems" / "local_gluster.py").write_text(
-        "from fsaccept.tools.sites import emulated_system\n"
+    conf_dir = copy_of_config(tmp_path)
+    (tmp_path / "lab" / "systems" / "local_gluster.py").write_text(
+        "from lab.emulated import emulated_system\n"
         "site_configuration = {'systems': [emulated_system(\n"
         "    'local-gluster', 'Emulated cluster on GlusterFS', features=('gluster',))]}\n")
     settings = conf_dir / "settings.py"

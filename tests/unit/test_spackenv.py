@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fsaccept.tools import spack as spackenv
+from fsaccept.suite import spack as spackenv
 from fsaccept.suite.provision import DEFAULT_SPACK_ENV, BenchmarkConfigError
 
 

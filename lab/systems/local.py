@@ -2,7 +2,7 @@
 ``scripts/local-cluster up`` emulates on this host (munged, slurmctld, one slurmd per
 node), with the benchmarks from PATH or built by Spack.
 
-Selected by this host's name (``fsaccept/tools/sites.py``): ``local-spack`` once
+Selected by this host's name (``lab/emulated.py``): ``local-spack`` once
 ``scripts/setup --spack ...`` has built IOR, else ``local``; the other one with
 ``--system``.  Another emulated system is one more file like this one, calling
 ``emulated_system`` (it is then chosen with ``--system``, and polled quickly like these:
@@ -10,7 +10,7 @@ Selected by this host's name (``fsaccept/tools/sites.py``): ``local-spack`` once
 """
 
 from fsaccept.suite.provision import SPACK_STATE
-from fsaccept.tools.sites import emulated_system
+from lab.emulated import emulated_system
 
 site_configuration = {
     'systems': [

@@ -7,7 +7,7 @@ Only the standard library is used, so the script works before set-up has
 created the virtual environment.
 
 Why ~590 lines in one module: it must run with the standard library alone, before any
-virtual environment exists (``python3 -m fsaccept cluster up``) and by file path as the
+virtual environment exists (``python3 -m lab.cluster up``) and by file path as the
 orphan reaper, so it stays self-contained.
 """
 
@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 if not __package__:  # run by file path (the orphan reaper): find the package
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from fsaccept.tools import gluster as gfs  # noqa: E402
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lab import gluster as gfs  # noqa: E402
 
 # Standard library only (run before any venv exists): not fsaccept.core.paths.
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_NODES = 4
 #: slurmctld's port; slurmd nX listens on DEFAULT_PORT_BASE + X.  FSACCEPT_PORT_BASE
 #: moves a second checkout's cluster out of the way of the first.
@@ -80,7 +80,7 @@ class ClusterLayout:
     controller_host: str = "localhost"
     cpus_per_node: int = 4
     memory_mb: int = 2000
-    #: "gluster": a GlusterFS volume, each node its own client (see fsaccept.tools.gluster).
+    #: "gluster": a GlusterFS volume, each node its own client (see lab/gluster.py).
     fs: str = "none"
     gluster_volume_type: str = "distribute"
     gluster_brick_size: str = ""
@@ -753,10 +753,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def slurm_daemon_pids() -> list[int]:
     """Pids of the slurmctld and slurmd processes running on this host (any cluster's)."""
     pids = []
@@ -782,3 +778,8 @@ def _stop_pid(pid: int, timeout: float) -> None:
         time.sleep(0.2)
     if pid_alive(pid):
         _kill(pid)
+
+
+# Last, so that every function above is defined when `python3 -m lab.cluster` runs it.
+if __name__ == "__main__":
+    sys.exit(main())

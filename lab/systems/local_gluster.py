@@ -8,7 +8,7 @@ brings the volume up).
 """
 
 from fsaccept.suite.provision import SPACK_STATE
-from fsaccept.tools.sites import emulated_system
+from lab.emulated import emulated_system
 
 site_configuration = {
     'systems': [

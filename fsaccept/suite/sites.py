@@ -1,5 +1,5 @@
 """How ReFrame, typed bare (``reframe -c checks -r``), finds fsaccept's configuration
-and picks a system; and the ReFrame systems of the cluster emulated on this host.
+and picks a system.
 
 - **The configuration**: ``. .venv/bin/activate`` sets ``RFM_CONFIG_FILES`` to
   ``config/settings.py`` (a block :func:`install_activation` adds to the activation
@@ -7,14 +7,11 @@ and picks a system; and the ReFrame systems of the cluster emulated on this host
 - **The system**: ReFrame 4.10 picks the first system, in configuration order, one of
   whose ``hostnames`` patterns matches the host name (``socket.gethostname()``), and
   ReFrame's own ``generic`` (0 checks) when none does.  ``config/settings.py`` lists the
-  sites' systems before the emulated ones, so a site's login node selects the site.
-- **The emulated cluster's default** on this host follows what set-up built: ``local-spack``
-  once ``scripts/setup --spack ...`` has built IOR into the ``local-spack`` view
-  (``.state/spack/env/local-spack/.spack-env/view/bin/ior``), else ``local`` (benchmarks
-  from PATH).  Only that system claims this host's name, and only where the cluster
-  lives (``scripts/local-cluster up`` ran here); every other emulated system
-  (``local-gluster``...) is chosen with ``--system``.  One more emulated system is one
-  file in ``config/systems/`` calling :func:`emulated_system`.
+  sites' systems before the emulated ones (:func:`sites_first`), so a site's login node
+  selects the site.
+- **The cluster emulated on this host** (the lab: ``lab/emulated.py``, ``lab/systems/``)
+  is known here only by its partition feature (:data:`EMULATED_FEATURE`) and by the names
+  of its two default systems, for the advice :func:`ior_fix` and :func:`spack_fix` give.
 - ``fsaccept system [NAME]`` prints, for the scripts, the system ReFrame selects here
   (or NAME) and whether it is an emulated one; when no system matches it says what to do.
 """
@@ -24,7 +21,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
-import re
 import shlex
 import socket
 import sys
@@ -34,7 +30,6 @@ from typing import Any
 from fsaccept.core import paths
 from fsaccept.suite import provision
 from fsaccept.core.paths import REPO_ROOT
-from fsaccept.tools.cluster import OPENMPI_ENV, PARTITION, slurm_conf_path
 
 SETTINGS = REPO_ROOT / "config" / "settings.py"
 SYSTEMS_DIR = REPO_ROOT / "config" / "systems"
@@ -46,12 +41,6 @@ EMULATED_FEATURE = "emulated"
 #: ReFrame's built-in catch-all system (``hostnames: ['.*']``), selected when none of
 #: fsaccept's matches: no check runs there.
 REFRAME_GENERIC = "generic"
-
-#: ReFrame's squeue backend learns a job's nodes (and its end) from `squeue`, which
-#: by default lists no job that has ended: a job quicker than one poll was then
-#: recorded with no node list and as COMPLETED whatever happened.  With all states,
-#: squeue keeps showing an ended job (MinJobAge) with its nodes and real end state.
-_SEE_ENDED_JOBS = ["SQUEUE_STATES", "all"]
 
 
 def this_host() -> str:
@@ -74,59 +63,6 @@ def ior_view(state: Path | None = None) -> Path:
 def spack_built(state: Path | None = None) -> bool:
     """Whether set-up has built IOR with Spack for the emulated cluster."""
     return os.access(ior_view(state), os.X_OK)
-
-
-def cluster_here(state: Path | None = None) -> bool:
-    """Whether the emulated cluster lives on this host: ``scripts/local-cluster up`` has
-    written its slurm.conf (kept by ``down``).  A site's login node without its own
-    system file then gets the advice, not an emulated cluster that is not there."""
-    return slurm_conf_path((state or state_dir()) / "cluster").is_file()
-
-
-def default_emulated(state: Path | None = None) -> str:
-    """The emulated system this host selects: the Spack one once IOR is built there."""
-    return SPACK_SYSTEM if spack_built(state) else PATH_SYSTEM
-
-
-def hostnames(system: str, state: Path | None = None) -> list[str]:
-    """``hostnames`` of an emulated system: this host's exact name for the default one
-    where the cluster lives, none for the others (ReFrame picks the first that matches)."""
-    if cluster_here(state) and system == default_emulated(state):
-        return [f"^{re.escape(this_host())}$"]
-    return []
-
-
-def emulated_system(name: str, descr: str, benchmarks: str = "path",
-                    features: tuple[str, ...] = (), env_vars: tuple[list[str], ...] = (),
-                    state: Path | None = None,
-                    extras: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A ReFrame system for the Slurm cluster ``scripts/local-cluster`` emulates here:
-    one partition of its nodes; ``benchmarks`` says where IOR, mdtest and fio come from
-    (see fsaccept/suite/provision.py); ``features``, ``env_vars`` and ``extras`` are added."""
-    return {
-        "name": name,
-        "descr": descr,
-        "hostnames": hostnames(name, state),
-        "modules_system": "nomod",
-        # Loaded into ReFrame's own environment, so that sbatch/squeue talk to the
-        # emulated cluster and not to any system Slurm (also when selected by host name).
-        "env_vars": [["SLURM_CONF", str(slurm_conf_path((state or state_dir()) / "cluster"))],
-                     _SEE_ENDED_JOBS, *env_vars],
-        "partitions": [{
-            "name": PARTITION,
-            "descr": "Emulated compute nodes n1..nN",
-            # No accounting daemon here, so not the `slurm` backend (it calls sacct).
-            "scheduler": "squeue",
-            "launcher": "srun",
-            "access": [f"--partition={PARTITION}"],
-            "environs": ["openmpi"],
-            # Benchmark jobs must never overlap: they would share the file system.
-            "max_jobs": 1,
-            "env_vars": [[k, v] for k, v in OPENMPI_ENV.items()],
-            "features": ["mpi", EMULATED_FEATURE, "fio", *features],
-            "extras": {"benchmarks": benchmarks, **(extras or {})},
-        }],
-    }
 
 
 def ior_fix(emulated: bool, state: Path | None = None) -> str:
@@ -224,8 +160,8 @@ def selected(name: str | None = None, settings: Path = SETTINGS) -> dict[str, An
     try:
         conf.select_subconfig(name)
     except ConfigError:
-        raise ValueError(f"fsaccept system: no system {name!r} in config/systems/*.py (known: "
-                         f"{', '.join(names)})") from None
+        raise ValueError(f"fsaccept system: no system {name!r} in config/systems/*.py or "
+                         f"lab/systems/*.py (known: {', '.join(names)})") from None
     system = conf.get("systems/0")
     message = no_system_message(conf.sources, system["name"], this_host(), names)
     if message:

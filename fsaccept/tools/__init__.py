@@ -1,1 +1,0 @@
-"""Operational tools: the emulated Slurm cluster and the Spack set-up."""

@@ -1,0 +1,81 @@
+"""The ReFrame systems of the Slurm cluster emulated on this host (``lab/systems/*.py``
+call :func:`emulated_system`; ``config/settings.py`` loads them after the sites' systems).
+
+The emulated cluster's default on this host follows what set-up built: ``local-spack``
+once ``scripts/setup --spack ...`` has built IOR into the ``local-spack`` view
+(``fsaccept.suite.sites.ior_view``), else ``local`` (benchmarks from PATH).  Only that
+system claims this host's name, and only where the cluster lives (``scripts/local-cluster
+up`` ran here); every other emulated system (``local-gluster``...) is chosen with
+``--system``.  One more emulated system is one file in ``lab/systems/`` calling
+:func:`emulated_system`.  The product marks them only by their partition feature
+(``fsaccept.suite.sites.EMULATED_FEATURE``): it imports nothing from the lab.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from fsaccept.suite.sites import (EMULATED_FEATURE, PATH_SYSTEM, SPACK_SYSTEM, spack_built,
+                                  state_dir, this_host)
+from lab.cluster import OPENMPI_ENV, PARTITION, slurm_conf_path
+
+#: ReFrame's squeue backend learns a job's nodes (and its end) from `squeue`, which
+#: by default lists no job that has ended: a job quicker than one poll was then
+#: recorded with no node list and as COMPLETED whatever happened.  With all states,
+#: squeue keeps showing an ended job (MinJobAge) with its nodes and real end state.
+_SEE_ENDED_JOBS = ["SQUEUE_STATES", "all"]
+
+
+def cluster_here(state: Path | None = None) -> bool:
+    """Whether the emulated cluster lives on this host: ``scripts/local-cluster up`` has
+    written its slurm.conf (kept by ``down``).  A site's login node without its own
+    system file then gets the advice, not an emulated cluster that is not there."""
+    return slurm_conf_path((state or state_dir()) / "cluster").is_file()
+
+
+def default_emulated(state: Path | None = None) -> str:
+    """The emulated system this host selects: the Spack one once IOR is built there."""
+    return SPACK_SYSTEM if spack_built(state) else PATH_SYSTEM
+
+
+def hostnames(system: str, state: Path | None = None) -> list[str]:
+    """``hostnames`` of an emulated system: this host's exact name for the default one
+    where the cluster lives, none for the others (ReFrame picks the first that matches)."""
+    if cluster_here(state) and system == default_emulated(state):
+        return [f"^{re.escape(this_host())}$"]
+    return []
+
+
+def emulated_system(name: str, descr: str, benchmarks: str = "path",
+                    features: tuple[str, ...] = (), env_vars: tuple[list[str], ...] = (),
+                    state: Path | None = None,
+                    extras: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A ReFrame system for the Slurm cluster ``scripts/local-cluster`` emulates here:
+    one partition of its nodes; ``benchmarks`` says where IOR, mdtest and fio come from
+    (see fsaccept/suite/provision.py); ``features``, ``env_vars`` and ``extras`` are added."""
+    return {
+        "name": name,
+        "descr": descr,
+        "hostnames": hostnames(name, state),
+        "modules_system": "nomod",
+        # Loaded into ReFrame's own environment, so that sbatch/squeue talk to the
+        # emulated cluster and not to any system Slurm (also when selected by host name).
+        "env_vars": [["SLURM_CONF", str(slurm_conf_path((state or state_dir()) / "cluster"))],
+                     _SEE_ENDED_JOBS, *env_vars],
+        "partitions": [{
+            "name": PARTITION,
+            "descr": "Emulated compute nodes n1..nN",
+            # No accounting daemon here, so not the `slurm` backend (it calls sacct).
+            "scheduler": "squeue",
+            "launcher": "srun",
+            "access": [f"--partition={PARTITION}"],
+            "environs": ["openmpi"],
+            # Benchmark jobs must never overlap: they would share the file system.
+            "max_jobs": 1,
+            "env_vars": [[k, v] for k, v in OPENMPI_ENV.items()],
+            "features": ["mpi", EMULATED_FEATURE, "fio", *features],
+            "extras": {"benchmarks": benchmarks, **(extras or {})},
+        }],
+    }
