@@ -252,7 +252,8 @@ def _cmd_reference(args: argparse.Namespace) -> int:
 
 def _cmd_list(key: str) -> int:
     """``fsaccept reference --list [KEY]``: the catalogue and the options of each entry."""
-    from fsaccept.benchmarks import listing, registry
+    from fsaccept.benchmarks import registry
+    from fsaccept.suite import listing
 
     if not key:
         print(listing.checks_table())

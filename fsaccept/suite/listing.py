@@ -112,7 +112,7 @@ def fill_generated(text: str) -> str:
     return text
 
 
-if __name__ == "__main__":  # python -m fsaccept.benchmarks.listing FILE...: refill the docs
+if __name__ == "__main__":  # python -m fsaccept.suite.listing FILE...: refill the docs
     import sys
     from pathlib import Path
     for arg in sys.argv[1:]:
