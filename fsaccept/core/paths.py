@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: The repository (fsaccept is installed editable from it; scripts run from it).
+#: The repository (fsaccept is installed editable from it; scripts run from it).  A wheel
+#: carries no checks/, config/, reference/ or spack-env/: installed from one, this is
+#: site-packages, and `fsaccept parse`, `reference` and `report` work (tests/unit/test_wheel.py).
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: Everything a run or set-up creates outside the results: Spack, the emulated cluster.
 STATE_DIR = Path(os.environ.get("FSACCEPT_STATE_DIR", REPO_ROOT / ".state"))

@@ -507,21 +507,24 @@ def _commit_of(report: dict[str, Any], repo: Path) -> str:
 
 
 def git_describe(repo: Path) -> str:
-    """'<commit>' or '<commit> (with uncommitted changes)'; 'unknown' outside git.  Read
-    without git's optional locks: rendering a report writes nothing outside ``--out``
-    (``git status`` would otherwise refresh ``.git/index``)."""
+    """'<commit>' or '<commit> (with uncommitted changes)' of the work tree whose root is
+    ``repo``; 'unknown' otherwise: an installed fsaccept (a wheel, in a virtual environment
+    that may itself lie in some git work tree) has no commit of its own.  Read without
+    git's optional locks: rendering a report writes nothing outside ``--out`` (``git
+    status`` would otherwise refresh ``.git/index``)."""
     env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")
     try:
-        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"],
+        commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "--show-toplevel", "HEAD"],
                                 capture_output=True, text=True, timeout=30, env=env)
-        if commit.returncode != 0:
+        top, _, head = commit.stdout.strip().partition("\n")
+        if commit.returncode != 0 or Path(top).resolve() != Path(repo).resolve():
             return "unknown (not a git work tree)"
         dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain",
                                 "--untracked-files=no"], capture_output=True, text=True,
                                timeout=30, env=env)
     except (OSError, subprocess.TimeoutExpired):
         return "unknown (git not available)"
-    text = commit.stdout.strip()
+    text = head.strip()
     if dirty.stdout.strip():
         text += " (with uncommitted changes)"
     return text
