@@ -248,16 +248,18 @@ def _cmd_list(key: str) -> int:
     from fsaccept.benchmarks import registry
     from fsaccept.suite import listing
 
-    if not key:
-        print(listing.checks_table())
-        print(listing.keys_table(), end="")
-        return 0
-    if registry.owner_of(key) is None:
+    if key and registry.owner_of(key) is None:
         keys = sorted(k for b in registry.BENCHMARKS.values() for k in b.reference_keys)
         print(f"fsaccept reference --list: {key!r} is not a reference key; the keys are "
               f"{', '.join(keys)}", file=sys.stderr)
         return 2
-    print(listing.keys_table(key), end="")
+    text = (listing.keys_table(key) if key
+            else listing.checks_table() + "\n" + listing.keys_table())
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. piped into head
+        sys.stdout = None  # nothing more to flush at exit
     return 0
 
 
