@@ -7,6 +7,7 @@ what the documentation says of a check or an option cannot drift from the code.
 from __future__ import annotations
 
 import json
+import re
 from importlib import resources
 from typing import Any
 
@@ -104,7 +105,6 @@ GENERATED = {"checks": checks_table, "reference-keys": keys_table}
 
 def fill_generated(text: str) -> str:
     """``text`` with every generated section made anew from the catalogue."""
-    import re
     for name, make in GENERATED.items():
         pattern = re.compile(rf"(<!-- BEGIN GENERATED: {name} -->\n).*?(<!-- END GENERATED: "
                              rf"{name} -->)", re.S)

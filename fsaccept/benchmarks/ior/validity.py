@@ -10,16 +10,15 @@ import re
 import shlex
 from dataclasses import dataclass
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, TestSpec
+from fsaccept.benchmarks.ior.command import PHASES, Phase
 from fsaccept.benchmarks.ior.parse import IorRun
 from fsaccept.core.slurm import first_lines
 from fsaccept.core.units import GIB, MIB, format_size, parse_size
 from fsaccept.core.versions import version_number, version_reasons
 
-if TYPE_CHECKING:
-    from fsaccept.benchmarks.ior.command import Phase
 
 
 @dataclass(frozen=True)
@@ -100,9 +99,6 @@ def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any],
     says (ranks per node, transfer and block size, deadline, wear-out, file per process or
     one shared file, data pattern...) as IOR reports having run it (its Options block and
     summary, not the command line's text); its figure is judged against the threshold."""
-    # imported here: command reads reference files (jsonschema), which a plain re-read
-    # of a log does not need
-    from fsaccept.benchmarks.ior.command import PHASES
 
     test = next((t for t in tests if t.key == key and t.role == ACCEPTANCE), None)
     if test is None:
