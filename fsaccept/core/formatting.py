@@ -30,9 +30,16 @@ def format_number(value: float | int | Decimal | None) -> str:
     '—' for None."""
     if value is None or isinstance(value, bool):
         return NO_VALUE
+    if not isinstance(value, (int, float, Decimal)):
+        return str(value)[:200]  # an edited run report's text where a number belongs
     if isinstance(value, int):
+        if abs(value) >= 10**21:  # no figure: a typo or an edit, shown short
+            return _huge(value)
         return f"{value:,}"
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # a Decimal beyond any float
+        return _huge(int(value))
     if not math.isfinite(value):
         return str(value)  # 'nan', 'inf': never pretend they are figures
     if value.is_integer() and abs(value) < 1e15:
@@ -48,6 +55,13 @@ def format_number(value: float | int | Decimal | None) -> str:
         # Exact in fewer digits (0.9, 45.5): no invented trailing zeros.
         text = text.rstrip("0").rstrip(".") if "." in text else text
     return text
+
+
+def _huge(value: int) -> str:
+    """'1.0000e+4000'-like text of an integer too large to be a figure (Python refuses to
+    print one of more than 4,300 digits)."""
+    digits = int(value.bit_length() * 0.30103) + 1
+    return f"{'-' if value < 0 else ''}a number of about {digits:,} digits"
 
 
 def mib_to_mb(mib_per_s: float) -> Decimal:

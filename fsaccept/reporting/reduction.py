@@ -17,7 +17,8 @@ def data_reduction_lines(tests: list[Any]) -> list[str]:
         case = t.case
         text = case.get("reduction_summary") or f"the probe did not measure ({t.verdict})"
         lines.append(f"Data-reduction probe: {text}.")
-    pattern_tests = [t for t in tests if t.case.get("data_pattern")]
+    pattern_tests = [t for t in tests if isinstance(t.case.get("data_pattern"), str)
+                     and t.case.get("data_pattern")]
     if not probes and pattern_tests:
         lines.append("Data-reduction probe: not run in this session: figures measured with "
                      "reducible data were not checked against the file system's reduction.")

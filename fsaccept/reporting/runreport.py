@@ -150,7 +150,7 @@ class Test:
             return "—"
         text = str(n)
         total = self.partition_nodes
-        if total:
+        if total and max(n, total) < 10**15:  # larger: an edit, not a partition
             text += f" of {total} ({format_number(round(100 * n / total, 1))} %"
             if self.node_fraction is not None:
                 text += f"; {format_number(self.node_fraction)} asked"

@@ -111,8 +111,9 @@ def command_lines(testcase: dict[str, Any]) -> list[tuple[str, str]]:
     out = [(k, str(v)) for k, v in testcase.items()
            if k.endswith("_command") and k not in RFM_KEYS and v]
     if not out and testcase.get("executable"):
-        out.append(("executable", shlex.join([str(testcase["executable"]),
-                                              *map(str, testcase.get("executable_opts") or [])])))
+        opts = testcase.get("executable_opts") or []
+        out.append(("executable", shlex.join([str(testcase["executable"]), *map(
+            str, opts if isinstance(opts, list) else [opts])])))
     return out
 
 
@@ -142,7 +143,9 @@ def _show(key: str, value: Any, units: dict[str, str] | None = None) -> str:
         return "—"
     if "per_node" in key and isinstance(value, str):
         return per_node_text(value, units or {})
-    if key == "bytes_moved" and isinstance(value, int):
+    if key == "bytes_moved" and isinstance(value, int) and not isinstance(value, bool):
+        if abs(value) >= 10**21:  # beyond any file system: shown as what it is
+            return f"{format_number(value)} B"
         return f"{value:,} B ({format_number(value / GIB)} GiB)"
     if isinstance(value, (dict, list)):
         return json.dumps(value, sort_keys=True)

@@ -319,3 +319,29 @@ def test_the_console_prints_one_line_per_reason_and_the_verdict_last(tmp_path, c
     lines = capsys.readouterr().out.splitlines()
     assert lines[-1] == "overall verdict: NOT ACCEPTED"
     assert [ln for ln in lines if ln.startswith("overall verdict:")] == [lines[-1]]
+
+
+HOSTILE_VALUES = ["30", 10**4000, 1.7e308, -5, [], {"a": 1}, None, "x\ny"]
+HOSTILE_KEYS = ["bytes_moved", "data_pattern", "deadline_s", "time_run_s", "executable_opts",
+                "num_nodes", "partition_nodes", "node_fraction", "ranks_per_node",
+                "planned_bytes", "node_memory_bytes", "job_nodelist", "tags", "reference_key"]
+
+
+@pytest.mark.parametrize("key", HOSTILE_KEYS)
+def test_no_traceback_whatever_a_field_holds(tmp_path, capsys, key):
+    """A string deadline_s, an integer data_pattern, a 4,000-digit bytes_moved, a figure of
+    1.7e308...: the report is written with a verdict, never a traceback."""
+    for value in HOSTILE_VALUES:
+        data, _ = _baseline(tmp_path)
+        for case in data["runs"][0]["testcases"]:
+            case[key] = value
+        _perf(_case(data, "IORRandomWriteIOPS"), "write_iops")[0] = 1.7e308
+        src = tmp_path / "run-report.json"
+        src.write_text(json.dumps(data))
+        code = signoff.main([str(src), "--out", str(tmp_path / "out")])
+        err = capsys.readouterr().err
+        if code == 2:  # refused by the run-report schema: one line naming the file and key
+            assert err.startswith(f"fsaccept.reporting.report: {src}: "), err
+        else:
+            assert code in (0, 1), (key, value)
+            assert "**Overall verdict: " in (tmp_path / "out" / "report.md").read_text()
