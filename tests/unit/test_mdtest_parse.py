@@ -616,3 +616,21 @@ def test_parsing_cost_is_linear_in_a_lines_length(edit: str) -> None:
     # n: the edited line well beyond what one pattern start may scan (64 characters)
     stepcount.assert_linear(_linear_edits()[edit], parse_mdtest, [mdtest],
                             n=60 if edit == "launcher-word" else 200)
+
+
+@pytest.mark.parametrize("glue", ["cut-off", "command-line", "started"])
+def test_a_second_run_glued_to_the_output_is_invalid(glue):
+    """Two mdtest outputs concatenated, the second glued to a cut-off line of the first
+    (or only its 'Command line used:' / '-- started at' line repeated): INVALID, as IOR's."""
+    text = (DATA / "easy.txt").read_text()
+    if glue == "cut-off":
+        lines = text.splitlines()[:-3]
+        lines[-1] = lines[-1][:10]
+        text = "\n".join(lines) + text
+    elif glue == "command-line":
+        text += "Command line used: /opt/ior-4.0.0/bin/mdtest '-n' '1'\n"
+    else:
+        text += "-- started at 11/22/2026 02:50:57 --\n"
+    run = parse_mdtest(text)
+    assert [f.kind for f in run.findings if f.severity == INVALID] == ["two-runs"]
+    assert not run.valid

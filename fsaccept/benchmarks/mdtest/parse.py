@@ -273,6 +273,9 @@ _OPS = r"(?:Directory|File|Tree) [a-z]+"
 _LAUNCHED_RE = re.compile(
     r"^mdtest-(\S+) was launched with (\d+) total task\(s\) on (\d+) node\(s\)")
 _TABLE_RE = re.compile(r"^SUMMARY (rate|time): \(of (\d+) iterations\)")
+#: What starts an mdtest run, anywhere in a line: a run glued to a cut-off line of
+#: another (two outputs concatenated) starts mid-line.
+_RUN_START_RE = re.compile(r"mdtest-\S+ was launched with |Command line used: |-- started at ")
 _ROW_RE = re.compile(rf"^\s+({_OPS})\s+(\S.*)$")  # on a line without trailing blanks
 _VERBOSE_RE = re.compile(r"^V-(\d+): Rank\s+(\d+) Line\s+\d+ ?(.*)$")
 _PHASE_RE = re.compile(
@@ -371,9 +374,25 @@ def parse_mdtest(text: str) -> MdtestRun:
     def wall() -> StonewallCreate:
         return walls.setdefault(iteration, StonewallCreate(iteration))
 
+    starts: dict[str, int] = {}  # each kind of run-start line: how often seen
+
+    def second_run(lineno: int, what: str) -> None:
+        if not any(f.kind == "two-runs" for f in findings):
+            findings.append(Finding(INVALID, "two-runs", lineno,
+                                    f"{what}: the output holds more than one run "
+                                    "(parse each apart)"))
+
     for idx, raw in enumerate(text.splitlines()):
         lineno = idx + 1
         line = raw.rstrip()
+        for m in _RUN_START_RE.finditer(line):
+            kind = m.group().split()[-1] if m.group().startswith("mdtest-") else m.group()
+            starts[kind] = starts.get(kind, 0) + 1
+            if m.start() > 0:
+                second_run(lineno, f"a run's {m.group().strip()!r} line is glued to a "
+                                   "cut-off line here")
+            elif starts[kind] > 1:
+                second_run(lineno, f"a second {m.group().strip()!r} line")
         if not line:
             # mdtest ends a table with a blank line, but another rank's stray empty
             # line may come first: the table goes on until a line that is not its own.
@@ -429,9 +448,7 @@ def parse_mdtest(text: str) -> MdtestRun:
 
         if (m := _LAUNCHED_RE.match(line)):
             if run.version is not None:
-                findings.append(Finding(INVALID, "two-runs", lineno,
-                                        "a second mdtest run starts here: the output holds "
-                                        "more than one run (parse each apart)"))
+                second_run(lineno, "a second mdtest run starts here")
                 continue
             run.version = f"mdtest-{m.group(1)}"
             run.tasks, run.nodes = int(m.group(2)), int(m.group(3))
