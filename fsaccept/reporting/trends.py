@@ -323,6 +323,24 @@ def damaged_figures(testcases: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def unit_changes(stored: list[dict[str, Any]], current: list[CurrentFigure]) -> list[str]:
+    """'IORWriteBandwidth write_bandwidth: stored in MB/s, today in MiB/s' for each figure
+    of today's session whose history is in another unit."""
+    units: dict[tuple[str, str], set[str]] = {}
+    for tc in stored:
+        for key, vals in (tc.get("perfvalues") or {}).items():
+            if isinstance(vals, (list, tuple)) and len(vals) >= 5:
+                units.setdefault((str(tc.get("name")), str(key).rsplit(":", 1)[-1]),
+                                 set()).add(str(vals[4]))
+    out = []
+    for f in current:
+        before = units.get((f.name, f.pvar), set()) - {f.unit}
+        if before:
+            out.append(f"{f.name} {f.pvar}: stored in {', '.join(sorted(before))}, "
+                       f"today in {f.unit}")
+    return out
+
+
 def _refuse_damaged(store: Store, problems: list[str]) -> None:
     # A stored figure that is not a number was never measured (a live run makes such a
     # figure INVALID): the history is damaged, and no comparison with it is a verdict.
@@ -357,6 +375,12 @@ def nightly_compare(store: Store, system: str, session: str, report: dict[str, A
     compared = {u for u, _ in previous + mine}
     stored = store.testcases(previous + mine) if stored is None else stored
     _refuse_damaged(store, damaged_figures(_of_sessions(stored, compared)))
+    changed = unit_changes(_of_sessions(stored, {u for u, _ in previous}),
+                           current_figures(report))
+    if changed:  # ReFrame compares by unit: the history would silently be "none"
+        raise NightlyError(f"{store.db_file}: figures stored in another unit than today's, "
+                           "not compared: " + "; ".join(changed[:5])
+                           + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else ""))
     if previous:
         table = store.compare(session, previous)
     else:

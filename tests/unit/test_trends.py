@@ -213,6 +213,23 @@ def test_a_stored_figure_that_is_not_a_number_is_a_damaged_history_not_ok(store,
                             runs[-1], settings)
 
 
+def test_a_history_stored_in_another_unit_is_named_not_no_history(store, base, tmp_path):
+    """ReFrame compares figures by unit: a history in MB/s beside today's MiB/s would
+    silently be "no history".  It is refused, naming the figure and both units."""
+    runs = [nightly_session(base, d) for d in range(4)]
+    for r in runs[:-1]:
+        for vals in r["runs"][-1]["testcases"][0]["perfvalues"].values():
+            vals[4] = "MB/s"
+    for r in runs:
+        store.store(r)
+    settings = trends.NightlySettings(sessions=3, tolerance=0.1, trend_sessions=3)
+    with pytest.raises(trends.NightlyError, match=r"stored in another unit than today's, not "
+                                                  r"compared: \S+ \S+: stored in MB/s, "
+                                                  r"today in"):
+        trends.write_trends(store, tmp_path / "out", "local", runs[-1]["session_info"]["uuid"],
+                            runs[-1], settings)
+
+
 # --------------------------------------------------------------------------- a busy database
 
 # Another process holding a real lock on the results database: SQLite's own (a writer
