@@ -1,4 +1,6 @@
-"""A real Slurm cluster emulated on one host: munged, slurmctld and one
+"""(About 790 lines: one daemon set's configuration and life cycle, standard library only.)
+
+A real Slurm cluster emulated on one host: munged, slurmctld and one
 ``slurmd -N nX`` per node (Debian's Slurm is built with multiple-slurmd
 support).  The configuration generation is pure and unit-tested; the
 daemon handling below it is what ``scripts/local-cluster`` runs.

@@ -18,7 +18,8 @@ from typing import Any, Callable
 from fsaccept.core.formatting import format_number
 from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot
 from fsaccept.reporting.runreport import (Test, all_testcases, job_script, load_run_report,
-                                          overall_verdict, session_check, tests_of)
+                                          overall_verdict, tests_of)
+from fsaccept.reporting.session import session_check
 from fsaccept.reporting.sections import (GROUP_LIMIT, WORST_SHOWN, anchor_of, case_section,
                                          check_summaries, check_text, data_left_lines,
                                          family_of,

@@ -23,7 +23,6 @@ from typing import Any
 
 from fsaccept.core import inputs
 from fsaccept.core.formatting import format_number
-from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.reporting.evidence import SessionEvidence, evidence_reasons, session_evidence
@@ -237,7 +236,7 @@ def _fixture_text(fx: dict[str, Any], v: Verdict) -> str:
             + (f": {v.reason}" if v.reason else ""))
 
 
-def _record_problems(tc: dict[str, Any], reference: Any,
+def record_problems(tc: dict[str, Any], reference: Any,
                      session: SessionEvidence | None) -> list[str]:
     """What in a test case's record contradicts its class (the catalogue) or its own
     evidence (judged as the live check judged it)."""
@@ -254,7 +253,7 @@ def _case_verdict(tc: dict[str, Any], fixtures: list[tuple[dict[str, Any], Verdi
     pass (or is not in the run report) is not certified (INVALID); a pass against
     thresholds looser than the reference file's is INVALID."""
     v = verdict_of(tc)
-    problems = _record_problems(tc, reference, session) if v.verdict in (
+    problems = record_problems(tc, reference, session) if v.verdict in (
         PASS, FAIL, INVALID) else []
     if problems:
         # Judged all the same against its class's entry: every reason is shown.
@@ -379,113 +378,6 @@ def overall_verdict(tests: list[Test], session: SessionCheck | None = None
         return INCOMPLETE, [f"{len(session.unverified)} thing(s) the sign-off cannot "
                             "verify"] + session.unverified
     return ACCEPTED, []
-
-
-#: Seconds a case's job may end after the session's recorded end (clocks, rounding).
-SESSION_SLACK_S = 5.0
-
-
-def session_check(report: dict[str, Any], tests: list[Test], reference: Any = None,
-                  reference_problem: str = "") -> SessionCheck:
-    """Every test case judged as part of its session: fixtures too (one that did not pass
-    blocks the sign-off whether or not a test still names it), the session's own counts
-    against the cases present, each case of this session (its uuid, a job inside the
-    session's time) and of one system, the one the verified reference is written for;
-    without a verified reference (``reference_problem`` says why) or with acceptance tests
-    the reference defines missing, the sign-off is not verified."""
-    out = SessionCheck()
-    info = report.get("session_info") or {}
-    runs = [r for r in report.get("runs") or [] if isinstance(r, dict)]
-    out.blocking += _count_problems(info, runs)
-    cases = all_testcases(report)
-    uuid = info.get("uuid")
-    start, end = info.get("time_start_unix"), info.get("time_end_unix")
-    for tc in cases:
-        name = str(tc.get("name"))[:100]
-        if tc.get("session_uuid") != uuid or not str(tc.get("uuid", "")).startswith(
-                f"{uuid}:"):
-            out.blocking.append(f"{name}: its case is not of this session ({uuid})")
-        done = tc.get("job_completion_time_unix")
-        if (_number(done) and _number(start) and _number(end)
-                and not start <= done <= end + SESSION_SLACK_S):
-            out.blocking.append(f"{name}: its job ended outside the session's time")
-    systems = sorted({str(tc.get("system")) for tc in cases if tc.get("system")})
-    if len(systems) > 1:
-        out.blocking.append(f"the cases are of {len(systems)} systems ({', '.join(systems)}): "
-                            "a sign-off is for one")
-    last: dict[Any, dict[str, Any]] = {}
-    for tc in cases:  # a fixture retried: its last run
-        if tc.get("fixture"):
-            last[(tc.get("unique_name"), tc.get("system"), tc.get("partition"))] = tc
-    evidence = session_evidence(cases)
-    for fx in last.values():
-        contradictions = _record_problems(fx, reference, evidence)
-        if contradictions:
-            out.blocking.append(f"fixture {str(fx.get('name'))[:100]}: "
-                                + "; ".join(contradictions))
-            continue
-        v = verdict_of(fx)
-        if v.verdict not in (PASS, SKIPPED):
-            out.blocking.append(f"fixture {fx.get('name')}: {v.verdict}"
-                                + (f" ({v.reason})" if v.reason else ""))
-    if reference is not None and reference_problem:  # --reference: not the run's file
-        out.unverified.append(reference_problem)
-    if reference is None:
-        out.unverified.append("the reference file could not be verified: "
-                              + (reference_problem or "none was given")
-                              + ("" if "thresholds not compared" in reference_problem
-                                 else "; thresholds not compared"))
-        return out
-    for system in systems:
-        try:
-            reference.check_system(system)
-        except ValueError as err:
-            out.blocking.append(str(err)[:300])
-    overrides = sorted({str(tc.get("target_fstype_expected")) for tc in cases
-                        if tc.get("target_fstype_expected")} - {reference.target_fstype})
-    if overrides:
-        out.unverified.append(f"the run expected the target on {', '.join(overrides)} "
-                              "(FSACCEPT_TARGET_FSTYPE or target_fstype_expected), the "
-                              f"reference file says {reference.target_fstype}")
-    ran = {spec_of_case(t.case).check for t in tests if spec_of_case(t.case)}
-    missing = [t.check for t in registry.TESTS.values()
-               if t.role == ACCEPTANCE and t.key in reference.entries and t.check not in ran]
-    if missing:
-        out.unverified.append(f"{len(missing)} acceptance test(s) the reference file defines "
-                              f"did not run: {', '.join(missing)}")
-    return out
-
-
-def _number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
-
-
-def _count_problems(info: dict[str, Any], runs: list[dict[str, Any]]) -> list[str]:
-    """Where the session's counts (as ReFrame writes them: cases of the first run, failures,
-    aborts and skips of the last) and each run's differ from the cases present."""
-    out = []
-    for i, run in enumerate(runs):
-        cases = [tc for tc in run.get("testcases") or [] if isinstance(tc, dict)]
-        got = {"num_cases": len(cases),
-               "num_failures": sum(tc.get("result") == "fail" for tc in cases),
-               "num_aborted": sum(tc.get("result") == "abort" for tc in cases),
-               # ReFrame counts a test not run for a failed dependency as skipped.
-               "num_skipped": sum(tc.get("result") in ("skip", "fail_deps") for tc in cases)}
-        for key, n in got.items():
-            if key in run and run[key] != n:
-                out.append(f"runs[{i}].{key} is {run[key]!r}, but the run has {n}")
-    if runs:
-        first, final = runs[0].get("testcases") or [], runs[-1].get("testcases") or []
-        want = {"num_cases": len(first),
-                "num_failures": sum(tc.get("result") == "fail" for tc in final),
-                "num_aborted": sum(tc.get("result") == "abort" for tc in final),
-                "num_skipped": sum(tc.get("result") in ("skip", "fail_deps")
-                                   for tc in final)}
-        for key, n in want.items():
-            if info.get(key) != n:
-                out.append(f"session_info.{key} is {info.get(key)!r}, but the run report "
-                           f"holds {n}")
-    return out
 
 
 # --------------------------------------------------------------------------- I/O helpers

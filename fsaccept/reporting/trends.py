@@ -1,7 +1,8 @@
 """Nightly regression: every figure against the median of the last N sessions.
 
-(About 470 lines: settings, comparison, summary and the ``fsaccept nightly``
-command line; storage is :mod:`.results_db`, plots :mod:`.plots`.)
+(About 670 lines, one command's whole story: settings, comparison, unit checks, summary
+and the ``fsaccept nightly`` command line; storage is :mod:`.results_db`, plots
+:mod:`.plots`.)
 
 Storage is ReFrame's own results database (``RFM_ENABLE_RESULTS_STORAGE=1``,
 ``RFM_SQLITE_DB_FILE``): ``scripts/nightly`` runs ReFrame with it on and

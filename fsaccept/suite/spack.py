@@ -1,6 +1,8 @@
 """Build the benchmarks with a real Spack, with everything Spack writes kept
 under ``.state/spack/`` (never ``~/.spack``, never ``/etc/spack``).
 
+(About 700 lines: one procedure, step by step, each step small and told to the user.)
+
 ``scripts/setup --spack SPACK [--spack-packages REPO] [--spack-mirror DIR]
 [--spack-system NAME]`` (or ``FSACCEPT_SPACK``, ``FSACCEPT_SPACK_PACKAGES``,
 ``FSACCEPT_SPACK_MIRROR``, ``FSACCEPT_SPACK_SYSTEM`` for air-gapped sites and
