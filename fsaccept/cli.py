@@ -18,6 +18,8 @@ Its own subcommands:
 And the tools of each layer, with their own options (``fsaccept report --help``...):
 
 * ``report``: the sign-off report (``fsaccept.reporting.report``);
+* ``manifest``: a run directory's SHA-256 manifest, written and verified
+  (``fsaccept.reporting.manifest``);
 * ``nightly``: regression against stored nightly sessions (``fsaccept.reporting.trends``);
 * ``ceilings``: measure a disk's ceilings with fio (``fsaccept.reporting.assessment``);
 * ``system``: the ReFrame system this host selects, for the scripts (``fsaccept.suite.sites``).
@@ -40,6 +42,11 @@ def _report(argv: list[str]) -> int:
     return report.main(argv)
 
 
+def _manifest(argv: list[str]) -> int:
+    from fsaccept.reporting import manifest
+    return manifest.main(argv)
+
+
 def _nightly(argv: list[str]) -> int:
     from fsaccept.reporting import trends
     return trends.main(argv)
@@ -59,6 +66,8 @@ def _system(argv: list[str]) -> int:
 TOOLS = {
     "report": (_report,
                "write the sign-off report (report.md, report.html) from a ReFrame run report"),
+    "manifest": (_manifest, "write or verify a run directory's manifest of SHA-256 digests "
+                            "(optionally signed with ssh-keygen)"),
     "nightly": (_nightly, "nightly regression against ReFrame's results database"),
     "ceilings": (_ceilings, "measure a disk's ceilings with fio"),
     "system": (_system, "the ReFrame system of config/settings.py this host selects by its name"),

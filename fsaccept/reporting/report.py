@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from fsaccept.core.formatting import format_number
+from fsaccept.reporting import manifest as run_manifest
 from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot
 from fsaccept.reporting.runreport import (Test, all_testcases, job_script, load_run_report,
                                           overall_verdict, tests_of)
@@ -115,18 +116,23 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
                   git_commit: str = "", ceilings: list[Any] | None = None,
                   job_scripts: dict[str, str] | Callable[[str, str], str] | None = None,
                   reference_check: str = "", plots: bool = True,
-                  reference: Any = None, reference_problem: str = "") -> dict[str, Any]:
+                  reference: Any = None, reference_problem: str = "",
+                  integrity: Any = None) -> dict[str, Any]:
     """Everything the templates show, from a run report and the sign-off data
     (``reference``: the reference file the tests recorded, verified by its SHA-256,
     whose thresholds the recorded ones must match; None, and ``reference_problem`` says
-    why, when it could not be verified: the sign-off is then not ACCEPTED)."""
+    why, when it could not be verified: the sign-off is then not ACCEPTED;
+    ``integrity``: the run's manifest verified (:class:`.manifest.Integrity`), None when
+    there is none: a manifest that does not verify keeps the sign-off from ACCEPTED)."""
     from fsaccept.reporting import assessment
     from fsaccept.reporting.reduction import data_reduction_lines
 
     info = report.get("session_info", {})
     tests = tests_of(report, reference=reference)
-    verdict, blocking = overall_verdict(
-        tests, session_check(report, tests, reference, reference_problem))
+    session = session_check(report, tests, reference, reference_problem)
+    if integrity is not None and integrity.present and not integrity.verified:
+        session.unverified += [f"integrity: {p}" for p in integrity.problems]
+    verdict, blocking = overall_verdict(tests, session)
     checks = check_summaries(tests)
     blocking = _blocking_by_check(verdict, blocking, tests, checks)
     scripts = job_scripts if callable(job_scripts) else (job_scripts or {}).get
@@ -197,6 +203,7 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
         "user": info.get("user", "—"),
         "references": refs,
         "reference_check": reference_check,
+        "integrity": integrity.text if integrity is not None else "not verified: no manifest",
         "signed_by": signed_by or "(not signed: pass --signed-by NAME)",
         "verdict": verdict,
         "blocking": blocking,
@@ -346,14 +353,17 @@ def write_report(run_report: Path | str, out_dir: Path | str, **options: Any) ->
 
 def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_by: str = "",
                          repo: Path | None = None, reference: Path | str | None = None,
-                         ceilings_file: Path | str | None = None
+                         ceilings_file: Path | str | None = None,
+                         manifest: Path | str | None = None,
+                         allowed_signers: Path | str | None = None
                          ) -> tuple[list[Path], dict[str, Any]]:
     """Write report.md, report.html and plots/ into ``out_dir``; returns their paths.
 
     Ceilings come from ``ceilings_file`` (a YAML file with a ``ceilings:`` map, e.g.
     measured by ``python -m fsaccept.reporting.assessment measure``), else from ``reference``
     (default: the reference file the tests recorded, when its SHA-256 still
-    matches what they recorded).
+    matches what they recorded).  The run's manifest (``manifest``, default the one beside
+    the run report) is verified, its signature too with ``allowed_signers``.
     """
     import hashlib
 
@@ -364,12 +374,19 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
     if out_dir.exists() and not out_dir.is_dir():
         raise ReportWriteError(f"{out_dir}: --out is not a directory")
     report = load_run_report(run_report)
+    integrity = run_manifest.verify(run_report, report, manifest, allowed_signers)
     cases = [tc for tc in all_testcases(report)]
     by_uuid = {tc.get("uuid", ""): tc for tc in cases}
+    run_dir = Path(os.path.abspath(run_report)).parent
+    rebase = run_manifest.rebaser(report, run_dir)
 
     def scripts(uuid: str, default: str = "") -> str:  # read only for the cases shown
-        return (job_script(by_uuid[uuid], Path(run_report).resolve().parent)
-                if uuid in by_uuid else default)
+        if uuid not in by_uuid:
+            return default
+        tc = by_uuid[uuid]  # its directories where the run directory is now
+        moved = {k: rebase(tc[k]) for k in ("outputdir", "stagedir")
+                 if isinstance(tc.get(k), str) and tc[k]}
+        return job_script({**tc, **moved}, run_dir)
     ceilings: list[assessment.Ceiling] = []
     check = ""
     verified = None  # the reference file the tests recorded, SHA-256 verified
@@ -398,8 +415,10 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
             if isinstance(verified, str):
                 problem, verified = f"{path}: {verified}", None
         else:
-            check = (f"{path} changed or is gone since the run (SHA-256 now "
-                     f"{now or 'unreadable'}): thresholds not compared; no ceilings shown")
+            # No digest of a file that does not verify (the run report may name any).
+            check = (f"{path} changed or is gone since the run (not SHA-256 {sha}"
+                     f"{'' if now else ', or unreadable'}): thresholds not compared; "
+                     "no ceilings shown")
             problem = check
     elif reference is None and len(recorded) > 1:
         check = "the tests recorded different reference files: no ceilings shown"
@@ -421,7 +440,7 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
                         git_commit=_commit_of(report, repo), ceilings=ceilings,
                         job_scripts=scripts,
                         reference_check=check, reference=verified,
-                        reference_problem=problem)
+                        reference_problem=problem, integrity=integrity)
     pages = {name: render(ctx, name + ".j2") for name in ("report.md", "report.html")}
     written = []
     try:
@@ -467,11 +486,20 @@ def main(argv: list[str] | None = None) -> int:
                     "the sign-off verifies only when it is the file the run recorded")
     ap.add_argument("--ceilings", metavar="FILE", help="YAML file with a ceilings: map "
                     "(e.g. from python -m fsaccept.reporting.assessment measure); overrides the reference's")
+    ap.add_argument("--manifest", metavar="FILE", help="the run's manifest of SHA-256 "
+                    f"digests (default: {run_manifest.MANIFEST} beside the run report, if "
+                    "there is one); every digest is verified")
+    ap.add_argument("--allowed-signers", metavar="FILE", help="verify the manifest's SSH "
+                    f"signature ({run_manifest.MANIFEST}{run_manifest.SIGNATURE_SUFFIX}, "
+                    f"namespace {run_manifest.NAMESPACE}) with ssh-keygen -Y verify against "
+                    "this allowed-signers file; the report names the signer")
     args = ap.parse_args(argv)
     out = Path(args.out) if args.out else Path(args.run_report).resolve().parent
     try:
         _, ctx = write_report_context(args.run_report, out, signed_by=args.signed_by,
-                                      reference=args.reference, ceilings_file=args.ceilings)
+                                      reference=args.reference, ceilings_file=args.ceilings,
+                                      manifest=args.manifest,
+                                      allowed_signers=args.allowed_signers)
     except (RunReportError, CeilingError, ReportWriteError) as err:
         print(f"fsaccept.reporting.report: {err}", file=sys.stderr)
         return 2
@@ -485,6 +513,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"data left on the target: {line}")
     print(f"report: {out / 'report.md'}")
     print(f"report: {out / 'report.html'}")
+    print("integrity: " + _LINE_BREAKS.sub(" / ", ctx["signoff"]["integrity"]).strip())
     if ctx_verdict[1]:
         print("not accepted because:")
     for reason in ctx_verdict[1]:  # one line each, whatever line breaks a reason holds

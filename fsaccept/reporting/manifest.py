@@ -1,0 +1,447 @@
+"""A tamper-evident run: the SHA-256 of every file its sign-off rests on, and optionally
+a site's SSH signature of that list.
+
+``scripts/acceptance`` writes ``manifest.json`` into the run directory after ReFrame
+finishes and before ``fsaccept report``: the run report, every regular file in each
+test's output and stage directories that the run report names (``rfm_job.sh``,
+``rfm_job.out``, ``rfm_job.err``, the benchmark outputs), and each reference file a test
+names (``reference_path``).  Paths are relative to the run directory, but for a
+reference file outside it (absolute).  ``fsaccept report`` verifies it (:func:`verify`):
+a file changed, missing, or added in one of those directories makes the verdict at most
+INCOMPLETE, naming the file.
+
+A site may sign the manifest with an SSH key it already has, in the namespace
+``fsaccept-manifest``::
+
+    ssh-keygen -Y sign -f KEY -n fsaccept-manifest RUN_DIR/manifest.json
+
+(``fsaccept manifest write RUN_DIR --sign-key KEY`` runs it), which writes
+``manifest.json.sig``; ``fsaccept report --allowed-signers FILE`` verifies it with
+``ssh-keygen -Y verify`` (FILE in ssh-keygen's ALLOWED SIGNERS format) and names the
+signer.  Without a signature the manifest shows that the files are those it lists,
+not who listed them: whoever can edit the run directory can write a new one.
+
+Every file is read as :mod:`fsaccept.core.inputs` reads what a run report names: a
+regular file, below the run directory, reached without a symbolic link, within a cap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Callable
+
+from fsaccept.core import inputs
+
+#: The manifest's file name in the run directory, and its signature's (ssh-keygen's).
+MANIFEST = "manifest.json"
+SIGNATURE_SUFFIX = ".sig"
+#: The SSH signature namespace (ssh-keygen -Y sign/verify -n): a signature made for
+#: anything else (a git commit, a file) does not verify a manifest.
+NAMESPACE = "fsaccept-manifest"
+FORMAT = "fsaccept manifest 1"
+#: A manifest: about 150 bytes a file, 5 files a test case: 10,000 cases are 7.5 MB.
+MAX_MANIFEST_BYTES = 256 << 20
+#: An SSH signature: a few hundred bytes.
+MAX_SIGNATURE_BYTES = 64 << 10
+#: A file of a test's directories: as large as a benchmark log may be.
+MAX_FILE_BYTES = inputs.MAX_LOG_BYTES
+#: Problems named one by one (then a count).
+PROBLEMS_SHOWN = 20
+_SSH_TIMEOUT_S = 60
+
+
+class ManifestError(ValueError):
+    """A manifest that cannot be written: the message names the file or directory."""
+
+
+@dataclass
+class Integrity:
+    """What the sign-off table's Integrity row says, and why it does not verify."""
+
+    verified: bool
+    text: str
+    #: A manifest was found (or demanded): its failure keeps the verdict from ACCEPTED.
+    present: bool = False
+    problems: list[str] = field(default_factory=list)
+    signer: str = ""
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def rebaser(report: dict[str, Any], run_dir: Path | str) -> Callable[[str], str]:
+    """A function mapping a path the run report recorded to where it is now: below the
+    run directory as the session recorded it (the parent of its ``prefix_output`` and
+    ``prefix_stage``), moved to ``run_dir`` (a run directory copied elsewhere, e.g. to
+    the vendor, still shows its files); any other path unchanged."""
+    info = report.get("session_info") or {}
+    out, stage = info.get("prefix_output"), info.get("prefix_stage")
+    recorded = None
+    if isinstance(out, str) and isinstance(stage, str) and out and stage:
+        parents = {os.path.dirname(os.path.abspath(out)),
+                   os.path.dirname(os.path.abspath(stage))}
+        recorded = parents.pop() if len(parents) == 1 else None
+    actual = os.path.abspath(run_dir)
+
+    def rebase(path: str) -> str:
+        if recorded is None or recorded == actual:
+            return path
+        p = os.path.abspath(path)
+        if p == recorded or p.startswith(recorded.rstrip("/") + "/"):
+            return actual + p[len(recorded):]
+        return path
+    return rebase
+
+
+def _name(run_dir: str, path: str) -> str:
+    """``path`` relative to the run directory where it lies below it, else absolute."""
+    p = os.path.abspath(path)
+    return os.path.relpath(p, run_dir) if inputs.is_below(run_dir, p) else p
+
+
+def _directories(report: dict[str, Any], run_dir: str) -> list[str]:
+    """The test directories (output, stage) the run report names that exist, relative;
+    ManifestError for one outside the run directory (the manifest would not cover it)."""
+    from fsaccept.reporting.runreport import all_testcases
+    rebase = rebaser(report, run_dir)
+    out = set()
+    for tc in all_testcases(report):
+        for key in ("outputdir", "stagedir"):
+            d = tc.get(key)
+            if not isinstance(d, str) or not d:
+                continue
+            d = rebase(d)
+            if not inputs.is_below(run_dir, d):
+                raise ManifestError(f"{d}: {tc.get('name')}'s {key} is not below the run "
+                                    f"directory {run_dir}: the manifest covers the run's own "
+                                    "files (run ReFrame with --prefix RUN_DIR)")
+            if os.path.isdir(d) and not os.path.islink(d):
+                out.add(_name(run_dir, d))
+    return sorted(out)
+
+
+def _walk(run_dir: str, rel: str) -> list[str]:
+    """The regular files below the directory ``rel`` (relative names), links not
+    followed: a link is not a file the report reads."""
+    found = []
+    for here, dirs, files in os.walk(os.path.join(run_dir, rel)):
+        dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(here, d)))
+        for f in sorted(files):
+            full = os.path.join(here, f)
+            if os.path.isfile(full) and not os.path.islink(full):
+                found.append(os.path.relpath(full, run_dir))
+    return found
+
+
+def _references(report: dict[str, Any]) -> set[str]:
+    from fsaccept.reporting.runreport import all_testcases
+    return {tc["reference_path"] for tc in all_testcases(report)
+            if isinstance(tc.get("reference_path"), str) and tc["reference_path"]}
+
+
+def _digest(run_dir: str, name: str) -> str:
+    """SHA-256 of a manifest entry: below the run directory as a run report's files are
+    read; a reference file outside it as a reference file is (regular, capped)."""
+    from fsaccept.core import yamlfile
+    if os.path.isabs(name):
+        return inputs.sha256_file(name, yamlfile.MAX_BYTES, "a reference file")
+    return inputs.sha256_below(run_dir, os.path.join(run_dir, name), MAX_FILE_BYTES,
+                               "a file of the run")
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def build(run_dir: Path | str, run_report: Path | str, *, signer: str = "",
+          extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The manifest of the run in ``run_dir`` whose run report is ``run_report``."""
+    from fsaccept.reporting.runreport import load_run_report
+    root = os.path.abspath(run_dir)
+    src = os.path.abspath(run_report)
+    if not inputs.is_below(root, src):
+        raise ManifestError(f"{src}: the run report is not below the run directory {root}")
+    report = load_run_report(src)  # RunReportError (a ValueError) names the file
+    dirs = _directories(report, root)
+    for e in extra:
+        if not inputs.is_below(root, os.path.join(root, e)):
+            raise ManifestError(f"{e}: not below the run directory {root}: not covered")
+    names = {_name(root, src), *(_name(root, os.path.join(root, e)) for e in extra)}
+    names.update(f for d in dirs for f in _walk(root, d))
+    names.update(_name(root, r) for r in _references(report))
+    files = {}
+    for name in sorted(names):
+        try:
+            files[name] = _digest(root, name)
+        except inputs.InputError as err:
+            raise ManifestError(str(err)) from None
+    return {"format": FORMAT, "written_by": "fsaccept manifest",
+            "run_report": _name(root, src), **({"signer": signer} if signer else {}),
+            "directories": dirs, "files": files}
+
+
+def write(run_dir: Path | str, run_report: Path | str | None = None, *, signer: str = "",
+          extra: tuple[str, ...] = ()) -> Path:
+    """Write ``run_dir/manifest.json``; returns its path."""
+    run_report = run_report or Path(run_dir) / "run-report.json"
+    data = build(run_dir, run_report, signer=signer, extra=extra)
+    path = Path(run_dir) / MANIFEST
+    try:
+        if path.is_symlink():
+            raise ManifestError(f"{path}: a symbolic link: not written through")
+        # ASCII only: a hostile file name cannot carry a line break into the file.
+        path.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=True) + "\n")
+    except OSError as err:
+        raise ManifestError(f"{path}: cannot write the manifest: {err.strerror or err}") \
+            from None
+    return path
+
+
+def sign(manifest: Path | str, key: Path | str) -> Path:
+    """Sign ``manifest`` with the SSH key ``key`` (ssh-keygen -Y sign, namespace
+    fsaccept-manifest): writes ``manifest.sig``, replacing an earlier one."""
+    ssh_keygen = shutil.which("ssh-keygen")
+    if ssh_keygen is None:
+        raise ManifestError("ssh-keygen not found (Debian: apt-get install openssh-client): "
+                            "cannot sign the manifest")
+    sig = Path(str(manifest) + SIGNATURE_SUFFIX)
+    if os.path.lexists(sig):  # not ours to remove; ssh-keygen would ask
+        raise ManifestError(f"{sig}: already there: remove it to sign the manifest again")
+    try:
+        done = subprocess.run([ssh_keygen, "-q", "-Y", "sign", "-f", str(key), "-n", NAMESPACE,
+                               str(manifest)], capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=_SSH_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise ManifestError(f"{key}: cannot sign {manifest}: {err}") from None
+    if done.returncode != 0 or not sig.is_file():
+        why = " ".join(done.stderr.split())[:300] or f"ssh-keygen exit {done.returncode}"
+        raise ManifestError(f"{key}: cannot sign {manifest}: {why}")
+    return sig
+
+
+# --------------------------------------------------------------------------- verifying
+
+
+def _load(path: Path, run_dir: str, beside: bool) -> dict[str, Any]:
+    """The manifest's content (InputError or ValueError naming it otherwise)."""
+    raw = (inputs.read_below(run_dir, path, MAX_MANIFEST_BYTES, "the manifest") if beside
+           else inputs.read_bytes(path, MAX_MANIFEST_BYTES, "the manifest"))
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        raise ValueError(f"{path}: not JSON ({str(err)[:100]})") from None
+    files = data.get("files") if isinstance(data, dict) else None
+    dirs = data.get("directories") if isinstance(data, dict) else None
+    if (not isinstance(data, dict) or data.get("format") != FORMAT
+            or not isinstance(files, dict) or not isinstance(dirs, list)
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+            or not all(isinstance(d, str) for d in dirs)
+            or not isinstance(data.get("signer", ""), str)):
+        raise ValueError(f"{path}: not an fsaccept manifest ({FORMAT!r} with files and "
+                         "directories)")
+    return {"raw": raw, **data}
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: a file name may hold a line break (or any character but
+    ``/`` and NUL); it is shown escaped, never as a second line of the console."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
+def _relative_problem(name: str) -> str:
+    """Why a relative manifest entry is not a plain path below the run directory."""
+    if not name or "\x00" in name:
+        return "an empty or NUL-holding name"
+    if ".." in PurePosixPath(name).parts:
+        return "a name with '..'"
+    return ""
+
+
+def _file_problems(data: dict[str, Any], run_dir: str, references: set[str]) -> list[str]:
+    """Each file of the manifest that changed, is missing, cannot be read safely, or is
+    named where the manifest may not name one; each file added in a covered directory."""
+    problems = []
+    files: dict[str, str] = data["files"]
+    for name, sha in files.items():
+        shown = one_line(name)
+        if os.path.isabs(name) and name not in references:
+            problems.append(f"{shown}: named by the manifest, outside the run directory and "
+                            "not a reference file of the run report: not read")
+            continue
+        why = "" if os.path.isabs(name) else _relative_problem(name)
+        if why:
+            problems.append(f"{shown}: {why} in the manifest: not read")
+            continue
+        full = name if os.path.isabs(name) else os.path.join(run_dir, name)
+        if not os.path.lexists(full):
+            problems.append(f"{shown} is missing (the manifest lists it)")
+            continue
+        try:
+            now = _digest(run_dir, name)
+        except inputs.InputError as err:
+            problems.append(one_line(str(err)))
+            continue
+        if now != sha.lower():
+            problems.append(f"{shown} changed since the manifest was written")
+    for d in data["directories"]:
+        if os.path.isabs(d) or _relative_problem(d):
+            problems.append(f"{one_line(d)}: not a directory below the run: not read")
+            continue
+        if os.path.isdir(os.path.join(run_dir, d)):
+            problems += [f"{one_line(f)} was added since the "
+                         "manifest was written" for f in _walk(run_dir, d) if f not in files]
+    return problems
+
+
+def _ssh_keygen(args: list[str], sig: bytes, stdin: bytes) -> subprocess.CompletedProcess:
+    """ssh-keygen with the signature read through a pipe (/dev/fd/N): nothing is written
+    anywhere to verify it."""
+    r, w = os.pipe()
+    try:
+        os.write(w, sig)  # a few hundred bytes: well within a pipe's buffer
+        os.close(w)
+        w = -1
+        return subprocess.run(["ssh-keygen", *args, "-s", f"/dev/fd/{r}"], input=stdin,
+                              capture_output=True, pass_fds=(r,), timeout=_SSH_TIMEOUT_S)
+    finally:
+        os.close(r)
+        if w >= 0:
+            os.close(w)
+
+
+def _signature(data: dict[str, Any], sig_path: Path, run_dir: str, beside: bool,
+               allowed: str) -> tuple[str, str]:
+    """(signer principal, '') when the signature verifies, else ('', why not)."""
+    if shutil.which("ssh-keygen") is None:
+        return "", ("ssh-keygen not found (Debian: openssh-client): the signature cannot "
+                    "be checked")
+    if not os.path.lexists(sig_path):
+        return "", f"the manifest is not signed (no {sig_path.name}; --allowed-signers given)"
+    try:
+        sig = (inputs.read_below(run_dir, sig_path, MAX_SIGNATURE_BYTES, "a signature")
+               if beside else inputs.read_bytes(sig_path, MAX_SIGNATURE_BYTES, "a signature"))
+        inputs.read_bytes(allowed, MAX_SIGNATURE_BYTES * 16, "an allowed-signers file")
+    except inputs.InputError as err:
+        return "", one_line(str(err))
+    try:
+        principal = data.get("signer", "")
+        if not principal:  # the principals the allowed-signers file gives this key
+            found = _ssh_keygen(["-Y", "find-principals", "-f", allowed], sig, b"")
+            names = found.stdout.decode("utf-8", "replace").split()
+            if found.returncode != 0 or not names:
+                return "", (f"bad signature: {sig_path.name}'s key is not in the "
+                            f"allowed signers ({allowed})")
+            principal = names[0]
+        done = _ssh_keygen(["-Y", "verify", "-f", allowed, "-I", principal, "-n", NAMESPACE],
+                           sig, data["raw"])
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return "", f"the signature cannot be checked: ssh-keygen: {err}"
+    if done.returncode != 0:
+        why = " ".join(done.stderr.decode("utf-8", "replace").split())[:200]
+        return "", (f"bad signature: {sig_path.name} does not verify the manifest as signed "
+                    f"by {principal!r} with the allowed signers {allowed}"
+                    + (f" ({why})" if why else ""))
+    return one_line(principal), ""
+
+
+def verify(run_report: Path | str, report: dict[str, Any], manifest: Path | str | None = None,
+           allowed_signers: Path | str | None = None) -> Integrity:
+    """Verify the manifest beside ``run_report`` (or ``manifest``): every digest, the
+    files added in the directories it covers, and with ``allowed_signers`` its
+    signature.  ``report`` is the run report as loaded (its reference files may be named
+    outside the run directory)."""
+    run_dir = os.path.dirname(os.path.abspath(run_report))
+    beside = manifest is None
+    path = Path(run_dir) / MANIFEST if beside else Path(manifest)
+    demanded = not beside or allowed_signers is not None
+    if beside and not os.path.lexists(path):
+        return Integrity(False, "not verified: no manifest"
+                         + (" (--allowed-signers given)" if demanded else ""), demanded,
+                         [f"no manifest beside the run report ({path})"] if demanded else [])
+    try:
+        data = _load(path, run_dir, beside)
+    except (inputs.InputError, ValueError) as err:
+        return _failed([one_line(str(err))])
+    own = _name(run_dir, str(run_report))
+    if own not in data["files"]:
+        return _failed([f"{path}: does not list the run report {own}"])
+    problems = _file_problems(data, run_dir, _references(report))
+    if problems:
+        return _failed(problems)
+    count = f"{len(data['files']):,} files"
+    if allowed_signers is None:
+        signed = os.path.lexists(str(path) + SIGNATURE_SUFFIX)
+        return Integrity(True, f"verified ({path.name}, {count}; "
+                         + ("signed, but the signature not checked: give --allowed-signers "
+                            "FILE)" if signed else "not signed)"), True)
+    signer, why = _signature(data, Path(str(path) + SIGNATURE_SUFFIX), run_dir, beside,
+                             str(allowed_signers))
+    if why:
+        return _failed([why])
+    return Integrity(True, f"verified, signed by {signer} ({path.name}, {count})", True,
+                     signer=signer)
+
+
+def _failed(problems: list[str]) -> Integrity:
+    problems = [one_line(p) for p in problems]
+    first = problems[0] + (f" (and {len(problems) - 1:,} more)" if len(problems) > 1 else "")
+    shown = problems[:PROBLEMS_SHOWN]
+    if len(problems) > PROBLEMS_SHOWN:
+        shown.append(f"(and {len(problems) - PROBLEMS_SHOWN:,} more files)")
+    return Integrity(False, f"not verified: {first}", True, shown)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+
+    from fsaccept.reporting.runreport import load_run_report
+    from fsaccept.reporting.verdicts import RunReportError
+
+    ap = argparse.ArgumentParser(
+        prog="fsaccept manifest",
+        description="write or verify a run directory's manifest of SHA-256 digests "
+                    f"({MANIFEST}; signed with ssh-keygen -Y sign -n {NAMESPACE})")
+    sub = ap.add_subparsers(dest="action", required=True)
+    w = sub.add_parser("write", help=f"write RUN_DIR/{MANIFEST}")
+    w.add_argument("run_dir", metavar="RUN_DIR")
+    w.add_argument("--run-report", metavar="FILE",
+                   help="the run report (default: RUN_DIR/run-report.json)")
+    w.add_argument("--include", metavar="FILE", action="append", default=[],
+                   help="a further file of the run directory to cover (e.g. ceilings.yaml)")
+    w.add_argument("--sign-key", metavar="KEY", help="sign it with this SSH private key "
+                   f"(ssh-keygen -Y sign -n {NAMESPACE}): writes {MANIFEST}{SIGNATURE_SUFFIX}")
+    w.add_argument("--signer", metavar="PRINCIPAL", default="",
+                   help="the principal the signature is verified as (in the manifest)")
+    v = sub.add_parser("verify", help="verify a run report's manifest")
+    v.add_argument("run_report", metavar="RUN_REPORT")
+    v.add_argument("--manifest", metavar="FILE", help=f"default: {MANIFEST} beside RUN_REPORT")
+    v.add_argument("--allowed-signers", metavar="FILE",
+                   help="verify the signature (ssh-keygen's allowed signers format)")
+    args = ap.parse_args(argv)
+    try:
+        if args.action == "write":
+            run_report = args.run_report or os.path.join(args.run_dir, "run-report.json")
+            path = write(args.run_dir, run_report, signer=args.signer,
+                         extra=tuple(args.include))
+            print(f"manifest: {path}")
+            if args.sign_key:
+                print(f"manifest: {sign(path, args.sign_key)}")
+            return 0
+        integrity = verify(args.run_report, load_run_report(args.run_report), args.manifest,
+                           args.allowed_signers)
+    except (ManifestError, RunReportError) as err:
+        print(f"fsaccept manifest: {err}", file=sys.stderr)
+        return 2
+    for problem in integrity.problems:
+        print(f"  {problem}")
+    print(f"integrity: {integrity.text}")
+    return 0 if integrity.verified else 1

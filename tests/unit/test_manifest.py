@@ -1,0 +1,436 @@
+"""A tamper-evident run (issue 28): ``fsaccept manifest write`` digests the run report,
+every file of the tests' directories and the reference file; ``fsaccept report`` verifies
+it and the optional SSH signature (Integrity row), and a file changed, missing or added
+keeps the verdict from ACCEPTED, naming the file.
+
+The run directory is built in tmp_path from a real run report of this project
+(``local-spack-accepted.json``, scripts/acceptance on the emulated cluster, ACCEPTED),
+its recorded paths moved into it, its tests' output directories holding real benchmark
+captures (``tests/data/ior``, ``tests/data/fio``).  The run directory's name holds
+blanks and shell characters."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fsaccept import cli
+from fsaccept.reporting import manifest
+from fsaccept.reporting import report as signoff
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+RECORDED = "/work/main/results/local-spack-20261125T004349-DiB7"
+SSH_KEYGEN = shutil.which("ssh-keygen")
+needs_ssh_keygen = pytest.mark.skipif(
+    SSH_KEYGEN is None, reason="ssh-keygen not installed (Debian: openssh-client, which "
+                               "scripts/setup installs): signatures cannot be tested")
+
+
+@pytest.fixture(autouse=True)
+def _no_plots(monkeypatch):
+    """The verdict and the Integrity row are under test, not the plots."""
+    for name in ("figure_plot", "check_plot", "per_node_plot"):
+        monkeypatch.setattr(signoff, name, lambda *a, **k: b"")
+
+
+def _cases(data: dict) -> list[dict]:
+    return [c for r in data["runs"] for c in r["testcases"]]
+
+
+def _output(tc: dict) -> str:
+    """A real capture as the test's benchmark output."""
+    name = tc["name"]
+    if name.startswith("IOR"):
+        return (DATA / "ior" / "dummy-stonewall.txt").read_text()
+    if name.startswith("Fio"):
+        return (DATA / "fio" / "seq-write-n3.json").read_text()
+    return f"{name}: output\n"
+
+
+@pytest.fixture
+def run(tmp_path) -> Path:
+    """The run directory (its name hostile): run-report.json with every recorded path moved
+    into it, each test's output directory with rfm_job.sh, .out, .err and its benchmark
+    output, one stage directory kept; the reference file outside it."""
+    run_dir = tmp_path / "results" / "local-spack 20261125 $(touch pwned); 'x' *"
+    run_dir.mkdir(parents=True)
+    ref = tmp_path / "reference" / "local-spack.yaml"
+    ref.parent.mkdir()
+    shutil.copyfile(DATA / "reframe" / "local-spack-accepted.reference.yaml", ref)
+    text = (DATA / "reframe" / "local-spack-accepted.json").read_text()
+    data = json.loads(text)
+    info = data["session_info"]
+    for key in ("prefix_output", "prefix_stage"):
+        info[key] = info[key].replace(RECORDED, str(run_dir))
+    cmd = (DATA / "ior" / "dummy-stonewall.cmd").read_text()
+    for tc in _cases(data):
+        for key in ("outputdir", "stagedir"):
+            tc[key] = tc[key].replace(RECORDED, str(run_dir))
+        if tc.get("reference_path"):
+            tc["reference_path"] = str(ref)
+        out = Path(tc["outputdir"])
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "rfm_job.sh").write_text(f"#!/bin/bash\n# {tc['name']}\n{cmd}")
+        (out / "rfm_job.out").write_text(_output(tc))
+        (out / "rfm_job.err").write_text("")
+    stage = Path(_case(data, "IORWriteBandwidth")["stagedir"])
+    stage.mkdir(parents=True)
+    (stage / "ior.out").write_text(_output({"name": "IOR"}))
+    (run_dir / "run-report.json").write_text(json.dumps(data, indent=2))
+    assert not (Path.cwd() / "pwned").exists()
+    return run_dir
+
+
+def _case(data: dict, name: str) -> dict:
+    return next(c for c in _cases(data) if c["name"] == name)
+
+
+def _outdir(run: Path, name: str) -> Path:
+    return run / "output" / "local-spack" / "compute" / "openmpi" / name
+
+
+def _signoff(run: Path, capsys, *more: str) -> tuple[int, str, str]:
+    """(exit status, report.md with Markdown's escapes removed, console)."""
+    out = run.parent / "out"
+    code = signoff.main([str(run / "run-report.json"), "--out", str(out), *more])
+    md = (out / "report.md").read_text().replace("\\", "")
+    return code, md, capsys.readouterr().out
+
+
+def _integrity_row(md: str) -> str:
+    [row] = [ln for ln in md.splitlines() if ln.startswith("| Integrity |")]
+    return row
+
+
+def _write(run: Path, *more: str) -> None:
+    assert cli.main(["manifest", "write", str(run), *more]) == 0
+
+
+# --------------------------------------------------------------------------- the manifest
+
+
+def test_the_manifest_lists_every_file_relative_and_verifies(run, capsys):
+    _write(run)
+    data = json.loads((run / manifest.MANIFEST).read_text())
+    files = data["files"]
+    ior = "output/local-spack/compute/openmpi/IORWriteBandwidth/"
+    for name in ("rfm_job.sh", "rfm_job.out", "rfm_job.err"):
+        assert ior + name in files
+    assert "run-report.json" in files
+    assert "stage/local-spack/compute/openmpi/IORWriteBandwidth/ior.out" in files
+    # Relative to the run directory, but for the reference file, which lies outside it.
+    absolute = [n for n in files if os.path.isabs(n)]
+    assert absolute == [str(run.parent.parent / "reference" / "local-spack.yaml")]
+    assert len(files) == 1 + 23 * 3 + 1 + 1
+    code, md, console = _signoff(run, capsys)
+    assert code == 0 and "**Overall verdict: ACCEPTED**" in md
+    assert _integrity_row(md) == f"| Integrity | verified (manifest.json, {len(files)} files; " \
+                                 "not signed) |"
+    assert f"integrity: verified (manifest.json, {len(files)} files; not signed)" in console
+    assert console.splitlines()[-1] == "overall verdict: ACCEPTED"
+    html = (run.parent / "out" / "report.html").read_text()
+    assert "<tr><th>Integrity</th><td>verified (manifest.json" in html
+    assert cli.main(["manifest", "verify", str(run / "run-report.json")]) == 0
+
+
+def test_a_stage_file_edited_is_incomplete_naming_it(run, capsys):
+    _write(run)
+    out = _outdir(run, "IORWriteBandwidth") / "rfm_job.out"
+    out.write_text(out.read_text().replace("Max Write:", "Max Write: 9"))
+    assert "Max Write: 9" in out.read_text()
+    code, md, console = _signoff(run, capsys)
+    name = "output/local-spack/compute/openmpi/IORWriteBandwidth/rfm_job.out"
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    assert f"- integrity: {name} changed since the manifest was written" in md
+    assert _integrity_row(md) == (f"| Integrity | not verified: {name} changed since the "
+                                  "manifest was written |")
+    assert console.splitlines()[-1] == "overall verdict: INCOMPLETE"
+
+
+def test_the_run_report_edited_is_incomplete(run, capsys):
+    _write(run)
+    src = run / "run-report.json"
+    data = json.loads(src.read_text())
+    _case(data, "IORWriteBandwidth")["perfvalues"] = _case(data, "IORWriteBandwidth")[
+        "perfvalues"]  # the same figures, written again: other bytes
+    src.write_text(json.dumps(data))
+    code, md, _ = _signoff(run, capsys)
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    assert "not verified: run-report.json changed since the manifest was written" in md
+
+
+def test_a_missing_and_an_added_file_are_named(run, capsys):
+    _write(run)
+    (_outdir(run, "FioFsync") / "rfm_job.err").unlink()
+    (_outdir(run, "MdtestEasy") / "extra result.txt").write_text("1\n")
+    code, md, _ = _signoff(run, capsys)
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    assert "- integrity: output/local-spack/compute/openmpi/FioFsync/rfm_job.err is " \
+           "missing (the manifest lists it)" in md
+    assert "- integrity: output/local-spack/compute/openmpi/MdtestEasy/extra result.txt " \
+           "was added since the manifest was written" in md
+
+
+def test_without_a_manifest_the_verdict_is_as_today(run, capsys):
+    """A plain reframe -c checks -r session: rendered, not verified."""
+    _write(run)
+    (run / manifest.MANIFEST).unlink()
+    code, md, console = _signoff(run, capsys)
+    assert code == 0 and "**Overall verdict: ACCEPTED**" in md
+    assert _integrity_row(md) == "| Integrity | not verified: no manifest |"
+    assert "integrity: not verified: no manifest" in console
+    # Asked for (--manifest, --allowed-signers), its absence is no longer silent.
+    code, md, _ = _signoff(run, capsys, "--manifest", str(run / manifest.MANIFEST))
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+
+
+def test_a_not_accepted_run_stays_not_accepted(run, capsys):
+    """A manifest that does not verify makes the verdict at most INCOMPLETE."""
+    src = run / "run-report.json"
+    data = json.loads(src.read_text())
+    w = _case(data, "IORWriteBandwidth")
+    w.update(result="fail", fail_phase="performance", fail_reason="performance: too slow")
+    for where in (data["runs"][0], data["session_info"]):
+        where["num_failures"] += 1
+    src.write_text(json.dumps(data))
+    _write(run)
+    (_outdir(run, "IORWriteBandwidth") / "rfm_job.err").write_text("edited\n")
+    code, md, _ = _signoff(run, capsys)
+    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
+    assert "IORWriteBandwidth/rfm_job.err changed since the manifest was written" in md
+
+
+def test_a_hostile_manifest_names_no_file_outside_the_run(run, capsys):
+    _write(run)
+    path = run / manifest.MANIFEST
+    data = json.loads(path.read_text())
+    data["files"]["/etc/passwd"] = "0" * 64
+    data["files"]["../../reference/local-spack.yaml"] = "0" * 64
+    data["directories"].append("/etc")
+    path.write_text(json.dumps(data))
+    code, md, _ = _signoff(run, capsys)
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    assert ("/etc/passwd: named by the manifest, outside the run directory and not a "
+            "reference file of the run report: not read") in md
+    assert "../../reference/local-spack.yaml: a name with '..' in the manifest" in md
+    assert "/etc: not a directory below the run" in md
+    assert "root:" not in md
+
+
+def test_file_names_with_line_breaks_stay_on_one_line(run, capsys):
+    _write(run)
+    odd = _outdir(run, "MdtestHard") / "a\nb $(x).txt"
+    odd.write_text("x")
+    code, md, console = _signoff(run, capsys)
+    assert code == 1
+    assert "MdtestHard/a\\nb $(x).txt was added" in console
+    assert [ln for ln in console.splitlines() if ln.startswith("overall verdict:")] == [
+        "overall verdict: INCOMPLETE"]
+
+
+def test_a_run_directory_moved_still_verifies_and_shows_its_job_scripts(run, capsys):
+    _write(run)
+    moved = run.parent / "copied to the vendor"
+    shutil.copytree(run, moved, symlinks=True)
+    shutil.rmtree(run)
+    code, md, _ = _signoff(moved, capsys)
+    assert code == 0 and "verified (manifest.json" in _integrity_row(md)
+    assert "# IORWriteBandwidth" in md  # its job script, read below the new place
+
+
+def test_writing_refuses_a_test_directory_outside_the_run(run, tmp_path, capsys):
+    src = run / "run-report.json"
+    data = json.loads(src.read_text())
+    _case(data, "MdtestEasy")["outputdir"] = str(tmp_path)
+    src.write_text(json.dumps(data))
+    assert cli.main(["manifest", "write", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"fsaccept manifest: {tmp_path}: MdtestEasy's outputdir is not "
+                          "below the run directory") and len(err.splitlines()) == 1
+    assert not (run / manifest.MANIFEST).exists()
+
+
+# --------------------------------------------------------------------------- reading safely
+
+
+def test_hostile_job_scripts_are_not_read_and_the_report_says_so(run, tmp_path, capsys):
+    """A symbolic link to /etc/passwd, a directory outside the run, a script over 1 MiB:
+    not read, and said so; each also breaks the manifest."""
+    _write(run)
+    link = _outdir(run, "IORWriteBandwidth") / "rfm_job.sh"
+    link.unlink()
+    link.symlink_to("/etc/passwd")
+    big = _outdir(run, "FioFsync") / "rfm_job.sh"
+    with open(big, "ab") as fh:
+        fh.truncate((1 << 20) + 1)
+    src = run / "run-report.json"
+    data = json.loads(src.read_text())
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "rfm_job.sh").write_text("#!/bin/bash\necho secret-outside\n")
+    _case(data, "MdtestEasy")["outputdir"] = str(outside)
+    src.write_text(json.dumps(data))
+    code, md, _ = _signoff(run, capsys)
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    assert "root:x:" not in md and "secret-outside" not in md
+    assert f"{link} is a symbolic link: not read as a job script" in md
+    assert "1,048,577 bytes, more than the 1,048,576 read as a job script: refused" in md
+    assert f"not below the run's directory {run}: not read as a job script" in md
+    # The manifest names the link (and the edited run report) and never digests /etc/passwd.
+    assert ("IORWriteBandwidth/rfm_job.sh is a symbolic link: not read as a file of the run"
+            in md)
+    assert "run-report.json changed since the manifest was written" in md
+
+
+def test_a_changed_reference_file_has_no_digest_shown(run, tmp_path, capsys):
+    """Only the digest of a file that verifies is printed (the run report may name any
+    file as its reference)."""
+    import hashlib
+    ref = tmp_path / "reference" / "local-spack.yaml"
+    ref.write_text(ref.read_text() + "# edited\n")
+    code, md, _ = _signoff(run, capsys)
+    assert code == 1 and "changed or is gone since the run" in md
+    assert hashlib.sha256(ref.read_bytes()).hexdigest() not in md
+
+
+# --------------------------------------------------------------------------- signatures
+
+
+def _key(tmp_path: Path, name: str) -> Path:
+    key = tmp_path / "keys" / name
+    key.parent.mkdir(exist_ok=True)
+    subprocess.run([SSH_KEYGEN, "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(key)],
+                   check=True, stdin=subprocess.DEVNULL)
+    return key
+
+
+def _allowed(tmp_path: Path, principal: str, key: Path) -> Path:
+    path = tmp_path / "keys" / f"allowed-{principal}"
+    path.write_text(f"{principal} {Path(str(key) + '.pub').read_text()}")
+    return path
+
+
+@needs_ssh_keygen
+def test_a_good_signature_names_the_signer(run, tmp_path, capsys):
+    key = _key(tmp_path, "site")
+    _write(run, "--sign-key", str(key), "--signer", "storage-team@site.example")
+    assert (run / "manifest.json.sig").is_file()
+    allowed = _allowed(tmp_path, "storage-team@site.example", key)
+    code, md, console = _signoff(run, capsys, "--allowed-signers", str(allowed))
+    assert code == 0 and "**Overall verdict: ACCEPTED**" in md
+    assert _integrity_row(md).startswith(
+        "| Integrity | verified, signed by storage-team@site.example (manifest.json, ")
+    assert "integrity: verified, signed by storage-team@site.example" in console
+    # Without --allowed-signers the digests verify; the report says it did not check it.
+    code, md, _ = _signoff(run, capsys)
+    assert code == 0 and "signature not checked: give --allowed-signers FILE" in md
+
+
+@needs_ssh_keygen
+def test_the_signer_is_found_when_the_manifest_names_none(run, tmp_path, capsys):
+    """Signed by hand, as a site would: ssh-keygen -Y sign -n fsaccept-manifest."""
+    key = _key(tmp_path, "site")
+    _write(run)
+    subprocess.run([SSH_KEYGEN, "-q", "-Y", "sign", "-f", str(key), "-n", manifest.NAMESPACE,
+                    str(run / manifest.MANIFEST)], check=True, stdin=subprocess.DEVNULL)
+    allowed = _allowed(tmp_path, "ops@site.example", key)
+    code, md, _ = _signoff(run, capsys, "--allowed-signers", str(allowed))
+    assert code == 0 and "verified, signed by ops@site.example" in _integrity_row(md)
+
+
+@needs_ssh_keygen
+def test_a_bad_signature_is_incomplete(run, tmp_path, capsys):
+    site, other = _key(tmp_path, "site"), _key(tmp_path, "other")
+    _write(run, "--sign-key", str(other), "--signer", "storage-team@site.example")
+    allowed = _allowed(tmp_path, "storage-team@site.example", site)
+    code, md, _ = _signoff(run, capsys, "--allowed-signers", str(allowed))
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    assert _integrity_row(md).startswith(
+        "| Integrity | not verified: bad signature: manifest.json.sig does not verify the "
+        "manifest as signed by 'storage-team@site.example'")
+
+
+@needs_ssh_keygen
+def test_a_manifest_written_again_after_signing_is_a_bad_signature(run, tmp_path, capsys):
+    """A file edited and the manifest written anew to match: the digests verify, the
+    site's signature does not."""
+    key = _key(tmp_path, "site")
+    _write(run, "--sign-key", str(key), "--signer", "ops@site.example")
+    (_outdir(run, "IORWriteBandwidth") / "rfm_job.out").write_text("edited\n")
+    _write(run, "--signer", "ops@site.example")  # the old signature stays
+    allowed = _allowed(tmp_path, "ops@site.example", key)
+    code, md, _ = _signoff(run, capsys, "--allowed-signers", str(allowed))
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    assert "not verified: bad signature" in _integrity_row(md)
+    # Signing again does not overwrite a signature it did not write.
+    assert cli.main(["manifest", "write", str(run), "--sign-key", str(key)]) == 2
+    assert "manifest.json.sig: already there" in capsys.readouterr().err
+
+
+@needs_ssh_keygen
+def test_a_signature_demanded_but_absent_is_incomplete(run, tmp_path, capsys):
+    key = _key(tmp_path, "site")
+    _write(run)
+    allowed = _allowed(tmp_path, "ops@site.example", key)
+    code, md, _ = _signoff(run, capsys, "--allowed-signers", str(allowed))
+    assert code == 1 and "not verified: the manifest is not signed" in _integrity_row(md)
+
+
+def test_scripts_acceptance_writes_the_manifest_before_the_report():
+    text = (Path(__file__).resolve().parents[2] / "scripts" / "acceptance").read_text()
+    assert text.index("fsaccept manifest write \"") < text.index("fsaccept report \"")
+    assert text.index('--report-file "$run_dir') < text.index("fsaccept manifest write \"")
+
+
+def _tree(root: Path, skip: Path) -> dict[str, tuple[int, int]]:
+    """Every entry below ``root`` but ``skip``: (mtime in ns, size)."""
+    out = {}
+    for here, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if Path(here, d) != skip]
+        for name in dirs + files:
+            st = os.lstat(Path(here, name))
+            out[str(Path(here, name))] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+def test_rendering_and_verifying_write_nothing_outside_out(run, tmp_path, capsys):
+    """The run directory inside a git checkout (results/ is): verifying the manifest and
+    rendering the report leave the checkout, .git included, as they found it."""
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@t")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "add", "reference"], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "commit", "-qm", "x"], check=True, env=env)
+    _write(run)
+    os.utime(tmp_path / "reference" / "local-spack.yaml")  # what git status would refresh
+    out = run.parent / "out"
+    out.mkdir()  # --out's own creation aside
+    before = _tree(tmp_path, out)
+    code = signoff.write_report_context(run / "run-report.json", out, repo=tmp_path)[1]
+    assert code["signoff"]["integrity"].startswith("verified (manifest.json")
+    assert _tree(tmp_path, out) == before
+    assert not (tmp_path / ".git" / "index.lock").exists()
+
+
+def test_a_link_anywhere_on_the_way_and_a_fifo_are_refused(run, tmp_path):
+    """open_below opens component by component with O_NOFOLLOW: a directory on the way
+    that is a link is refused as the last component is; a FIFO does not block."""
+    from fsaccept.core import inputs
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "rfm_job.sh").write_text("root:hash\n")
+    (run / "linked").symlink_to(secret)
+    with pytest.raises(inputs.InputError, match=r"linked is a symbolic link: not read as x$"):
+        inputs.read_below(run, run / "linked" / "rfm_job.sh", 1 << 20, "x")
+    with pytest.raises(inputs.InputError, match="is a symbolic link"):
+        inputs.sha256_below(run, run / "linked" / "rfm_job.sh", 1 << 20, "x")
+    os.mkfifo(run / "fifo")
+    with pytest.raises(inputs.InputError, match="a FIFO .named pipe., not a regular file"):
+        inputs.sha256_below(run, run / "fifo", 1 << 20, "x")
+    with pytest.raises(inputs.InputError, match="not below the run's directory"):
+        inputs.sha256_below(run, run / ".." / "x", 1 << 20, "x")
