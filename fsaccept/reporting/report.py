@@ -42,6 +42,9 @@ class Plot:
 
 #: Reasons listed under the overall verdict (then a count: the tables have them all).
 BLOCKING_SHOWN = 50
+#: Plots drawn at most (a run of thousands of unrelated checks: the first ones; the
+#: tables show every figure).  A normal run draws a few dozen.
+MAX_PLOTS = 100
 
 
 class ReportWriteError(OSError):
@@ -130,6 +133,7 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
     blocking = _blocking_by_check(verdict, blocking, tests, checks)
     scripts = job_scripts if callable(job_scripts) else (job_scripts or {}).get
     sections, all_plots, assessments = [], [], []
+    plots_left_out = 0
     plot_files: set[str] = set()
     for chk in checks:
         members = chk.tests
@@ -149,7 +153,9 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
                                  + ")", scripts(fx.get("uuid", ""), "") or "")
                     for fx in t.fixtures]
             plot = None
-            if plots and len(members) == 1:  # a check of several cases: one plot (below)
+            if len(all_plots) >= MAX_PLOTS:
+                plots_left_out += plots and len(members) == 1
+            elif plots and len(members) == 1:  # a check of several cases: one plot (below)
                 png = figure_plot(t, limits)
                 if png:
                     plot = Plot(_plot_file(anchor_of(t.name), t.name, plot_files),
@@ -160,7 +166,10 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
                              "check": chk.name,
                              "stats": [(fr.name, fr.unit, fr.stats) for fr in t.figures
                                        if fr.stats and fr.stats.n > 1]})
-        if plots and len(members) > 1:
+            chk.sections.append(sections[-1])
+        if plots and len(members) > 1 and len(all_plots) >= MAX_PLOTS:
+            plots_left_out += 1
+        elif plots and len(members) > 1:
             png = check_plot(chk.name, members)
             if png:
                 chk.plot = Plot(_plot_file(f"{anchor_of(chk.name)}-check", f"{chk.name}\0check",
@@ -172,6 +181,9 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
         single = [t for chk in checks if len(chk.tests) == 1 for t in chk.tests]
         tests_by_family = {family_of(t.name): t for t in single}
         for (family, fig), vals in per_node_values(single).items():
+            if len(all_plots) >= MAX_PLOTS:
+                plots_left_out += 1
+                continue
             unit = _unit_of(tests_by_family.get(family, single[0]), fig) if single else ""
             p = Plot(_plot_file(f"{anchor_of(family)}-{fig}-per-node",
                                 f"{family}\0{fig}\0per node", plot_files),
@@ -205,6 +217,7 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
             "checks": checks, "grouped": any(len(chk.tests) > 1 for chk in checks),
             "group_limit": GROUP_LIMIT, "worst_shown": WORST_SHOWN,
             "node_plots": node_plots, "plots": all_plots, "assessments": assessments,
+            "plots_left_out": plots_left_out, "max_plots": MAX_PLOTS,
             "tests": tests, "has_ceilings": bool(ceilings),
             "data_reduction": data_reduction_lines(tests),
             "data_left": data_left_lines(tests)}
