@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark the sign-off report at scale (not a test).
 
-Two shapes of a 10,000-case run report, each built in a temporary directory from a
+Three shapes of a 10,000-case run report, each built in a temporary directory from a
 real run report of ``tests/data/reframe/``, figures varied by a few percent:
 
 - ``distributed``: ``--distribute=all`` on 1,382 nodes makes one test case per node
@@ -12,6 +12,8 @@ real run report of ``tests/data/reframe/``, figures varied by a few percent:
   make them.  ``full-suite.json`` (fio, IOR with its fixtures, mdtest; PASS, FAIL,
   SKIP) replicated: two thirds as parameter variants (``IORWriteBandwidth %nodes=4
   %xfer=1m %sweep=17``), one third as distinct names (``IORWriteBandwidth0042``).
+- ``unrelated`` (the worst case of ``named``): every test a name that shares no
+  family with another (``IORWriteBandwidthSiteQXB``).
 
 Then it runs ``fsaccept report`` on each as a child process and prints, for each
 shape and size: wall time, the child's peak RSS (a fresh Python per run, its own
@@ -20,7 +22,8 @@ shape and size: wall time, the child's peak RSS (a fresh Python per run, its own
 Budget at 10,000 test cases: 60 s, 1 GiB peak, 50 MB written.  Exits 1 when a size
 is over its budget (smaller sizes: the same budget).
 
-    python bench/bench_report.py [--sizes 1000,10000] [--shapes distributed,named] [--keep DIR]
+    python bench/bench_report.py [--sizes 1000,10000] [--shapes distributed,named,unrelated]
+                                 [--keep DIR]
 """
 
 from __future__ import annotations
@@ -114,7 +117,23 @@ def named(cases: int, seed: int = 1) -> dict:
     return report
 
 
-SHAPES = {"distributed": distributed, "named": named}
+def unrelated(cases: int, seed: int = 1) -> dict:
+    """As :func:`named`, but every test a name of its own that shares no family with
+    another (``IORWriteBandwidthSiteQXB``): the worst case of a many-check site."""
+    report = named(cases, seed)
+    for k, tc in enumerate(report["runs"][0]["testcases"]):
+        if not tc.get("fixture"):
+            word = ""
+            while True:
+                word, k = word + chr(ord("A") + k % 26), k // 26
+                if not k:
+                    break
+            tc["name"] = tc["display_name"] = (
+                tc["name"].split()[0].rstrip("0123456789") + "Site" + word)
+    return report
+
+
+SHAPES = {"distributed": distributed, "named": named, "unrelated": unrelated}
 
 
 def measure(shape: str, cases: int, work: Path) -> tuple[float, int, int]:
@@ -144,7 +163,7 @@ def measure(shape: str, cases: int, work: Path) -> tuple[float, int, int]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000", help="test cases, comma-separated")
-    ap.add_argument("--shapes", default="distributed,named",
+    ap.add_argument("--shapes", default=",".join(SHAPES),
                     help=f"comma-separated, of: {', '.join(SHAPES)}")
     ap.add_argument("--keep", type=Path, help="write into DIR and keep it (to look at it)")
     args = ap.parse_args(argv)

@@ -304,6 +304,9 @@ COMPACT_REASON_CHARS = 160
 #: separately named tests) is grouped by check family (:func:`check_family`), each
 #: summarised as a check of many test cases is: one plot, the worst cases in full.
 FAMILY_LIMIT = 60
+#: Where there are still more families than that (thousands of unrelated names), the
+#: families of one test are summarised together, under this name.
+POOLED = "Checks of one test case each"
 
 
 def main_figure(t: Test) -> FigureRow | None:
@@ -384,10 +387,16 @@ class CheckSummary:
         return worst([t.verdict for t in self.tests])
 
 
+def scaled(tests: list[Test]) -> bool:
+    """A run of more checks than :data:`FAMILY_LIMIT`: grouped per check family."""
+    return len({family_of(t.name) for t in tests}) > FAMILY_LIMIT
+
+
 def check_summaries(tests: list[Test]) -> list[CheckSummary]:
     """The tests grouped per check (name without ReFrame's per-node and repeat
     parameters), in the order they ran; per check family when there are more than
-    :data:`FAMILY_LIMIT` checks."""
+    :data:`FAMILY_LIMIT` checks, and then, if there are still more families than
+    that, those of one test together (:data:`POOLED`)."""
     groups: dict[str, list[Test]] = {}
     for t in tests:
         groups.setdefault(family_of(t.name), []).append(t)
@@ -395,6 +404,11 @@ def check_summaries(tests: list[Test]) -> list[CheckSummary]:
         groups = {}
         for t in tests:
             groups.setdefault(check_family(family_of(t.name)), []).append(t)
+    if len(groups) > FAMILY_LIMIT:
+        alone = [name for name, members in groups.items() if len(members) == 1]
+        pooled = [groups.pop(name)[0] for name in alone]
+        if pooled:
+            groups[POOLED] = pooled
     out = []
     for name, members in groups.items():
         large = len(members) > GROUP_LIMIT

@@ -102,17 +102,41 @@ def test_a_variant_on_one_node_is_labelled_by_its_parameters_a_distributed_case_
     assert sections.case_label(t, tc["name"]) == "n3"
 
 
-def test_plots_are_at_most_max_plots_and_the_report_says_how_many_were_left_out(
+def test_plots_are_at_most_max_plots_at_scale_and_the_report_says_how_many_were_left_out(
         tmp_path, monkeypatch):
-    assert "plots not drawn" not in signoff.render(
-        signoff.build_context(json.loads((DATA / "ior-pass.json").read_text())),
-        "report.md.j2")
-    monkeypatch.setattr(signoff, "MAX_PLOTS", 3)
-    written, ctx = signoff.write_report_context(DATA / "full-suite.json", tmp_path / "out")
-    assert len(ctx["plots"]) == 3 and ctx["plots_left_out"] > 0
-    assert len([p for p in written if p.suffix == ".png"]) == 3
+    monkeypatch.setattr(sections, "FAMILY_LIMIT", 2)  # 18 names, 6 families: at scale
+    monkeypatch.setattr(signoff, "MAX_PLOTS", 2)
+    src = tmp_path / "rr.json"
+    src.write_text(json.dumps(_swept(3)))
+    written, ctx = signoff.write_report_context(src, tmp_path / "out")
+    assert len(ctx["checks"]) == 6 and len(ctx["plots"]) == 2 and ctx["plots_left_out"] == 4
+    assert len([p for p in written if p.suffix == ".png"]) == 2
     md = (tmp_path / "out" / "report.md").read_text()
-    assert f"{ctx['plots_left_out']} plots not drawn (at most 3 per report)" in md
+    assert ("Plots are drawn for the first 2 checks only: 4 more checks or distributions "
+            "are not plotted") in md
+    # A normal run is drawn in full, however many plots it has.
+    monkeypatch.undo()
+    ctx = signoff.build_context(json.loads((DATA / "local-spack-accepted.json").read_text()))
+    assert len(ctx["plots"]) > signoff.MAX_PLOTS and not ctx["plots_left_out"]
+    assert "Plots are drawn for the first" not in signoff.render(ctx, "report.md.j2")
+
+
+def test_thousands_of_unrelated_names_are_summarised_together(tmp_path, monkeypatch):
+    """More families than FAMILY_LIMIT still: those of one test are one group, its worst
+    cases in full, a line each for the others (named in full), no plot of the mixture."""
+    monkeypatch.setattr(sections, "FAMILY_LIMIT", 2)
+    data = _swept(3)
+    for i, tc in enumerate(data["runs"][0]["testcases"]):
+        tc["name"] = tc["display_name"] = f"{tc['name'].split()[0].rstrip('0123456789')}" \
+            f"Site{'ABCDEFGHIJKLMNOPQRSTUVWXYZ'[i]}"
+    ctx = signoff.build_context(data)
+    (chk,) = ctx["checks"]
+    assert chk.name == sections.POOLED and chk.large and len(chk.tests) == 18
+    assert len(chk.sections) == sections.WORST_SHOWN and chk.plot is None
+    assert not ctx["plots"] and {r.label for r in chk.compact} == {
+        t.name for t in chk.tests}
+    assert "Check Checks of one test case each: 18 test cases" in signoff.render(
+        ctx, "report.md.j2")
 
 
 # --------------------------------------------------------------------------- no traceback
