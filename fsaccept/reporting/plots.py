@@ -24,8 +24,11 @@ def _pyplot():
 
 def _png(fig) -> bytes:
     import io
+    import warnings
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
+    with warnings.catch_warnings():  # a long title (a value off scale named): as drawn
+        warnings.filterwarnings("ignore", message="constrained_layout not applied")
+        fig.savefig(buf, format="png", dpi=90)
     _pyplot().close(fig)
     return buf.getvalue()
 
@@ -40,16 +43,36 @@ def _on_scale(level: float | None, top: float) -> tuple[float | None, float | No
     """(level to draw, level off scale): one of them None, or both."""
     if level is None or not math.isfinite(level) or level <= 0:
         return None, None
-    if level > max(top, 0.0) * OFF_SCALE and top > 0 or level > 1e300:
+    if level > max(top, 0.0) * OFF_SCALE and top > 0 or not _drawable(level):
         return None, level
     return level, None
+
+
+#: A value larger than this (in magnitude) is not drawn: near the largest float,
+#: matplotlib's axis limits and transforms overflow (1.7e308 × 1.12 is inf); nor one
+#: smaller than its inverse but 0 (a denormal collapses the layout).  The tables show
+#: it; the plot's title counts it "off scale".
+DRAWN_MAX = 1e300
+
+
+def _drawable(value: float | None) -> bool:
+    return (value is not None and math.isfinite(value) and abs(value) <= DRAWN_MAX
+            and (value == 0 or abs(value) >= 1 / DRAWN_MAX))
+
+
+def _limits(values: list[float], margin: float) -> tuple[float, float]:
+    """Axis limits from 0 (or the lowest negative value) to the largest value and a
+    margin; (0, 1) when they would collapse to a point (all 0, or a denormal)."""
+    low = min(0.0, *values) * margin
+    high = max(0.0, *values) * margin
+    return (low, high) if high - low > 1e-300 else (0.0, 1.0)
 
 
 def figure_plot(test: Test, ceiling: dict[str, float] | None = None) -> bytes | None:
     """Measured vs threshold (and ceiling) for each figure of a test: one bar per
     run, a line at the passing limit.  None when the test has no measured figure."""
     # A figure that is not finite is shown in the tables (INVALID), never drawn.
-    rows = [fr for fr in test.figures if fr.values and all(math.isfinite(v) for v in fr.values)]
+    rows = [fr for fr in test.figures if fr.values and all(_drawable(v) for v in fr.values)]
     if not rows:
         return None
     plt = _pyplot()
@@ -77,8 +100,7 @@ def figure_plot(test: Test, ceiling: dict[str, float] | None = None) -> bytes | 
                      fontsize=9, loc="left")
         ax.set_xlabel(fr.unit, fontsize=8)
         ax.tick_params(labelsize=8)
-        right = max([*vals, limit or 0, cap or 0])
-        ax.set_xlim(0, right * 1.12 or 1)
+        ax.set_xlim(*_limits([*vals, limit or 0, cap or 0], 1.12))
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="lower right")
     return _png(fig)
@@ -88,8 +110,9 @@ def per_node_plot(family: str, figure: str, values: dict[str, list[float]],
                   unit: str = "") -> bytes:
     """One bar per node (mean of its values), with the spread of the nodes."""
     plt = _pyplot()
-    nodes = sorted(values, key=lambda n: [int(t) if t.isdigit() else t
-                                          for t in re.split(r"(\d+)", n)])
+    off = [n for n, vs in values.items() if not all(_drawable(v) for v in vs)]
+    nodes = sorted((n for n in values if n not in off),
+                   key=lambda n: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", n)])
     means = [statistics.fmean(values[n]) for n in nodes]
     fig, ax = plt.subplots(figsize=(6.4, 2.6), constrained_layout=True)
     if len(nodes) <= MAX_BARS:
@@ -105,7 +128,8 @@ def per_node_plot(family: str, figure: str, values: dict[str, list[float]],
         ax.axhline(statistics.fmean(means), color="black", linestyle="--",
                    label=f"mean {format_number(statistics.fmean(means))} {unit}")
         ax.legend(fontsize=7)
-    ax.set_title(f"{family}: {figure} per node", fontsize=9, loc="left")
+    ax.set_title(f"{family}: {figure} per node" + (f" ({len(off):,} off scale: "
+                 + ", ".join(sorted(off)[:3]) + ")" if off else ""), fontsize=9, loc="left")
     ax.set_ylabel(unit, fontsize=8)
     ax.tick_params(labelsize=8)
     return _png(fig)
@@ -125,9 +149,11 @@ def check_plot(check: str, tests: list[Test]) -> bytes | None:
     from fsaccept.core.pernode import OUTLIER_FIGURE
     from fsaccept.reporting.sections import case_label
     data: dict[str, list[tuple[float, str, bool]]] = {}
+    off_scale: dict[str, int] = {}
     units: dict[str, str] = {}
     limits: dict[str, tuple[float | None, float | None]] = {}
     judged: list[str] = []
+    differ: set[str] = set()
     for t in tests:
         label = case_label(t, check)
         ok = t.verdict == "PASS"
@@ -137,9 +163,14 @@ def check_plot(check: str, tests: list[Test]) -> bytes | None:
             if th.limited and fr.name != OUTLIER_FIGURE and fr.name not in limits:
                 limits[fr.name] = (th.lower_limit, th.upper_limit)
                 judged.append(fr.name)
+            elif th.limited and fr.name in limits and limits[fr.name] != (
+                    th.lower_limit, th.upper_limit):
+                differ.add(fr.name)  # a family of variants: a limit each, no one line
             v = fr.value
-            if v is not None and math.isfinite(v):
+            if _drawable(v):
                 data.setdefault(fr.name, []).append((v, label, ok))
+            elif v is not None and math.isfinite(v):
+                off_scale[fr.name] = off_scale.get(fr.name, 0) + 1
     panels = [n for n in judged if n in data] or list(data)
     panels = panels[:MAX_PANELS]
     if not panels:
@@ -162,8 +193,8 @@ def check_plot(check: str, tests: list[Test]) -> bytes | None:
                           "lowest: " + ", ".join(p[1] for p in points[:3]), fontsize=7)
             ax.set_xticks([])
         top = vals[-1]
-        lo, hi = limits.get(name, (None, None))
-        notes = []
+        lo, hi = limits.get(name, (None, None)) if name not in differ else (None, None)
+        notes = ["thresholds differ per case"] if name in differ else []
         for what, level in (("threshold", lo), ("limit", hi)):
             shown, off = _on_scale(level, top)
             if shown is not None:
@@ -171,14 +202,16 @@ def check_plot(check: str, tests: list[Test]) -> bytes | None:
                            label=f"{what} {format_number(shown)} {unit}")
             if off is not None:
                 notes.append(f"{what} {format_number(off)} {unit} off scale")
+        if off_scale.get(name):
+            notes.append(f"{off_scale[name]:,} values off scale")
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="lower right")
         ax.set_title(f"{check}: {name}, {len(points):,} cases" + "".join(
             f" ({n})" for n in notes), fontsize=9, loc="left")
         ax.set_ylabel(unit, fontsize=8)
         ax.tick_params(axis="y", labelsize=8)
-        ymax = max([top, *(l for l in (lo, hi) if l is not None and _on_scale(l, top)[0])])
-        ax.set_ylim(0, ymax * 1.08 or 1)
+        ax.set_ylim(*_limits([*vals, *(l for l in (lo, hi)
+                                       if l is not None and _on_scale(l, top)[0])], 1.08))
     return _png(fig)
 
 

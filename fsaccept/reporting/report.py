@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import subprocess
@@ -23,7 +24,7 @@ from fsaccept.reporting.runreport import (Test, all_testcases, job_script, load_
 from fsaccept.reporting.session import session_check
 from fsaccept.reporting.sections import (GROUP_LIMIT, WORST_SHOWN, anchor_of, case_section,
                                          check_summaries, check_text, data_left_lines,
-                                         family_of,
+                                         POOLED, family_of, scaled,
                                          per_node_values, summary_rows, summary_text)
 from fsaccept.reporting.verdicts import ACCEPTED, INCOMPLETE, PASS, RunReportError
 
@@ -44,6 +45,9 @@ class Plot:
 
 #: Reasons listed under the overall verdict (then a count: the tables have them all).
 BLOCKING_SHOWN = 50
+#: Plots drawn at most in a run of more checks than FAMILY_LIMIT (one per check family,
+#: the first ones; the tables show every figure).  A normal run draws them all.
+MAX_PLOTS = 30
 
 
 class ReportWriteError(OSError):
@@ -137,6 +141,8 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
     blocking = _blocking_by_check(verdict, blocking, tests, checks)
     scripts = job_scripts if callable(job_scripts) else (job_scripts or {}).get
     sections, all_plots, assessments = [], [], []
+    plots_left_out = 0
+    max_plots = MAX_PLOTS if scaled(tests) else math.inf
     plot_files: set[str] = set()
     for chk in checks:
         members = chk.tests
@@ -156,7 +162,9 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
                                  + ")", scripts(fx.get("uuid", ""), "") or "")
                     for fx in t.fixtures]
             plot = None
-            if plots and len(members) == 1:  # a check of several cases: one plot (below)
+            if len(all_plots) >= max_plots:
+                plots_left_out += plots and len(members) == 1
+            elif plots and len(members) == 1:  # a check of several cases: one plot (below)
                 png = figure_plot(t, limits)
                 if png:
                     plot = Plot(_plot_file(anchor_of(t.name), t.name, plot_files),
@@ -167,7 +175,10 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
                              "check": chk.name,
                              "stats": [(fr.name, fr.unit, fr.stats) for fr in t.figures
                                        if fr.stats and fr.stats.n > 1]})
-        if plots and len(members) > 1:
+            chk.sections.append(sections[-1])
+        if plots and len(members) > 1 and len(all_plots) >= max_plots:
+            plots_left_out += 1
+        elif plots and len(members) > 1 and chk.name != POOLED:  # unrelated checks
             png = check_plot(chk.name, members)
             if png:
                 chk.plot = Plot(_plot_file(f"{anchor_of(chk.name)}-check", f"{chk.name}\0check",
@@ -179,6 +190,9 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
         single = [t for chk in checks if len(chk.tests) == 1 for t in chk.tests]
         tests_by_family = {family_of(t.name): t for t in single}
         for (family, fig), vals in per_node_values(single).items():
+            if len(all_plots) >= max_plots:
+                plots_left_out += 1
+                continue
             unit = _unit_of(tests_by_family.get(family, single[0]), fig) if single else ""
             p = Plot(_plot_file(f"{anchor_of(family)}-{fig}-per-node",
                                 f"{family}\0{fig}\0per node", plot_files),
@@ -213,6 +227,7 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
             "checks": checks, "grouped": any(len(chk.tests) > 1 for chk in checks),
             "group_limit": GROUP_LIMIT, "worst_shown": WORST_SHOWN,
             "node_plots": node_plots, "plots": all_plots, "assessments": assessments,
+            "plots_left_out": plots_left_out, "max_plots": MAX_PLOTS,
             "tests": tests, "has_ceilings": bool(ceilings),
             "data_reduction": data_reduction_lines(tests),
             "data_left": data_left_lines(tests)}

@@ -8,7 +8,7 @@ import math
 import re
 import shlex
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fsaccept.core.formatting import format_figure, format_number
@@ -220,6 +220,21 @@ def family_of(name: str) -> str:
     return _NODE_PARAM.sub("", REPEAT_PARAM.sub("", name))
 
 
+#: ReFrame's parameters (``%xfer=1m``) and a fixture's scope (``~local:compute+gnu``).
+_PARAMS = re.compile(r"\s+[%~]\S*")
+#: A number that ends a name, and what joins it (``IORWrite0042``, ``fio_ost_17``).
+_NUMBERED = re.compile(r"(?<=[A-Za-z])[_-]?\d+$")
+
+
+def check_family(name: str) -> str:
+    """The family of checks a test belongs to, for a run of very many separately named
+    tests (parameter sweeps, many-check sites): its class name, without any parameter
+    or a trailing number ('IORWriteBandwidth %nodes=4 %xfer=1m' and
+    'IORWriteBandwidth0042' are both 'IORWriteBandwidth')."""
+    base = _PARAMS.sub("", name).strip() or name
+    return _NUMBERED.sub("", base) or base
+
+
 def parse_per_node_text(text: str) -> dict[str, dict[str, float]]:
     """figure → node → value from a logged ``fig=n1:1.5,n2:2.0; fig2=...`` string
     (the fio checks' ``per_node_figures``); parts that do not fit are ignored."""
@@ -288,6 +303,13 @@ GROUP_LIMIT = 10
 WORST_SHOWN = 10
 #: A reason in a compact line is cut here (its full text: the worst cases, the run report).
 COMPACT_REASON_CHARS = 160
+#: A run of more checks than this (parameter sweeps, many-check sites: thousands of
+#: separately named tests) is grouped by check family (:func:`check_family`), each
+#: summarised as a check of many test cases is: one plot, the worst cases in full.
+FAMILY_LIMIT = 60
+#: Where there are still more families than that (thousands of unrelated names), the
+#: families of one test are summarised together, under this name.
+POOLED = "Checks of one test case each"
 
 
 def main_figure(t: Test) -> FigureRow | None:
@@ -321,11 +343,13 @@ def worst_first(tests: list[Test]) -> list[Test]:
 
 
 def case_label(t: Test, check: str) -> str:
-    """A test case within its check: its node (one per case), else what its name adds."""
+    """A test case within its check: its node (one per case) when that is all its name
+    adds, else what its name adds (a variant's parameters)."""
+    rest = t.name[len(check):].strip() if t.name.startswith(check) else t.name
     nodes = t.case.get("job_nodelist") or []
-    if isinstance(nodes, list) and len(nodes) == 1:
+    if isinstance(nodes, list) and len(nodes) == 1 and not _NODE_PARAM.sub("", " " + rest):
         return str(nodes[0])
-    return t.name[len(check):].strip() if t.name.startswith(check) else t.name
+    return rest or t.name
 
 
 @dataclass
@@ -350,6 +374,8 @@ class CheckSummary:
     spread: str  # 'min 1,200 / median 1,280 / max 1,320 MiB/s'
     compact: list[CompactRow]
     plot: Any = None
+    #: The report's sections of its detailed tests (the templates show them under it).
+    sections: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def anchor(self) -> str:
@@ -364,12 +390,28 @@ class CheckSummary:
         return worst([t.verdict for t in self.tests])
 
 
+def scaled(tests: list[Test]) -> bool:
+    """A run of more checks than :data:`FAMILY_LIMIT`: grouped per check family."""
+    return len({family_of(t.name) for t in tests}) > FAMILY_LIMIT
+
+
 def check_summaries(tests: list[Test]) -> list[CheckSummary]:
     """The tests grouped per check (name without ReFrame's per-node and repeat
-    parameters), in the order they ran."""
+    parameters), in the order they ran; per check family when there are more than
+    :data:`FAMILY_LIMIT` checks, and then, if there are still more families than
+    that, those of one test together (:data:`POOLED`)."""
     groups: dict[str, list[Test]] = {}
     for t in tests:
         groups.setdefault(family_of(t.name), []).append(t)
+    if len(groups) > FAMILY_LIMIT:
+        groups = {}
+        for t in tests:
+            groups.setdefault(check_family(family_of(t.name)), []).append(t)
+    if len(groups) > FAMILY_LIMIT:
+        alone = [name for name, members in groups.items() if len(members) == 1]
+        pooled = [groups.pop(name)[0] for name in alone]
+        if pooled:
+            groups[POOLED] = pooled
     out = []
     for name, members in groups.items():
         large = len(members) > GROUP_LIMIT
