@@ -105,6 +105,9 @@ def _build_parser() -> argparse.ArgumentParser:
     r.add_argument("--list", metavar="KEY", nargs="?", const="", default=None,
                    help="print the checks and their reference keys (Markdown tables); with "
                         "KEY, every option of the entry tests.KEY")
+    r.add_argument("--degraded-checks", action="store_true",
+                   help="print a ReFrame -n pattern selecting the checks of a degraded-mode "
+                        "session of FILE (scripts/acceptance --degraded)")
     j = sub.add_parser("job-name", help="the Slurm job name of every benchmark job of SYSTEM")
     j.add_argument("system")
     spack = sub.add_parser("spack", help="build IOR, mdtest and fio with Spack into .state/spack/ "
@@ -239,6 +242,14 @@ def _cmd_reference(args: argparse.Namespace) -> int:
     except reference.ReferenceError as e:
         print(str(e), file=sys.stderr)
         return 2
+    if args.degraded_checks:
+        from fsaccept.suite import listing
+        try:
+            print(listing.degraded_session_pattern(ref))
+        except ValueError as err:
+            print(str(err), file=sys.stderr)
+            return 2
+        return 0
     if not args.get:
         print(f"{args.file}: valid")
         return 0

@@ -669,13 +669,16 @@ def main(argv: list[str] | None = None) -> int:
         prog="local-cluster",
         description="A real multi-node Slurm cluster emulated on this host.")
     parser.add_argument("command", choices=["up", "down", "status", "env", "fail",
-                                            "fail-client", "fail-brick", "unmount"])
+                                            "fail-client", "fail-brick", "unmount",
+                                            "restore-bricks", "healed"])
     parser.add_argument("node", nargs="?",
                         help="for `fail`: the node to kill (slurmd and its job steps), to "
                              "test how a run survives a node failure; `fail-client`: the "
                              "node whose GlusterFS client to kill; `unmount`: the node to "
                              "restart without its client; `fail-brick`: the brick (b1...) "
-                             "whose daemon to kill; `up` revives each")
+                             "whose daemon to kill; `up` revives each.  `restore-bricks` "
+                             "restarts killed brick daemons; `healed` exits 0 once the "
+                             "volume reports nothing left to heal")
     # No argparse choices: an unknown name gets ClusterLayout's one line, exit 2.
     parser.add_argument("--fs", default=None,
                         help="for `up`: `gluster` adds a GlusterFS volume mounted on every "
@@ -734,6 +737,13 @@ def main(argv: list[str] | None = None) -> int:
             if not args.node:
                 raise ClusterError("fail needs a node name, e.g. `local-cluster fail n2`")
             print(cluster.fail_node(args.node))
+        elif args.command == "restore-bricks":
+            print(cluster.gluster.restore_bricks())
+        elif args.command == "healed":
+            # The degraded-mode run's `healed` command: exit 0 once healed.
+            done, said = cluster.gluster.healed()
+            print(said)
+            return 0 if done else 1
         elif args.command in ("fail-client", "fail-brick", "unmount"):
             if not args.node:
                 raise ClusterError(f"{args.command} needs a node (or brick) name")

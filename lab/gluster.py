@@ -522,6 +522,49 @@ class Gluster:
         _ended(pids[brick], 30)  # a fault, when this returns
         return f"brick {brick}: killed its glusterfsd (pid {pids[brick]})"
 
+    def restore_bricks(self, timeout: float = 120) -> str:
+        """Restart every brick daemon that is not running (``gluster volume start
+        ... force``), as an administrator restores a failed server."""
+        missing = self.layout.bricks - len(self.brick_pids())
+        deadline = time.monotonic() + timeout
+        while len(self.brick_pids()) < self.layout.bricks:
+            if time.monotonic() > deadline:
+                raise GlusterError(f"brick daemons did not restart within {timeout:.0f} s")
+            self.cli("volume", "start", self.layout.volume, "force")
+            time.sleep(1)
+        return f"volume {self.layout.volume}: restarted {missing} brick daemon(s)"
+
+    def heal_pending(self) -> dict[str, int | None]:
+        """Brick -> entries still to heal (None when a brick cannot say: it is down).
+        A distributed volume has nothing to heal.  ``heal VOL statistics heal-count``
+        (glusterd asks the self-heal daemon): ``heal VOL info`` starts ``glfsheal``,
+        which looks for glusterd on its default port, not on this cluster's."""
+        if self.layout.volume_type == "distribute":
+            return {}
+        said = self.cli("volume", "heal", self.layout.volume, "statistics", "heal-count",
+                        check=False, timeout=60).stdout
+        pending: dict[str, int | None] = {}
+        brick = ""
+        for line in said.splitlines():
+            if line.startswith("Brick "):
+                brick = line.split(" ", 1)[1].strip()
+                pending[brick] = None
+            elif line.startswith("Number of entries:") and brick:
+                value = line.split(":", 1)[1].strip()
+                pending[brick] = int(value) if value.isdigit() else None
+        return pending
+
+    def healed(self) -> tuple[bool, str]:
+        """Whether every brick is up and reports no entry left to heal."""
+        pending = self.heal_pending()
+        if self.layout.volume_type != "distribute" and len(pending) < self.layout.bricks:
+            return False, f"heal info names {len(pending)} of {self.layout.bricks} bricks"
+        left = {b: n for b, n in pending.items() if n != 0}
+        if left:
+            return False, "not healed: " + ", ".join(
+                f"{b} {'down' if n is None else f'{n} entries'}" for b, n in left.items())
+        return True, f"volume {self.layout.volume}: healed ({len(pending)} bricks, 0 entries)"
+
     def down(self) -> list[str]:
         """Stop what ``up`` started, each by its own pid file, and nothing else."""
         stopped = []

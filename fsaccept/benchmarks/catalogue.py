@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -62,6 +62,10 @@ class TestSpec:
     #: Whether its figure means nothing when measured with data the file system reduces
     #: (a rate); the integrity check's count of wrong transfers does not depend on it.
     reduction_matters: bool = True
+    #: A degraded-mode test: measured while a server is down (its fault proven on every
+    #: node), judged against the reference's ``degraded:`` fraction of its healthy
+    #: thresholds, and required only in a degraded-mode session.
+    degraded: bool = False
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -82,6 +86,26 @@ class TestSpec:
     def reports(self, figure: str) -> bool:
         """Whether ``figure`` is one this test may report."""
         return any(_matches(pattern, figure) for pattern in self.figures)
+
+
+#: A degraded-mode test's class name: this before its healthy counterpart's.
+DEGRADED_PREFIX = "Degraded"
+
+
+def degraded_variant(spec: TestSpec, fault_figures: tuple[str, ...],
+                     after_recovery: bool = False) -> TestSpec:
+    """The degraded-mode counterpart of a test of the catalogue (of its fixture: the
+    same data, written healthy before the fault, under a name of its own);
+    ``after_recovery``: its benchmark runs once the file system has recovered (the data
+    written before the fault, read back)."""
+    if spec.role == FIXTURE:
+        return replace(spec, check=DEGRADED_PREFIX + spec.check,
+                       descr=spec.descr + " (degraded mode, written healthy)")
+    return replace(spec, check=DEGRADED_PREFIX + spec.check,
+                   descr=spec.descr + ", while a storage server is down",
+                   tags=(*spec.tags, "degraded"), figures=(*spec.figures, *fault_figures),
+                   attrs={**spec.attrs, "benchmark_after_recovery": after_recovery},
+                   degraded=True)
 
 
 def _matches(pattern: str, name: str) -> bool:
@@ -130,6 +154,11 @@ class Benchmark:
     #: Characters it cannot take in a path (character -> why): a target path holding one
     #: is refused (``fsaccept reference`` and every run, before any job).
     unsafe_path_chars: Mapping[str, str] = field(default_factory=dict)
+    #: Its checks that have a degraded-mode counterpart (``checks/degraded/``), fixtures
+    #: included: the contract's high-availability clause covers these.
+    degraded: tuple[str, ...] = ()
+    #: Those of them whose benchmark runs after the recovery, not while degraded.
+    degraded_after_recovery: tuple[str, ...] = ()
 
     @property
     def schema_file(self) -> str:

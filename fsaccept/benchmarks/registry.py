@@ -17,11 +17,12 @@ from importlib import resources
 from typing import Any
 
 from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FIXTURE, PREFLIGHT,  # noqa: F401
-                                           Benchmark, TestSpec)
+                                           Benchmark, TestSpec, degraded_variant)
 from fsaccept.benchmarks.fio import spec as fio_spec
 from fsaccept.benchmarks.ior import spec as ior_spec
 from fsaccept.benchmarks.md_workbench import spec as md_workbench_spec
 from fsaccept.benchmarks.mdtest import spec as mdtest_spec
+from fsaccept.core import degraded as fault
 from fsaccept.core.reduction import PATTERNS as REDUCTION_PATTERNS
 
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
@@ -45,9 +46,19 @@ PROBES = (
                       "_reduction$")),
 )
 
+#: The degraded-mode tests (``checks/degraded/``): each benchmark names its checks that
+#: have one.
+DEGRADED = tuple(degraded_variant(t, fault.FIGURES, t.check in b.degraded_after_recovery)
+                 for b in BENCHMARKS.values() for t in b.tests if t.check in b.degraded)
+
 #: Every test of the catalogue by its class name, in the order of the checks.
 TESTS: dict[str, TestSpec] = {t.check: t for t in (
-    *PROBES, *(t for b in BENCHMARKS.values() for t in b.tests))}
+    *PROBES, *(t for b in BENCHMARKS.values() for t in b.tests), *DEGRADED)}
+
+
+def degraded_keys() -> set[str]:
+    """The reference keys a degraded-mode test reads (``degraded.tests`` may list)."""
+    return {t.key for t in DEGRADED if t.degraded}
 
 
 def spec_of_class(cls: type) -> TestSpec | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fsaccept.core import degraded
 from fsaccept.core.paths import REFERENCE_DIR
 
 DEFAULT_MAX_FILL_FRACTION = 0.5
@@ -99,6 +100,61 @@ class Reference:
         """Figure name → threshold of an entry: ``thresholds:`` (a map) as is,
         or a single ``threshold:`` under the key ``""`` (the test's main figure)."""
         return entry_thresholds(self.entry(name))
+
+    @property
+    def degraded_mode(self) -> DegradedMode | None:
+        """Its ``degraded:`` section, None when it has none."""
+        section = self.data.get("degraded")
+        return DegradedMode.of(section) if section else None
+
+    def degraded_thresholds(self, name: str) -> dict[str, Threshold]:
+        """The thresholds of ``tests.<name>`` run degraded (the live check and the
+        sign-off both judge by these); a clear error when the file does not ask for it."""
+        mode = self.degraded_mode
+        if mode is None:
+            raise ReferenceError(f"{self.path}: degraded: missing (the contract's "
+                                 "degraded-mode clause: fraction, tests, max_recovery_s)")
+        if name not in mode.tests:
+            raise ReferenceError(f"{self.path}: degraded.tests.{name}: missing; the file "
+                                 f"runs degraded: {', '.join(sorted(mode.tests))}")
+        return mode.thresholds(name, self.thresholds(name))
+
+
+@dataclass(frozen=True)
+class DegradedMode:
+    """The reference file's ``degraded:`` section: the contract's high-availability
+    clause (which tests run while a server is down, the fraction of each healthy
+    threshold they must reach, and the time the file system has to recover)."""
+
+    fraction: float
+    #: Key under ``tests:`` -> its own fraction (the section's when it gives none).
+    tests: dict[str, float]
+    max_recovery_s: float
+    max_failover_s: float | None = None
+    detect_timeout_s: int = 60
+
+    @classmethod
+    def of(cls, section: dict[str, Any]) -> "DegradedMode":
+        """From a schema-valid ``degraded:`` section."""
+        fraction = section["fraction"]
+        return cls(fraction=fraction,
+                   tests={k: (v or {}).get("fraction", fraction)
+                          for k, v in section["tests"].items()},
+                   max_recovery_s=section["max_recovery_s"],
+                   max_failover_s=section.get("max_failover_s"),
+                   detect_timeout_s=section.get("detect_timeout_s", 60))
+
+    def thresholds(self, name: str, healthy: dict[str, Threshold]) -> dict[str, Threshold]:
+        """A degraded-mode test's thresholds: each healthy one scaled by the test's
+        fraction (a rate's floor times it, a time's ceiling divided by it), and the
+        recovery (and failover) ceilings."""
+        f = self.tests[name]
+        out = {fig: Threshold(th.value / f if th.unit in TIME_UNITS else th.value * f,
+                              th.unit, th.tolerance) for fig, th in healthy.items()}
+        out[degraded.RECOVERY] = Threshold(self.max_recovery_s, "s")
+        if self.max_failover_s is not None:
+            out[degraded.FAILOVER] = Threshold(self.max_failover_s, "s")
+        return out
 
 
 def entry_thresholds(entry: dict[str, Any]) -> dict[str, Threshold]:

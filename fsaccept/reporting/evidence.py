@@ -25,7 +25,8 @@ from typing import Any
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, TestSpec
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
-from fsaccept.core import guards, reduction, servers
+from fsaccept.core import degraded, guards, reduction, servers
+from fsaccept.reporting.verdicts import figures_of
 
 #: The class of the data-reduction probe (the catalogue's).
 PROBE = "DataReductionProbe"
@@ -124,9 +125,11 @@ def evidence_reasons(case: dict[str, Any], spec: TestSpec | None, expected_fstyp
             down = [a for a in answers if "(down " in a]
             out += [f"node_mounts shows a server down: {a[:100]}" for a in down]
     after = case.get("servers_after")
+    if spec.degraded:
+        out += _fault_reasons(case, spec)
     if isinstance(after, str) and after:
         answers = servers.ungrouped(after)
-        out += (servers.degraded_reasons(answers) if answers is not None
+        out += (_servers_after_reasons(answers, case, spec) if answers is not None
                 else [f"servers_after cannot be read: {after[:100]!r}"])
     elif fstype and servers.probe(fstype) and mounts:
         out.append(f"evidence missing: no servers_after, which every job on {fstype} "
@@ -144,6 +147,35 @@ def evidence_reasons(case: dict[str, Any], spec: TestSpec | None, expected_fstyp
         if not status or status.group(1) != "0":
             out.append(f"a time limit after the benchmark is a note only when the benchmark "
                        f"ended with exit 0: {str(note)[:200]}")
+    return out
+
+
+def _servers_after_reasons(answers: dict[str, list[str]], case: dict[str, Any],
+                           spec: TestSpec) -> list[str]:
+    """The live rule on the nodes' answers after the benchmark: healthy, except for a
+    degraded-mode figure, which must have been measured with the fault still seen."""
+    if spec.degraded and not spec.attrs.get("benchmark_after_recovery"):
+        nodes = case.get("num_nodes")
+        return degraded.not_degraded_after(answers, nodes if isinstance(nodes, int) else 0)
+    return servers.degraded_reasons(answers)
+
+
+def _fault_reasons(case: dict[str, Any], spec: TestSpec) -> list[str]:
+    """A degraded-mode test, re-judged from its recorded timeline: the fault injected,
+    seen on every node, the file system restored; and its fault figures those the
+    timeline gives."""
+    timeline = case.get("fault_timeline")
+    if not isinstance(timeline, str) or not timeline:
+        return ["evidence missing: no fault_timeline, which every degraded-mode test "
+                "records"]
+    fault = degraded.fault_of(degraded.loads(timeline))
+    out = fault.invalid_reasons()
+    given = fault.figures
+    for fig in figures_of(case):
+        if fig.name in degraded.FIGURES and fig.value is not None and (
+                fig.name not in given or abs(fig.value - given[fig.name]) > 1e-6):
+            out.append(f"{fig.name} is recorded as {fig.value}, but the recorded fault "
+                       f"timeline gives {given.get(fig.name, 'none')}")
     return out
 
 

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from fsaccept.core.formatting import format_number
 from fsaccept.reporting import manifest as run_manifest
+from fsaccept.reporting.degraded import degraded_section, timeline_plot
 from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot
 from fsaccept.reporting.runreport import (Test, all_testcases, job_script, load_run_report,
                                           overall_verdict, tests_of)
@@ -200,6 +201,14 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
                      per_node_plot(family, fig, vals, unit))
             node_plots.append(p)
             all_plots.append(p)
+    degraded = degraded_section(tests, reference)
+    degraded_plot = None
+    if plots and degraded:
+        png = timeline_plot(degraded)
+        if png:
+            degraded_plot = Plot(_plot_file("degraded-mode-timeline", "\0degraded", plot_files),
+                                 "Degraded mode: faults and recoveries", png)
+            all_plots.append(degraded_plot)
     refs = sorted({(tc.get("reference_path") or "—", tc.get("reference_sha256") or "—")
                    for t in tests for tc in t.cases + t.fixtures
                    if tc.get("reference_sha256") or tc.get("reference_path")})
@@ -230,6 +239,7 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
             "plots_left_out": plots_left_out, "max_plots": MAX_PLOTS,
             "tests": tests, "has_ceilings": bool(ceilings),
             "data_reduction": data_reduction_lines(tests),
+            "degraded": degraded, "degraded_plot": degraded_plot,
             "data_left": data_left_lines(tests)}
 
 

@@ -292,7 +292,9 @@ def looser_thresholds(tc: dict[str, Any], reference: Any) -> list[str]:
         return []
     key = spec.key
     try:
-        expected = reference.thresholds(key)
+        # A degraded-mode test: the healthy entry's, scaled by the contract's fraction.
+        expected = (reference.degraded_thresholds(key) if spec.degraded
+                    else reference.thresholds(key))
     except (ReferenceError, TypeError, ValueError) as err:
         return [f"the reference file has no usable entry tests.{key}: {str(err)[:200]}"]
     recorded = figures_of(tc)

@@ -84,12 +84,27 @@ def session_check(report: dict[str, Any], tests: list[Test], reference: Any = No
                               "(FSACCEPT_TARGET_FSTYPE or target_fstype_expected), the "
                               f"reference file says {reference.target_fstype}")
     ran = {spec_of_case(t.case).check for t in tests if spec_of_case(t.case)}
-    missing = [t.check for t in registry.TESTS.values()
-               if t.role == ACCEPTANCE and t.key in reference.entries and t.check not in ran]
+    missing = [t.check for t in registry.TESTS.values() if t.check not in ran
+               and _required(t, reference, degraded_session=ran & _DEGRADED_CHECKS)]
     if missing:
         out.unverified.append(f"{len(missing)} acceptance test(s) the reference file defines "
                               f"did not run: {', '.join(missing)}")
     return out
+
+
+_DEGRADED_CHECKS = {t.check for t in registry.DEGRADED if t.degraded}
+
+
+def _required(spec: Any, reference: Any, degraded_session: Any) -> bool:
+    """Whether the session must have run this acceptance test: each the reference file
+    defines; a degraded-mode one only in a degraded-mode session (one that ran any), and
+    then each the file's ``degraded.tests`` lists."""
+    if spec.role != ACCEPTANCE or spec.key not in reference.entries:
+        return False
+    if not spec.degraded:
+        return True
+    mode = reference.degraded_mode
+    return bool(degraded_session) and mode is not None and spec.key in mode.tests
 
 
 def _number(v: Any) -> bool:

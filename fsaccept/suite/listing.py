@@ -12,7 +12,7 @@ from importlib import resources
 from typing import Any
 
 from fsaccept.benchmarks import registry
-from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, PREFLIGHT
 
 
 def _cell(text: Any) -> str:
@@ -86,10 +86,12 @@ def keys_table(key: str | None = None) -> str:
     if key is None:
         rows = ["| reference key | read by | required options |", "| --- | --- | --- |"]
         for spec in registry.TESTS.values():
-            if spec.role != ACCEPTANCE:
+            if spec.role != ACCEPTANCE or spec.degraded:
                 continue
             need = [n for n, sub in entry_options(spec.key).items() if sub["required"]]
-            rows.append(f"| `{spec.key}` | `{spec.check}` | {', '.join(need)} |")
+            also = [t.check for t in registry.DEGRADED if t.degraded and t.key == spec.key]
+            read_by = ", ".join(f"`{c}`" for c in [spec.check, *also])
+            rows.append(f"| `{spec.key}` | {read_by} | {', '.join(need)} |")
         return "\n".join(rows) + "\n"
     rows = [f"`tests.{key}` (* required)", "", "| option | value | what it is |",
             "| --- | --- | --- |"]
@@ -101,6 +103,20 @@ def keys_table(key: str | None = None) -> str:
 
 #: The docs' generated sections: ``<!-- BEGIN GENERATED: name -->`` ... ``<!-- END ... -->``.
 GENERATED = {"checks": checks_table, "reference-keys": keys_table}
+
+
+def degraded_session_pattern(reference: Any) -> str:
+    """A ReFrame ``-n`` pattern for a degraded-mode session of ``reference``: the
+    preflight checks, the healthy tests whose figures the degraded ones are compared
+    with, and the degraded-mode tests the file's ``degraded.tests`` lists (their
+    fixtures follow).  ValueError when the file has no ``degraded:`` section."""
+    mode = reference.degraded_mode
+    if mode is None:
+        raise ValueError(f"{reference.path}: degraded: missing (the contract's degraded-mode "
+                         "clause; docs/user/degraded.md)")
+    checks = [t.check for t in registry.TESTS.values()
+              if t.role == PREFLIGHT or (t.role == ACCEPTANCE and t.key in mode.tests)]
+    return "^(" + "|".join(checks) + r")\b"
 
 
 def fill_generated(text: str) -> str:

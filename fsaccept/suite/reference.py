@@ -197,7 +197,7 @@ def load_reference(path: Path | str) -> Reference:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
     errors = _entry_rule_errors(data["tests"], data["target"]["fstype"])
     errors += _target_errors(data["target"], data["tests"]) + _path_errors(data)
-    errors += _nightly_errors(data, errors)
+    errors += _nightly_errors(data, errors) + _degraded_errors(data)
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
     systems = data["system"] if isinstance(data["system"], list) else [data["system"]]
@@ -309,6 +309,21 @@ def nightly_merged(data: dict[str, Any], source: str = "reference") -> dict[str,
         out["tests"][name].update(copy.deepcopy(keys))
     out["description"] = (str(data.get("description", "")) + " [nightly sizes]").strip()
     return out
+
+
+def _degraded_errors(data: dict[str, Any]) -> list[str]:
+    """Each test the ``degraded:`` section runs degraded has an entry under ``tests:``
+    (its healthy thresholds) and a degraded-mode check in the catalogue."""
+    listed = ((data.get("degraded") or {}).get("tests")) or {}
+    errors = []
+    for key in listed:
+        if key not in data["tests"]:
+            errors.append(f"degraded.tests.{key}: no such test under tests: (its healthy "
+                          "entry gives the thresholds the fraction applies to)")
+        elif key not in registry.degraded_keys():
+            errors.append(f"degraded.tests.{key}: no degraded-mode check runs it (those "
+                          f"that do: {', '.join(sorted(registry.degraded_keys()))})")
+    return errors
 
 
 def _nightly_errors(data: dict[str, Any], known: list[str]) -> list[str]:

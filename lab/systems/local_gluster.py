@@ -5,10 +5,29 @@ node mounts through a FUSE client of its own.  Its reference file is
 
 Select it with ``--system local-gluster`` (``scripts/acceptance --system local-gluster``
 brings the volume up).
+
+Degraded mode (``scripts/acceptance --system local-gluster --degraded``) runs on the
+cluster's replicated volume (``--gluster-volume-type replica``, each brick a full copy;
+``reference/local-gluster-replica.yaml``): the fault kills brick b2's daemon, the
+restore restarts it (``gluster volume start ... force``), and the volume has healed
+when ``gluster volume heal ... statistics heal-count`` counts no entry on any brick.
 """
 
+import shlex
+
+from fsaccept.core.paths import REPO_ROOT
 from fsaccept.suite.provision import SPACK_STATE
 from lab.emulated import emulated_system
+
+_cluster = shlex.quote(str(REPO_ROOT / "scripts" / "local-cluster"))
+
+#: How this system is degraded and restored (fsaccept/suite/faults.py): run on the
+#: login node, as an administrator would fail and restore a storage server.
+DEGRADED = {
+    "degrade": f"{_cluster} fail-brick b2",
+    "restore": f"{_cluster} restore-bricks",
+    "healed": f"{_cluster} healed",
+}
 
 site_configuration = {
     'systems': [
@@ -17,6 +36,6 @@ site_configuration = {
                         'Emulated cluster on a GlusterFS volume, one client per node',
                         benchmarks='spack-build', features=('spack', 'gluster'),
                         env_vars=(['PATH', f'{SPACK_STATE / "bin"}:$PATH'],),
-                        extras={'spack_system': 'local-spack'}),
+                        extras={'spack_system': 'local-spack', 'degraded': DEGRADED}),
     ],
 }

@@ -23,7 +23,8 @@ def _check_classes() -> dict[str, type]:
 
     import reframe.core.pipeline as pipeline
     out = {}
-    for path in sorted((REPO / "checks").glob("*.py")):
+    for path in sorted((REPO / "checks").glob("*.py")) + sorted(
+            (REPO / "checks" / "degraded").glob("*.py")):
         spec = importlib.util.spec_from_file_location(f"_checks_{path.stem}", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module  # ReFrame asks inspect for each class's file
@@ -51,8 +52,12 @@ def test_each_key_has_one_acceptance_test_and_each_fixture_serves_one() -> None:
         if not spec.key:
             assert spec.role == PREFLIGHT or spec.check == "BenchmarkBinaries"
         else:
-            users = [t for t in registry.tests_with_key(spec.key) if t.role == ACCEPTANCE]
-            assert len(users) == 1, (spec.check, users)
+            # One healthy acceptance test per key, and at most one degraded-mode one.
+            for degraded in (False, True):
+                users = [t for t in registry.tests_with_key(spec.key)
+                         if t.role == ACCEPTANCE and t.degraded == degraded]
+                assert len(users) == (0 if degraded and spec.key not in
+                                      registry.degraded_keys() else 1), (spec.check, users)
             assert registry.owner_of(spec.key) is registry.BENCHMARKS[spec.benchmark]
         if spec.role == FIXTURE:
             assert not spec.figures and not spec.all_tags

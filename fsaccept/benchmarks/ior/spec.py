@@ -73,6 +73,11 @@ BENCHMARK = Benchmark(
     figure_kinds=("bandwidth", "iops"),
     parser=parse.parse_ior, json_parser=parse_json.parse_ior_json,
     tests=TESTS,
+    # The contract's degraded-mode clause: write and read bandwidth, and the data
+    # written before the fault read back after the recovery.
+    degraded=("IORWriteBandwidth", "IORReadDatasetGeneration", "IORStonewalledRead",
+              "IORIntegrityDataset", "IORDataIntegrity"),
+    degraded_after_recovery=("IORDataIntegrity",),
     entry_rules=command.entry_errors, target_rules=command.target_errors,
     pattern_reducible=command.pattern_reducible,
     reread_rules=validity.reread_reasons, reference_rules=validity.judge_against_reference,

@@ -1,0 +1,256 @@
+"""Degraded-mode acceptance: a benchmark test measured while a storage server is down.
+
+``DegradedMode`` goes before a benchmark test's class (``checks/degraded/``).  Its job:
+
+1. checks every node healthy, as any job does (nothing is written on a degraded file
+   system before the fault is ours);
+2. asks the login node's fault agent (``fsaccept.suite.faults``) to run the site's
+   degrade command, and proves the fault: every node's client must see it (the server
+   probe of ``fsaccept.core.servers``) within ``degraded.detect_timeout_s``, else
+   INVALID "the file system was not degraded during the measurement";
+3. times the first write that succeeds after the fault (failover);
+4. runs the benchmark while degraded (its figures judged against the reference's
+   ``degraded:`` fraction of their healthy thresholds; the probe after it must still
+   see the fault on every node) -- or, for the data written before the fault, after
+   the recovery (``benchmark_after_recovery``);
+5. asks for the restore, and times the recovery: until the file system says it has
+   healed (the site's ``healed`` command) and every node's client reaches every server.
+
+The agent restores the file system whatever ends the job.  Degraded-mode tests run only
+in a serial session (``scripts/acceptance --degraded``): no other job may run on the
+file system while a server is down.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import run_after, run_before, variable
+
+from fsaccept.core import degraded, servers
+from fsaccept.rfm.jobscript import ABORT_MARKER, END_WITH_STATUS
+from fsaccept.suite import faults
+
+#: Seconds the job waits for the agent to answer a request (the site's command runs
+#: meanwhile, at most faults.COMMAND_TIMEOUT_S; a manual step waits for an operator).
+ANSWER_LIMIT_S = faults.COMMAND_TIMEOUT_S + 60
+
+#: The job's side of the fault (bash).  $1 of fsaccept_fault_until: down or ok.
+JOB_FUNCTIONS = r"""
+fsaccept_fault_now() { date +%s.%N; }
+fsaccept_fault_ask() {
+  local i
+  : > "$FSACCEPT_FAULT_DIR/$1.request" || { echo "failed cannot write $FSACCEPT_FAULT_DIR"; return; }
+  for ((i = 0; i < $2 * 5; i++)); do
+    if [ -s "$FSACCEPT_FAULT_DIR/$1.done" ]; then cat -- "$FSACCEPT_FAULT_DIR/$1.done"; return; fi
+    sleep 0.2
+  done
+  echo "failed no answer from the fault agent within $2 s"
+}
+fsaccept_fault_nodes() {
+  srun --nodes=$SLURM_JOB_NUM_NODES --ntasks=$SLURM_JOB_NUM_NODES --ntasks-per-node=1 \
+    bash -c "$fsaccept_fault_probe" fsaccept-servers "$fsaccept_fault_mount" 2>/dev/null |
+    grep "^fsaccept-servers "
+}
+fsaccept_fault_until() {
+  local t0 said
+  t0=$(date +%s)
+  while :; do
+    said=$(fsaccept_fault_nodes)
+    [ "$(awk -v s="$1" '$3 == s' <<<"$said" | wc -l)" = "$SLURM_JOB_NUM_NODES" ] && return 0
+    if (( $(date +%s) - t0 >= $2 )); then tr '\n' ';' <<<"$said"; return 1; fi
+    sleep 0.5
+  done
+}
+fsaccept_fault_degrade() {
+  local said t0
+  said=$(fsaccept_fault_ask degrade "$fsaccept_fault_answer_s")
+  if [[ "$said" != ok* ]]; then
+    echo "$fsaccept_abort the degrade command failed: ${said#failed }"; return 1; fi
+  if ! said=$(fsaccept_fault_until down "$fsaccept_fault_detect_s"); then
+    echo "fsaccept-fault not_degraded $(fsaccept_fault_now) $said"
+    echo "$fsaccept_abort the file system was not degraded during the measurement: not every node's client saw the fault within $fsaccept_fault_detect_s s ($said)"
+    return 1; fi
+  echo "fsaccept-fault nodes_down $(fsaccept_fault_now)"
+  t0=$(date +%s)
+  until dd if=/dev/urandom of="$fsaccept_data/.fsaccept-failover" bs=4k count=1 conv=fsync status=none 2>/dev/null; do
+    if (( $(date +%s) - t0 >= fsaccept_fault_detect_s )); then
+      echo "$fsaccept_abort no write succeeded within $fsaccept_fault_detect_s s of the fault"; return 1; fi
+    sleep 0.2
+  done
+  rm -f -- "$fsaccept_data/.fsaccept-failover"
+  echo "fsaccept-fault failover $(fsaccept_fault_now)"
+}
+fsaccept_fault_restore() {
+  local said
+  said=$(fsaccept_fault_ask restore "$fsaccept_fault_answer_s")
+  echo "fsaccept-fault restore_answer $(fsaccept_fault_now) $said"
+  if said=$(fsaccept_fault_until ok "$fsaccept_fault_heal_s"); then
+    echo "fsaccept-fault nodes_healthy $(fsaccept_fault_now)"
+  else
+    echo "fsaccept-fault nodes_not_healthy $(fsaccept_fault_now) $said"
+  fi
+}
+"""
+
+
+def serial_session(argv: list[str]) -> bool:
+    """Whether this ReFrame runs one test at a time (``--exec-policy=serial``): ReFrame
+    keeps the option to itself, so it is read where it was given."""
+    for i, arg in enumerate(argv):
+        if arg == "--exec-policy=serial" or (arg == "--exec-policy"
+                                             and argv[i + 1:i + 2] == ["serial"]):
+            return True
+    return False
+
+
+class DegradedMode(rfm.RegressionTestPlugin):
+    """Runs the test it goes before while a storage server is down (module docstring)."""
+
+    #: The fault's timeline: the agent's events and the job's, in time order (JSON).
+    fault_timeline = variable(str, value="", loggable=True)
+    #: How this system is degraded and restored (its system configuration's
+    #: ``extras.degraded``), as run.
+    fault_plan = variable(str, value="", loggable=True)
+    #: The contract fraction this test's healthy thresholds were scaled by.
+    degraded_fraction = variable(float, value=0.0, loggable=True)
+
+    #: Whether the benchmark runs once the file system has recovered (the data written
+    #: before the fault, read back) rather than while it is degraded (the catalogue's).
+    benchmark_after_recovery = variable(bool, value=False, loggable=True)
+
+    @run_after("setup", always_last=True)
+    def plan_the_fault(self):
+        why = self.refusal()
+        if why:
+            self.skip_because(why)
+        mode = self.refdata.degraded_mode
+        self.degraded_fraction = mode.tests[self.reference_key]
+        self.plan = faults.plan_of(self.current_partition.extras.get("degraded"))
+        self.fault_plan = self.plan.describe()
+        self.fault_dir = Path(self.stagedir) / "fsaccept-fault"
+
+    def refusal(self) -> str:
+        """Why this test cannot run degraded here ('' when it can)."""
+        mode = self.refdata.degraded_mode
+        if mode is None or self.reference_key not in mode.tests:
+            return (f"{self.refdata.path}: degraded.tests.{self.reference_key}: not asked for "
+                    "(the contract's degraded-mode clause; docs/user/degraded.md)")
+        if not servers.probe(self.expected_fstype()):
+            return (f"no server probe for {self.expected_fstype()} (fsaccept/core/servers.py): "
+                    "the fault could not be proven")
+        try:
+            faults.plan_of(self.current_partition.extras.get("degraded"))
+        except faults.FaultPlanError as err:
+            return (f"system {self.current_system.name}: {err} (config/systems/<site>.py; "
+                    "docs/user/degraded.md)")
+        if not serial_session(sys.argv):
+            return ("degraded-mode tests run only one test at a time (reframe "
+                    "--exec-policy=serial, as scripts/acceptance --degraded runs them): no "
+                    "other job may use the file system while a server is down")
+        return ""
+
+    def heal_limit_s(self) -> int:
+        """How long the recovery is watched before it counts as not seen."""
+        return int(max(3 * self.refdata.degraded_mode.max_recovery_s, 60))
+
+    def deadlines_s(self) -> int:
+        """The time limit covers the fault too: its proof, failover and recovery."""
+        mode = self.refdata.degraded_mode
+        extra = 2 * mode.detect_timeout_s + self.heal_limit_s() + 60 if mode else 0
+        return super().deadlines_s() + extra
+
+    def threshold_references(self) -> dict[str, tuple]:
+        """The healthy entry's thresholds scaled by the contract fraction, with the
+        recovery (and failover) ceilings: ``Reference.degraded_thresholds``, by which the
+        sign-off judges too."""
+        return {name or self.figure_name(): th.as_reframe_reference()
+                for name, th in self.refdata.degraded_thresholds(self.reference_key).items()}
+
+    @run_after("setup", always_last=True)
+    def add_fault_thresholds(self):
+        """A test whose thresholds its class fixes (data integrity) keeps them, and gets
+        the recovery's."""
+        fixed = dict(self.spec.fixed_thresholds) if self.spec else {}
+        self.reference = {"*": {**fixed, **self.threshold_references()}}
+
+    @run_before("run", always_last=True)
+    def inject_the_fault(self):
+        mode, heal_s = self.refdata.degraded_mode, self.heal_limit_s()
+        setup = [f"export FSACCEPT_FAULT_DIR={shlex.quote(str(self.fault_dir))}",
+                 'echo "$SLURM_JOB_ID" > "$FSACCEPT_FAULT_DIR/jobid"',
+                 # Every node's probe line: "fsaccept-servers NODE ok|down WHAT".
+                 "fsaccept_fault_probe="
+                 + shlex.quote(servers.after_script(self.expected_fstype())),
+                 f"fsaccept_fault_mount={shlex.quote(self.target_mount)}",
+                 f"fsaccept_fault_detect_s={mode.detect_timeout_s}",
+                 f"fsaccept_fault_heal_s={heal_s}",
+                 f"fsaccept_fault_answer_s={ANSWER_LIMIT_S}",
+                 f"fsaccept_abort={ABORT_MARKER}",
+                 JOB_FUNCTIONS.strip(),
+                 "fsaccept_fault_degrade || exit 3"]
+        if self.benchmark_after_recovery:
+            self.prerun_cmds += setup + ["fsaccept_fault_restore"]
+        else:
+            self.prerun_cmds += setup
+            at = self.postrun_cmds.index(END_WITH_STATUS)
+            self.postrun_cmds[at:at] = ["fsaccept_fault_restore"]
+        limit = self.job.time_limit or 86400
+        self._agent = faults.start_agent(self.fault_dir, self.plan,
+                                         deadline_s=float(limit) + 600, heal_limit_s=heal_s)
+
+    @run_after("run")
+    def end_the_fault(self):
+        """The job has ended: the agent restores if the job did not ask, waits for the
+        heal, and stops; its events and the job's make the timeline."""
+        agent = getattr(self, "_agent", None)
+        if agent is None:
+            return
+        (self.fault_dir / "job.ended").touch()
+        try:
+            agent.wait(timeout=2 * faults.COMMAND_TIMEOUT_S + 3 * 3600)
+        except subprocess.TimeoutExpired:
+            agent.kill()
+        events = degraded.merged(
+            faults.read_timeline(self.fault_dir / "timeline.jsonl"),
+            degraded.job_events(self._stdout_text()))
+        self.fault_timeline = json.dumps(events)
+
+    def fault(self) -> degraded.Fault:
+        return degraded.fault_of(degraded.loads(self.fault_timeline))
+
+    def invalid_reasons_list(self) -> list[str]:
+        # The fault's reasons first: a fault not proven leaves no figure to judge.
+        fault = self.fault()
+        return fault.invalid_reasons() + [r for r in super().invalid_reasons_list()
+                                          if not _said_by_the_fault(r)]
+
+    def degraded_reasons(self) -> list[str]:
+        """Measured while degraded: the nodes must still see the fault when the
+        benchmark ended (the opposite of a healthy test's rule).  Measured after the
+        recovery: a healthy test's rule."""
+        if self.benchmark_after_recovery:
+            return super().degraded_reasons()
+        answers = servers.node_answers(self._stdout_text())
+        self.servers_after = "; ".join(servers.grouped(answers))
+        return degraded.not_degraded_after(answers, self.num_nodes)
+
+    @run_before("performance", always_last=True)
+    def add_fault_figures(self):
+        figures = self.fault().figures
+        for name in degraded.FIGURES:
+            if name in figures:
+                self.perf_variables[name] = sn.make_performance_function(
+                    lambda value=figures[name]: value, "s")
+
+
+def _said_by_the_fault(reason: str) -> bool:
+    """A refusal the fault already explains (the job aborts after a failed degrade)."""
+    return reason.startswith("the job refused to run the benchmark: the degrade command") \
+        or "was not degraded during the measurement" in reason
