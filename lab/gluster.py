@@ -400,6 +400,11 @@ class Gluster:
             self.cli("volume", "set", layout.volume, "performance.strict-o-direct", "on")
             notes.append(f"volume {layout.volume} ({layout.volume_type}, "
                          f"{layout.bricks} bricks under {layout.brick_dirs[0].parent})")
+        if layout.volume_type != "distribute":
+            # The self-heal daemon crawls its index on a brick's return and then every
+            # heal-timeout (600 s by default): an entry left after the first crawl (a
+            # file removed as the brick came back) would wait 10 minutes.
+            self.cli("volume", "set", layout.volume, "cluster.heal-timeout", "5", check=False)
         for other in self.cli("volume", "list").stdout.split():
             if other != layout.volume:  # another type's volume, used before: not served
                 self.cli("volume", "stop", other, check=False)

@@ -54,6 +54,36 @@ _logging['handlers_perflog'].append({
     'retry_timeout': 60,
 })
 
+#: Degraded-mode acceptance (``scripts/acceptance --degraded``; docs/user/degraded.md):
+#: how this system is degraded and restored, run on the login node with the rights of
+#: who runs the harness.  ``healed`` exits 0 once the file system has recovered.
+#: Failover of one OSS of the oss01/oss02 pair: its OSTs unmounted on oss01, the HA
+#: partner mounts them; failed back on restore; healed once every OST on oss01 reports
+#: its recovery COMPLETE (``lctl``).
+LUSTRE_OSS_FAILOVER = {
+    'degrade': "ssh oss01 'umount -a -t lustre'",
+    'restore': "ssh oss02 'umount /lustre/fs1/ost0 /lustre/fs1/ost1' && "
+               "ssh oss01 'mount -a -t lustre'",
+    'healed': "! ssh oss01 \"lctl get_param -n obdfilter.fs1-OST000[01].recovery_status\" "
+              "| grep -E '^status: (RECOVERING|INACTIVE)'",
+}
+#: Rebuild of one disk group: a drive of OST0000's ZFS pool taken offline, put back
+#: online on restore; healed once the pool has resilvered (no ``resilver in progress``).
+LUSTRE_OST_REBUILD = {
+    'degrade': "ssh oss01 'zpool offline fs1-ost0 d12'",
+    'restore': "ssh oss01 'zpool online fs1-ost0 d12'",
+    'healed': "ssh oss01 'zpool status fs1-ost0' | grep -q 'state: ONLINE' && "
+              "! ssh oss01 'zpool status fs1-ost0' | grep -q 'resilver in progress'",
+}
+#: The same clause on GPFS (IBM Storage Scale): one NSD stopped, started again and the
+#: file system restriped; healed once no disk is down and nothing is left ill-replicated.
+GPFS_DISK_STOP = {
+    'degrade': 'mmchdisk fs1 stop -d nsd012',
+    'restore': 'mmchdisk fs1 start -d nsd012 && mmrestripefs fs1 -r',
+    'healed': "mmlsdisk fs1 -e | grep -q 'All disks up and ready'",
+}
+
+
 site_configuration = {
     'systems': [
         {
@@ -79,7 +109,11 @@ site_configuration = {
                     # Spack environment the admins installed, use
                     # {'benchmarks': 'spack-env', 'spack_env': '/apps/fsaccept/env'};
                     # for binaries on PATH, {'benchmarks': 'path'}.
-                    'extras': {'benchmarks': 'spack-build'},
+                    # Degraded mode also needs a server probe for Lustre in
+                    # fsaccept/core/servers.py (the OSC/MDC import states): until one is
+                    # added, the degraded-mode tests refuse, saying so.
+                    'extras': {'benchmarks': 'spack-build',
+                               'degraded': LUSTRE_OSS_FAILOVER},
                 },
             ],
         },

@@ -49,7 +49,10 @@ class FigureLine:
         return {"test": self.test, "figure": self.figure, "degraded": q(self.degraded),
                 "healthy": q(self.healthy) + (" (threshold)" if self.healthy_from ==
                                               "threshold" and self.healthy is not None else ""),
-                "reached": "—" if self.reached is None else f"{self.reached:.0%}",
+                "reached": "—" if self.reached is None else f"{self.reached:.0%}" + (
+                    " (below the contract)" if self.contract is not None
+                    and self.healthy_from == "measured" and self.reached < self.contract
+                    else ""),
                 "contract": "—" if self.contract is None else f"{self.contract:.0%}",
                 "verdict": self.verdict}
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -87,6 +88,30 @@ def plan_of(declared: Any, where: str = "extras.degraded") -> FaultPlan:
             raise FaultPlanError(f"{where}.{key}: one line, no control characters")
     return FaultPlan(healed=declared["healed"], degrade=declared.get("degrade", ""),
                      restore=declared.get("restore", ""), manual=manual)
+
+
+def dry_run(plan: FaultPlan) -> list[str]:
+    """What a degraded-mode job has run, in order, with each command's shell syntax
+    checked (``bash -n``) and nothing executed; ValueError naming a command that does
+    not parse."""
+    steps = ([("degrade", plan.degrade)] if not plan.manual else []) + (
+        [("restore", plan.restore)] if not plan.manual else []) + [("healed", plan.healed)]
+    for name, command in steps:
+        proc = subprocess.run(["bash", "-n", "-c", command], capture_output=True, text=True,
+                              timeout=30)
+        if proc.returncode != 0:
+            raise ValueError(f"{name}: {command!r} is not valid shell: "
+                             f"{proc.stderr.strip()[:300]}")
+    how = dict(steps)
+    return [
+        "every node checked healthy (mount, server probe)",
+        "degrade: " + (how.get("degrade") or "an operator degrades, then confirms"),
+        "every node's client must see the fault (server probe), else INVALID",
+        "the first write + fsync after the fault is timed (failover)",
+        "the benchmark runs (data written before the fault: after the recovery)",
+        "restore: " + (how.get("restore") or "an operator restores, then confirms"),
+        f"recovery timed until every node reaches every server and `{plan.healed}` exits 0",
+    ]
 
 
 # ---------------------------------------------------------------------------------------
@@ -282,6 +307,10 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] != "agent":
         print("usage: python -m fsaccept.suite.faults agent DIR", file=sys.stderr)
         return 2
+    # A TERM or HUP (a shutdown, a closed terminal) goes through run()'s exit path, which
+    # restores what was degraded.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, _frame: sys.exit(128 + signum))
     directory = Path(argv[1])
     conf = json.loads((directory / "plan.json").read_text())
     plan = FaultPlan(healed=conf["healed"], degrade=conf["degrade"],
