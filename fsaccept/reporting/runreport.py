@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from fsaccept.core import inputs
 from fsaccept.core.formatting import format_number
 from fsaccept.benchmarks.catalogue import ACCEPTANCE
 from fsaccept.core.pernode import OUTLIER_FIGURE
+from fsaccept.reporting.case import Case, case_of
 from fsaccept.reporting.evidence import SessionEvidence, evidence_reasons, session_evidence
 from fsaccept.reporting.verdicts import (ACCEPTED, INCOMPLETE, NOT_ACCEPTED,
                                          FAIL, INVALID, NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
@@ -87,16 +89,17 @@ class FigureRow:
 
 @dataclass
 class Test:
-    """One test (repeats grouped) with its figures, provenance and fixtures."""
+    """One test (repeats grouped) with its figures, provenance and fixtures (each case a
+    :class:`~fsaccept.reporting.case.Case` when made by :func:`tests_of`)."""
 
     name: str
-    cases: list[dict[str, Any]]
+    cases: list[Mapping[str, Any]]
     verdicts: list[Verdict]
-    fixtures: list[dict[str, Any]] = field(default_factory=list)
+    fixtures: list[Mapping[str, Any]] = field(default_factory=list)
     figures: list[FigureRow] = field(default_factory=list)
 
     @property
-    def case(self) -> dict[str, Any]:
+    def case(self) -> Mapping[str, Any]:
         """The last run of the test (the one a retry ended with)."""
         return self.cases[-1]
 
@@ -190,13 +193,13 @@ def tests_of(report: dict[str, Any], reference: Any = None) -> list[Test]:
     ``reference``: the reference file (:class:`fsaccept.core.reference.Reference`) the
     tests recorded, verified by its SHA-256: a pass whose recorded thresholds are looser
     than the file's is INVALID."""
-    cases = all_testcases(report)
+    cases = [case_of(tc) for tc in all_testcases(report)]  # each test case read once here
     evidence = session_evidence(cases)
-    by_unique: dict[tuple[str, str], dict[str, Any]] = {}
+    by_unique: dict[tuple[str, str], Case] = {}
     for tc in cases:
         by_unique[(tc.get("unique_name") or tc.get("name", ""),
                    f"{tc.get('system')}:{tc.get('partition')}")] = tc
-    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str, str], list[Case]] = {}
     for tc in cases:
         if tc.get("fixture"):
             continue
@@ -204,7 +207,7 @@ def tests_of(report: dict[str, Any], reference: Any = None) -> list[Test]:
     fixture_verdicts: dict[int, Verdict] = {}
     tests = []
     for key, group in groups.items():
-        fixtures: list[dict[str, Any]] = []
+        fixtures: list[Case] = []
         verdicts = []
         for tc in group:
             own, missing = [], []
@@ -224,7 +227,7 @@ def tests_of(report: dict[str, Any], reference: Any = None) -> list[Test]:
                                           missing, reference, evidence))
         rows: dict[str, FigureRow] = {}
         for tc in group:
-            for fig in figures_of(tc):
+            for fig in tc.figures:
                 rows.setdefault(fig.name, FigureRow(fig.name, fig.unit, [])).samples.append(fig)
         tests.append(Test(name=key[0], cases=group, verdicts=verdicts,
                           fixtures=fixtures, figures=list(rows.values())))

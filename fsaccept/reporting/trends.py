@@ -46,6 +46,7 @@ import yaml
 from fsaccept.core.formatting import format_number
 # Units where smaller is better; every other unit is a rate (larger is better).
 from fsaccept.core.reference import TIME_UNITS
+from fsaccept.reporting.case import case_of
 from fsaccept.reporting.plots import TrendPlotter, plot_name
 # NightlyError is raised here too (and caught by callers as trends.NightlyError).
 from fsaccept.reporting.results_db import NightlyError, Store, check_results_db
@@ -199,14 +200,12 @@ def regressions(comparisons: list[Comparison], tolerance: float) -> list[Compari
 def current_figures(report: dict[str, Any]) -> list[CurrentFigure]:
     """Every measured figure of a run report, with its bounds."""
     out = []
-    for run in report.get("runs", []):
-        for tc in run.get("testcases", []):
-            for key, vals in (tc.get("perfvalues") or {}).items():
-                if vals and vals[0] is not None:
-                    out.append(CurrentFigure(
-                        tc["name"], f"{tc.get('system')}:{tc.get('partition')}+"
-                        f"{tc.get('environ')}", key.rsplit(":", 1)[-1], vals[4], vals[0],
-                        vals[2], vals[3]))
+    for tc in (case_of(tc) for run in report.get("runs", []) for tc in run.get("testcases", [])):
+        for f in tc.figures:
+            if f.value is not None:
+                out.append(CurrentFigure(
+                    tc.name, f"{tc.get('system')}:{tc.get('partition')}+{tc.get('environ')}",
+                    f.name, f.unit, f.value, f.lower, f.upper))
     return out
 
 
@@ -225,17 +224,16 @@ def trend_series(testcases: list[dict[str, Any]]) -> dict[tuple[str, str, str], 
     """(test, figure, unit) → points in time order, from stored test cases
     (each a run-report test case as ReFrame's storage returns it)."""
     series: dict[tuple[str, str, str], list[Point]] = {}
-    for tc in testcases:
-        t = tc.get("job_completion_time_unix") or 0.0
-        for key, vals in (tc.get("perfvalues") or {}).items():
-            value, ref, lower, _upper, unit, *_ = vals
-            if value is None:
+    for tc in map(case_of, testcases):
+        t = tc.job.completion_time or 0.0
+        for f in tc.figures:
+            if f.value is None:
                 continue
             limit = None
-            if ref and lower is not None:
-                limit = ref * (1 + lower)
-            series.setdefault((tc["name"], key.rsplit(":", 1)[-1], unit), []).append(
-                Point(t, tc.get("session_uuid", ""), float(value), limit))
+            if f.reference and f.lower is not None:
+                limit = f.reference * (1 + f.lower)
+            series.setdefault((tc.name, f.name, f.unit), []).append(
+                Point(t, tc.get("session_uuid", ""), float(f.value), limit))
     for pts in series.values():
         pts.sort(key=lambda p: p.time)
     return series
