@@ -128,7 +128,7 @@ def per_node_text(figures: Mapping[str, Mapping[str, float]], units: dict[str, s
 
 
 def _show(key: str, value: Any, units: dict[str, str] | None = None) -> str:
-    if value is None or value == "":
+    if value is None or value == "" or ("per_node" in key and value == {}):
         return "—"
     if "per_node" in key and (isinstance(value, str) or is_figure_map(value)):
         return per_node_text(per_node_of(key, value), units or {},

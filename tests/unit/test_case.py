@@ -68,3 +68,9 @@ def test_per_node_of_each_form():
 def test_figures_that_are_not_reframes_name_the_test():
     with pytest.raises(door.RunReportError, match=r"perfvalues\['x:y:bw'\] of 'T'"):
         door.case_of({"name": "T", "perfvalues": {"x:y:bw": [1.0]}})
+
+
+def test_no_per_node_figures_show_as_before():
+    # a check that measured none logs {} now, "" before: both are shown as nothing
+    assert sections.provenance({"name": "T", "per_node_figures": {}}) == \
+        sections.provenance({"name": "T", "per_node_figures": ""}) == [("per_node_figures", "—")]
