@@ -19,6 +19,7 @@ import os
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from fsaccept.core import inputs
 from fsaccept.core.formatting import format_number
 from fsaccept.benchmarks.catalogue import ACCEPTANCE
 from fsaccept.core.pernode import OUTLIER_FIGURE
+from fsaccept.core.reference import ReferenceError
 from fsaccept.reporting.case import Case, case_of
 from fsaccept.reporting.evidence import SessionEvidence, evidence_reasons, session_evidence
 from fsaccept.reporting.verdicts import (ACCEPTED, INCOMPLETE, NOT_ACCEPTED,
@@ -287,7 +289,6 @@ def looser_thresholds(tc: dict[str, Any], reference: Any) -> list[str]:
     """Each threshold of the test's reference entry (``tests.<reference_key>``) that the
     test case did not apply at least as strictly (value and tolerance as ReFrame applies
     them): 'write_bandwidth: recorded ≥ 10 MiB/s, the reference file says ≥ 45 MiB/s'."""
-    from fsaccept.core.reference import ReferenceError
     spec = spec_of_case(tc)
     # Its class's entry, never the reference_key it recorded (identity_problems says
     # when they differ): a probe or a fixture has no threshold of its own.
@@ -387,7 +388,6 @@ def overall_verdict(tests: list[Test], session: SessionCheck | None = None
 
 
 def _run_report_schema() -> dict[str, Any]:
-    from importlib import resources
     return json.loads(resources.files("fsaccept").joinpath("reporting/run-report.schema.json")
                       .read_text())
 
@@ -401,7 +401,7 @@ SKELETON_KEYWORDS = frozenset({"$schema", "title", "description", "type", "requi
 
 def _run_report_validators() -> tuple[Any, Any]:
     """Validators of the run report without its test cases, and of one test case."""
-    import jsonschema
+    import jsonschema  # heavy: only a run report read pays for it
     schema = _run_report_schema()
     top = json.loads(json.dumps(schema))
     top["properties"]["runs"]["items"]["properties"]["testcases"] = {"type": "array"}

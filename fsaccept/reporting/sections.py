@@ -150,7 +150,7 @@ def nodelist_text(nodelist: Any) -> str:
         return "—"
     if isinstance(nodelist, str):
         return nodelist
-    from reframe.utility import nodelist_abbrev
+    from reframe.utility import nodelist_abbrev  # heavy: ReFrame, for a node list only
     return nodelist_abbrev(list(nodelist))
 
 

@@ -35,8 +35,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,8 +50,11 @@ from fsaccept.core.formatting import format_number
 from fsaccept.core.reference import TIME_UNITS
 from fsaccept.reporting.case import case_of
 from fsaccept.reporting.plots import TrendPlotter, plot_name
+from fsaccept.reporting.point import Point
 # NightlyError is raised here too (and caught by callers as trends.NightlyError).
+from fsaccept.reporting import runreport as rep
 from fsaccept.reporting.results_db import NightlyError, Store, check_results_db
+from fsaccept.suite.reference import ReferenceError, load_reference, nightly_merged
 
 DEFAULT_SESSIONS = 7
 DEFAULT_TOLERANCE = 0.1
@@ -80,7 +85,6 @@ def nightly_reference(raw: dict[str, Any], source: str = "reference") -> dict[st
     """The reference file for a nightly run: ``tests.<name>`` updated with
     ``nightly.tests.<name>`` (:func:`fsaccept.suite.reference.nightly_merged`, which every
     reference check applies too).  An override of a test the file lacks is an error."""
-    from fsaccept.suite.reference import ReferenceError, nightly_merged
     try:
         return nightly_merged(raw, source)
     except ReferenceError as err:
@@ -210,14 +214,6 @@ def current_figures(report: dict[str, Any]) -> list[CurrentFigure]:
 
 
 # --------------------------------------------------------------------------- trends
-
-
-@dataclass
-class Point:
-    time: float
-    session: str
-    value: float
-    threshold: float | None  # the passing limit: reference × (1 + lower)
 
 
 def trend_series(testcases: list[dict[str, Any]]) -> dict[tuple[str, str, str], list[Point]]:
@@ -421,8 +417,6 @@ class PlotAhead:
     :class:`TrendPlotter`."""
 
     def __init__(self, workers: int = 2) -> None:
-        import multiprocessing
-        import threading
         self._children: list[tuple[Any, Any]] = []
         self._drawn = False
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
@@ -533,7 +527,6 @@ def write_trends(store: Store, out_dir: Path, system: str, session: str,
 def _load_yaml(path: Path) -> dict[str, Any]:
     """A reference file, validated against its schema first (errors name the file and
     key), as the plain data the nightly settings are read from."""
-    from fsaccept.suite.reference import ReferenceError, load_reference
     try:
         return load_reference(path).data  # read once: parsing it is most of its cost
     except ReferenceError as err:
@@ -541,7 +534,6 @@ def _load_yaml(path: Path) -> dict[str, Any]:
 
 
 def _cmd_reference(args: argparse.Namespace) -> int:
-    from fsaccept.suite.reference import ReferenceError, load_reference
     src, out = Path(args.reference), Path(args.output)
     if out.exists() and out.resolve() == src.resolve():
         raise NightlyError(f"-o {out}: that is the reference file itself: write the nightly "
@@ -588,7 +580,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace, plots: PlotAhead) -> int:
-    from fsaccept.reporting import runreport as rep
     run_report = rep.load_run_report(args.run_report)
     settings = nightly_settings(_load_yaml(Path(args.reference)))
     if args.sessions:
