@@ -10,6 +10,7 @@ were the whole run).  Every refusal is an :class:`InputError` reading
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import stat
@@ -174,7 +175,6 @@ def _read_fd(fd: int, path: Path | str, cap: int, what: str) -> bytes:
 
 
 def _sha256_fd(fd: int, path: Path | str, cap: int, what: str) -> str:
-    import hashlib
     _check_size(fd, path, cap, what)
     digest, total = hashlib.sha256(), 0
     try:

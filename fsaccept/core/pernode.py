@@ -38,12 +38,13 @@ def find_outliers(values: dict[str, float], fraction: float) -> list[Outlier]:
             if v < fraction * median]
 
 
-def format_per_node(per_node: dict[str, dict[str, float]], names: list[str]) -> str:
-    """``fig=n1:1.5,n2:2.0; fig2=...``: every node's figures (exact, as Python's shortest
-    round-trip repr), for the logs and the report's per-node plots."""
-    return "; ".join(
-        name + "=" + ",".join(f"{node}:{per_node[node][name]!r}" for node in sorted(per_node))
-        for name in names)
+def by_figure(per_node: dict[str, dict[str, float]], names: list[str]
+              ) -> dict[str, dict[str, float]]:
+    """{figure: {node: value}} (nodes sorted) from {node: {figure: value}}: every node's
+    figures of ``names``, exact, as the run report and the perflog record them (data, not
+    text: the report's per-node plots read them back as they are)."""
+    return {name: {node: float(per_node[node][name]) for node in sorted(per_node)}
+            for name in names}
 
 
 def slowest(values: dict[str, float], unit: str, count: int = 3) -> str:

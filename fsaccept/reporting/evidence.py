@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, TestSpec
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
 from fsaccept.core import degraded, guards, reduction, servers
-from fsaccept.reporting.verdicts import figures_of
+from fsaccept.reporting.case import case_of
 
 #: The class of the data-reduction probe (the catalogue's).
 PROBE = "DataReductionProbe"
@@ -42,7 +43,7 @@ class SessionEvidence:
     probe_problems: dict[str, list[str]] = field(default_factory=dict)
 
 
-def probe_problems(case: dict[str, Any]) -> tuple[reduction.ProbeResult | None, list[str]]:
+def probe_problems(case: Mapping[str, Any]) -> tuple[reduction.ProbeResult | None, list[str]]:
     """The probe's result, re-read from its recorded measurements, and where its sentence
     (verdict, summary) or its figures disagree with them."""
     text = case.get("reduction_result")
@@ -59,17 +60,14 @@ def probe_problems(case: dict[str, Any]) -> tuple[reduction.ProbeResult | None, 
     if case.get("reduction_summary") not in (None, result.summary()):
         out.append("its summary is not what its own measurements say: "
                    f"{result.summary()[:200]}")
-    for key, values in (case.get("perfvalues") or {}).items():
-        name = str(key).rsplit(":", 1)[-1]
-        pattern = name.removesuffix("_reduction").replace("_", "-")
-        m = result.measurements.get(pattern)
-        if name.endswith("_reduction") and isinstance(values, list) and values and (
-                m is None or values[0] != m.ratio):
-            out.append(f"figure {name} {values[0]!r} is not the ratio it measured")
+    for fig in case_of(case).figures:
+        m = result.measurements.get(fig.name.removesuffix("_reduction").replace("_", "-"))
+        if fig.name.endswith("_reduction") and (m is None or fig.value != m.ratio):
+            out.append(f"figure {fig.name} {fig.value!r} is not the ratio it measured")
     return result, out
 
 
-def session_evidence(cases: list[dict[str, Any]]) -> SessionEvidence:
+def session_evidence(cases: list[Mapping[str, Any]]) -> SessionEvidence:
     out = SessionEvidence()
     for case in cases:
         if registry.class_of_case(case.get("name")) != PROBE or case.get("result") != "pass":
@@ -82,7 +80,7 @@ def session_evidence(cases: list[dict[str, Any]]) -> SessionEvidence:
     return out
 
 
-def _direct_io(case: dict[str, Any], spec: TestSpec) -> bool:
+def _direct_io(case: Mapping[str, Any], spec: TestSpec) -> bool:
     kind = FIO_KINDS.get(spec.attrs.get("kind", ""))
     return case.get("direct_io") is True or bool(kind and kind.direct)
 
@@ -99,7 +97,7 @@ def _reducible(label: str) -> tuple[str, bool] | None:
     return label, (rule(match.group(2)) if rule else True)
 
 
-def evidence_reasons(case: dict[str, Any], spec: TestSpec | None, expected_fstype: str | None,
+def evidence_reasons(case: Mapping[str, Any], spec: TestSpec | None, expected_fstype: str | None,
                      session: SessionEvidence) -> list[str]:
     """INVALID reasons the case's own recorded evidence gives (``expected_fstype``: the
     verified reference's ``target.fstype``; None when there is none to compare with)."""
@@ -116,9 +114,8 @@ def evidence_reasons(case: dict[str, Any], spec: TestSpec | None, expected_fstyp
         if answers is None:
             out.append(f"node_mounts cannot be read: {mounts[:100]!r}")
         else:
-            nodes = case.get("job_nodelist")
             out += guards.node_mount_reasons(answers, fstype, str(mount),
-                                             nodes if isinstance(nodes, list) else [],
+                                             list(case_of(case).job.nodelist),
                                              _direct_io(case, spec))
             # The job refuses a node whose client has lost a server: an answer that
             # says one is down is not one a live run records.
@@ -150,7 +147,7 @@ def evidence_reasons(case: dict[str, Any], spec: TestSpec | None, expected_fstyp
     return out
 
 
-def _servers_after_reasons(answers: dict[str, list[str]], case: dict[str, Any],
+def _servers_after_reasons(answers: dict[str, list[str]], case: Mapping[str, Any],
                            spec: TestSpec) -> list[str]:
     """The live rule on the nodes' answers after the benchmark: healthy, except for a
     degraded-mode figure, which must have been measured with the fault still seen."""
@@ -160,7 +157,7 @@ def _servers_after_reasons(answers: dict[str, list[str]], case: dict[str, Any],
     return servers.degraded_reasons(answers)
 
 
-def _fault_reasons(case: dict[str, Any], spec: TestSpec) -> list[str]:
+def _fault_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
     """A degraded-mode test, re-judged from its recorded timeline: the fault injected,
     seen on every node, the file system restored; and its fault figures those the
     timeline gives."""
@@ -171,7 +168,7 @@ def _fault_reasons(case: dict[str, Any], spec: TestSpec) -> list[str]:
     fault = degraded.fault_of(degraded.loads(timeline))
     out = fault.invalid_reasons()
     given = fault.figures
-    for fig in figures_of(case):
+    for fig in case_of(case).figures:
         if fig.name in degraded.FIGURES and fig.value is not None and (
                 fig.name not in given or abs(fig.value - given[fig.name]) > 1e-6):
             out.append(f"{fig.name} is recorded as {fig.value}, but the recorded fault "
@@ -179,7 +176,7 @@ def _fault_reasons(case: dict[str, Any], spec: TestSpec) -> list[str]:
     return out
 
 
-def _reduction_reasons(case: dict[str, Any], spec: TestSpec,
+def _reduction_reasons(case: Mapping[str, Any], spec: TestSpec,
                        session: SessionEvidence) -> list[str]:
     result = session.probes.get(str(case.get("target_mount")))
     if result is None or spec.role != ACCEPTANCE or spec.benchmark not in ("ior", "fio"):

@@ -27,15 +27,19 @@ regular file, below the run directory, reached without a symbolic link, within a
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
-from fsaccept.core import inputs
+from fsaccept.core import inputs, yamlfile
+from fsaccept.reporting.runreport import all_testcases, load_run_report
+from fsaccept.reporting.verdicts import RunReportError
 
 #: The manifest's file name in the run directory, and its signature's (ssh-keygen's).
 MANIFEST = "manifest.json"
@@ -107,7 +111,6 @@ def _name(run_dir: str, path: str) -> str:
 def _directories(report: dict[str, Any], run_dir: str) -> list[str]:
     """The test directories (output, stage) the run report names that exist, relative;
     ManifestError for one outside the run directory (the manifest would not cover it)."""
-    from fsaccept.reporting.runreport import all_testcases
     rebase = rebaser(report, run_dir)
     out = set()
     for tc in all_testcases(report):
@@ -139,7 +142,6 @@ def _walk(run_dir: str, rel: str) -> list[str]:
 
 
 def _references(report: dict[str, Any]) -> set[str]:
-    from fsaccept.reporting.runreport import all_testcases
     return {tc["reference_path"] for tc in all_testcases(report)
             if isinstance(tc.get("reference_path"), str) and tc["reference_path"]}
 
@@ -147,7 +149,6 @@ def _references(report: dict[str, Any]) -> set[str]:
 def _digest(run_dir: str, name: str) -> str:
     """SHA-256 of a manifest entry: below the run directory as a run report's files are
     read; a reference file outside it as a reference file is (regular, capped)."""
-    from fsaccept.core import yamlfile
     if os.path.isabs(name):
         return inputs.sha256_file(name, yamlfile.MAX_BYTES, "a reference file")
     return inputs.sha256_below(run_dir, os.path.join(run_dir, name), MAX_FILE_BYTES,
@@ -160,7 +161,6 @@ def _digest(run_dir: str, name: str) -> str:
 def build(run_dir: Path | str, run_report: Path | str, *, signer: str = "",
           extra: tuple[str, ...] = ()) -> dict[str, Any]:
     """The manifest of the run in ``run_dir`` whose run report is ``run_report``."""
-    from fsaccept.reporting.runreport import load_run_report
     root = os.path.abspath(run_dir)
     src = os.path.abspath(run_report)
     if not inputs.is_below(root, src):
@@ -400,11 +400,6 @@ def _failed(problems: list[str]) -> Integrity:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-    import sys
-
-    from fsaccept.reporting.runreport import load_run_report
-    from fsaccept.reporting.verdicts import RunReportError
 
     ap = argparse.ArgumentParser(
         prog="fsaccept manifest",

@@ -3,28 +3,29 @@ and ceiling, and per-node distributions."""
 
 from __future__ import annotations
 
+import io
 import math
 import re
 import statistics
-from typing import TYPE_CHECKING
+import warnings
+from typing import Any
+from datetime import datetime, timezone
 
 from fsaccept.core.formatting import format_number, format_quantity
+from fsaccept.core.pernode import OUTLIER_FIGURE
+from fsaccept.reporting.point import Point
 from fsaccept.reporting.runreport import Test
-
-if TYPE_CHECKING:
-    from fsaccept.reporting.trends import Point
+from fsaccept.reporting.sections import case_label
 
 
 def _pyplot():
-    import matplotlib
+    import matplotlib  # heavy: only a report that draws pays for matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
 
 
 def _png(fig) -> bytes:
-    import io
-    import warnings
     buf = io.BytesIO()
     with warnings.catch_warnings():  # a long title (a value off scale named): as drawn
         warnings.filterwarnings("ignore", message="constrained_layout not applied")
@@ -146,8 +147,6 @@ def check_plot(check: str, tests: list[Test]) -> bytes | None:
     a panel per judged figure, each case's value (a bar each, or for many cases the
     values sorted, the cases that did not pass in red), the threshold line, the lowest
     cases named.  None when no case has a value."""
-    from fsaccept.core.pernode import OUTLIER_FIGURE
-    from fsaccept.reporting.sections import case_label
     data: dict[str, list[tuple[float, str, bool]]] = {}
     off_scale: dict[str, int] = {}
     units: dict[str, str] = {}
@@ -233,9 +232,10 @@ class TrendPlotter:
     MAX_TICKS = 6
 
     def __init__(self) -> None:
-        import matplotlib
+        import matplotlib  # heavy: imported by the first plot drawn
         matplotlib.use("Agg")
         from matplotlib.figure import Figure
+        from matplotlib.ticker import EngFormatter
 
         self.fig = Figure(figsize=(6.4, 2.6), dpi=80)
         self.fig.subplots_adjust(left=0.12, right=0.86, top=0.9, bottom=0.2)
@@ -255,15 +255,11 @@ class TrendPlotter:
         self.title = ax.set_title("", fontsize=9, loc="left")
         # 3.5M, 250k, 2.5m (SI prefixes): no "1e6" offset above the axes, where the
         # title is, and short tick labels for any magnitude.
-        from matplotlib.ticker import EngFormatter
         ax.yaxis.set_major_formatter(EngFormatter(sep=""))
         ax.tick_params(labelsize=7)
 
     def plot(self, test: str, figure: str, unit: str, points: list[Point],
              median: float | None = None) -> bytes:
-        import io
-        from datetime import datetime, timezone
-
         ax = self.ax
         xs = [p.time for p in points]
         ys = [p.value for p in points]
@@ -283,9 +279,9 @@ class TrendPlotter:
         self.title.set_text(f"{test}: {figure} (last {len({p.session for p in points})} "
                             "sessions)")
         ax.set_ylabel(unit, fontsize=8)
-        top = max([*ys, *(l.get_ydata()[0] for l in shown[1:])], default=1.0)
-        ax.set_ylim(0, top * 1.08 or 1.0)
-        self._place_labels(shown[1:], top * 1.08 or 1.0)
+        top = trend_ylim([*ys, *(l.get_ydata()[0] for l in shown[1:])])
+        ax.set_ylim(0, top)
+        self._place_labels(shown[1:], top)
         left, right = (min(xs), max(xs)) if xs else (0.0, 1.0)
         pad = (right - left) * 0.03 or 43200.0
         ax.set_xlim(left - pad, right + pad)
@@ -313,6 +309,17 @@ class TrendPlotter:
                 self.labels[high].set_verticalalignment("bottom")
 
 
+def trend_ylim(levels: list[float]) -> float:
+    """The top of a trend plot's y axis: 8 % above the highest finite level; 1 when no
+    level is finite and above 0 (none, all 0 or negative, NaN, inf), and the level itself
+    when 8 % more would overflow: matplotlib refuses a limit that is not finite."""
+    top = max((v for v in levels if isinstance(v, (int, float)) and math.isfinite(v)),
+              default=0.0)
+    if top <= 0:
+        return 1.0
+    return top * 1.08 if math.isfinite(top * 1.08) else top
+
+
 def trend_plot(test: str, figure: str, unit: str, points: list[Point],
                median: float | None = None) -> bytes:
     """One trend plot (for many, reuse a :class:`TrendPlotter`)."""
@@ -320,5 +327,39 @@ def trend_plot(test: str, figure: str, unit: str, points: list[Point],
 
 
 def plot_name(test: str, figure: str) -> str:
-    import re
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{test}-{figure}").strip("_") + ".png"
+
+
+#: Colours of the timeline's phases.
+_PHASES = (("degrade_end", "restore_start", "degraded", "#d62728"),
+           ("restore_start", "recovered", "recovering", "#ff7f0e"))
+
+
+def timeline_plot(section: Any) -> bytes | None:
+    """The Degraded mode section's faults (:class:`.degraded.DegradedSection`) on one time axis (seconds from the first fault): degraded (red) and
+    recovering (orange), the moments every node saw the fault and the first write
+    succeeded marked."""
+    rows = [f for f in section.faults if any(e["event"] == "degrade_end" for e in f.events)]
+    if not rows:
+        return None
+    t0 = min(e["t"] for f in rows for e in f.events if e["event"] == "degrade_start")
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 1 + 0.5 * len(rows)), layout="constrained")
+    for y, f in enumerate(rows):
+        at = {e["event"]: e["t"] - t0 for e in f.events}
+        ends = [at[n] for n in ("healed", "not_healed", "nodes_healthy", "nodes_not_healthy")
+                if n in at]
+        at["recovered"] = max(ends) if ends else at.get("restore_start")
+        for start, end, label, colour in _PHASES:
+            if start in at and at.get(end) is not None:
+                ax.barh(y, at[end] - at[start], left=at[start], color=colour,
+                        label=label if y == 0 else None)
+        for name, mark in (("nodes_down", "v"), ("failover", "o")):
+            if name in at:
+                ax.plot(at[name], y, mark, color="black",
+                        label=name.replace("_", " ") if y == 0 else None)
+    ax.set_yticks(range(len(rows)), [f.test for f in rows])
+    ax.set_xlabel("seconds since the first fault")
+    ax.legend(loc="lower right", fontsize="small")
+    ax.set_title("Degraded mode: faults and recoveries")
+    return _png(fig)

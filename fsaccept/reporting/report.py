@@ -6,20 +6,29 @@ hardware ceilings (:mod:`.assessment`).  ``fsaccept report RUN_REPORT`` writes i
 
 from __future__ import annotations
 
+import argparse
+import base64
 import hashlib
 import json
 import math
 import os
 import re
 import subprocess
+import sys
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from fsaccept import __version__
+from fsaccept.core import inputs, yamlfile
 from fsaccept.core.formatting import format_number
+from fsaccept.reporting import assessment
 from fsaccept.reporting import manifest as run_manifest
-from fsaccept.reporting.degraded import degraded_section, timeline_plot
-from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot
+from fsaccept.reporting.assessment import CeilingError
+from fsaccept.reporting.degraded import degraded_section
+from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot, timeline_plot
+from fsaccept.reporting.reduction import data_reduction_lines
 from fsaccept.reporting.runreport import (Test, all_testcases, job_script, load_run_report,
                                           overall_verdict, tests_of)
 from fsaccept.reporting.session import session_check
@@ -28,6 +37,7 @@ from fsaccept.reporting.sections import (GROUP_LIMIT, WORST_SHOWN, anchor_of, ca
                                          POOLED, family_of, scaled,
                                          per_node_values, summary_rows, summary_text)
 from fsaccept.reporting.verdicts import ACCEPTED, INCOMPLETE, PASS, RunReportError
+from fsaccept.suite.reference import ReferenceError, load_reference
 
 # --------------------------------------------------------------------------- rendering
 
@@ -40,7 +50,6 @@ class Plot:
 
     @property
     def base64(self) -> str:
-        import base64
         return base64.b64encode(self.png).decode("ascii")
 
 
@@ -86,7 +95,6 @@ def _utc(ts: Any) -> str:
     """'2026-11-22 02:46:29 UTC' from a Unix time ('' if there is none)."""
     if not isinstance(ts, (int, float)) or isinstance(ts, bool):
         return ""
-    from datetime import datetime, timezone
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
@@ -129,9 +137,6 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
     why, when it could not be verified: the sign-off is then not ACCEPTED;
     ``integrity``: the run's manifest verified (:class:`.manifest.Integrity`), None when
     there is none: a manifest that does not verify keeps the sign-off from ACCEPTED)."""
-    from fsaccept.reporting import assessment
-    from fsaccept.reporting.reduction import data_reduction_lines
-
     info = report.get("session_info", {})
     tests = tests_of(report, reference=reference)
     session = session_check(report, tests, reference, reference_problem)
@@ -289,7 +294,7 @@ def md_block(value: Any, info: str = "") -> MarkdownText:
 def render(context: dict[str, Any], template: str) -> str:
     """Render ``templates/<template>`` (report.md.j2 or report.html.j2).  Every field is
     escaped: HTML by Jinja2's autoescape, Markdown by :func:`md_escape` (``finalize``)."""
-    import jinja2
+    import jinja2  # heavy: only a report rendered pays for Jinja2
     markdown = template.endswith(".md.j2")
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("fsaccept.reporting", "templates"),
@@ -341,7 +346,6 @@ def _remove_earlier_plots(plots_dir: Path, earlier: dict[str, str], now: set[str
 
 def _load_verified_reference(path: str) -> Any:
     """The reference file (validated as a run reads it), or why it cannot be read."""
-    from fsaccept.suite.reference import ReferenceError, load_reference
     try:
         return load_reference(path)
     except (ReferenceError, OSError, ValueError) as err:
@@ -352,7 +356,6 @@ def _given_reference(path: str, recorded: set[tuple[Any, Any]]) -> tuple[Any, st
     """(the reference file given with --reference, or None; what the report says of it; why
     it does not verify the run, or ''): its thresholds are compared, and it verifies the
     run when it is the file the tests recorded (the same SHA-256)."""
-    from fsaccept.core import inputs, yamlfile
     try:
         sha = hashlib.sha256(inputs.read_bytes(path, yamlfile.MAX_BYTES,
                                                "reference file")).hexdigest()
@@ -390,11 +393,6 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
     matches what they recorded).  The run's manifest (``manifest``, default the one beside
     the run report) is verified, its signature too with ``allowed_signers``.
     """
-    import hashlib
-
-    from fsaccept import __version__
-    from fsaccept.reporting import assessment
-
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ReportWriteError(f"{out_dir}: --out is not a directory")
@@ -423,7 +421,6 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
         verified, check, problem = _given_reference(str(reference), recorded)
     elif len(recorded) == 1:
         path, sha = next(iter(recorded))
-        from fsaccept.core import inputs, yamlfile
         try:  # a path the run report names: read bounded, as any reference file
             now = hashlib.sha256(inputs.read_bytes(path, yamlfile.MAX_BYTES,
                                                    "reference file")).hexdigest()
@@ -495,11 +492,6 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-    import sys
-
-    from fsaccept.reporting.assessment import CeilingError
-
     ap = argparse.ArgumentParser(
         prog="fsaccept report",
         description="write the sign-off report (report.md, report.html) from a ReFrame run report")

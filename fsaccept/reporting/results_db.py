@@ -6,11 +6,17 @@ refused before ReFrame opens (and may write to) it."""
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import sqlite3
+import sys
 import time
 from pathlib import Path
 from typing import Any
+
+# ReFrame's lock (reframe.utility.osext.ReadWriteFileLock) is fasteners' own: taken
+# through fasteners, so that `nightly check-db` does not import all of ReFrame.
+from fasteners import InterProcessReaderWriterLock
 
 #: Session extras (``--session-extras``) that say what kind of run a session was.
 KIND_KEY, SYSTEM_KEY = "fsaccept_kind", "fsaccept_system"
@@ -23,7 +29,6 @@ class NightlyError(ValueError):
 
 def _session_info(blob: str) -> dict[str, Any]:
     """The ``session_info`` object of a stored session's JSON, decoded alone."""
-    import json
     key = blob.find('"session_info"')
     start = blob.find("{", key)
     if key < 0 or start < 0:
@@ -59,7 +64,6 @@ def _busy_error(path: Path, wait_s: float, who: str = "another process") -> Nigh
 def _waiting(path: Path, wait_s: float) -> None:
     """Said once, when a first attempt found the database locked (cron logs show why
     the nightly waits)."""
-    import sys
     print(f"fsaccept: {path}: results database busy (locked by another writer); waiting "
           f"up to {wait_s:g} s", file=sys.stderr)
 
@@ -87,9 +91,6 @@ def _reframe_lock_free(path: Path, wait_s: float) -> None:
     lock_file = path.parent / ".db.lock"
     if not lock_file.is_file():
         return
-    # ReFrame's lock (reframe.utility.osext.ReadWriteFileLock) is fasteners' own: taken
-    # through fasteners, so that `nightly check-db` does not import all of ReFrame.
-    from fasteners import InterProcessReaderWriterLock
     lock = InterProcessReaderWriterLock(str(lock_file))
     try:
         if not lock.acquire_read_lock(timeout=min(BUSY_STEP_S, wait_s)):
@@ -143,8 +144,8 @@ class Store:
     database is a :class:`NightlyError` naming the file."""
 
     def __init__(self, db_file: Path | str):
-        from reframe.core import config, runtime
-        from reframe.core.exceptions import ReframeFatalError
+        from reframe.core import config, runtime  # heavy: ReFrame
+        from reframe.core.exceptions import ReframeFatalError  # heavy: ReFrame
 
         check_results_db(db_file)
         self.db_file = str(Path(db_file).resolve())
@@ -162,12 +163,12 @@ class Store:
 
     @property
     def backend(self):
-        from reframe.frontend.reporting.storage import StorageBackend
+        from reframe.frontend.reporting.storage import StorageBackend  # heavy: ReFrame
         return StorageBackend.default()
 
     @contextlib.contextmanager
     def _errors(self):
-        from reframe.core.exceptions import ReframeError
+        from reframe.core.exceptions import ReframeError  # heavy: ReFrame
         try:
             yield
         except (sqlite3.Error, ReframeError) as err:
@@ -185,7 +186,7 @@ class Store:
 
     def sessions(self, system: str, kind: str = "nightly") -> list[tuple[str, float]]:
         """(uuid, start time) of the stored sessions of this kind and system, oldest first."""
-        from reframe.frontend.reporting.utility import QuerySelectorTestcase
+        from reframe.frontend.reporting.utility import QuerySelectorTestcase  # heavy: ReFrame
         if not Path(self.db_file).exists():
             return []
         # Undecoded (decode=False): ReFrame filters on each session's info alone;
@@ -209,7 +210,7 @@ class Store:
 
     def compare(self, session: str, previous: list[tuple[str, float]]) -> list[Any]:
         """ReFrame's performance comparison: this session vs the median of ``previous``."""
-        from reframe.frontend.reporting import performance_compare
+        from reframe.frontend.reporting import performance_compare  # heavy: ReFrame
         spec = f"{session}/{self._window(previous)}/median:/+pref"
         with self._errors():
             try:
@@ -222,7 +223,7 @@ class Store:
 
     def testcases(self, sessions: list[tuple[str, float]]) -> list[dict[str, Any]]:
         """Every stored test case of these sessions."""
-        from reframe.frontend.reporting.utility import parse_query_spec
+        from reframe.frontend.reporting.utility import parse_query_spec  # heavy: ReFrame
         if not sessions:
             return []
         with self._errors():

@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 import os
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,8 @@ from fsaccept.core import inputs
 from fsaccept.core.formatting import format_number
 from fsaccept.benchmarks.catalogue import ACCEPTANCE
 from fsaccept.core.pernode import OUTLIER_FIGURE
+from fsaccept.core.reference import ReferenceError
+from fsaccept.reporting.case import Case, case_of
 from fsaccept.reporting.evidence import SessionEvidence, evidence_reasons, session_evidence
 from fsaccept.reporting.verdicts import (ACCEPTED, INCOMPLETE, NOT_ACCEPTED,
                                          FAIL, INVALID, NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
@@ -87,16 +91,17 @@ class FigureRow:
 
 @dataclass
 class Test:
-    """One test (repeats grouped) with its figures, provenance and fixtures."""
+    """One test (repeats grouped) with its figures, provenance and fixtures (each case a
+    :class:`~fsaccept.reporting.case.Case` when made by :func:`tests_of`)."""
 
     name: str
-    cases: list[dict[str, Any]]
+    cases: list[Mapping[str, Any]]
     verdicts: list[Verdict]
-    fixtures: list[dict[str, Any]] = field(default_factory=list)
+    fixtures: list[Mapping[str, Any]] = field(default_factory=list)
     figures: list[FigureRow] = field(default_factory=list)
 
     @property
-    def case(self) -> dict[str, Any]:
+    def case(self) -> Mapping[str, Any]:
         """The last run of the test (the one a retry ended with)."""
         return self.cases[-1]
 
@@ -190,13 +195,13 @@ def tests_of(report: dict[str, Any], reference: Any = None) -> list[Test]:
     ``reference``: the reference file (:class:`fsaccept.core.reference.Reference`) the
     tests recorded, verified by its SHA-256: a pass whose recorded thresholds are looser
     than the file's is INVALID."""
-    cases = all_testcases(report)
+    cases = [case_of(tc) for tc in all_testcases(report)]  # each test case read once here
     evidence = session_evidence(cases)
-    by_unique: dict[tuple[str, str], dict[str, Any]] = {}
+    by_unique: dict[tuple[str, str], Case] = {}
     for tc in cases:
         by_unique[(tc.get("unique_name") or tc.get("name", ""),
                    f"{tc.get('system')}:{tc.get('partition')}")] = tc
-    groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str, str], list[Case]] = {}
     for tc in cases:
         if tc.get("fixture"):
             continue
@@ -204,7 +209,7 @@ def tests_of(report: dict[str, Any], reference: Any = None) -> list[Test]:
     fixture_verdicts: dict[int, Verdict] = {}
     tests = []
     for key, group in groups.items():
-        fixtures: list[dict[str, Any]] = []
+        fixtures: list[Case] = []
         verdicts = []
         for tc in group:
             own, missing = [], []
@@ -224,7 +229,7 @@ def tests_of(report: dict[str, Any], reference: Any = None) -> list[Test]:
                                           missing, reference, evidence))
         rows: dict[str, FigureRow] = {}
         for tc in group:
-            for fig in figures_of(tc):
+            for fig in tc.figures:
                 rows.setdefault(fig.name, FigureRow(fig.name, fig.unit, [])).samples.append(fig)
         tests.append(Test(name=key[0], cases=group, verdicts=verdicts,
                           fixtures=fixtures, figures=list(rows.values())))
@@ -284,7 +289,6 @@ def looser_thresholds(tc: dict[str, Any], reference: Any) -> list[str]:
     """Each threshold of the test's reference entry (``tests.<reference_key>``) that the
     test case did not apply at least as strictly (value and tolerance as ReFrame applies
     them): 'write_bandwidth: recorded ≥ 10 MiB/s, the reference file says ≥ 45 MiB/s'."""
-    from fsaccept.core.reference import ReferenceError
     spec = spec_of_case(tc)
     # Its class's entry, never the reference_key it recorded (identity_problems says
     # when they differ): a probe or a fixture has no threshold of its own.
@@ -386,7 +390,6 @@ def overall_verdict(tests: list[Test], session: SessionCheck | None = None
 
 
 def _run_report_schema() -> dict[str, Any]:
-    from importlib import resources
     return json.loads(resources.files("fsaccept").joinpath("reporting/run-report.schema.json")
                       .read_text())
 
@@ -400,7 +403,7 @@ SKELETON_KEYWORDS = frozenset({"$schema", "title", "description", "type", "requi
 
 def _run_report_validators() -> tuple[Any, Any]:
     """Validators of the run report without its test cases, and of one test case."""
-    import jsonschema
+    import jsonschema  # heavy: only a run report read pays for it
     schema = _run_report_schema()
     top = json.loads(json.dumps(schema))
     top["properties"]["runs"]["items"]["properties"]["testcases"] = {"type": "array"}

@@ -8,34 +8,21 @@ import math
 import re
 import shlex
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from fsaccept.core.formatting import format_figure, format_number
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.units import GIB
+# RFM_KEYS and parse_per_node_text are read at the door (case.py), and named here too.
+from fsaccept.reporting.case import (RFM_KEYS, case_of, is_figure_map,  # noqa: F401
+                                     parse_per_node_text, per_node_of)
 from fsaccept.reporting.runreport import FigureRow, Test
-from fsaccept.reporting.verdicts import (REPEAT_PARAM, VERDICT_ORDER, Verdict, as_number,
-                                         figures_of, format_threshold, verdict_of, worst)
+from fsaccept.reporting.verdicts import (REPEAT_PARAM, VERDICT_ORDER, Verdict,
+                                         format_threshold, verdict_of, worst)
 
 # --------------------------------------------------------------------------- rows
-
-#: Keys every run-report test case has that are ReFrame's, not the check's.
-#: Anything else a check logs (``loggable=True``) is provenance and is shown.
-RFM_KEYS = frozenset("""
-    build_jobid build_stderr build_stdout dependencies_actual dependencies_conceptual
-    environ fail_phase fail_reason fail_info fail_severe filename fixture
-    job_completion_time job_completion_time_unix job_stderr job_stdout partition result
-    run_index scheduler session_uuid time_compile time_performance time_run time_sanity
-    time_setup time_total uuid outputdir job_exitcode job_nodelist job_submit_time jobid
-    system build_locally build_time_limit descr display_name env_vars exclusive_access
-    executable executable_opts extra_resources hashcode keep_files local maintainers
-    max_pending_time modules name num_cpus_per_task num_gpus_per_node num_tasks
-    num_tasks_per_core num_tasks_per_node num_tasks_per_socket perfvalues postbuild_cmds
-    postrun_cmds prebuild_cmds prefix prerun_cmds readonly_files short_name sourcepath
-    sourcesdir stagedir strict_check tags time_limit unique_name use_multithreading
-    valid_prog_environs valid_systems variables basename sysenv
-""".split())
 
 #: Shown in rows of their own (deadline vs time run, bytes moved), not again; and the
 #: probe's measurements as JSON, which the sign-off re-reads (its sentence,
@@ -104,7 +91,7 @@ def summary_text(rows: list[SummaryRow]) -> str:
 # --------------------------------------------------------------------------- sections
 
 
-def command_lines(testcase: dict[str, Any]) -> list[tuple[str, str]]:
+def command_lines(testcase: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(label, command) pairs: every ``*_command`` a check logged (the benchmark's
     own echo of its command line where it has one), else ReFrame's executable and
     options."""
@@ -117,32 +104,35 @@ def command_lines(testcase: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def provenance(testcase: dict[str, Any]) -> list[tuple[str, str]]:
+def provenance(testcase: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(key, value) of everything the check logged beyond ReFrame's own keys:
     versions, binary paths, placement, sizes.  Core keys first, then the rest sorted."""
-    extra = {k: v for k, v in testcase.items()
-             if k not in RFM_KEYS and k not in SHOWN_KEYS and not k.endswith("_command")}
+    case = case_of(testcase)
+    extra = {k: v for k, v in case.variables.items()
+             if k not in SHOWN_KEYS and not k.endswith("_command")}
     keys = [k for k in CORE_KEYS if k in extra] + sorted(k for k in extra if k not in CORE_KEYS)
-    units = {f.name: f.unit for f in figures_of(testcase)}
+    units = {f.name: f.unit for f in case.figures}
     return [(k, _show(k, extra[k], units)) for k in keys]
 
 
-def per_node_text(text: str, units: dict[str, str]) -> str:
-    """A logged ``fig=n1:1.5,n2:2.0; ...`` string for people:
-    'fig (MiB/s): n1 1.5, n2 2; ...' (the exact string stays in the run report)."""
+def per_node_text(figures: Mapping[str, Mapping[str, float]], units: dict[str, str],
+                  recorded: str = "") -> str:
+    """Per-node figures for people: 'fig (MiB/s): n1 1.5, n2 2; ...' (the exact values
+    stay in the run report); ``recorded`` when there are none."""
     parts = []
-    for fig, nodes in parse_per_node_text(text).items():
+    for fig, nodes in figures.items():
         unit = f" ({units[fig]})" if units.get(fig) else ""
         parts.append(f"{fig}{unit}: " + ", ".join(f"{n} {format_number(v)}"
                                                     for n, v in nodes.items()))
-    return "; ".join(parts) or text
+    return "; ".join(parts) or recorded
 
 
 def _show(key: str, value: Any, units: dict[str, str] | None = None) -> str:
-    if value is None or value == "":
+    if value is None or value == "" or ("per_node" in key and value == {}):
         return "—"
-    if "per_node" in key and isinstance(value, str):
-        return per_node_text(value, units or {})
+    if "per_node" in key and (isinstance(value, str) or is_figure_map(value)):
+        return per_node_text(per_node_of(key, value), units or {},
+                             value if isinstance(value, str) else "")
     if key == "bytes_moved" and isinstance(value, int) and not isinstance(value, bool):
         if abs(value) >= 10**21:  # beyond any file system: shown as what it is
             return f"{format_number(value)} B"
@@ -160,11 +150,11 @@ def nodelist_text(nodelist: Any) -> str:
         return "—"
     if isinstance(nodelist, str):
         return nodelist
-    from reframe.utility import nodelist_abbrev
+    from reframe.utility import nodelist_abbrev  # heavy: ReFrame, for a node list only
     return nodelist_abbrev(list(nodelist))
 
 
-def deadline_text(testcase: dict[str, Any]) -> str:
+def deadline_text(testcase: Mapping[str, Any]) -> str:
     """'2 s deadline, 2.01 s run' (or '—' when the check logs neither)."""
     d, r = testcase.get("deadline_s"), testcase.get("time_run_s")
     if not d and not r:
@@ -194,18 +184,19 @@ class CaseSection:
     job_script: str = ""
 
 
-def case_section(testcase: dict[str, Any], role: str, job_script: str = "") -> CaseSection:
-    bm = testcase.get("bytes_moved")
+def case_section(testcase: Mapping[str, Any], role: str, job_script: str = "") -> CaseSection:
+    case = case_of(testcase)
+    bm = case.get("bytes_moved")
     return CaseSection(
-        title=testcase.get("display_name") or testcase.get("name", "?"),
-        role=role, verdict=verdict_of(testcase),
-        jobid=str(testcase.get("jobid") or "—"),
-        nodelist=nodelist_text(testcase.get("job_nodelist")),
-        commands=command_lines(testcase), deadline=deadline_text(testcase),
+        title=case.get("display_name") or case.get("name", "?"),
+        role=role, verdict=verdict_of(case),
+        jobid=case.job.jobid or "—",
+        nodelist=nodelist_text(case.get("job_nodelist")),  # as recorded: a list or a text
+        commands=command_lines(case), deadline=deadline_text(case),
         bytes_moved=_show("bytes_moved", bm) if bm else "—",
-        provenance=provenance(testcase),
+        provenance=provenance(case),
         figures=[(f.name, format_figure(f.value, f.unit), format_threshold(f), f.result or "—")
-                 for f in figures_of(testcase)],
+                 for f in case.figures],
         job_script=job_script)
 
 
@@ -235,30 +226,12 @@ def check_family(name: str) -> str:
     return _NUMBERED.sub("", base) or base
 
 
-def parse_per_node_text(text: str) -> dict[str, dict[str, float]]:
-    """figure → node → value from a logged ``fig=n1:1.5,n2:2.0; fig2=...`` string
-    (the fio checks' ``per_node_figures``); parts that do not fit are ignored."""
-    out: dict[str, dict[str, float]] = {}
-    for part in text.split(";"):
-        fig, sep, pairs = part.strip().partition("=")
-        if not sep or not fig:
-            continue
-        for pair in pairs.split(","):
-            node, sep2, value = pair.strip().rpartition(":")
-            v = as_number(value) if sep2 else None
-            if node and v is not None and math.isfinite(v):
-                out.setdefault(fig.strip(), {})[node] = float(v)
-    return out
-
-
 def per_node_values(tests: list[Test]) -> dict[tuple[str, str], dict[str, list[float]]]:
     """(test family, figure) → node → values, where a figure is measured per node:
 
     - test cases that each ran on one node (``--distribute``, or a per-node check)
       and share a family, when the family covers more than one node;
-    - a logged mapping ``<anything>per_node<anything>``: {node: value} in a test case
-      (figure name: the key without ``per_node``), or a string
-      ``fig=n1:1.5,n2:2.0; fig2=...`` (the fio checks' ``per_node_figures``).
+    - the per-node figures a test case logged (:attr:`.case.Case.per_node`).
     """
     out: dict[tuple[str, str], dict[str, list[float]]] = {}
     families: dict[str, list[Test]] = {}
@@ -266,30 +239,17 @@ def per_node_values(tests: list[Test]) -> dict[tuple[str, str], dict[str, list[f
         families.setdefault(family_of(t.name), []).append(t)
     for family, members in families.items():
         for t in members:
-            for tc in t.cases:
-                for key, value in tc.items():
-                    if "per_node" not in key or key in RFM_KEYS:
-                        continue
-                    if isinstance(value, str):
-                        for fig, nodes in parse_per_node_text(value).items():
-                            for node, v in nodes.items():
-                                out.setdefault((family, fig), {}).setdefault(node, []).append(v)
-                    elif isinstance(value, dict):
-                        fig = key.replace("per_node", "").strip("_") or key
-                        for node, v in value.items():
-                            if as_number(v) is not None:
-                                out.setdefault((family, fig), {}).setdefault(
-                                    str(node), []).append(float(v))
+            for tc in map(case_of, t.cases):
+                for fig, nodes in tc.per_node.items():
+                    for node, v in nodes.items():
+                        out.setdefault((family, fig), {}).setdefault(node, []).append(v)
         if len({t.name for t in members}) < 2:
             continue  # repeats of one test on varying nodes are not a per-node test
-        single = [(tc, f) for t in members for tc in t.cases
-                  if len(tc.get("job_nodelist") or []) == 1 for f in figures_of(tc)
-                  if f.value is not None]
-        nodes = {tc["job_nodelist"][0] for tc, _ in single}
-        if len(nodes) > 1:
-            for tc, f in single:
-                out.setdefault((family, f.name), {}).setdefault(
-                    tc["job_nodelist"][0], []).append(f.value)
+        single = [(tc.job.nodelist[0], f) for t in members for tc in map(case_of, t.cases)
+                  if len(tc.job.nodelist) == 1 for f in tc.figures if f.value is not None]
+        if len({node for node, _ in single}) > 1:
+            for node, f in single:
+                out.setdefault((family, f.name), {}).setdefault(node, []).append(f.value)
     return out
 
 
@@ -346,9 +306,9 @@ def case_label(t: Test, check: str) -> str:
     """A test case within its check: its node (one per case) when that is all its name
     adds, else what its name adds (a variant's parameters)."""
     rest = t.name[len(check):].strip() if t.name.startswith(check) else t.name
-    nodes = t.case.get("job_nodelist") or []
-    if isinstance(nodes, list) and len(nodes) == 1 and not _NODE_PARAM.sub("", " " + rest):
-        return str(nodes[0])
+    nodes = case_of(t.case).job.nodelist
+    if len(nodes) == 1 and not _NODE_PARAM.sub("", " " + rest):
+        return nodes[0]
     return rest or t.name
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE
+from fsaccept.reporting.case import case_of
 from fsaccept.reporting.evidence import session_evidence
 from fsaccept.reporting.runreport import (PASS, SKIPPED, SessionCheck, Test,
                                           all_testcases, record_problems, spec_of_case, verdict_of)
@@ -33,7 +34,7 @@ def session_check(report: dict[str, Any], tests: list[Test], reference: Any = No
     info = report.get("session_info") or {}
     runs = [r for r in report.get("runs") or [] if isinstance(r, dict)]
     out.blocking += _count_problems(info, runs)
-    cases = all_testcases(report)
+    cases = [case_of(tc) for tc in all_testcases(report)]
     uuid = info.get("uuid")
     start, end = info.get("time_start_unix"), info.get("time_end_unix")
     for tc in cases:

@@ -35,8 +35,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,9 +48,13 @@ import yaml
 from fsaccept.core.formatting import format_number
 # Units where smaller is better; every other unit is a rate (larger is better).
 from fsaccept.core.reference import TIME_UNITS
+from fsaccept.reporting.case import case_of
 from fsaccept.reporting.plots import TrendPlotter, plot_name
+from fsaccept.reporting.point import Point
 # NightlyError is raised here too (and caught by callers as trends.NightlyError).
+from fsaccept.reporting import runreport as rep
 from fsaccept.reporting.results_db import NightlyError, Store, check_results_db
+from fsaccept.suite.reference import ReferenceError, load_reference, nightly_merged
 
 DEFAULT_SESSIONS = 7
 DEFAULT_TOLERANCE = 0.1
@@ -79,7 +85,6 @@ def nightly_reference(raw: dict[str, Any], source: str = "reference") -> dict[st
     """The reference file for a nightly run: ``tests.<name>`` updated with
     ``nightly.tests.<name>`` (:func:`fsaccept.suite.reference.nightly_merged`, which every
     reference check applies too).  An override of a test the file lacks is an error."""
-    from fsaccept.suite.reference import ReferenceError, nightly_merged
     try:
         return nightly_merged(raw, source)
     except ReferenceError as err:
@@ -199,43 +204,32 @@ def regressions(comparisons: list[Comparison], tolerance: float) -> list[Compari
 def current_figures(report: dict[str, Any]) -> list[CurrentFigure]:
     """Every measured figure of a run report, with its bounds."""
     out = []
-    for run in report.get("runs", []):
-        for tc in run.get("testcases", []):
-            for key, vals in (tc.get("perfvalues") or {}).items():
-                if vals and vals[0] is not None:
-                    out.append(CurrentFigure(
-                        tc["name"], f"{tc.get('system')}:{tc.get('partition')}+"
-                        f"{tc.get('environ')}", key.rsplit(":", 1)[-1], vals[4], vals[0],
-                        vals[2], vals[3]))
+    for tc in (case_of(tc) for run in report.get("runs", []) for tc in run.get("testcases", [])):
+        for f in tc.figures:
+            if f.value is not None:
+                out.append(CurrentFigure(
+                    tc.name, f"{tc.get('system')}:{tc.get('partition')}+{tc.get('environ')}",
+                    f.name, f.unit, f.value, f.lower, f.upper))
     return out
 
 
 # --------------------------------------------------------------------------- trends
 
 
-@dataclass
-class Point:
-    time: float
-    session: str
-    value: float
-    threshold: float | None  # the passing limit: reference × (1 + lower)
-
-
 def trend_series(testcases: list[dict[str, Any]]) -> dict[tuple[str, str, str], list[Point]]:
     """(test, figure, unit) → points in time order, from stored test cases
     (each a run-report test case as ReFrame's storage returns it)."""
     series: dict[tuple[str, str, str], list[Point]] = {}
-    for tc in testcases:
-        t = tc.get("job_completion_time_unix") or 0.0
-        for key, vals in (tc.get("perfvalues") or {}).items():
-            value, ref, lower, _upper, unit, *_ = vals
-            if value is None:
+    for tc in map(case_of, testcases):
+        t = tc.job.completion_time or 0.0
+        for f in tc.figures:
+            if f.value is None:
                 continue
             limit = None
-            if ref and lower is not None:
-                limit = ref * (1 + lower)
-            series.setdefault((tc["name"], key.rsplit(":", 1)[-1], unit), []).append(
-                Point(t, tc.get("session_uuid", ""), float(value), limit))
+            if f.reference and f.lower is not None:
+                limit = f.reference * (1 + f.lower)
+            series.setdefault((tc.name, f.name, f.unit), []).append(
+                Point(t, tc.get("session_uuid", ""), float(f.value), limit))
     for pts in series.values():
         pts.sort(key=lambda p: p.time)
     return series
@@ -423,8 +417,6 @@ class PlotAhead:
     :class:`TrendPlotter`."""
 
     def __init__(self, workers: int = 2) -> None:
-        import multiprocessing
-        import threading
         self._children: list[tuple[Any, Any]] = []
         self._drawn = False
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
@@ -535,7 +527,6 @@ def write_trends(store: Store, out_dir: Path, system: str, session: str,
 def _load_yaml(path: Path) -> dict[str, Any]:
     """A reference file, validated against its schema first (errors name the file and
     key), as the plain data the nightly settings are read from."""
-    from fsaccept.suite.reference import ReferenceError, load_reference
     try:
         return load_reference(path).data  # read once: parsing it is most of its cost
     except ReferenceError as err:
@@ -543,7 +534,6 @@ def _load_yaml(path: Path) -> dict[str, Any]:
 
 
 def _cmd_reference(args: argparse.Namespace) -> int:
-    from fsaccept.suite.reference import ReferenceError, load_reference
     src, out = Path(args.reference), Path(args.output)
     if out.exists() and out.resolve() == src.resolve():
         raise NightlyError(f"-o {out}: that is the reference file itself: write the nightly "
@@ -590,7 +580,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace, plots: PlotAhead) -> int:
-    from fsaccept.reporting import runreport as rep
     run_report = rep.load_run_report(args.run_report)
     settings = nightly_settings(_load_yaml(Path(args.reference)))
     if args.sessions:

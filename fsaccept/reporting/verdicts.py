@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -29,6 +30,9 @@ from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, ROLES, TestSpec
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.formatting import format_number, format_quantity, unit_scale
 from fsaccept.core.pernode import OUTLIER_FIGURE
+# The record read at the door; Figure, as_number and RunReportError are named here too.
+from fsaccept.reporting.case import (Figure, RunReportError, as_number,  # noqa: F401
+                                     case_of)
 
 PASS, FAIL, INVALID = "PASS", "FAIL", "INVALID"
 ERROR, SKIPPED, NOT_RUN, ABORTED = "ERROR", "SKIPPED", "NOT RUN", "ABORTED"
@@ -42,85 +46,13 @@ ACCEPTANCE_TAG = ACCEPTANCE
 #: ``--repeat N`` adds this parameter to each test's name.
 REPEAT_PARAM = re.compile(r"\s+%\.?repeat_no=\d+")
 
-class RunReportError(ValueError):
-    """A file that is not a usable ReFrame run report; the message names it."""
-
-
 # --------------------------------------------------------------------------- figures
 
 
-@dataclass(frozen=True)
-class Figure:
-    """One performance value of one test case, as ReFrame recorded it."""
-
-    name: str
-    value: float | None
-    unit: str
-    reference: float | None = None
-    lower: float | None = None
-    upper: float | None = None
-    result: str | None = None
-    #: A threshold entry (reference, lower, upper) that is neither null nor a number
-    #: ("abc", "50", true): an edited run report, never a usable threshold.
-    bad_threshold: bool = False
-
-    @property
-    def judged(self) -> bool:
-        """Whether ReFrame judged it against a threshold (a reference of 0
-        without bounds is ReFrame's "no reference")."""
-        return self.lower is not None or self.upper is not None or bool(self.reference)
-
-    @property
-    def limited(self) -> bool:
-        """Whether a limit was computed and compared (a floor or a ceiling)."""
-        return self.lower_limit is not None or self.upper_limit is not None
-
-    @property
-    def lower_limit(self) -> float | None:
-        """Lowest passing value: reference × (1 + lower)."""
-        if self.reference is None or self.lower is None:
-            return None
-        return float(Decimal(repr(self.reference)) * (1 + Decimal(repr(self.lower))))
-
-    @property
-    def upper_limit(self) -> float | None:
-        if self.reference is None or self.upper is None:
-            return None
-        return float(Decimal(repr(self.reference)) * (1 + Decimal(repr(self.upper))))
-
-
-def figures_of(testcase: dict[str, Any]) -> list[Figure]:
-    """The figures of a run-report test case, in the order the check declared them.
-
-    Keys are ``system:partition:name``; the name is the part after the last colon.
-    """
-    out = []
-    for key, values in (testcase.get("perfvalues") or {}).items():
-        if not isinstance(values, (list, tuple)) or len(values) < 5:
-            raise RunReportError(f"perfvalues[{key!r}] of {testcase.get('name')!r}: expected "
-                                 f"[value, reference, lower, upper, unit, result], got {values!r}")
-        value, ref, lower, upper, unit, *rest = values
-        out.append(Figure(name=key.rsplit(":", 1)[-1], value=as_number(value), unit=unit or "",
-                          reference=as_number(ref), lower=as_number(lower), upper=as_number(upper),
-                          result=rest[0] if rest else None,
-                          bad_threshold=any(not _number_or_null(x) for x in (ref, lower, upper))))
-    return out
-
-
-def _number_or_null(v: Any) -> bool:
-    """ReFrame writes a threshold entry as a JSON number or null, nothing else."""
-    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
-
-
-def as_number(v: Any) -> float | None:
-    if v is None or isinstance(v, bool):
-        return None
-    if isinstance(v, (int, float)):
-        return v
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
+def figures_of(testcase: Mapping[str, Any]) -> list[Figure]:
+    """The figures of a run-report test case, in the order the check declared them
+    (read once, by :func:`fsaccept.reporting.case.case_of`)."""
+    return list(case_of(testcase).figures)
 
 
 def format_threshold(fig: Figure) -> str:
@@ -208,23 +140,23 @@ def bogus_figures(figures: list[Figure]) -> list[str]:
     return out
 
 
-def spec_of_case(testcase: dict[str, Any]) -> TestSpec | None:
+def spec_of_case(testcase: Mapping[str, Any]) -> TestSpec | None:
     """The catalogue's record of a run-report test case, by its class (the name up to its
     first blank), or None for a test fsaccept does not know."""
     return registry.TESTS.get(registry.class_of_case(testcase.get("name")))
 
 
-def is_acceptance(testcase: dict[str, Any]) -> bool:
+def is_acceptance(testcase: Mapping[str, Any]) -> bool:
     """Whether a test case is an acceptance test: its class's record says so, never its
     recorded tags (an edited run report can re-tag it); a test the catalogue does not know
     goes by its tags (the sign-off refuses it anyway: :func:`identity_problems`)."""
     spec = spec_of_case(testcase)
     if spec is None:
-        return ACCEPTANCE_TAG in (testcase.get("tags") or [])
+        return ACCEPTANCE_TAG in case_of(testcase).tags
     return spec.role == ACCEPTANCE
 
 
-def identity_problems(testcase: dict[str, Any]) -> list[str]:
+def identity_problems(testcase: Mapping[str, Any]) -> list[str]:
     """What in a test case contradicts the catalogue's record of its class: a class it does
     not know, a unique name of another class, a fixture flag, reference key or tags that
     are not its class's, a figure its class does not report.  A live run never writes
@@ -254,14 +186,13 @@ def identity_problems(testcase: dict[str, Any]) -> list[str]:
         if (spec.all_tags - have) or (have & set(ROLES)) - spec.all_tags:
             out.append(f"recorded tags {str(tags)[:100]}, but {spec.check}'s are "
                        f"{sorted(spec.all_tags)}")
-    for key in (testcase.get("perfvalues") or {}):
-        figure = str(key).rsplit(":", 1)[-1]
+    for figure in (f.name for f in case_of(testcase).figures):
         if not spec.reports(figure):
             out.append(f"figure {figure[:100]!r} is not one {spec.check} reports")
     return out
 
 
-def unjudgeable_figures(testcase: dict[str, Any], figures: list[Figure]) -> list[str]:
+def unjudgeable_figures(testcase: Mapping[str, Any], figures: list[Figure]) -> list[str]:
     """What in a run report's figures contradicts its own verdict, or cannot have been
     judged: a threshold that is not a number (or a tolerance without the figure it applies
     to), a judged figure without a value, a value outside the limits it passed, a figure
@@ -310,7 +241,7 @@ def unjudgeable_figures(testcase: dict[str, Any], figures: list[Figure]) -> list
 SKIPPED_BY_REFRAME = "skipped by ReFrame (see ReFrame's output)"
 
 
-def recorded_failure(testcase: dict[str, Any]) -> str:
+def recorded_failure(testcase: Mapping[str, Any]) -> str:
     """A reason a test case recorded as ``pass`` carries nonetheless (a failure reason or
     phase, the check's own ``invalid_reasons``): '' when there is none."""
     parts = [str(testcase.get(k)) for k in ("fail_phase", "fail_reason", "invalid_reasons")
@@ -318,15 +249,15 @@ def recorded_failure(testcase: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def verdict_of(testcase: dict[str, Any]) -> Verdict:
+def verdict_of(testcase: Mapping[str, Any]) -> Verdict:
     """PASS, FAIL, INVALID, or what else happened, with the reason (one line
     unless it is an INVALID reason, which is kept whole). A run report that carries a
     figure no benchmark can measure (NaN, negative...) makes its test INVALID."""
     result = testcase.get("result")
     phase = testcase.get("fail_phase")
     reason = testcase.get("fail_reason")
+    figures = list(case_of(testcase).figures)
     if result == "pass" or (result == "fail" and phase == "performance"):
-        figures = figures_of(testcase)
         bogus = bogus_figures(figures) + unjudgeable_figures(testcase, figures)
         if bogus:
             return Verdict(INVALID, "; ".join(bogus))
@@ -338,7 +269,7 @@ def verdict_of(testcase: dict[str, Any]) -> Verdict:
                            f"recorded as passed but carries a failure: {carried}")
         return Verdict(PASS)
     if result == "fail" and phase == "performance":
-        failed = figure_failures(figures_of(testcase))
+        failed = figure_failures(figures)
         return Verdict(FAIL, "; ".join(failed) or _first_line(reason))
     if result == "fail" and phase == "sanity" and invalid_reason(reason) is not None:
         return Verdict(INVALID, invalid_reason(reason) or "")

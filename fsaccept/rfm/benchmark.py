@@ -22,6 +22,7 @@ import socket
 import subprocess
 
 import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 from reframe.core.logging import getlogger
@@ -36,6 +37,10 @@ from fsaccept.rfm.jobscript import (ABORT_MARKER, END_WITH_STATUS, INFO_MARKER, 
                                     NODE_CHECK_MARKER, NODE_CHECK_SCRIPT, OWNED_LEDGER,
                                     RANK_MARKER, RETRY_MARKER, RUN_ID, remove_data,
                                     sweep_earlier_runs)
+
+#: The type of a loggable ``per_node_figures``: {figure: {node: value}}, data in the run
+#: report (a JSON object) and the perflog (JSON), never text to parse back.
+PER_NODE_FIGURES = typ.Dict[str, typ.Dict[str, float]]
 
 
 def NO_IOR_FIX(test) -> str:  # noqa: N802 - the checks pass it where advice text goes

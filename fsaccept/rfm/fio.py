@@ -24,7 +24,7 @@ Figures (perf variables, names carry the regime, e.g.
   median node (per throughput figure); more than 0 FAILs, and the loggable
   variable ``outlier_nodes_named`` names them with their figure and ratio;
 - every node's figures in the loggable variable ``per_node_figures``
-  (``fig=n1:v,n2:v; ...``), not as perf variables: their number follows the
+  (``{fig: {node: value}}``), not as perf variables: their number follows the
   node count.
 
 Thresholds (``thresholds:`` in the entry): throughput figures are lower bounds
@@ -55,7 +55,7 @@ from fsaccept.benchmarks.fio import command as fiocmd
 from fsaccept.benchmarks.fio import figures
 from fsaccept.benchmarks.fio import parse as fio
 from fsaccept.core import reduction, versions
-from fsaccept.rfm.benchmark import BenchmarkTest
+from fsaccept.rfm.benchmark import PER_NODE_FIGURES, BenchmarkTest
 from fsaccept.rfm.jobscript import INFO_MARKER
 
 NODE_MARKER = "fsaccept-node"
@@ -91,7 +91,7 @@ class FioTest(BenchmarkTest):
     file_size_bytes = variable(int, value=0, loggable=True)
     bytes_per_node = variable(int, value=0, loggable=True)
     node_memtotal_bytes = variable(int, value=0, loggable=True)
-    per_node_figures = variable(str, value="", loggable=True)
+    per_node_figures = variable(PER_NODE_FIGURES, value={}, loggable=True)
     outlier_fraction = variable(float, value=0.0, loggable=True)
     outlier_nodes_named = variable(str, value="", loggable=True)
     notes = variable(str, value="", loggable=True)
@@ -221,7 +221,7 @@ class FioTest(BenchmarkTest):
             {n: [f for f in fs if f.severity != fio.INVALID] for n, fs in findings.items()})
         if res.per_node and len(res.per_node) == len(exits):
             res.combined = figures.combine(res.per_node, self.specs, self.outlier_fraction)
-            self.per_node_figures = figures.format_per_node(res.per_node, self.specs)
+            self.per_node_figures = figures.per_node_figures(res.per_node, self.specs)
             self.outlier_nodes_named = res.combined.describe_outliers()
         self.notes = "; ".join(res.notes)
         return res

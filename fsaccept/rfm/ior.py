@@ -21,7 +21,7 @@ from fsaccept.benchmarks.ior import validity
 from fsaccept.core import guards, pernode, reduction
 from fsaccept.core.units import MIB
 from fsaccept.suite import reference
-from fsaccept.rfm.benchmark import NO_IOR_FIX, BenchmarkTest
+from fsaccept.rfm.benchmark import NO_IOR_FIX, PER_NODE_FIGURES, BenchmarkTest
 from fsaccept.rfm.jobscript import KEPT_DATASETS, RUN_ID, remove_data
 
 #: The data pattern's seed (IOR -G) of this session: data left by another run (another
@@ -75,7 +75,7 @@ class IORTest(BenchmarkTest):
 
     #: Every node's figure until the stonewall (wear-out phases print per-rank counts),
     #: the slowest nodes, and those below ``outlier_fraction`` of the median (0: off).
-    per_node_figures = variable(str, value="", loggable=True)
+    per_node_figures = variable(PER_NODE_FIGURES, value={}, loggable=True)
     slowest_nodes = variable(str, value="", loggable=True)
     outlier_fraction = variable(float, value=0.0, loggable=True)
     outlier_nodes_named = variable(str, value="", loggable=True)
@@ -221,7 +221,7 @@ class IORTest(BenchmarkTest):
                                       self.figure_kind) or {}
             self._node_figures = values
             if values:
-                self.per_node_figures = pernode.format_per_node(
+                self.per_node_figures = pernode.by_figure(
                     {node: {name: v} for node, v in values.items()}, [name])
                 self.slowest_nodes = pernode.slowest(values, unit)
                 self.outlier_nodes_named = "; ".join(

@@ -3,6 +3,12 @@ fsaccept's (see ``fsaccept.suite.sites``)."""
 
 from __future__ import annotations
 
+from reframe.core import runtime
+from reframe.core.exceptions import ReframeError, ReframeFatalError
+from reframe.core.logging import getlogger
+
+from fsaccept.suite import sites
+
 _warned = False
 
 
@@ -11,12 +17,6 @@ def warn_when_no_system() -> None:
     or no system of it matches this host (ReFrame's ``generic``: no check runs there).
     Nothing outside a ReFrame run (unit tests import the checks' modules too)."""
     global _warned
-    from reframe.core import runtime
-    from reframe.core.exceptions import ReframeError, ReframeFatalError
-    from reframe.core.logging import getlogger
-
-    from fsaccept.suite import sites
-
     if _warned:
         return
     try:

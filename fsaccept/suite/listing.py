@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from fsaccept.benchmarks import registry
@@ -129,8 +131,6 @@ def fill_generated(text: str) -> str:
 
 
 if __name__ == "__main__":  # python -m fsaccept.suite.listing FILE...: refill the docs
-    import sys
-    from pathlib import Path
     for arg in sys.argv[1:]:
         path = Path(arg)
         path.write_text(fill_generated(path.read_text()))

@@ -152,8 +152,8 @@ def no_system_message(config_files: list[str], system: str, host: str,
 def selected(name: str | None = None, settings: Path = SETTINGS) -> dict[str, Any]:
     """The system ReFrame selects from ``settings`` on this host (``name``: that one),
     by ReFrame's own rules.  ValueError with what to do when there is none."""
-    from reframe.core import config
-    from reframe.core.exceptions import ConfigError
+    from reframe.core import config  # heavy: ReFrame
+    from reframe.core.exceptions import ConfigError  # heavy: ReFrame
 
     conf = config.load_config(str(settings))
     names = [s["name"] for s in known_systems(settings)]

@@ -246,3 +246,9 @@ def test_text_inputs_read_as_before_crlf_and_undecodable_bytes(tmp_path: Path) -
     path.write_bytes(b"a\r\nb\rc\n\xff\n")
     assert inputs.read_text(path, 100) == "a\nb\nc\n\ufffd\n" == \
         open(path, encoding="utf-8", errors="replace").read()
+
+
+def test_parse_reads_each_benchmark_of_the_registry_by_its_own_spec():
+    from fsaccept import cli
+    from fsaccept.benchmarks import registry
+    assert {k: f() for k, f in cli.PARSED.items()} == registry.BENCHMARKS

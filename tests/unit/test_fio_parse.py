@@ -328,13 +328,14 @@ def test_find_outliers(values: dict, fraction: float, slow: list) -> None:
     assert [o.node for o in figures.find_outliers(values, fraction)] == slow
 
 
-def test_per_node_string_is_exact() -> None:
+def test_per_node_figures_are_exact_data() -> None:
     per_node, specs = node_figures("randread-direct", "randread_direct")
-    line = figures.format_per_node(per_node, specs)
-    assert line.startswith("randread_4k_direct_iops=n1:20650.116628,n2:")
-    values = dict(p.split(":") for p in line.split("=", 1)[1].split(","))
-    assert {n: float(v) for n, v in values.items()} == \
+    logged = figures.per_node_figures(per_node, specs)
+    assert list(logged) == [s.name for s in specs]
+    assert logged["randread_4k_direct_iops"]["n1"] == 20650.116628
+    assert logged["randread_4k_direct_iops"] == \
         {n: per_node[n]["randread_4k_direct_iops"] for n in NODES}
+    assert json.loads(json.dumps(logged)) == logged  # as the run report records it
 
 
 def test_findings_over_many_nodes_are_summarised() -> None:

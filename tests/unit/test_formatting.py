@@ -24,7 +24,9 @@ NUMBER = re.compile(r"(?<![\w/.])\d[\d,]*\.\d+")
 #: Provenance quoted as the run logged it: mdtest's summary rows as mdtest printed them;
 #: outlier_nodes_named as this captured run logged it (runs now log it readable).
 # The benchmarks' own printed numbers, quoted as printed (md-workbench's phase lines too).
-QUOTED = ("rate_statistics", "stonewall_create", "outlier_nodes_named", "phase_summary")
+# Shown as recorded (a degraded-mode fault's timeline holds its exact epoch times).
+QUOTED = ("rate_statistics", "stonewall_create", "outlier_nodes_named", "phase_summary",
+          "fault_timeline")
 
 
 def raw_floats(text: str) -> list[str]:

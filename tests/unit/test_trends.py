@@ -2,6 +2,7 @@
 
 import copy
 import json
+import math
 import uuid
 from pathlib import Path
 
@@ -447,3 +448,12 @@ def test_no_fork_once_polars_is_loaded():
     import polars  # noqa: F401 - this test process has it (ReFrame's comparison)
     with trends.PlotAhead() as ahead:
         assert not ahead.forked
+
+
+def test_trend_ylim_is_finite_and_above_zero_whatever_the_levels():
+    from fsaccept.reporting.plots import trend_ylim
+    assert trend_ylim([100.0, 50.0]) == pytest.approx(108.0)
+    for levels in ([], [0.0], [-5.0, -1.0], [math.nan], [math.inf, -math.inf]):
+        assert trend_ylim(levels) == 1.0
+    assert trend_ylim([math.nan, 10.0, math.inf]) == pytest.approx(10.8)
+    assert trend_ylim([1.7e308]) == 1.7e308  # 8 % more would overflow

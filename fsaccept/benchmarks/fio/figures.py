@@ -114,6 +114,7 @@ def summarize_by_node(per_node: dict[str, list[Finding]]) -> list[str]:
     return lines
 
 
-def format_per_node(per_node: dict[str, dict[str, float]], specs: list[FigureSpec]) -> str:
-    """Every node's figures of ``specs`` in the logs' per-node format."""
-    return pernode.format_per_node(per_node, [spec.name for spec in specs])
+def per_node_figures(per_node: dict[str, dict[str, float]], specs: list[FigureSpec]
+                     ) -> dict[str, dict[str, float]]:
+    """Every node's figures of ``specs``: {figure: {node: value}}."""
+    return pernode.by_figure(per_node, [spec.name for spec in specs])

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, TestSpec
-from fsaccept.benchmarks.ior.command import PHASES, Phase
+from fsaccept.benchmarks.ior.command import PHASES, Phase, TestParameters
 from fsaccept.benchmarks.ior.parse import IorRun
 from fsaccept.core.slurm import first_lines
 from fsaccept.core.units import GIB, MIB, format_size, parse_size
@@ -232,8 +232,6 @@ def _whole(text: str) -> int | None:
 def _pattern_reasons(run: IorRun, key: str, entry: dict[str, Any]) -> list[str]:
     """The data pattern written (``-l``, the last given, as IOR reads it: the only record
     of it, see :mod:`.patterns`) against the entry's ``data_pattern``."""
-    from fsaccept.benchmarks.ior.command import TestParameters
-
     wanted = entry.get("data_pattern", TestParameters.data_pattern)
     seen = run.data_pattern
     if seen is None:

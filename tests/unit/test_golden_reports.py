@@ -1,0 +1,97 @@
+"""Every figure and verdict the reports show, from every captured run report, is the same
+as it was when the golden files were written (tests/data/golden/): a refactoring of
+reporting/ that changes any of them fails here.
+
+For each run report in tests/data/reframe/ (alone, and with its ``.reference.yaml``
+when there is one): what ``fsaccept report`` prints and writes (report.md, report.html
+with the plots' PNG data left out, the plots' names and titles), and the nightly side's
+lines (each test's verdict line, the figures it compares, the trend points) and the
+per-node values the plots draw. Only what depends on the moment and place of rendering
+is masked: the output directory, the checkout's path, the harness version and commit,
+the PNG bytes (matplotlib's, not fsaccept's).
+
+Regenerate after a deliberate change of the reports (and read the diff):
+``FSACCEPT_REGEN_GOLDEN=1 python -m pytest tests/unit/test_golden_reports.py``.
+"""
+
+import io
+import json
+import os
+import re
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from fsaccept import __version__
+from fsaccept.reporting import report as signoff
+from fsaccept.reporting import runreport, sections, trends
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
+GOLDEN = DATA.parent / "golden"
+REGEN = os.environ.get("FSACCEPT_REGEN_GOLDEN") == "1"
+
+CASES = [(p.name, None) for p in sorted(DATA.glob("*.json"))] + [
+    (p.name, p.with_suffix(".reference.yaml").name) for p in sorted(DATA.glob("*.json"))
+    if p.with_suffix(".reference.yaml").exists()]
+
+
+def _masked(text: str, out: Path) -> str:
+    text = text.replace(str(out), "<OUT>").replace(str(DATA), "<DATA>")
+    text = re.sub(r"data:image/png;base64,[A-Za-z0-9+/=]+", "data:image/png;base64,<PNG>",
+                  text)
+    text = text.replace(__version__, "<VERSION>")
+    # the harness's commit: recorded by the run, else this checkout's (git describe)
+    commit = signoff.git_describe(Path(signoff.__file__).resolve().parent.parent)
+    return text.replace(commit, "<COMMIT>") if commit else text
+
+
+def _rendered(name: str, reference: str | None, out: Path) -> str:
+    argv = [str(DATA / name), "--out", str(out), "--signed-by", "Golden Signer"]
+    if reference:
+        argv += ["--reference", str(DATA / reference)]
+    console = io.StringIO()
+    with redirect_stdout(console):
+        code = signoff.main(argv)
+    parts = [f"== exit {code}", "== console", console.getvalue()]
+    for page in ("report.md", "report.html"):
+        parts += [f"== {page}", (out / page).read_text()]
+    plots = out / "plots" / signoff.PLOTS_MANIFEST
+    if plots.exists():
+        parts += ["== plots", "\n".join(sorted(json.loads(plots.read_text())["plots"]))]
+    return _masked("\n".join(parts), out)
+
+
+def _figure_lines(name: str) -> str:
+    """What the nightly comparison takes from a run report (the verdict lines, this
+    session's figures with their bounds, the trend points) and the per-node values."""
+    report = runreport.load_run_report(DATA / name)
+    tests = runreport.tests_of(report)
+    lines = ["== verdict lines"] + [f"{t.name}: {t.verdict}" + (f" ({t.reason})" if t.reason
+                                                                  else "") for t in tests]
+    lines += ["== current figures"] + [repr(f) for f in trends.current_figures(report)]
+    series = trends.trend_series(runreport.all_testcases(report))
+    lines += ["== trend series"] + [f"{key}: {[tuple(vars(p).values()) for p in pts]}"
+                                    for key, pts in sorted(series.items())]
+    per_node = sections.per_node_values(tests)
+    lines += ["== per-node values"] + [f"{key}: {nodes}" for key, nodes in per_node.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _compare(golden: Path, text: str) -> None:
+    if REGEN:
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(text)
+    assert golden.exists(), f"{golden}: no golden file (FSACCEPT_REGEN_GOLDEN=1 writes it)"
+    assert text == golden.read_text(), f"{golden}: the report differs from the golden one"
+
+
+@pytest.mark.parametrize("name,reference", CASES)
+def test_report_is_golden(name, reference, tmp_path):
+    stem = Path(name).stem + ("+reference" if reference else "")
+    _compare(GOLDEN / f"{stem}.report.txt", _rendered(name, reference, tmp_path / "out"))
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in DATA.glob("*.json")))
+def test_figure_lines_are_golden(name):
+    _compare(GOLDEN / f"{Path(name).stem}.figures.txt", _figure_lines(name))
