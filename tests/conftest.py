@@ -53,6 +53,33 @@ def mdtest_available():
     require_benchmark("mdtest")
 
 
+def require_gluster_tools():
+    """GlusterFS and Slurm installed (scripts/setup), and IOR built: else skip, or fail
+    in CI, where set-up installs them."""
+    from tests.integration.test_gluster import require_benchmark_spack
+    for tool in ("glusterd", "slurmd", "srun"):
+        if not shutil.which(tool):
+            reason = f"{tool} not installed: run scripts/setup"
+            if os.environ.get("CI"):
+                pytest.fail(reason)
+            pytest.skip(reason)
+    require_benchmark_spack()
+
+
+def capture_with_reference(name: str, directory: Path) -> dict:
+    """The run-report capture ``tests/data/reframe/<name>.json``, its reference file
+    copied beside it into ``directory`` (the same bytes: its SHA-256 still verifies) and
+    its test cases pointing there."""
+    data_dir = REPO / "tests" / "data" / "reframe"
+    ref = directory / "reference.yaml"
+    shutil.copyfile(data_dir / f"{name}.reference.yaml", ref)
+    data = json.loads((data_dir / f"{name}.json").read_text())
+    for case in (c for r in data["runs"] for c in r["testcases"]):
+        if case.get("reference_path"):
+            case["reference_path"] = str(ref)
+    return data
+
+
 def run(argv, env=None, timeout=300, **kw):
     """Run a command, capturing text output (no shell)."""
     return subprocess.run(argv, env=env, capture_output=True, text=True,

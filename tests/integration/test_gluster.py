@@ -23,7 +23,7 @@ from lab import gluster as gfs
 from lab.cluster import (DEFAULT_PORT_BASE, OPENMPI_ENV, ClusterLayout, default_state_dir,
                          gluster_layout, slurm_conf_path)
 from tests.conftest import (LOCAL_CLUSTER, REPO, gluster_reference_file, reframe_command,
-                            require_benchmark, run)
+                            require_benchmark, require_gluster_tools, run)
 
 pytestmark = pytest.mark.integration
 
@@ -44,13 +44,7 @@ def up(*args, expect=0):
 @pytest.fixture(scope="module")
 def gluster_volumes():
     """The cluster with its distributed volume (brought up if needed)."""
-    for tool in ("glusterd", "slurmd", "srun"):
-        if not __import__("shutil").which(tool):
-            reason = f"{tool} not installed: run scripts/setup"
-            if os.environ.get("CI"):
-                pytest.fail(reason)
-            pytest.skip(reason)
-    require_benchmark_spack()
+    require_gluster_tools()
     up("--gluster-volume-type", "distribute")
     return dict(os.environ, SLURM_CONF=str(slurm_conf_path()), **OPENMPI_ENV)
 

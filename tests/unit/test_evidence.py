@@ -13,6 +13,7 @@ import pytest
 
 from fsaccept.core import reduction
 from fsaccept.reporting import report as signoff
+from tests.conftest import capture_with_reference
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
 
@@ -26,15 +27,8 @@ def _no_plots(monkeypatch):
 
 @pytest.fixture
 def run(tmp_path):
-    """The real run report, its reference file beside it (the same bytes, so its SHA-256
-    still verifies)."""
-    ref = tmp_path / "reference.yaml"
-    shutil.copyfile(DATA / "local-spack-accepted.reference.yaml", ref)
-    data = json.loads((DATA / "local-spack-accepted.json").read_text())
-    for case in _cases(data):
-        if case.get("reference_path"):
-            case["reference_path"] = str(ref)
-    return data
+    """The real run report, its reference file beside it."""
+    return capture_with_reference("local-spack-accepted", tmp_path)
 
 
 def _cases(data):
