@@ -91,6 +91,7 @@ fsaccept_fault_restore() {
   local said
   said=$(fsaccept_fault_ask restore "$fsaccept_fault_answer_s")
   echo "fsaccept-fault restore_answer $(fsaccept_fault_now) $said"
+  [[ "$said" == ok* ]] || return 0
   if said=$(fsaccept_fault_until ok "$fsaccept_fault_heal_s"); then
     echo "fsaccept-fault nodes_healthy $(fsaccept_fault_now)"
   else

@@ -204,7 +204,8 @@ class Agent:
         self.event("restore_end", status=code, output=said)
         self.answer("restore", "ok" if code == 0 else
                     f"failed the restore command exited {code}: {said}")
-        self.wait_healed()
+        if code == 0:  # after a failed restore there is no recovery to wait for
+            self.wait_healed()
 
     def wait_healed(self) -> None:
         """Poll ``healed`` until it says done, at most ``heal_limit_s``."""

@@ -274,3 +274,22 @@ def test_the_acceptance_script_runs_healthy_then_degraded(replica, tmp_path, res
     assert cases["DegradedIORWriteBandwidth"]["servers_after"] == (
         f"n1,n2,n3,n4: down GlusterFS client not connected to brick "
         f"{lay.address}:{lay.brick_dirs[1]}")
+
+
+def test_a_failing_restore_is_named_and_down_still_stops_everything(replica, tmp_path):
+    """Last: it leaves brick b2 down.  The report names the failed restore; then
+    ``scripts/local-cluster down`` stops every daemon all the same (the module's
+    teardown brings the cluster up again)."""
+    proc, cases = run_degraded(tmp_path, replica, ["DegradedIORWriteBandwidth"],
+                               plan=dict(PLAN, restore="echo volume start failed >&2; exit 3"))
+    case = cases["DegradedIORWriteBandwidth"]
+    assert case["result"] == "fail", proc.stdout[-3000:]
+    assert ("the restore command failed (exit 3: volume start failed): the file system may "
+            "still be degraded") in reason(case), reason(case)
+    lay = layout()
+    assert len(gfs.Gluster(lay).brick_pids()) == lay.bricks - 1
+    down = run([str(LOCAL_CLUSTER), "down"], timeout=300)
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert run([str(LOCAL_CLUSTER), "status"], timeout=60).returncode == 3
+    gl = gfs.Gluster(lay)
+    assert gl.brick_pids() == {} and gl.glusterd_pid() is None and gl.self_heal_pids() == {}

@@ -132,11 +132,12 @@ def test_a_heal_never_seen_is_given_up_after_its_bound(tmp_path):
     assert "did not report its heal done within 0.5 s" in fault.notes()[0]
 
 
-def test_a_failing_restore_is_said(tmp_path):
-    d, thread = start(tmp_path, restore="exit 3", heal_limit_s=0.2)
+def test_a_failing_restore_is_said_and_no_heal_awaited(tmp_path):
+    d, thread = start(tmp_path, restore="exit 3", heal_limit_s=30)
     ask(d, "degrade")
     assert ask(d, "restore").startswith("failed the restore command exited 3")
-    thread.join(10)
+    thread.join(5)
+    assert not thread.is_alive() and "healed" not in names(d)
     fault = degraded.fault_of(faults.read_timeline(d / "timeline.jsonl"))
     assert fault.restore_reasons() == ["the restore command failed (exit 3: ): the file "
                                        "system may still be degraded"]
@@ -162,6 +163,34 @@ def test_the_agent_process_restores_when_terminated(tmp_path):
     finally:
         proc.kill()
     assert not (tmp_path / "degraded").exists()
+
+
+def test_manual_mode_waits_for_the_operator(tmp_path):
+    """``manual``: the operator is asked (a file says what to do and how to confirm),
+    and the agent goes on once the confirmation is there."""
+    d = tmp_path / "fault"
+    d.mkdir()
+    plan = faults.plan_of({"manual": True, "healed": "true"})
+    agent = faults.Agent(d, plan, os.getpid(), deadline_s=60, heal_limit_s=5)
+    thread = threading.Thread(target=agent.run)
+    thread.start()
+    (d / "degrade.request").touch()
+    for _ in range(200):
+        if (d / "degrade.operator").exists():
+            break
+        time.sleep(0.05)
+    assert f"touch {d / 'degrade.confirmed'}" in (d / "degrade.operator").read_text()
+    assert not (d / "degrade.done").exists()
+    (d / "degrade.confirmed").touch()
+    assert ask(d, "degrade") == "ok"
+    (d / "restore.request").touch()
+    for _ in range(200):
+        if (d / "restore.operator").exists():
+            break
+        time.sleep(0.05)
+    (d / "restore.confirmed").touch()
+    thread.join(10)
+    assert names(d)[-2:] == ["healed", "agent_end"]
 
 
 # -- the timeline ----------------------------------------------------------------------
