@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from fsaccept.core import paths
-from fsaccept.suite import provision
+from fsaccept.suite import faults, provision
 from fsaccept.core.paths import REPO_ROOT
 
 SETTINGS = REPO_ROOT / "config" / "settings.py"
@@ -233,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write-activation", metavar="ACTIVATE",
                     help="add the block that sets RFM_CONFIG_FILES to this activation script "
                     "(.venv/bin/activate) instead")
+    ap.add_argument("--degraded-dry-run", action="store_true",
+                    help="check the system's degraded-mode declaration (extras.degraded of "
+                    "each partition) and print, in order, what a degraded-mode job would run; "
+                    "nothing is executed (docs/user/degraded.md)")
     args = ap.parse_args(argv)
     if args.write_activation:
         path = Path(args.write_activation)
@@ -248,6 +252,27 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(err, file=sys.stderr)
         return 2
+    if args.degraded_dry_run:
+        return degraded_dry_run(system)
     print(f"system={shlex.quote(system['name'])}")
     print(f"emulated={int(is_emulated(system))}")
     return 0
+
+
+def degraded_dry_run(system: dict[str, Any]) -> int:
+    """``fsaccept system NAME --degraded-dry-run``: each partition's declaration checked
+    and its steps printed; exit 2 naming the partition and key of a bad one."""
+    status = 0
+    for part in system.get("partitions", []):
+        where = f"{system['name']}:{part['name']}: extras.degraded"
+        try:
+            steps = faults.dry_run(faults.plan_of((part.get("extras") or {}).get("degraded"),
+                                                  where))
+        except ValueError as err:
+            print(f"fsaccept system: {err}",
+                  file=sys.stderr)
+            status = 2
+            continue
+        print(f"{system['name']}:{part['name']}: a degraded-mode job would:")
+        print("\n".join(f"  {i}. {step}" for i, step in enumerate(steps, 1)))
+    return status

@@ -276,3 +276,15 @@ def test_a_command_that_does_not_parse_fails_the_dry_run():
                            "healed": "true"})
     with pytest.raises(ValueError, match="degrade: .* is not valid shell"):
         faults.dry_run(plan)
+
+
+def test_a_site_dry_runs_its_own_declaration(capsys):
+    """``fsaccept system NAME --degraded-dry-run``: the steps in order, or exit 2 naming
+    the system, partition and key."""
+    from fsaccept.suite import sites
+    assert sites.main(["example-lustre", "--degraded-dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "example-lustre:compute: a degraded-mode job would:" in out
+    assert "2. degrade: ssh oss01 'umount -a -t lustre'" in out
+    assert sites.main(["workstation", "--degraded-dry-run"]) == 2
+    assert "workstation:" in capsys.readouterr().err
