@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -201,34 +202,36 @@ def test_a_failing_degrade_command_is_restored_and_invalid(replica, tmp_path):
 
 
 def test_a_time_limit_while_degraded_restores_and_leaves_nothing(replica, tmp_path):
-    """A write of 2 minutes; once every node sees the fault, the job's time limit is cut
-    to what it has used (scontrol): Slurm ends it DUE TO TIME LIMIT, mid-benchmark."""
-    def long_write(data):
-        data["tests"]["ior_write_bandwidth"].update(deadline_s=120, segments=100000)
-        data["target"]["max_bandwidth_mib_s"] = 64
+    """Once every node sees the fault, the job's IOR ranks are stopped (SIGSTOP: the job
+    stays in its degraded phase whatever the machine's speed, and writes at most what it
+    had written) and its time limit is cut to 1 minute (scontrol): Slurm ends it DUE TO
+    TIME LIMIT, mid-benchmark, before the job asked for the restore."""
+    def capped_write(data):  # 64 MiB a rank at most, whatever happens
+        data["tests"]["ior_write_bandwidth"].update(deadline_s=120, segments=64)
     cmd, prefix = command(tmp_path, ["DegradedIORWriteBandwidth"], PLAN)
-    env = dict(replica, FSACCEPT_REFERENCE=str(reference(tmp_path, long_write)))
+    env = dict(replica, FSACCEPT_REFERENCE=str(reference(tmp_path, capped_write)))
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
-    fault_dir = None
+    stopped, jobid = [], None
     deadline = time.monotonic() + 600
     try:
-        while time.monotonic() < deadline and proc.poll() is None:
+        while time.monotonic() < deadline and proc.poll() is None and not stopped:
             found = list(prefix.glob("stage/**/fsaccept-fault/jobid"))
             outs = list(prefix.glob("stage/**/rfm_job.out"))
-            if found and outs and "fsaccept-fault nodes_down" in outs[0].read_text():
-                fault_dir = found[0].parent
-                jobid = found[0].read_text().strip()
-                said = run(["scontrol", "update", f"JobId={jobid}", "TimeLimit=1"],
-                           env=replica, timeout=30)
-                assert said.returncode == 0, said.stderr
-                break
-            time.sleep(1)
+            if found and outs and "fsaccept-fault failover" in outs[0].read_text():
+                ranks = run(["pgrep", "-x", "ior"], timeout=30).stdout.split()
+                for pid in ranks:
+                    os.kill(int(pid), signal.SIGSTOP)
+                stopped, jobid = ranks, found[0].read_text().strip()
+            time.sleep(0.05)
+        assert stopped, "the job never reached its benchmark while degraded"
+        said = run(["scontrol", "update", f"JobId={jobid}", "TimeLimit=1"], env=replica,
+                   timeout=30)
+        assert said.returncode == 0, said.stderr
         out, _ = proc.communicate(timeout=900)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert fault_dir is not None, "the job never saw the fault"
     case = cases_of(prefix)["DegradedIORWriteBandwidth"]
     assert case["result"] == "fail", out[-3000:]
     assert "time limit" in reason(case).lower(), reason(case)
