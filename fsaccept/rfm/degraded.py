@@ -196,10 +196,15 @@ class DegradedMode(rfm.RegressionTestPlugin):
                  f"fsaccept_abort={ABORT_MARKER}",
                  JOB_FUNCTIONS.strip(),
                  "fsaccept_fault_degrade || exit 3"]
+        # Before the crashed-launch retry takes its snapshot of the job's output and
+        # data (BenchmarkTest.retry_a_launch_that_crashed): the fault's lines are not the
+        # benchmark's, and a launch that crashed in MPI_Init is still retried.
+        at = next((i for i, line in enumerate(self.prerun_cmds)
+                   if line.startswith("fsaccept_out_bytes=")), len(self.prerun_cmds))
         if self.benchmark_after_recovery:
-            self.prerun_cmds += setup + ["fsaccept_fault_restore"]
+            self.prerun_cmds[at:at] = setup + ["fsaccept_fault_restore"]
         else:
-            self.prerun_cmds += setup
+            self.prerun_cmds[at:at] = setup
             at = self.postrun_cmds.index(END_WITH_STATUS)
             self.postrun_cmds[at:at] = ["fsaccept_fault_restore"]
         limit = self.job.time_limit or 86400
