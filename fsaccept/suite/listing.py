@@ -109,15 +109,18 @@ GENERATED = {"checks": checks_table, "reference-keys": keys_table}
 
 def degraded_session_pattern(reference: Any) -> str:
     """A ReFrame ``-n`` pattern for a degraded-mode session of ``reference``: the
-    preflight checks, the healthy tests whose figures the degraded ones are compared
+    launch check, the healthy tests whose figures the degraded ones are compared
     with, and the degraded-mode tests the file's ``degraded.tests`` lists (their
     fixtures follow).  ValueError when the file has no ``degraded:`` section."""
     mode = reference.degraded_mode
     if mode is None:
         raise ValueError(f"{reference.path}: degraded: missing (the contract's degraded-mode "
                          "clause; docs/user/degraded.md)")
+    # The launch check, not the data-reduction probe: that belongs to the healthy
+    # acceptance session (its figures, not these, are the ones a reducible pattern skews).
     checks = [t.check for t in registry.TESTS.values()
-              if t.role == PREFLIGHT or (t.role == ACCEPTANCE and t.key in mode.tests)]
+              if (t.role == PREFLIGHT and "reduction" not in t.tags)
+              or (t.role == ACCEPTANCE and t.key in mode.tests)]
     return "^(" + "|".join(checks) + r")\b"
 
 

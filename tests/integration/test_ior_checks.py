@@ -179,8 +179,8 @@ def test_write_bandwidth_names_each_nodes_figure_and_fails_on_slow_clients(
                FSACCEPT_TEST_SLOW_TOTAL_S="3")
     proc, cases = run_checks(CHECKS, tmp_path, "-n", "IORWriteBandwidth", env=env)
     case = cases["IORWriteBandwidth"]
-    per_node = dict(item.split(":") for item in
-                    case["per_node_figures"].removeprefix("write_bandwidth=").split(","))
+    # Logged as data: {figure: {node: value}}.
+    per_node = case["per_node_figures"]["write_bandwidth"]
     assert sorted(per_node) == ["n1", "n2", "n3", "n4"], case["per_node_figures"]
     assert case["slowest_nodes"].split()[0] == "n3", case["slowest_nodes"]
     assert case["result"] == "fail" and case["fail_phase"] == "performance", case["fail_reason"]
