@@ -35,8 +35,8 @@ from fsaccept.rfm.acceptance import AcceptanceTest
 from fsaccept.suite import sites
 from fsaccept.rfm.jobscript import (ABORT_MARKER, END_WITH_STATUS, INFO_MARKER, KEEP_STATUS,
                                     NODE_CHECK_MARKER, NODE_CHECK_SCRIPT, OWNED_LEDGER,
-                                    RANK_MARKER, RETRY_MARKER, RUN_ID, remove_data,
-                                    sweep_earlier_runs)
+                                    RANK_MARKER, RETRY_MARKER, RETRY_SNAPSHOT, RUN_ID,
+                                    remove_data, sweep_earlier_runs)
 
 #: The type of a loggable ``per_node_figures``: {figure: {node: value}}, data in the run
 #: report (a JSON object) and the perflog (JSON), never text to parse back.
@@ -346,7 +346,7 @@ class BenchmarkTest(AcceptanceTest):
             return
         out = shlex.quote(self.stdout.evaluate())
         count = 'find "$fsaccept_data" 2>/dev/null | wc -l'
-        self.prerun_cmds += [f"fsaccept_out_bytes=$(stat -c %s -- {out} 2>/dev/null || echo 0); "
+        self.prerun_cmds += [f"{RETRY_SNAPSHOT}$(stat -c %s -- {out} 2>/dev/null || echo 0); "
                              f"fsaccept_entries=$({count})"]
         launch = " ".join([self.job.launcher.run_command(self.job), self.executable,
                            *self.executable_opts])

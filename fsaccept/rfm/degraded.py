@@ -34,7 +34,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, variable
 
 from fsaccept.core import degraded, servers
-from fsaccept.rfm.jobscript import ABORT_MARKER, END_WITH_STATUS
+from fsaccept.rfm.jobscript import ABORT_MARKER, END_WITH_STATUS, RETRY_SNAPSHOT
 from fsaccept.suite import faults
 
 #: Seconds the job waits for the agent to answer a request (the site's command runs
@@ -131,9 +131,7 @@ class DegradedMode(rfm.RegressionTestPlugin):
         why = self.refusal()
         if why:
             self.skip_because(why)
-        mode = self.refdata.degraded_mode
-        self.degraded_fraction = mode.tests[self.reference_key]
-        self.plan = faults.plan_of(self.current_partition.extras.get("degraded"))
+        self.degraded_fraction = self.refdata.degraded_mode.tests[self.reference_key]
         self.fault_plan = self.plan.describe()
         self.fault_dir = Path(self.stagedir) / "fsaccept-fault"
 
@@ -147,7 +145,7 @@ class DegradedMode(rfm.RegressionTestPlugin):
             return (f"no server probe for {self.expected_fstype()} (fsaccept/core/servers.py): "
                     "the fault could not be proven")
         try:
-            faults.plan_of(self.current_partition.extras.get("degraded"))
+            self.plan = faults.plan_of(self.current_partition.extras.get("degraded"))
         except faults.FaultPlanError as err:
             return (f"system {self.current_system.name}: {err} (config/systems/<site>.py; "
                     "docs/user/degraded.md)")
@@ -200,7 +198,7 @@ class DegradedMode(rfm.RegressionTestPlugin):
         # data (BenchmarkTest.retry_a_launch_that_crashed): the fault's lines are not the
         # benchmark's, and a launch that crashed in MPI_Init is still retried.
         at = next((i for i, line in enumerate(self.prerun_cmds)
-                   if line.startswith("fsaccept_out_bytes=")), len(self.prerun_cmds))
+                   if line.startswith(RETRY_SNAPSHOT)), len(self.prerun_cmds))
         if self.benchmark_after_recovery:
             self.prerun_cmds[at:at] = setup + ["fsaccept_fault_restore"]
         else:

@@ -76,6 +76,9 @@ echo "$m ok $fs $mp $src${servers:+ $servers}${odirect:+ $odirect}"
 RETRY_MARKER = "fsaccept-retry"
 #: The job's last steps keep the benchmark step's exit status and end with it.
 KEEP_STATUS = "fsaccept_rc=$?"
+#: Starts the job line where the crashed-launch retry takes its snapshot of the job's
+#: output and data; lines that are not the benchmark's go before it.
+RETRY_SNAPSHOT = "fsaccept_out_bytes="
 END_WITH_STATUS = '(exit "$fsaccept_rc")'
 #: Datasets this ReFrame session has written (or will write) for a later read and
 #: not yet read: the capacity guard counts them with every test's own data.
