@@ -203,7 +203,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
                            "--test KEY")
     valid = out.pop("valid") and not reasons
     verdict = "INVALID" if not valid else (
-        ("PASS" if judged["value"] >= judged["lower"] else "FAIL") if judged else "not judged")
+        ("PASS" if _within(judged) else "FAIL") if judged else "not judged")
     out = {"kind": args.kind, "file": args.file, "valid": valid, "verdict": verdict,
            "reasons": reasons, "rules_not_applied": not_applied,
            **({"judged": judged} if judged else {}),
@@ -233,6 +233,12 @@ def _json_text(out: dict) -> str:
     for mark, value in compact.items():
         text = text.replace(mark, value, 1)
     return text + "\n"
+
+
+def _within(judged: dict) -> bool:
+    """A judged figure against its floor (a rate) or its ceiling (a time)."""
+    return (judged.get("lower") is None or judged["value"] >= judged["lower"]) and \
+        (judged.get("upper") is None or judged["value"] <= judged["upper"])
 
 
 def _judge(bench, result, reference_file: str, key: str | None):

@@ -9,6 +9,7 @@ import os
 import re
 import shlex
 
+import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
@@ -22,7 +23,7 @@ from fsaccept.core import guards, pernode, reduction
 from fsaccept.core.units import MIB
 from fsaccept.suite import reference
 from fsaccept.rfm.benchmark import NO_IOR_FIX, PER_NODE_FIGURES, BenchmarkTest
-from fsaccept.rfm.jobscript import KEPT_DATASETS, RUN_ID, remove_data
+from fsaccept.rfm.jobscript import END_WITH_STATUS, KEPT_DATASETS, RUN_ID, remove_data
 
 #: The data pattern's seed (IOR -G) of this session: data left by another run (another
 #: seed) never passes the integrity check.
@@ -108,10 +109,18 @@ class IORTest(BenchmarkTest):
             raise reference.ReferenceError(f"{self.refdata.path}: {error}")
         self.deadline_s = self.phase_deadline()
         self.executable = self.ior_binary
-        self.executable_opts = iorcmd.ior_options(
+        self.executable_opts = self.ior_options()
+
+    def ior_options(self) -> list[str]:
+        """IOR's arguments for this test's phase, on its data directory."""
+        return iorcmd.ior_options(
             self.phase, self.params, os.path.join(self.target_dir, "testfile"),
             status_file=os.path.join(self.target_dir, "stonewall.status"),
-            seed=PATTERN_SEED)
+            seed=PATTERN_SEED, rank_times_file=self.rank_times_file())
+
+    def rank_times_file(self) -> str | None:
+        """Where IOR appends each rank's times (a burst's phases; None: none)."""
+        return None
 
     def threshold_references(self) -> dict[str, tuple]:
         refs = super().threshold_references()
@@ -316,10 +325,7 @@ class IORReadTest(IORTest):
                 f"{self.dataset.num_nodes} nodes, read planned with {self.num_tasks} ranks "
                 f"on {self.num_nodes}: node availability changed in between")
         self.target_dir = self.dataset.target_dir
-        self.executable_opts = iorcmd.ior_options(
-            self.phase, self.params, os.path.join(self.target_dir, "testfile"),
-            status_file=os.path.join(self.target_dir, "stonewall.status"),
-            seed=PATTERN_SEED)
+        self.executable_opts = self.ior_options()
 
     @run_after("run")
     def release_dataset(self):
@@ -388,3 +394,91 @@ class IORIntegrityTest(IORReadTest):
                 "(IOR 4.0.0 counts bad transfers; it names no file or offset)")
         return count
 
+
+
+class IORBurst(rfm.RegressionTestPlugin):
+    """A fixed volume moved once (an AI checkpoint saved or restored): the reference
+    entry's ``checkpoint_size`` split among the ranks, no stonewall, and IOR's per-rank
+    open-to-close times (``-O saveRankPerformanceDetailsCSV``, shown in the job's output
+    after the benchmark) give its figures (``figures.burst``): the slowest rank's time,
+    the volume over it, and the fastest rank's time."""
+
+    #: The volume the ranks moved (bytes), and the slowest and fastest ranks: "rank 3 on
+    #: n2: 4.21 s".
+    burst_bytes = variable(int, value=0, loggable=True)
+    slowest_rank = variable(str, value="", loggable=True)
+    fastest_rank = variable(str, value="", loggable=True)
+
+    @property
+    def params(self) -> iorcmd.TestParameters:
+        params = iorcmd.parameters(self.refdata, self.reference_key)
+        return dataclasses.replace(params, block_size=iorcmd.checkpoint_block(
+            params, self.num_tasks))
+
+    def rank_times_file(self) -> str | None:
+        return os.path.join(self.stagedir, "ior-rank-times.csv")
+
+    @run_before("run")
+    def show_rank_times(self):
+        # After the benchmark (and its retry), before the job ends with its status.
+        at = self.postrun_cmds.index(END_WITH_STATUS)
+        self.postrun_cmds[at:at] = [f"cat -- {shlex.quote(self.rank_times_file())}"]
+
+    def figure_name(self) -> str:
+        return self.spec.main_figure if self.spec else "checkpoint_time_s"
+
+    def burst(self) -> figures.Burst:
+        found = figures.burst(self.ior_run(), self.operation)
+        if found is None:  # sanity has already made this INVALID
+            raise SanityError(f"INVALID: no per-rank {self.operation} times in IOR output")
+        ranks = self.record_rank_map()
+        self.burst_bytes = found.volume_bytes
+        self.slowest_rank, self.fastest_rank = (
+            f"rank {r} on {ranks.get(r, '?')}: {t:.6g} s" for r, t in
+            ((found.slowest_rank, found.seconds), (found.fastest_rank, found.first_s)))
+        return found
+
+    def benchmark_reasons(self) -> list[str]:
+        return super().benchmark_reasons() + figures.burst_reasons(self.ior_run(),
+                                                                   self.operation)
+
+    @run_before("performance")
+    def set_perf_variables(self):
+        if self.judged:
+            self.perf_variables = self.burst_perf_variables()
+
+    def burst_perf_variables(self) -> dict:
+        """Its three figures, named by its catalogue record (a checkpoint's or a
+        restore's): the slowest rank's time, the volume over it, the fastest's time."""
+        time, rate, first = (self.spec.figures if self.spec else
+                             ("checkpoint_time_s", "checkpoint_bandwidth",
+                              "first_rank_done_s"))[:3]
+        return {time: sn.make_performance_function(lambda: self.burst().seconds, "s"),
+                rate: sn.make_performance_function(lambda: self.burst().bandwidth_mib_s,
+                                                   "MiB/s"),
+                first: sn.make_performance_function(lambda: self.burst().first_s, "s")}
+
+
+class IORCheckpointTest(IORBurst, IORTest):
+    """Saves a checkpoint: every rank writes its shard once, fsync at close."""
+
+
+class IORBurstDataset(IORBurst, IORDataset):
+    """The checkpoint a restore reads, written as the checkpoint test writes it."""
+
+
+class IORRestoreTest(IORBurst, IORIntegrityTest):
+    """Restores a checkpoint its fixture wrote: caches dropped (the reference file's
+    ``drop_caches``), each shard read on another node than wrote it (-C) and every
+    transfer verified (-R); any transfer read back wrong is a FAIL, whatever the time."""
+
+    @run_after("setup")
+    def set_threshold(self):
+        spec = self.spec or registry.TESTS["IORCheckpointRestore"]
+        self.reference = {"*": {**self.threshold_references(), **spec.fixed_thresholds}}
+
+    @run_before("performance")
+    def set_perf_variables(self):
+        self.perf_variables = {**self.burst_perf_variables(),
+                               "incorrect_transfers": sn.make_performance_function(
+                                   self.incorrect_transfers, "transfers")}

@@ -81,7 +81,8 @@ def test_parse_size_refuses_ambiguous_units(text):
      "direct_io, min_cache_ratio, node_fraction, outlier_fraction, ranks_per_node, read_other_node, segments, threshold, "
      "transfer_size"),
     (lambda d: d["tests"].update(ior_bogus={}),
-     "tests: unknown key(s) 'ior_bogus'; allowed: fio_fsync, fio_metadata, fio_randread_buffered, "
+     "tests: unknown key(s) 'ior_bogus'; allowed: checkpoint_restore, checkpoint_shared_restore, "
+     "checkpoint_shared_write, checkpoint_write, fio_fsync, fio_metadata, fio_randread_buffered, "
      "fio_randread_direct, fio_seq_read, fio_seq_write, ior_data_integrity, ior_random_read_iops, "
      "ior_random_write_iops, ior_read_bandwidth, ior_shared_read, ior_shared_write, "
      "ior_write_bandwidth, md_workbench, mdtest_easy, mdtest_hard, md_workbench_*"),
@@ -289,7 +290,7 @@ def _edit(text, old, new):
                      "seq_read_1m_direct_bw: {value: 50, unit: IOPS"),
      r"tests.fio_seq_read.thresholds.seq_read_1m_direct_bw.unit: 'IOPS', but "),
     (lambda t: _edit(t, "  fio_seq_read:\n", "  fio_seq_reed:\n"),
-     "tests: unknown key\\(s\\) 'fio_seq_reed'; allowed: fio_fsync, "),
+     "tests: unknown key\\(s\\) 'fio_seq_reed'; allowed: checkpoint_restore, "),
     # A test key no check reads (the mdtest checks read mdtest_easy and mdtest_hard).
     (lambda t: _edit(t, "  mdtest_easy:\n", "  mdtest_eazy:\n"),
      r"tests: unknown key\(s\) 'mdtest_eazy'; allowed: .*mdtest_easy, mdtest_hard"),

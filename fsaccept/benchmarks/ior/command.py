@@ -30,7 +30,7 @@ class TestParameters:
     node_fraction: float
     ranks_per_node: int
     transfer_size: int
-    block_size: int
+    block_size: int = 0  #: a checkpoint's follows from its size and the ranks (set-up)
     deadline_s: int = 0  #: 0: no deadline (the integrity check moves all its data)
     threshold: Threshold | None = None  #: None: nothing to judge against (integrity)
     segments: int = 1
@@ -51,13 +51,16 @@ class TestParameters:
     #: Reads: each rank reads what a rank on the next node wrote (-C); False: the read
     #: runs where the data was written (through the client that wrote it).
     read_other_node: bool = True
+    #: A checkpoint's whole volume, split among the ranks (0: not a checkpoint test).
+    checkpoint_size: int = 0
 
 
 def parameters(ref: Reference, name: str, needed_by: str = "") -> TestParameters:
     """The typed IOR entry ``tests.<name>`` of a validated reference file."""
     entry = ref.entry(name, needed_by)
     sizes = {k: parse_size(v) for k, v in entry.items() if k.endswith("_size")}
-    plain = {k: v for k, v in entry.items() if not k.endswith("_size") and k != "threshold"}
+    plain = {k: v for k, v in entry.items()
+             if not k.endswith("_size") and k not in ("threshold", "thresholds")}
     threshold = Threshold(**entry["threshold"]) if "threshold" in entry else None
     if "stripe" in plain:
         plain["stripe"] = {"count": plain["stripe"].get("count", -1),
@@ -84,6 +87,8 @@ def target_errors(where: str, entry: dict[str, Any], fstype: str) -> list[str]:
 def entry_errors(where: str, entry: dict[str, Any]) -> list[str]:
     """Rules of an IOR entry the schema cannot express (IOR would refuse these at run
     time), as ``tests.<name>.<key>: message``."""
+    if "checkpoint_size" in entry:
+        return _checkpoint_errors(where, entry)
     try:
         block, transfer = parse_size(entry["block_size"]), parse_size(entry["transfer_size"])
         gen = parse_size(entry["generation_transfer_size"]) \
@@ -125,6 +130,28 @@ def entry_errors(where: str, entry: dict[str, Any]) -> list[str]:
                 f"of generation_transfer_size {format_size(gen)}"]
     return []
 
+def _checkpoint_errors(where: str, entry: dict[str, Any]) -> list[str]:
+    try:
+        size, transfer = parse_size(entry["checkpoint_size"]), parse_size(entry["transfer_size"])
+    except (KeyError, ValueError):
+        return []  # the schema has said what is wrong
+    if transfer > size:
+        return [f"{where}.transfer_size: {format_size(transfer)} is more than the whole "
+                f"checkpoint_size {format_size(size)}"]
+    if entry.get("collective") and entry.get("api", "POSIX") != "MPIIO":
+        return [f"{where}.collective: collective I/O needs api: MPIIO"]
+    if entry.get("hints") and entry.get("api", "POSIX") != "MPIIO":
+        return [f"{where}.hints: MPI-IO hints need api: MPIIO"]
+    return []
+
+
+def checkpoint_block(params: TestParameters, ranks: int) -> int:
+    """Each rank's shard of a checkpoint: its size over the ranks, rounded up to whole
+    transfers (IOR moves whole transfers), so the volume written is at least the size."""
+    shard = -(-params.checkpoint_size // max(ranks, 1))
+    return -(-shard // params.transfer_size) * params.transfer_size
+
+
 def pattern_reducible(pattern: str) -> bool:
     """Whether IOR's ``pattern`` is data a file system can compress or deduplicate."""
     return DATA_PATTERNS[pattern]
@@ -151,9 +178,9 @@ def random_pattern_repeats(pattern: str, bytes_per_rank: int, ranks: int,
 
 
 #: Options every phase shares (after -a API and, file per process, -F): fsync after
-#: write (-e), barriers between open/IO/close (-g) so phase times are comparable, keep
-#: files (-k: removal is the harness's job, after the last test that reads them),
-#: and -v for the per-rank stonewall counts and "Max" lines.
+#: write (-e), barriers between open/IO/close (-g) so phase times are comparable (not in
+#: a burst: :attr:`Phase.barriers`), keep files (-k: removal is the harness's job, after
+#: the last test that reads them), and -v for the per-rank stonewall counts and "Max" lines.
 COMMON = ["-e", "-g", "-k", "-v"]
 
 
@@ -171,6 +198,11 @@ class Phase:
     verify: bool = False  #: -R: the read checks every transfer against the pattern
     shared: bool = False  #: one file for all ranks (N-to-1), else a file per process (-F)
     status: bool = False  #: -O stoneWallingStatusFile: the read reads what was written
+    #: -g: barriers between open, transfer and close; a burst has none, so that each
+    #: rank's open-to-close time is its own and stragglers show.
+    barriers: bool = True
+    #: -O saveRankPerformanceDetailsCSV: each rank's open-to-close time (a burst's figures).
+    rank_times: bool = False
 
 
 PHASES: dict[str, Phase] = {
@@ -195,13 +227,28 @@ PHASES: dict[str, Phase] = {
     "shared_read_generation": Phase("-w", wearout=True, generation=True, shared=True,
                                     status=True),
     "shared_read": Phase("-r", shared=True, status=True),
+    # A checkpoint: a fixed volume, not stonewalled, fsync at close (-e), the data
+    # pattern seeded per session; its restore reads each shard on another node (-C)
+    # verifying every transfer (-R).  No barriers: each rank's time is its own.
+    "checkpoint_write": Phase("-w", uses_deadline=False, generation=True, pattern=True,
+                              barriers=False, rank_times=True),
+    "checkpoint_restore": Phase("-r", uses_deadline=False, pattern=True, verify=True,
+                                barriers=False, rank_times=True),
+    # The same into and from one shared file (N-to-1: frameworks that write one file).
+    "checkpoint_shared_write": Phase("-w", uses_deadline=False, generation=True,
+                                     pattern=True, shared=True, barriers=False,
+                                     rank_times=True),
+    "checkpoint_shared_restore": Phase("-r", uses_deadline=False, pattern=True, verify=True,
+                                       shared=True, barriers=False, rank_times=True),
 }
 
 
 def ior_options(phase_name: str, params: TestParameters, test_file: str,
-                status_file: str | None = None, seed: int = 1) -> list[str]:
+                status_file: str | None = None, seed: int = 1,
+                rank_times_file: str | None = None) -> list[str]:
     """IOR's arguments for ``phase_name`` with the sizes and deadlines of ``params``;
-    ``seed`` is the data pattern's (``-G``) for the phases that write or verify one."""
+    ``seed`` is the data pattern's (``-G``) for the phases that write or verify one;
+    ``rank_times_file`` where IOR appends each rank's times (a burst's phases)."""
     phase = PHASES[phase_name]
     transfer = params.transfer_size
     if phase_name == "random_read_generation":
@@ -211,7 +258,8 @@ def ior_options(phase_name: str, params: TestParameters, test_file: str,
         if params.generation_deadline_s is None:
             raise ValueError(f"{params.name}: generation_deadline_s is required")
         deadline = params.generation_deadline_s
-    opts = [phase.access, "-a", params.api, *([] if phase.shared else ["-F"]), *COMMON]
+    opts = [phase.access, "-a", params.api, *([] if phase.shared else ["-F"]),
+            *(o for o in COMMON if phase.barriers or o != "-g")]
     if params.api == "MPIIO":
         opts += (["-c"] if params.collective else []) + ["--mpiio.showHints"]
     if phase.random:
@@ -232,6 +280,8 @@ def ior_options(phase_name: str, params: TestParameters, test_file: str,
         opts += ["-O", "stoneWallingWearOut=1"]
     if status_file and phase.status:
         opts += ["-O", f"stoneWallingStatusFile={status_file}"]
+    if rank_times_file and phase.rank_times:
+        opts += ["-O", f"saveRankPerformanceDetailsCSV={rank_times_file}"]
     if params.direct_io:
         opts.append("--posix.odirect")
     opts += ["-o", test_file]

@@ -10,6 +10,8 @@ per-rank counts: there is then no per-node figure (None), and nothing is made up
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from fsaccept.benchmarks.ior.run import IorRun
 from fsaccept.core.units import MIB
 
@@ -34,3 +36,44 @@ def per_node(run: IorRun, rank_map: dict[int, str], operation: str,
         node = rank_map[rank]
         totals[node] = totals.get(node, 0.0) + pairs[-1] * per_pair  # the last phase
     return {node: total / seconds for node, total in totals.items()}
+
+
+@dataclass(frozen=True)
+class Burst:
+    """A fixed volume moved once by every rank (a checkpoint saved or restored), timed by
+    IOR's per-rank open-to-close times: the slowest rank's is the burst's time."""
+
+    seconds: float  #: the slowest rank's open-to-close time
+    first_s: float  #: the fastest rank's
+    slowest_rank: int
+    fastest_rank: int
+    volume_bytes: int  #: ranks × block × segments, as IOR's summary row reports them
+
+    @property
+    def bandwidth_mib_s(self) -> float:
+        """The volume over the slowest rank's time (MiB/s)."""
+        return self.volume_bytes / MIB / self.seconds
+
+
+def burst(run: IorRun, operation: str) -> Burst | None:
+    """The burst of ``operation`` (``write`` or ``read``); None when IOR printed no per-rank
+    time for some rank of its summary, or no summary."""
+    times = run.rank_times.get(operation)
+    row = run.summary_for(operation)
+    if not times or row is None or row.tasks is None or set(times) != set(range(row.tasks)) \
+            or not (row.block_bytes and row.segments):
+        return None
+    slowest, fastest = max(times, key=times.__getitem__), min(times, key=times.__getitem__)
+    return Burst(times[slowest], times[fastest], slowest, fastest,
+                 row.tasks * row.block_bytes * row.segments)
+
+
+def burst_reasons(run: IorRun, operation: str) -> list[str]:
+    """Why a burst has no figure: per-rank times missing (the live check and a re-read log
+    hold a run to the same rule)."""
+    if run.summary_for(operation) is None or burst(run, operation) is not None:
+        return []
+    got = sorted(run.rank_times.get(operation, {}))
+    return [f"IOR's per-rank {operation} times (saveRankPerformanceDetailsCSV) "
+            + (f"cover ranks {got[0]}..{got[-1]} ({len(got)}), not every rank of its summary"
+               if got else "are missing from the output") + ": no checkpoint time"]

@@ -108,6 +108,10 @@ _STONEWALL_RE = re.compile(
 )
 _MAX_RE = re.compile(r"^Max (Write|Read):\s+(\S+) MiB/sec \((\S+) MB/sec\)")
 _RANK_PAIRS = ": stonewalling pairs accessed: "
+# IOR's per-rank CSV (-O saveRankPerformanceDetailsCSV), shown in the job's output:
+# access, rank, open-to-close s, transfer s, and the two per-rank rates (bytes/s).
+_RANK_TIME_RE = re.compile(r"(write|read),(\d+),([^,]+),([^,]+),([^,]+),([^,]+)")
+_RANK_TIME_OPS = ("write,", "read,")
 _DATA_ERRORS_RE = re.compile(r"Incorrect data on (write|read) \((-?\d+) errors found\)")
 # Anything that invalidates a run, searched for in lines not already classified.
 _BAD_RE = re.compile(
@@ -305,6 +309,10 @@ def parse_ior(text: str) -> IorRun:
                                    "glued to a cut-off line here")
             header_seen = True
 
+        if c in "wr" and line.startswith(_RANK_TIME_OPS):
+            _rank_time(run, line, lineno)
+            continue
+
         # Result rows: per-iteration (11 tokens) or summary (27 tokens).
         if c in "wr" and line.startswith(_ROW_OPS):
             toks = line.split()
@@ -452,6 +460,25 @@ def parse_ior(text: str) -> IorRun:
     set_params(run)
     derived_findings(run)
     return run
+
+
+def _rank_time(run: IorRun, line: str, lineno: int) -> None:
+    """One line of IOR's per-rank CSV: a rank's open-to-close time, which must be a
+    positive finite number, once per rank."""
+    m = _RANK_TIME_RE.fullmatch(line.strip())
+    seconds = _num(m.group(3)) if m else None
+    if m is None or seconds is None or not math.isfinite(seconds) or seconds <= 0:
+        run.findings.append(Finding(INVALID, "unparseable", lineno,
+                                    f"bad per-rank time line: {line[:120]}"))
+        return
+    times = run.rank_times.setdefault(m.group(1), {})
+    rank = int(m.group(2))
+    if rank in times:
+        run.findings.append(Finding(INVALID, "two-runs", lineno,
+                                    f"rank {rank}'s {m.group(1)} time is printed twice "
+                                    "(the per-rank file holds more than one run)"))
+        return
+    times[rank] = seconds
 
 
 def derived_findings(run: IorRun) -> None:

@@ -178,6 +178,10 @@ class IorRun(Judged):
     """``Incorrect data on read (N errors found)`` (``-R``/``-W``), summed per access: the
     transfers whose data failed verification (IOR 4.0.0 counts one per transfer and names
     neither the file nor the offset)."""
+    rank_times: dict[str, dict[int, float]] = field(default_factory=dict)
+    """IOR's per-rank times (``-O saveRankPerformanceDetailsCSV``, the file shown in the
+    job's output): access -> rank -> its open-to-close seconds.  Without barriers between
+    open, transfer and close (no ``-g``), a straggler's time is its own."""
     findings: list[Finding] = field(default_factory=Findings)
 
     @property
@@ -205,7 +209,9 @@ class IorRun(Judged):
         """JSON-serialisable dict (non-finite floats become ``None``).  ``rank_pairs`` is
         a list of ``[rank, K, ...]`` (its values per phase), sorted by rank: one short
         list per rank, not one object (a 44,080-rank run has as many)."""
-        d: dict[str, Any] = _finite(asdict(replace(self, rank_pairs={})))
+        d: dict[str, Any] = _finite(asdict(replace(self, rank_pairs={}, rank_times={})))
+        d["rank_times"] = {access: [[rank, t[rank]] for rank in sorted(t)]
+                           for access, t in self.rank_times.items()}
         pairs = self.rank_pairs
         d["rank_pairs"] = [[rank, *pairs[rank]] for rank in sorted(pairs)]
         d["valid"] = self.valid

@@ -32,6 +32,35 @@ def _ior(check: str, role: str, key: str, descr: str, phase: str, operation: str
                     fixed_thresholds=fixed or {}, reduction_matters=reduction_matters)
 
 
+#: A checkpoint's figures, and its restore's: the slowest rank's open-to-close time (the
+#: main figure), the volume over it, and the fastest rank's time (stragglers show).
+CHECKPOINT_FIGURES = ("checkpoint_time_s", "checkpoint_bandwidth", "first_rank_done_s")
+RESTORE_FIGURES = ("restore_time_s", "restore_bandwidth", "first_rank_done_s",
+                   "incorrect_transfers")
+#: A restore that reads back a wrong transfer fails, whatever its time.
+NO_WRONG_TRANSFER = {"incorrect_transfers": (0, None, 0, "transfers")}
+
+
+def _checkpoint(variant: str, layout: str, tags: tuple[str, ...] = ()) -> tuple[TestSpec, ...]:
+    """An AI checkpoint (a fixed volume written once, no stonewall), its restore read back
+    on other nodes and verified, and the restore's own checkpoint (a fixture: the restore
+    can run and be judged alone)."""
+    snake = "_shared" if variant else ""
+    phase = f"checkpoint{snake}"
+    return (
+        _ior(f"IORCheckpoint{variant}Write", ACCEPTANCE, f"checkpoint{snake}_write",
+             f"AI checkpoint saved by every rank, {layout}", f"{phase}_write", "write",
+             tags=("checkpoint", *tags), figures=CHECKPOINT_FIGURES,
+             schema=f"checkpoint{snake}_write_test"),
+        _ior(f"IORCheckpoint{variant}Dataset", FIXTURE, f"checkpoint{snake}_restore",
+             f"AI checkpoint for the restore, {layout}", f"{phase}_write", "write"),
+        _ior(f"IORCheckpoint{variant}Restore", ACCEPTANCE, f"checkpoint{snake}_restore",
+             f"AI checkpoint restored on other nodes and verified, {layout}",
+             f"{phase}_restore", "read", tags=("checkpoint", *tags), figures=RESTORE_FIGURES,
+             schema=f"checkpoint{snake}_restore_test", fixed=NO_WRONG_TRANSFER),
+    )
+
+
 TESTS = (
     _ior("IORWriteBandwidth", ACCEPTANCE, "ior_write_bandwidth",
          "IOR write bandwidth, stonewalled, file per process", "write_bandwidth", "write",
@@ -66,6 +95,8 @@ TESTS = (
     _ior("IORSharedFileRead", ACCEPTANCE, "ior_shared_read",
          "IOR shared-file read bandwidth sustained for the deadline", "shared_read", "read",
          tags=("bandwidth", "shared-file"), schema="shared_read_test"),
+    *_checkpoint("", "file per process"),
+    *_checkpoint("Shared", "one shared file", ("shared-file",)),
 )
 
 BENCHMARK = Benchmark(

@@ -13,8 +13,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, TestSpec
-from fsaccept.benchmarks.ior.command import PHASES, Phase, TestParameters
+from fsaccept.benchmarks.ior import figures
+from fsaccept.benchmarks.ior.command import PHASES, Phase, TestParameters, checkpoint_block
+from fsaccept.benchmarks.ior.figures import burst_reasons
 from fsaccept.benchmarks.ior.parse import IorRun
+from fsaccept.core.reference import entry_thresholds
 from fsaccept.core.slurm import first_lines
 from fsaccept.core.units import GIB, MIB, format_size, parse_size
 from fsaccept.core.versions import version_number, version_reasons
@@ -109,7 +112,8 @@ def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any],
     # A test over a patterned dataset (data integrity) is judged by either of its phases,
     # the write of the pattern or its verified read: the log's own operation picks.
     patterned = {t.attrs["operation"]: t.attrs["phase"] for t in tests
-                 if t.key == key and PHASES[t.attrs["phase"]].pattern}
+                 if t.key == key and PHASES[t.attrs["phase"]].pattern
+                 and not PHASES[phase_name].rank_times}  # a checkpoint's key is one phase
     if patterned:
         operation = "read" if "read" in done else "write"
         phase_name = patterned[operation]
@@ -144,6 +148,10 @@ def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any],
     reasons += _phase_settings_reasons(run, argv, key, entry, phase)
     reasons += _pattern_reasons(run, key, entry)
     row = run.summary_for(operation)
+    if phase.rank_times:
+        reasons += burst_reasons(run, operation) + _checkpoint_size_reasons(row, key, entry)
+        return reasons, _burst_figure(run, test, entry), [
+            "node fraction: needs the partition's node count"]
     threshold = entry.get("threshold") or {}
     figure = None
     if row is not None and threshold:
@@ -152,6 +160,37 @@ def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any],
         figure = {"name": f"{operation}_{kind}", "value": value, "unit": threshold["unit"],
                   "threshold": threshold["value"], "lower": lower}
     return reasons, figure, ["node fraction: needs the partition's node count"]
+
+
+def _checkpoint_size_reasons(row: Any, key: str, entry: dict[str, Any]) -> list[str]:
+    """A checkpoint moves its size in whole transfers per rank (``checkpoint_block``)."""
+    if row is None or None in (row.tasks, row.block_bytes, row.segments, row.xfer_bytes):
+        return []
+    size, ranks = parse_size(entry["checkpoint_size"]), row.tasks
+    want = ranks * checkpoint_block(TestParameters(key, 0, 0, row.xfer_bytes,
+                                                   checkpoint_size=size), ranks)
+    moved = ranks * row.block_bytes * row.segments
+    if moved == want:
+        return []
+    return [f"IOR's {ranks} ranks moved {format_size(moved)}, tests.{key}.checkpoint_size "
+            f"{entry['checkpoint_size']} in whole transfers is {format_size(want)}"]
+
+
+def _burst_figure(run: IorRun, test: TestSpec, entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The checkpoint's judged figure: its time against a ceiling in seconds (the main
+    figure), else its bandwidth against a floor."""
+    burst = figures.burst(run, test.attrs["operation"])
+    given = entry_thresholds(entry)
+    time, rate = test.figures[:2]
+    name = next((n for n in ("", time, rate) if n in given), None)
+    if burst is None or name is None:
+        return None
+    th = given[name]
+    value = burst.bandwidth_mib_s if name == rate else burst.seconds
+    bound = th.as_reframe_reference()
+    return {"name": name or time, "value": value, "unit": th.unit, "threshold": th.value,
+            **({"upper": th.value * (1 + bound[2])} if bound[2] is not None else
+               {"lower": th.value * (1 + bound[1])})}
 
 
 def _access_reasons(run: IorRun, argv: list[str], key: str, shared: bool) -> list[str]:

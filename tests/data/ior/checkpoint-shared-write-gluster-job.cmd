@@ -1,0 +1,2 @@
+srun -N4 -n8 --ntasks-per-node=2 --mpi=pmix /work/main/.state/spack/env/local-spack/.spack-env/view/bin/ior -w -a MPIIO -e -k -v -c --mpiio.showHints -G 1281908025 -l random -C -t 4m -b 32m -s 1 -O saveRankPerformanceDetailsCSV=/tmp/rfm_ckg/stage/local-gluster/compute/openmpi/IORCheckpointSharedWrite/ior-rank-times.csv -o /mnt/fsaccept-gluster/fsaccept/IORCheckpointSharedWrite.20261125T093420-10839/testfile
+exit=0

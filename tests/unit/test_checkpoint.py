@@ -1,0 +1,230 @@
+"""AI checkpoint and restore (issue 31): IOR's per-rank times read from real job outputs of
+the checks on the emulated cluster, the figures taken from them, the phases' options and
+the reference entries' rules."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import pytest
+
+from fsaccept.benchmarks import registry
+from fsaccept.benchmarks.ior import command, figures
+from fsaccept.benchmarks.ior.parse import INVALID, parse_ior
+from fsaccept.core.units import MIB
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "ior"
+CAPTURES = ("checkpoint-write-job", "checkpoint-restore-job", "checkpoint-shared-restore-job",
+            "checkpoint-shared-write-gluster-job")
+
+
+def _text(name: str) -> str:
+    return (DATA / f"{name}.txt").read_text()
+
+
+def _iors_own_rank_times(text: str) -> dict[str, dict[int, float]]:
+    """The per-rank CSV IOR wrote, read with the csv module (not with fsaccept's parser)."""
+    lines = text.splitlines()
+    start = lines.index("access,rank,runtime-with-openclose,runtime,throughput-withopenclose,"
+                        "throughput")
+    out: dict[str, dict[int, float]] = {}
+    for row in csv.DictReader(lines[start:]):
+        if row["access"] not in ("write", "read"):
+            break
+        out.setdefault(row["access"], {})[int(row["rank"])] = float(
+            row["runtime-with-openclose"])
+    return out
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_the_figures_are_iors_own_per_rank_times(name):
+    text = _text(name)
+    run = parse_ior(text)
+    assert run.valid, run.reasons
+    own = _iors_own_rank_times(text)
+    assert run.rank_times == own
+    (access, times), = own.items()
+    burst = figures.burst(run, access)
+    assert burst.seconds == max(times.values()) and burst.first_s == min(times.values())
+    assert times[burst.slowest_rank] == burst.seconds
+    assert times[burst.fastest_rank] == burst.first_s
+    # 4 nodes x 2 ranks, 256 MiB in all: IOR's summary row says so too.
+    assert burst.volume_bytes == 256 * MIB == round(run.summary_for(access).agg_mib * MIB)
+    assert burst.bandwidth_mib_s == 256 / burst.seconds
+    # IOR's own phase time runs from the first open to the last close: no rank took longer.
+    (row,) = [r for r in run.results if r.access == access]
+    assert burst.seconds <= row.total_s + 5e-7
+    assert figures.burst_reasons(run, access) == []
+    # No barriers between open, transfer and close (-g): each rank's time is its own.
+    assert " -g " not in run.command_line and "saveRankPerformanceDetailsCSV=" in run.command_line
+
+
+def test_the_rank_times_are_in_the_parsed_json():
+    d = parse_ior(_text("checkpoint-write-job")).to_dict()
+    assert [rank for rank, _ in d["rank_times"]["write"]] == list(range(8))
+
+
+def _edited(old: str, new: str, name: str = "checkpoint-write-job") -> str:
+    text = _text(name)
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-1.0e+00", "0", "x"])
+def test_a_rank_time_that_is_no_time_is_invalid(bad):
+    line = next(l for l in _text("checkpoint-write-job").splitlines() if l.startswith("write,3,"))
+    cols = line.split(",")
+    run = parse_ior(_edited(line, ",".join([*cols[:2], bad, *cols[3:]])))
+    assert not run.valid and any("bad per-rank time line: write,3," in r for r in run.reasons)
+    assert figures.burst(run, "write") is None
+    assert "not every rank" in figures.burst_reasons(run, "write")[0]
+
+
+def test_a_rank_printed_twice_is_invalid_and_a_missing_rank_gives_no_figure():
+    text = _text("checkpoint-write-job")
+    line = next(l for l in text.splitlines() if l.startswith("write,3,"))
+    twice = parse_ior(text.replace(line, line + "\n" + line, 1))
+    assert not twice.valid and any("rank 3's write time is printed twice" in r
+                                   for r in twice.reasons)
+    missing = parse_ior(text.replace(line + "\n", "", 1))
+    assert figures.burst(missing, "write") is None
+    assert figures.burst_reasons(missing, "write") == [
+        "IOR's per-rank write times (saveRankPerformanceDetailsCSV) cover ranks 0..7 (7), "
+        "not every rank of its summary: no checkpoint time"]
+
+
+def test_no_rank_times_at_all_is_named():
+    text = re.sub(r"(?m)^(access,rank|write,\d).*\n", "", _text("checkpoint-write-job"))
+    run = parse_ior(text)
+    assert run.valid and run.rank_times == {}
+    assert figures.burst_reasons(run, "write") == [
+        "IOR's per-rank write times (saveRankPerformanceDetailsCSV) are missing from the "
+        "output: no checkpoint time"]
+
+
+def _params(**over) -> command.TestParameters:
+    base = dict(name="checkpoint_write", node_fraction=0.9, ranks_per_node=2,
+                transfer_size=4 * MIB, checkpoint_size=256 * MIB)
+    return command.TestParameters(**{**base, **over})
+
+
+def test_each_rank_writes_its_shard_in_whole_transfers():
+    assert command.checkpoint_block(_params(), 8) == 32 * MIB
+    # 100 MiB over 3 ranks: 33.3 MiB each, rounded up to 9 transfers of 4 MiB.
+    assert command.checkpoint_block(_params(checkpoint_size=100 * MIB), 3) == 36 * MIB
+    assert command.checkpoint_block(_params(checkpoint_size=MIB, transfer_size=MIB), 4) == MIB
+
+
+@pytest.mark.parametrize("phase", ["checkpoint_write", "checkpoint_restore",
+                                   "checkpoint_shared_write", "checkpoint_shared_restore"])
+def test_a_burst_has_no_barriers_and_asks_for_its_rank_times(phase):
+    p = _params(block_size=32 * MIB)
+    opts = command.ior_options(phase, p, "/t/testfile", seed=7, rank_times_file="/s/r t.csv")
+    assert "-g" not in opts and "-D" not in opts
+    assert opts[opts.index("-G") + 1] == "7" and "-C" in opts
+    assert "saveRankPerformanceDetailsCSV=/s/r t.csv" in opts
+    assert ("-R" in opts) == phase.endswith("restore")
+    assert ("-F" in opts) == ("shared" not in phase)
+    # The other phases keep their barriers and ask for no rank times.
+    other = command.ior_options("integrity_write", p, "/t/testfile", rank_times_file="/s/x")
+    assert "-g" in other and not any("saveRank" in o for o in other)
+
+
+def test_the_catalogue_declares_the_checkpoint_tests_once():
+    write, restore = registry.TESTS["IORCheckpointWrite"], registry.TESTS["IORCheckpointRestore"]
+    assert write.main_figure == "checkpoint_time_s" and restore.main_figure == "restore_time_s"
+    assert restore.fixed_thresholds == {"incorrect_transfers": (0, None, 0, "transfers")}
+    assert "checkpoint" in write.all_tags and write.reduction_matters
+    fixture = registry.TESTS["IORCheckpointDataset"]
+    assert fixture.key == restore.key and fixture.attrs["phase"] == write.attrs["phase"]
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"transfer_size": "512MiB"}, "tests.checkpoint_write.transfer_size: 512MiB is more "
+                                  "than the whole checkpoint_size 256MiB"),
+    ({"collective": True}, "tests.checkpoint_write.collective: collective I/O needs api: MPIIO"),
+])
+def test_entry_rules(entry, message):
+    base = {"node_fraction": 0.9, "ranks_per_node": 2, "transfer_size": "4MiB",
+            "checkpoint_size": "256MiB"}
+    assert command.entry_errors("tests.checkpoint_write", {**base, **entry}) == [message]
+
+
+def _reference(tmp_path, entry: str) -> Path:
+    text = (Path(__file__).resolve().parents[2] / "reference" / "local-gluster.yaml").read_text()
+    start = text.index("  checkpoint_write:\n")
+    end = text.index("  checkpoint_restore:\n")
+    path = tmp_path / "my ref's.yaml"
+    path.write_text(text[:start] + "  checkpoint_write:\n" + entry + text[end:])
+    return path
+
+
+@pytest.mark.parametrize("entry, message", [
+    # A single threshold is the checkpoint's time: a ceiling in seconds.
+    ("    node_fraction: 0.9\n    ranks_per_node: 2\n    transfer_size: 4MiB\n"
+     "    checkpoint_size: 256MiB\n    threshold: {value: 100, unit: MiB/s}\n",
+     r"tests.checkpoint_write.threshold.unit: 'MiB/s' is not allowed here: use 's'"),
+    ("    node_fraction: 0.9\n    ranks_per_node: 2\n    transfer_size: 4MiB\n"
+     "    checkpoint_size: 256MiB\n    thresholds: {checkpoint_bandwith: {value: 1, unit: MiB/s}}\n",
+     r"tests.checkpoint_write.thresholds: .*checkpoint_bandwith"),
+    ("    node_fraction: 0.9\n    ranks_per_node: 2\n    transfer_size: 4MiB\n"
+     "    checkpoint_size: 256MiB\n    threshold: {value: 9, unit: s}\n"
+     "    thresholds: {checkpoint_time_s: {value: 9, unit: s}}\n",
+     r"tests.checkpoint_write"),
+    ("    node_fraction: 0.9\n    ranks_per_node: 2\n    transfer_size: 4MiB\n"
+     "    checkpoint_size: .nan\n    threshold: {value: 9, unit: s}\n",
+     r"tests.checkpoint_write.checkpoint_size"),
+    ("    node_fraction: 0.9\n    ranks_per_node: 2\n    transfer_size: 4MiB\n"
+     "    block_size: 4MiB\n    threshold: {value: 9, unit: s}\n",
+     r"tests.checkpoint_write"),
+])
+def test_a_bad_checkpoint_entry_is_refused_naming_the_key(tmp_path, capsys, entry, message):
+    from fsaccept.cli import main
+    path = _reference(tmp_path, entry)
+    assert main(["reference", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert all(line.startswith(f"{path}: ") for line in err), err
+    assert re.search(message, err[0]), err
+
+
+def test_the_shipped_entries_are_valid(capsys):
+    from fsaccept.cli import main
+    root = Path(__file__).resolve().parents[2] / "reference"
+    for name in ("local", "local-gluster", "example-lustre"):
+        assert main(["reference", str(root / f"{name}.yaml")]) == 0, capsys.readouterr().err
+
+
+def _parse(capsys, capture: str, key: str, reference: Path) -> dict:
+    import json
+    from fsaccept.cli import main
+    main(["parse", "ior", str(DATA / f"{capture}.txt"), "--reference", str(reference),
+          "--test", key])
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_re_read_checkpoint_is_judged_by_its_time(tmp_path, capsys):
+    root = Path(__file__).resolve().parents[2] / "reference"
+    out = _parse(capsys, "checkpoint-write-job", "checkpoint_write", root / "local.yaml")
+    assert out["verdict"] == "PASS" and out["judged"] == {
+        "name": "checkpoint_time_s", "value": 0.84565901756, "unit": "s", "threshold": 120,
+        "upper": 132.0}
+    # A ceiling the slowest rank's 0.85 s exceeds fails it.
+    text = (root / "local.yaml").read_text().replace(
+        "    threshold: {value: 120, unit: s, tolerance: 0.1}\n  checkpoint_restore:",
+        "    threshold: {value: 0.5, unit: s}\n  checkpoint_restore:", 1)
+    strict = tmp_path / "strict.yaml"
+    strict.write_text(text)
+    assert _parse(capsys, "checkpoint-write-job", "checkpoint_write", strict)["verdict"] == "FAIL"
+    # Another size than the entry's: named.
+    text = (root / "local.yaml").read_text().replace("checkpoint_size: 256MiB", "checkpoint_size: 1GiB", 1)
+    other = tmp_path / "other.yaml"
+    other.write_text(text)
+    out = _parse(capsys, "checkpoint-write-job", "checkpoint_write", other)
+    assert out["verdict"] == "INVALID" and out["reasons"] == [
+        "IOR's 8 ranks moved 256MiB, tests.checkpoint_write.checkpoint_size 1GiB in whole "
+        "transfers is 1GiB"]
+    # The restore's key does not take the checkpoint's write.
+    out = _parse(capsys, "checkpoint-write-job", "checkpoint_restore", root / "local.yaml")
+    assert out["verdict"] == "INVALID" and "is a read test" in out["reasons"][0]
