@@ -11,6 +11,8 @@ worthless.
 - the data written (``data_pattern``) against the session's data-reduction probe:
   :func:`fsaccept.core.reduction.reducible_data_reasons`, and the probe's own sentence
   against its ratios (:class:`fsaccept.core.reduction.ProbeResult`);
+- a checkpoint's bandwidth against its volume (``burst_bytes``) over its time:
+  :class:`fsaccept.benchmarks.ior.figures.Burst`;
 - a time limit noted after the benchmark (``time_limit_after_benchmark``): a note only
   when the benchmark had ended with exit 0.
 """
@@ -26,6 +28,8 @@ from typing import Any
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, TestSpec
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
+from fsaccept.benchmarks.ior.command import PHASES
+from fsaccept.benchmarks.ior.figures import Burst
 from fsaccept.core import degraded, guards, reduction, servers
 from fsaccept.reporting.case import case_of
 
@@ -138,12 +142,39 @@ def evidence_reasons(case: Mapping[str, Any], spec: TestSpec | None, expected_fs
                 out += guards.fstype_reasons(str(seen or ""), fstype,
                                              f"{key}: {case.get('target_dir') or 'the target'}")
     out += _reduction_reasons(case, spec, session)
+    out += _burst_reasons(case, spec)
     note = case.get("time_limit_after_benchmark")
     if note:
         status = re.search(r"after the benchmark had ended \(exit (\S+?)\)", str(note))
         if not status or status.group(1) != "0":
             out.append(f"a time limit after the benchmark is a note only when the benchmark "
                        f"ended with exit 0: {str(note)[:200]}")
+    return out
+
+
+def _burst_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
+    """A checkpoint's figures against its recorded volume (``burst_bytes``): its bandwidth
+    is the volume over its time (:class:`fsaccept.benchmarks.ior.figures.Burst`, as live),
+    and no rank finished before the fastest."""
+    phase = PHASES.get(str(spec.attrs.get("phase")))
+    if phase is None or not phase.rank_times or spec.role != ACCEPTANCE:
+        return []  # a checkpoint's fixture reports no figure
+    time, rate, first = spec.figures[:3]
+    by_name = {f.name: f.value for f in case_of(case).figures}
+    if by_name.get(time) is None:
+        return []  # no figure at all: judged elsewhere (a passing test must have one)
+    volume = case.get("burst_bytes")
+    if not isinstance(volume, int) or isinstance(volume, bool) or volume <= 0:
+        return [f"burst_bytes {str(volume)[:40]!r}: the checkpoint's volume is not recorded"]
+    burst = Burst(by_name[time], by_name.get(first) or 0.0, 0, 0, volume)
+    out = []
+    if by_name.get(rate) is None or abs(by_name[rate] - burst.bandwidth_mib_s) > \
+            1e-9 * burst.bandwidth_mib_s:
+        out.append(f"figure {rate} {by_name.get(rate)!r} is not its volume ({volume} bytes) "
+                   f"over its {time} ({by_name[time]!r} s): {burst.bandwidth_mib_s!r} MiB/s")
+    if not 0 < burst.first_s <= burst.seconds:
+        out.append(f"figure {first} {by_name.get(first)!r} is not between 0 and the slowest "
+                   f"rank's {time} {burst.seconds!r}")
     return out
 
 

@@ -228,3 +228,65 @@ def test_a_re_read_checkpoint_is_judged_by_its_time(tmp_path, capsys):
     # The restore's key does not take the checkpoint's write.
     out = _parse(capsys, "checkpoint-write-job", "checkpoint_restore", root / "local.yaml")
     assert out["verdict"] == "INVALID" and "is a read test" in out["reasons"][0]
+
+
+# ------------------------------------------------------------------ the sign-off
+
+SIGNOFF_CAPTURE = "local-gluster-checkpoint-accepted"
+
+
+def _signoff(data, tmp_path):
+    import json
+    from fsaccept.reporting import report as signoff
+    src = tmp_path / "run-report.json"
+    src.write_text(json.dumps(data))
+    code = signoff.main([str(src), "--out", str(tmp_path / "out")])
+    return code, (tmp_path / "out" / "report.md").read_text().replace("\\", "")
+
+
+def _checkpoint_case(data, name="IORCheckpointWrite"):
+    return next(c for r in data["runs"] for c in r["testcases"] if c["name"].split()[0] == name)
+
+
+@pytest.fixture
+def signoff_run(tmp_path, monkeypatch):
+    from fsaccept.reporting import report as signoff
+    from tests.conftest import capture_with_reference
+    for name in ("figure_plot", "check_plot", "per_node_plot", "timeline_plot"):
+        monkeypatch.setattr(signoff, name, lambda *a, **k: b"")
+    return capture_with_reference(SIGNOFF_CAPTURE, tmp_path)
+
+
+def test_the_real_checkpoint_session_is_accepted(signoff_run, tmp_path):
+    code, md = _signoff(signoff_run, tmp_path)
+    assert code == 0 and "**Overall verdict: ACCEPTED**" in md, md[:3000]
+    case = _checkpoint_case(signoff_run)
+    assert case["burst_bytes"] == 256 * MIB
+    assert case["slowest_rank"].startswith("rank ") and case["fastest_rank"].startswith("rank ")
+
+
+def _perf(case, name):
+    return next(v for k, v in case["perfvalues"].items() if k.endswith(":" + name))
+
+
+def test_an_edited_checkpoint_bandwidth_is_invalid_at_the_signoff(signoff_run, tmp_path):
+    case = _checkpoint_case(signoff_run)
+    _perf(case, "checkpoint_bandwidth")[0] *= 2
+    code, md = _signoff(signoff_run, tmp_path)
+    assert code == 1 and "**Overall verdict: ACCEPTED**" not in md
+    assert "figure checkpoint_bandwidth" in md and "is not its volume (268435456 bytes)" in md
+
+
+def test_a_faster_first_rank_than_possible_is_invalid(signoff_run, tmp_path):
+    case = _checkpoint_case(signoff_run, "IORCheckpointRestore")
+    _perf(case, "first_rank_done_s")[0] = _perf(case, "restore_time_s")[0] * 2
+    code, md = _signoff(signoff_run, tmp_path)
+    assert code == 1 and "figure first_rank_done_s" in md
+
+
+@pytest.mark.parametrize("volume", [None, 0, -5, "268435456", True, 1.5])
+def test_a_checkpoint_without_its_volume_is_invalid(signoff_run, tmp_path, volume):
+    case = _checkpoint_case(signoff_run)
+    case["burst_bytes"] = volume
+    code, md = _signoff(signoff_run, tmp_path)
+    assert code == 1 and "the checkpoint's volume is not recorded" in md
