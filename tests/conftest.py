@@ -140,6 +140,17 @@ def reference_copy(tmp_path, edit):
     return dict(os.environ, FSACCEPT_REFERENCE=str(path))
 
 
+def corrupting_drop_caches(data, fixture_class: str, block: str, seek: int) -> None:
+    """Make the reference's ``drop_caches`` (run on every node right before a read) overwrite
+    one transfer (``block`` bytes at block ``seek``) of rank 1's file that ``fixture_class``
+    wrote, on n1 only: data corrupted between its write and its verified read."""
+    target = data["target"]["path"]
+    data["drop_caches"] = (
+        f'[ "$SLURMD_NODENAME" != n1 ] || find {target}/fsaccept -path '
+        f'"*{fixture_class}*" -name testfile.00000001 -exec dd if=/dev/zero of={{}} '
+        f'bs={block} count=1 seek={seek} conv=notrunc,fsync status=none \\;')
+
+
 @pytest.fixture(scope="session")
 def ior_writes_preload(tmp_path_factory):
     """A shared object (LD_PRELOAD) that puts IOR's writes under the test's control

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import reference_copy, run_checks
+from tests.conftest import corrupting_drop_caches, reference_copy, run_checks
 
 pytestmark = pytest.mark.integration
 CHECKS = "checkpoint.py"
@@ -55,14 +55,9 @@ def test_checkpoint_and_restore_figures_are_iors_per_rank_times(cluster_env, tmp
 def test_a_restore_that_reads_back_a_corrupted_shard_fails(cluster_env, tmp_path):
     # Between the checkpoint and its restore, one transfer (4 MiB) of rank 1's shard is
     # overwritten: the hook that runs right before the read does it, on n1 only.
-    def corrupt(data):
-        target = data["target"]["path"]
-        data["drop_caches"] = (
-            f'[ "$SLURMD_NODENAME" != n1 ] || find {target}/fsaccept -path '
-            '"*IORCheckpointDataset*" -name testfile.00000001 -exec dd if=/dev/zero of={} '
-            'bs=4M count=1 seek=2 conv=notrunc,fsync status=none \\;')
     proc, cases = run_checks(CHECKS, tmp_path, "-n", "^IORCheckpointRestore$",
-                             env=reference_copy(tmp_path, corrupt))
+                             env=reference_copy(tmp_path, lambda d: corrupting_drop_caches(
+                                 d, "IORCheckpointDataset", "4M", 2)))
     case = cases["IORCheckpointRestore"]
     assert case["result"] == "fail" and case["fail_phase"] == "performance", case["fail_reason"]
     assert case["perfvalues"]["local:compute:incorrect_transfers"][0] == 1

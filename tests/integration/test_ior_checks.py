@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fsaccept.suite import sites
-from tests.conftest import reference_copy, run_checks, run
+from tests.conftest import corrupting_drop_caches, reference_copy, run_checks, run
 
 pytestmark = pytest.mark.integration
 CHECKS = "ior_acceptance.py"
@@ -149,14 +149,9 @@ def test_integrity_passes_and_a_file_corrupted_between_write_and_read_fails(clus
 
     # Between the patterned write and the verified read, 1 MiB (one transfer) of one
     # rank's file is overwritten: the hook that runs right before the read does it.
-    def corrupt(data):
-        target = data["target"]["path"]
-        data["drop_caches"] = (
-            f'[ "$SLURMD_NODENAME" != n1 ] || find {target}/fsaccept -path '
-            '"*IORIntegrityDataset*" -name testfile.00000001 -exec dd if=/dev/zero of={} '
-            'bs=1M count=1 seek=3 conv=notrunc,fsync status=none \\;')
     proc, cases = run_checks(CHECKS, tmp_path / "bad", "-n", "IORDataIntegrity",
-                             env=reference_copy(tmp_path, corrupt))
+                             env=reference_copy(tmp_path, lambda d: corrupting_drop_caches(
+                                 d, "IORIntegrityDataset", "1M", 3)))
     case = cases["IORDataIntegrity"]
     assert case["result"] == "fail" and case["fail_phase"] == "performance", case["fail_reason"]
     assert case["perfvalues"]["local:compute:incorrect_transfers"][0] == 1
