@@ -275,3 +275,49 @@ def test_fsaccept_parse_io500_bad_input_is_one_line_and_exit_2(bad, tmp_path, ca
     assert cli.main(["parse", "io500", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"fsaccept: {path}")
+
+
+# ------------------------------------------------------------------ the reference entry
+
+_ENTRY = {"node_fraction": 0.5, "ranks_per_node": 4,
+          "thresholds": {"total": {"value": 10, "unit": "score"},
+                         "bw": {"value": 1.5, "unit": "GiB/s"},
+                         "md": {"value": 20, "unit": "kIOPS"},
+                         "ior-easy-write": {"value": 2, "unit": "GiB/s"}}}
+
+
+def _ref_errors(tmp_path, entry):
+    import yaml
+
+    from fsaccept.suite.reference import REFERENCE_DIR, ReferenceError, load_reference
+    data = yaml.safe_load((REFERENCE_DIR / "local.yaml").read_text())
+    data["tests"]["io500"] = entry
+    path = tmp_path / "sys.yaml"
+    path.write_text(yaml.safe_dump(data))
+    try:
+        load_reference(path)
+    except ReferenceError as e:
+        return str(e)
+    return ""
+
+
+def test_the_io500_entry_is_validated_with_clear_errors(tmp_path):
+    assert _ref_errors(tmp_path, dict(_ENTRY, extended=True, data_pattern="random",
+                                      datadir="scratch/io500", stonewall_s=300,
+                                      ior_easy_block_size="512GiB",
+                                      ior_hard_segments=10000000)) == ""
+    for edit, message in [
+        ({"datadir": "/etc"}, "tests.io500.datadir: '/etc' does not match"),
+        ({"datadir": "a/../../x"}, "tests.io500.datadir: 'a/../../x' does not match"),
+        ({"data_pattern": "zeros"}, "tests.io500.data_pattern: 'zeros' is not one of"),
+        ({"thresholds": {"total": {"value": 1, "unit": "MiB/s"}}},
+         "tests.io500.thresholds.total.unit: 'MiB/s' is not allowed here: use 'score'"),
+        ({"thresholds": {"timestamp": {"value": 1, "unit": "kIOPS"}}},
+         "tests.io500.thresholds: unknown key(s) 'timestamp'"),
+        ({"ior_easy_block_size": "256m"}, "tests.io500.ior_easy_block_size: '256m' is not"),
+        ({"stonewall_s": 0}, "tests.io500.stonewall_s: 0 is less than the minimum of 1"),
+        ({"extended": "yes"}, "tests.io500.extended: 'yes' is not of type 'boolean'"),
+    ]:
+        assert message in _ref_errors(tmp_path, {**_ENTRY, **edit}), edit
+    assert "'ranks_per_node' is a required property" in _ref_errors(
+        tmp_path, {k: v for k, v in _ENTRY.items() if k != "ranks_per_node"})

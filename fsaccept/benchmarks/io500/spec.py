@@ -26,4 +26,6 @@ BENCHMARK = Benchmark(
     name="io500", binary="io500", spack_package="", version_name="io500",
     figure_kinds=(), parser=parse.parse_text, path_parser=parse.read_io500,
     version_note=version_note, reread_rules=validity.reread_reasons,
+    # Its reference entry (no check reads it yet: the IO500 check is to come).
+    extra_keys={"io500": "io500.schema.json"},
     pattern_reducible=validity.pattern_reducible)
