@@ -179,6 +179,25 @@ class Io500Run:
         return d
 
 
+def run_from_dict(data: dict[str, Any]) -> Io500Run:
+    """A run back from its :meth:`Io500Run.to_dict` (the check's record, re-read by the
+    sign-off); ValueError when it is not one."""
+    if not isinstance(data, dict) or not isinstance(data.get("phases"), list):
+        raise ValueError("not an IO500 run record (no phases)")
+    names = set(Io500Run.__dataclass_fields__) - {"phases", "scores", "printed_scores"}
+    try:
+        run = Io500Run(**{k: v for k, v in data.items() if k in names})
+        run.phases = [Phase(**{k: v for k, v in ph.items()
+                               if k in Phase.__dataclass_fields__})
+                      for ph in data["phases"]]
+        for key in ("scores", "printed_scores"):
+            setattr(run, key, {n: Score(**s) for n, s in (data.get(key) or {}).items()})
+        run.notes = list(data.get("reasons") or [])
+    except (TypeError, AttributeError) as err:
+        raise ValueError(f"not an IO500 run record ({err})") from None
+    return run
+
+
 # --------------------------------------------------------------------------- reading
 
 
