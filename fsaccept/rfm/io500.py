@@ -183,32 +183,14 @@ class Io500Test(BenchmarkTest):
 
     @run_before("performance")
     def set_perf_variables(self):
-        figures = figures_of(self.io500_run())
+        figures = parse.figures_of(self.io500_run())
         self.perf_variables = {
             name: sn.make_performance_function(self.figure, unit, name)
             for name, (_, unit) in figures.items()}
 
     def figure(self, name: str) -> float:
-        value = figures_of(self.io500_run()).get(name, (None, ""))[0]
+        value = parse.figures_of(self.io500_run()).get(name, (None, ""))[0]
         if value is None:  # sanity has already made this INVALID
             raise SanityError(f"INVALID: io500 reported no {name}")
         return value
-
-
-def figures_of(run: parse.Io500Run | None) -> dict[str, tuple[float, str]]:
-    """IO500's own figures: its [SCORE] (result.txt's, else the printed line) as total,
-    bw and md, and each scored phase's score."""
-    if run is None:
-        return {}
-    out: dict[str, tuple[float, str]] = {}
-    score = run.scores.get("SCORE") or run.printed_scores.get("SCORE")
-    if score is not None:
-        for name, value, unit in (("total", score.total, "score"), ("bw", score.bw, "GiB/s"),
-                                  ("md", score.md, "kIOPS")):
-            if value is not None:
-                out[name] = (value, unit)
-    for ph in run.phases:
-        if ph.group != parse.NONE and ph.score is not None:
-            out[ph.name] = (ph.score, ph.unit)
-    return out
 

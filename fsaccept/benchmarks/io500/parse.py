@@ -198,6 +198,28 @@ def run_from_dict(data: dict[str, Any]) -> Io500Run:
     return run
 
 
+#: The units of IO500's [SCORE] figures as the check reports them.
+SCORE_UNITS = {"total": "score", "bw": "GiB/s", "md": "kIOPS"}
+
+
+def figures_of(run: Io500Run | None) -> dict[str, tuple[float, str]]:
+    """IO500's own figures (the check's, and what the sign-off holds its record to): its
+    [SCORE] (result.txt's, else the printed line) as total, bw and md, and each scored
+    phase's score."""
+    if run is None:
+        return {}
+    out: dict[str, tuple[float, str]] = {}
+    score = run.scores.get("SCORE") or run.printed_scores.get("SCORE")
+    if score is not None:
+        for name, value in (("total", score.total), ("bw", score.bw), ("md", score.md)):
+            if value is not None:
+                out[name] = (value, SCORE_UNITS[name])
+    for ph in run.phases:
+        if ph.group != NONE and ph.score is not None:
+            out[ph.name] = (ph.score, ph.unit)
+    return out
+
+
 # --------------------------------------------------------------------------- reading
 
 
