@@ -98,8 +98,14 @@ def _fio():
     return spec.BENCHMARK
 
 
+def _io500():
+    from fsaccept.benchmarks.io500 import spec
+    return spec.BENCHMARK
+
+
 #: Each benchmark ``fsaccept parse`` reads: its name -> its record (``Benchmark``).
-PARSED = {"ior": _ior, "mdtest": _mdtest, "md-workbench": _md_workbench, "fio": _fio}
+PARSED = {"ior": _ior, "mdtest": _mdtest, "md-workbench": _md_workbench, "fio": _fio,
+          "io500": _io500}
 
 
 def _build_parser(command: str = "") -> argparse.ArgumentParser:
@@ -109,7 +115,8 @@ def _build_parser(command: str = "") -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="command", required=True)
     p = sub.add_parser("parse", help="parse a benchmark's output and print figures as JSON")
     p.add_argument("kind", choices=sorted(PARSED), help="which benchmark produced FILE")
-    p.add_argument("file", metavar="FILE", help="captured output (stdout+stderr) of one run")
+    p.add_argument("file", metavar="FILE", help="captured output (stdout+stderr) of one run; io500: its "
+                   "result directory (result.txt...) or its captured stdout")
     p.add_argument(
         "--json-summary",
         action="store_true",
@@ -156,6 +163,12 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         return 2
     if args.job_file and args.kind != "fio":
         print("fsaccept: --job-file is for fio", file=sys.stderr)
+        return 2
+    if bench.path_parser and not (args.json_summary or args.job_file or args.reference):
+        return _print_parsed(args, bench, versions)
+    if bench.path_parser:
+        print(f"fsaccept: {args.kind} takes no --json-summary, --job-file or --reference",
+              file=sys.stderr)
         return 2
     try:
         text = inputs.read_text(args.file, inputs.MAX_LOG_BYTES, f"{args.kind} output")
@@ -208,6 +221,35 @@ def _cmd_parse(args: argparse.Namespace) -> int:
            "reasons": reasons, "rules_not_applied": not_applied,
            **({"judged": judged} if judged else {}),
            "version_note": versions.version_note(name, version), **out}
+    try:
+        sys.stdout.write(_json_text(out))
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. piped into head
+        pass
+    return 0
+
+
+def _print_parsed(args: argparse.Namespace, bench, versions) -> int:
+    """A benchmark that reads its own path (IO500's result directory or stdout): the
+    same JSON shape as the others, its rules those of its record."""
+    try:
+        result = bench.path_parser(args.file)
+    except ValueError as e:  # inputs.InputError names the path
+        print(f"fsaccept: {e}" if str(e).startswith(str(args.file))
+              else f"fsaccept: cannot parse {args.file}: {e}", file=sys.stderr)
+        return 2
+    out = result.to_dict()
+    reasons = out.pop("reasons")
+    not_applied: list[str] = []
+    if bench.reread_rules:
+        more, not_applied = bench.reread_rules(result)
+        reasons += [r for r in more if r not in reasons]
+    valid = out.pop("valid") and not reasons
+    note = (bench.version_note(out.get("version")) if bench.version_note
+            else versions.version_note(bench.version_name, out.get("version")))
+    out = {"kind": args.kind, "file": args.file, "valid": valid,
+           "verdict": "not judged" if valid else "INVALID", "reasons": reasons,
+           "rules_not_applied": not_applied, "version_note": note, **out}
     try:
         sys.stdout.write(_json_text(out))
         sys.stdout.flush()

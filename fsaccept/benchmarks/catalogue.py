@@ -159,6 +159,13 @@ class Benchmark:
     degraded: tuple[str, ...] = ()
     #: Those of them whose benchmark runs after the recovery, not while degraded.
     degraded_after_recovery: tuple[str, ...] = ()
+    #: Reads its results from a path itself, a directory or a file (IO500's result
+    #: directory): ``fsaccept parse`` passes the path, not the text; ValueError
+    #: (``PATH: message``) for what it cannot read.
+    path_parser: Callable[[str], Any] | None = None
+    #: version -> its note (``tested``...), for a tool whose versions are not release
+    #: numbers (IO500's tags); None: ``data/tested_versions.yaml``.
+    version_note: Callable[[str | None], str] | None = None
 
     @property
     def schema_file(self) -> str:

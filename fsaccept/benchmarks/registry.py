@@ -19,6 +19,7 @@ from typing import Any
 from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FIXTURE, PREFLIGHT,  # noqa: F401
                                            Benchmark, TestSpec, degraded_variant)
 from fsaccept.benchmarks.fio import spec as fio_spec
+from fsaccept.benchmarks.io500 import spec as io500_spec
 from fsaccept.benchmarks.ior import spec as ior_spec
 from fsaccept.benchmarks.md_workbench import spec as md_workbench_spec
 from fsaccept.benchmarks.mdtest import spec as mdtest_spec
@@ -27,7 +28,7 @@ from fsaccept.core.reduction import PATTERNS as REDUCTION_PATTERNS
 
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     ior_spec.BENCHMARK, mdtest_spec.BENCHMARK, md_workbench_spec.BENCHMARK,
-    fio_spec.BENCHMARK)}
+    fio_spec.BENCHMARK, io500_spec.BENCHMARK)}
 
 #: The checks that run before the benchmarks and judge no threshold, and the fixture
 #: that finds every benchmark test's binaries.
@@ -88,7 +89,9 @@ def binaries() -> tuple[str, ...]:
 
 def spack_packages() -> tuple[str, ...]:
     """The Spack packages that build them."""
-    return tuple(dict.fromkeys(b.spack_package for b in BENCHMARKS.values()))
+    # IO500 has none: the site builds it (IO500's prepare.sh).
+    return tuple(dict.fromkeys(b.spack_package for b in BENCHMARKS.values()
+                               if b.spack_package))
 
 
 @cache

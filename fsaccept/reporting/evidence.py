@@ -14,7 +14,9 @@ worthless.
 - a checkpoint's bandwidth against its volume (``burst_bytes``) over its time:
   :class:`fsaccept.benchmarks.ior.figures.Burst`;
 - a time limit noted after the benchmark (``time_limit_after_benchmark``): a note only
-  when the benchmark had ended with exit 0.
+  when the benchmark had ended with exit 0;
+- IO500's results (``io500_result``): :func:`fsaccept.benchmarks.io500.validity.invalid_reasons`
+  (its score recomputed from its phases), and its figures those the results give.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from typing import Any
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, TestSpec
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
+from fsaccept.benchmarks.io500 import parse as io500_parse
+from fsaccept.benchmarks.io500 import validity as io500_validity
 from fsaccept.benchmarks.ior.command import PHASES
 from fsaccept.benchmarks.ior.figures import Burst
 from fsaccept.core import degraded, guards, reduction, servers
@@ -143,6 +147,8 @@ def evidence_reasons(case: Mapping[str, Any], spec: TestSpec | None, expected_fs
                                              f"{key}: {case.get('target_dir') or 'the target'}")
     out += _reduction_reasons(case, spec, session)
     out += _burst_reasons(case, spec)
+    if spec.benchmark == "io500" and spec.role == ACCEPTANCE:
+        out += io500_reasons(case)
     note = case.get("time_limit_after_benchmark")
     if note:
         status = re.search(r"after the benchmark had ended \(exit (\S+?)\)", str(note))
@@ -210,7 +216,7 @@ def _fault_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
 def _reduction_reasons(case: Mapping[str, Any], spec: TestSpec,
                        session: SessionEvidence) -> list[str]:
     result = session.probes.get(str(case.get("target_mount")))
-    if result is None or spec.role != ACCEPTANCE or spec.benchmark not in ("ior", "fio"):
+    if result is None or spec.role != ACCEPTANCE or spec.benchmark not in ("ior", "fio", "io500"):
         return []
     if not spec.reduction_matters:  # a count of wrong transfers is not a rate
         return []
@@ -224,3 +230,37 @@ def _reduction_reasons(case: Mapping[str, Any], spec: TestSpec,
     if read is None:
         return [f"data_pattern {str(label)[:80]!r} is not one fsaccept writes"]
     return reduction.reducible_data_reasons(read[0], read[1], result)
+
+
+def io500_run(case: Mapping[str, Any]) -> io500_parse.Io500Run | None:
+    """The IO500 run an IO500 test case recorded (``io500_result``); None without one
+    or when it cannot be read."""
+    text = case.get("io500_result")
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        return io500_parse.run_from_dict(json.loads(text))
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def io500_reasons(case: Mapping[str, Any]) -> list[str]:
+    """IO500's results judged again from the record, by the live check's rules (its
+    score recomputed from its phases), beyond what the case already says; and each
+    figure the case reports the one its results give."""
+    if not case.get("io500_result"):
+        return ["evidence missing: no io500_result, which the IO500 check records"]
+    run = io500_run(case)
+    if run is None:
+        return ["its recorded IO500 results (io500_result) cannot be read"]
+    said = str(case.get("invalid_reasons") or "")
+    tasks = case.get("num_tasks")
+    out = [r for r in io500_validity.invalid_reasons(
+        run, procs=tasks if isinstance(tasks, int) and tasks > 0 else None) if r not in said]
+    given = io500_parse.figures_of(run)
+    for fig in case_of(case).figures:
+        value = given.get(fig.name, (None, ""))[0]
+        if fig.value is not None and (value is None or abs(fig.value - value) > 1e-9):
+            out.append(f"{fig.name} is recorded as {fig.value}, but its recorded IO500 "
+                       f"results give {value if value is not None else 'none'}")
+    return out

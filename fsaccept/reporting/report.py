@@ -27,6 +27,7 @@ from fsaccept.reporting import assessment
 from fsaccept.reporting import manifest as run_manifest
 from fsaccept.reporting.assessment import CeilingError
 from fsaccept.reporting.degraded import degraded_section
+from fsaccept.reporting.io500 import io500_section
 from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot, timeline_plot
 from fsaccept.reporting.reduction import data_reduction_lines
 from fsaccept.reporting.runreport import (Test, all_testcases, job_script, load_run_report,
@@ -245,6 +246,7 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
             "tests": tests, "has_ceilings": bool(ceilings),
             "data_reduction": data_reduction_lines(tests),
             "degraded": degraded, "degraded_plot": degraded_plot,
+            "io500": io500_section(tests),
             "data_left": data_left_lines(tests)}
 
 

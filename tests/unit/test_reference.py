@@ -83,7 +83,7 @@ def test_parse_size_refuses_ambiguous_units(text):
     (lambda d: d["tests"].update(ior_bogus={}),
      "tests: unknown key(s) 'ior_bogus'; allowed: checkpoint_restore, checkpoint_shared_restore, "
      "checkpoint_shared_write, checkpoint_write, fio_fsync, fio_metadata, fio_randread_buffered, "
-     "fio_randread_direct, fio_seq_read, fio_seq_write, ior_data_integrity, ior_random_read_iops, "
+     "fio_randread_direct, fio_seq_read, fio_seq_write, io500, ior_data_integrity, ior_random_read_iops, "
      "ior_random_write_iops, ior_read_bandwidth, ior_shared_read, ior_shared_write, "
      "ior_write_bandwidth, md_workbench, mdtest_easy, mdtest_hard, md_workbench_*"),
     (lambda d: d["tests"]["ior_read_bandwidth"].pop("generation_deadline_s"),

@@ -1,0 +1,42 @@
+"""IO500, declared once: its record.  fsaccept does not build IO500 (its sources are in
+no package registry): a site builds it with IO500's own ``prepare.sh`` and fsaccept reads
+its results (``fsaccept parse io500 RESULT_DIR``)."""
+
+from __future__ import annotations
+
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, Benchmark, TestSpec
+from fsaccept.benchmarks.io500 import config, parse, validity
+
+#: The IO500 releases whose output the parser is tested on (real captures).
+TESTED_VERSIONS = ("io500-isc26_v1", "io500-isc26_v2")
+
+
+def version_note(version: str | None) -> str:
+    """IO500 names its releases by tag (``io500-isc26_v1``), not by number."""
+    if not version:
+        return "version unknown"
+    if version in TESTED_VERSIONS:
+        return "tested"
+    return f"untested: fsaccept's io500 parser is tested on {', '.join(TESTED_VERSIONS)}"
+
+
+#: IO500's [SCORE] (TOTAL, BW, MD), then each scored phase by its IO500 name.
+FIGURES = ("total", "bw", "md",
+           *(name for name, (group, _) in parse.PHASES.items() if group != parse.NONE))
+
+TESTS = (
+    # Opt-in (checks/io500/, -t io500): the site's own binary, for hours at scale.
+    TestSpec(check="IO500", role=ACCEPTANCE, key="io500", benchmark="io500",
+             descr="IO500 with the site's own io500 binary: its score (TOTAL, BW, MD) "
+                   "and phases",
+             tags=("io500",), figures=FIGURES, schema="io500.schema.json"),
+)
+
+BENCHMARK = Benchmark(
+    # No Spack package: the site's own build.  Its figures are its own score, judged by
+    # its own rules and fsaccept's (validity), not by IOR's known bugs.
+    name="io500", binary="io500", spack_package="", version_name="io500",
+    figure_kinds=(), parser=parse.parse_text, path_parser=parse.read_io500,
+    version_note=version_note, reread_rules=validity.reread_reasons, tests=TESTS,
+    entry_rules=config.entry_errors,
+    pattern_reducible=validity.pattern_reducible)
