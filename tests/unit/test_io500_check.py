@@ -223,3 +223,16 @@ def test_a_figure_its_results_do_not_give_and_a_missing_record_are_invalid(tmp_p
     case.pop("io500_result")
     _, md, _ = _signoff(data, tmp_path)
     assert "evidence missing: no io500_result, which the IO500 check records" in md
+
+
+def test_the_example_lustre_sites_io500_config():
+    """The example Lustre site's io500: entry as its config file (no Lustre here: ReFrame's
+    --dry-run there stops at the target guard, /lustre/scratch/acceptance does not exist)."""
+    import yaml
+    root = Path(__file__).resolve().parents[2]
+    entry = yaml.safe_load((root / "reference" / "example-lustre.yaml").read_text())["tests"]["io500"]
+    text = config.config_text(config.parameters(entry),
+                              "/lustre/scratch/acceptance/fsaccept/IO500.x/io500")
+    assert "stonewall-time = 300" in text and "dataPacketType = random" in text
+    assert "blockSize = 1t" in text and "datadir = /lustre/scratch/acceptance/fsaccept/" in text
+    assert config.deadline_s(config.parameters(entry)) >= 4 * 300
