@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fsaccept.benchmarks import registry
-from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, PREFLIGHT
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, PREFLIGHT, SCALING
 
 
 def _cell(text: Any) -> str:
@@ -27,7 +27,9 @@ def checks_table() -> str:
     rows = ["| check (`checks/`) | tags | reference key | figures | what it measures |",
             "| --- | --- | --- | --- | --- |"]
     for spec in registry.TESTS.values():
-        if spec.role == FIXTURE:
+        # A sweep's checks are their healthy test's, one per dimension (docs/user: the
+        # Scaling sweeps section describes them).
+        if spec.role in (FIXTURE, SCALING):
             continue
         figures = ", ".join(f"`{f}`" for f in spec.figures) or "—"
         rows.append(f"| `{spec.check}` | {', '.join(sorted(spec.all_tags))} | "

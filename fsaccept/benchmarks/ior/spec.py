@@ -78,6 +78,9 @@ BENCHMARK = Benchmark(
     degraded=("IORWriteBandwidth", "IORReadDatasetGeneration", "IORStonewalledRead",
               "IORIntegrityDataset", "IORDataIntegrity"),
     degraded_after_recovery=("IORDataIntegrity",),
+    # The scaling sweeps: write and read bandwidth over nodes, ranks and transfer sizes.
+    scaling=("IORWriteBandwidth", "IORReadDatasetGeneration", "IORStonewalledRead"),
+    scaling_dimensions=("nodes", "ranks_per_node", "transfer_size"),
     entry_rules=command.entry_errors, target_rules=command.target_errors,
     pattern_reducible=command.pattern_reducible,
     reread_rules=validity.reread_reasons, reference_rules=validity.judge_against_reference,
