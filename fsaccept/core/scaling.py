@@ -229,7 +229,8 @@ def judge_curve(points: list[Point], min_efficiency: float | None, dimension: st
                          f"{p.threshold:g} {unit}".replace("  ", " "))
     if len(points) < 2:
         missing.append(f"{len(points)} point(s): a curve needs at least 2")
-    eff = efficiency(points[0], points[-1]) if len(points) >= 2 and all(
+    eff = efficiency(points[0], points[-1]) if dimension in EFFICIENCY_DIMENSIONS and len(
+        points) >= 2 and all(
         _usable(p) for p in (points[0], points[-1])) and not twice else None
     if eff is not None and min_efficiency is not None and eff < min_efficiency:
         fails.append(f"parallel efficiency {eff:.2f} at {label(dimension, points[-1].x)} "

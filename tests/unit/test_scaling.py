@@ -42,12 +42,6 @@ def test_without_a_section_the_defaults_apply(tmp_path):
         "ior_write_bandwidth", "ior_read_bandwidth", "mdtest_easy"]
 
 
-def test_the_emulated_cluster_sweeps_a_few_points():
-    sweeps = load_reference(REFERENCE_DIR / "local-spack.yaml").sweeps
-    assert sweeps.points["nodes"] == (1, 2, 4)
-    assert sweeps.points["transfer_size"] == (2**18, 2**20, 2**22)
-
-
 def test_a_point_entry_moves_the_same_data():
     entry = {"ranks_per_node": 2, "transfer_size": "1MiB", "block_size": "1MiB",
              "segments": 1280, "threshold": {"value": 50, "unit": "MiB/s"}}
