@@ -5,24 +5,23 @@ Run only when asked (``scripts/acceptance --scaling``, which adds ``-c checks/sc
 -t scaling``): a plain ``reframe -c checks -r`` does not load this folder.  Each class is
 its healthy test's (``checks/ior_acceptance.py``, ``checks/mdtest_metadata.py``) with a
 point before it (``fsaccept/rfm/scaling.py``) and one parameter whose values are the
-points of the reference file's ``sweeps:`` section (defaults without one); ReFrame names
-each test by its point (``ScalingIORWriteBandwidthNodes %nodes=4``).  A point beyond
+points of the reference file's ``sweeps:`` section (defaults without one), registered
+only when the section sweeps its test (``swept_test``); ReFrame names each test by its point (``ScalingIORWriteBandwidthNodes %nodes=4``).  A point beyond
 what the partition allows is skipped with the reason.  The sign-off judges each curve
 by its shape: ``sweeps.min_efficiency`` at the largest point against linear scaling from
 the smallest, and each point's own threshold if the section gives one.
 """
 
-import reframe as rfm
 from reframe.core.builtins import fixture, parameter
 
 from fsaccept.rfm.ior import IORDataset, IORReadTest, IORTest
 from fsaccept.rfm.mdtest import MdtestTest
-from fsaccept.rfm.scaling import SweepPoint, SweptRead, points
+from fsaccept.rfm.scaling import SweepPoint, SweptRead, points, swept_test
 
 
 # Client nodes: each test at the entry's ranks per node and sizes.
 
-@rfm.simple_test
+@swept_test
 class ScalingIORWriteBandwidthNodes(SweepPoint, IORTest):
     """Aggregate write bandwidth (MiB/s) on 1, 2, 4 ... client nodes."""
 
@@ -35,14 +34,14 @@ class ScalingIORReadDatasetGenerationNodes(SweepPoint, IORDataset):
     nodes = parameter(points("ScalingIORReadDatasetGenerationNodes"))
 
 
-@rfm.simple_test
+@swept_test
 class ScalingIORStonewalledReadNodes(SweptRead, IORReadTest):
     """Aggregate read bandwidth (MiB/s) on 1, 2, 4 ... client nodes."""
 
     dataset = fixture(ScalingIORReadDatasetGenerationNodes, scope='environment')
 
 
-@rfm.simple_test
+@swept_test
 class ScalingMdtestEasyNodes(SweepPoint, MdtestTest):
     """mdtest "easy" rates (the create rate judged) on 1, 2, 4 ... client nodes."""
 
@@ -51,7 +50,7 @@ class ScalingMdtestEasyNodes(SweepPoint, MdtestTest):
 
 # Ranks per node: each test on the entry's node fraction.
 
-@rfm.simple_test
+@swept_test
 class ScalingIORWriteBandwidthRanks(SweepPoint, IORTest):
     """Aggregate write bandwidth (MiB/s) with 1, 2, 4 ... ranks per node."""
 
@@ -64,14 +63,14 @@ class ScalingIORReadDatasetGenerationRanks(SweepPoint, IORDataset):
     ranks = parameter(points("ScalingIORReadDatasetGenerationRanks"))
 
 
-@rfm.simple_test
+@swept_test
 class ScalingIORStonewalledReadRanks(SweptRead, IORReadTest):
     """Aggregate read bandwidth (MiB/s) with 1, 2, 4 ... ranks per node."""
 
     dataset = fixture(ScalingIORReadDatasetGenerationRanks, scope='environment')
 
 
-@rfm.simple_test
+@swept_test
 class ScalingMdtestEasyRanks(SweepPoint, MdtestTest):
     """mdtest "easy" rates with 1, 2, 4 ... ranks per node."""
 
@@ -80,7 +79,7 @@ class ScalingMdtestEasyRanks(SweepPoint, MdtestTest):
 
 # IOR transfer sizes: the same data per rank, in larger or smaller transfers.
 
-@rfm.simple_test
+@swept_test
 class ScalingIORWriteBandwidthTransfer(SweepPoint, IORTest):
     """Aggregate write bandwidth (MiB/s) with transfers of 64 KiB ... 16 MiB."""
 
@@ -93,7 +92,7 @@ class ScalingIORReadDatasetGenerationTransfer(SweepPoint, IORDataset):
     transfer = parameter(points("ScalingIORReadDatasetGenerationTransfer"))
 
 
-@rfm.simple_test
+@swept_test
 class ScalingIORStonewalledReadTransfer(SweptRead, IORReadTest):
     """Aggregate read bandwidth (MiB/s) with transfers of 64 KiB ... 16 MiB."""
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from functools import cache
 
 import reframe as rfm
 import reframe.core.runtime as rt
@@ -43,7 +44,13 @@ def _loading_reference() -> reference.Reference | None:
         system = rt.runtime().system.name
     except ReframeFatalError:  # no runtime: a unit test imports the checks
         return None
-    path = os.environ.get("FSACCEPT_REFERENCE") or reference.reference_path(system)
+    return _load(str(os.environ.get("FSACCEPT_REFERENCE")
+                     or reference.reference_path(system)))
+
+
+@cache
+def _load(path: str) -> reference.Reference | None:
+    # Once per file while the checks load (each sweep's class asks).
     try:
         return reference.load_reference(path)
     except (reference.ReferenceError, OSError):
@@ -52,18 +59,22 @@ def _loading_reference() -> reference.Reference | None:
 
 def points(check: str) -> list:
     """The points of a sweep's check (by its class name), from the reference's ``sweeps:``
-    section or its defaults; none when the file does not sweep its test (ReFrame then
-    makes no test of it).  Transfer sizes as people write them ('1MiB')."""
-    spec = registry.TESTS[check]
-    dimension = spec.attrs["sweep_dimension"]
+    section or its defaults; transfer sizes as people write them ('1MiB')."""
+    dimension = registry.TESTS[check].attrs["sweep_dimension"]
     ref = _loading_reference()
-    if ref is None:
-        values = scaling.DEFAULT_POINTS[dimension]
-    elif spec.key not in ref.swept_tests(registry.scaling_keys()):
-        return []
-    else:
-        values = ref.sweeps.points[dimension]
+    values = (ref.sweeps.points if ref is not None else scaling.DEFAULT_POINTS)[dimension]
     return [format_size(v) if dimension == scaling.TRANSFER else v for v in values]
+
+
+def swept_test(cls: type) -> type:
+    """``rfm.simple_test`` for a sweep's check whose test the reference sweeps (all of
+    them when it cannot be read: set-up then refuses it, with its errors); a check of a
+    test it does not sweep stays unregistered, and ReFrame makes no test of it."""
+    ref = _loading_reference()
+    key = registry.TESTS[cls.__name__].key
+    if ref is not None and key not in ref.swept_tests(registry.scaling_keys()):
+        return cls
+    return rfm.simple_test(cls)
 
 
 class SweepPoint(rfm.RegressionTestPlugin):

@@ -126,6 +126,18 @@ def degraded_session_pattern(reference: Any) -> str:
     return "^(" + "|".join(checks) + r")\b"
 
 
+def scaling_session_pattern(reference: Any) -> str:
+    """A ReFrame ``-n`` pattern for a scaling-sweep session of ``reference``: the
+    preflight checks (the data-reduction probe too: a sweep's figures are rates), the
+    healthy tests it sweeps (an acceptance test for the sign-off, measured at the full
+    placement) and their sweeps' checks (their fixtures follow)."""
+    swept = reference.swept_tests(registry.scaling_keys())
+    checks = [t.check for t in registry.TESTS.values()
+              if t.role == PREFLIGHT
+              or (t.role in (ACCEPTANCE, SCALING) and not t.degraded and t.key in swept)]
+    return "^(" + "|".join(checks) + r")\b"
+
+
 def fill_generated(text: str) -> str:
     """``text`` with every generated section made anew from the catalogue."""
     for name, make in GENERATED.items():

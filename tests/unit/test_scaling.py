@@ -4,8 +4,10 @@ with the key named, exit 2) and a curve judged by its shape (fsaccept.core.scali
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 import yaml
@@ -223,3 +225,59 @@ def test_transfer_sizes_are_not_held_to_linear_scaling():
     v = judge_curve([Point(2**16, 100, False, "INVALID: x"), Point(2**24, 120, True)],
                     None, scaling.TRANSFER)
     assert v.reasons == ("at 64KiB: INVALID: x",)
+
+
+# --------------------------------------------------------------------------- the session
+
+
+def test_the_scaling_session_runs_the_preflights_the_swept_tests_and_their_sweeps(tmp_path):
+    from fsaccept.suite import listing
+    ref = load_reference(_with_sweeps(tmp_path, {"tests": ["mdtest_easy"]}))
+    assert listing.scaling_session_pattern(ref) == (
+        r"^(MPILaunchSanity|DataReductionProbe|MdtestEasy|ScalingMdtestEasyNodes|"
+        r"ScalingMdtestEasyRanks)\b")
+    proc = subprocess.run([sys.executable, "-m", "fsaccept", "reference",
+                           str(_with_sweeps(tmp_path, None)), "--scaling-checks"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and "ScalingIORStonewalledReadTransfer" in proc.stdout
+
+
+def _reframe_list(*args, reference=None):
+    """``reframe -l`` of this checkout's checks on the emulated system (no cluster needed:
+    listing sets nothing up)."""
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    env.pop("FSACCEPT_REFERENCE", None)
+    if reference:
+        env["FSACCEPT_REFERENCE"] = str(reference)
+    args = [str(repo / a) if a.startswith("checks") else a for a in args]
+    proc = subprocess.run([str(Path(sys.executable).parent / "reframe"), "-C",
+                           str(repo / "config/settings.py"), *args, "-l", "--system",
+                           "local-spack"], capture_output=True, text=True,
+                          cwd=tempfile.gettempdir(), env=env, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return [line.split()[1:3] for line in proc.stdout.splitlines() if line.startswith("- ")]
+
+
+def test_reframe_lists_three_node_counts_of_each_swept_check_and_a_plain_run_none(tmp_path):
+    listed = _reframe_list("-c", "checks", "-c", "checks/scaling", "-t", "scaling")
+    by_check: dict[str, list[str]] = {}
+    for name, param in listed:
+        by_check.setdefault(name, []).append(param)
+    for check in ("ScalingIORWriteBandwidthNodes", "ScalingIORStonewalledReadNodes",
+                  "ScalingMdtestEasyNodes"):
+        assert {"%nodes=1", "%nodes=2", "%nodes=4"} <= {p.replace("dataset.", "")
+                                                      for p in by_check[check]}, by_check
+    assert by_check["ScalingIORWriteBandwidthTransfer"][:2] == ["%transfer=64KiB",
+                                                                "%transfer=256KiB"]
+    plain = _reframe_list("-c", "checks")
+    assert plain and not [n for n, _ in plain if n.startswith("Scaling")]
+
+
+def test_the_points_come_from_the_reference_file(tmp_path):
+    path = _with_sweeps(tmp_path, {"tests": ["ior_write_bandwidth"], "nodes": [1, 3]})
+    listed = _reframe_list("-c", "checks/scaling", "-t", "scaling", reference=path)
+    names = {f"{n} {p}" for n, p in listed}
+    assert "ScalingIORWriteBandwidthNodes %nodes=3" in names
+    assert not [n for n in names if "Mdtest" in n or "Read" in n]
