@@ -1,5 +1,6 @@
 """Scaling sweeps: write bandwidth, read bandwidth and the mdtest-easy create rate at
-each point of a dimension: client nodes, ranks per node, IOR transfer sizes.
+each point of a dimension: client nodes, ranks per node, IOR transfer sizes; on Lustre,
+the shared-file tests at each stripe count x stripe size.
 
 Run only when asked (``scripts/acceptance --scaling``, which adds ``-c checks/scaling
 -t scaling``): a plain ``reframe -c checks -r`` does not load this folder.  Each class is
@@ -97,3 +98,26 @@ class ScalingIORStonewalledReadTransfer(SweptRead, IORReadTest):
     """Aggregate read bandwidth (MiB/s) with transfers of 64 KiB ... 16 MiB."""
 
     dataset = fixture(ScalingIORReadDatasetGenerationTransfer, scope='environment')
+
+
+# Lustre: the shared-file tests over a matrix of stripe counts and sizes (a Lustre
+# target only: elsewhere these are not registered).
+
+@swept_test
+class ScalingIORSharedFileWriteStripes(SweepPoint, IORTest):
+    """Shared-file write bandwidth (MiB/s) at each stripe count x stripe size."""
+
+    stripe = parameter(points("ScalingIORSharedFileWriteStripes"))
+
+
+class ScalingIORSharedReadDatasetGenerationStripes(SweepPoint, IORDataset):
+    """The shared file the read reads, striped as the point says."""
+
+    stripe = parameter(points("ScalingIORSharedReadDatasetGenerationStripes"))
+
+
+@swept_test
+class ScalingIORSharedFileReadStripes(SweptRead, IORReadTest):
+    """Shared-file read bandwidth (MiB/s) at each stripe count x stripe size."""
+
+    dataset = fixture(ScalingIORSharedReadDatasetGenerationStripes, scope='environment')

@@ -113,7 +113,8 @@ def degraded_variant(spec: TestSpec, fault_figures: tuple[str, ...],
 
 #: A scaling sweep's class name: this, its healthy counterpart's, then the dimension's.
 SCALING_PREFIX = "Scaling"
-SCALING_SUFFIXES = {"nodes": "Nodes", "ranks_per_node": "Ranks", "transfer_size": "Transfer"}
+SCALING_SUFFIXES = {"nodes": "Nodes", "ranks_per_node": "Ranks", "transfer_size": "Transfer",
+                    "stripe": "Stripes"}
 
 
 def scaling_variant(spec: TestSpec, dimension: str) -> TestSpec:
@@ -181,9 +182,8 @@ class Benchmark:
     #: Those of them whose benchmark runs after the recovery, not while degraded.
     degraded_after_recovery: tuple[str, ...] = ()
     #: Its checks that scaling sweeps measure (``checks/scaling/``), fixtures included,
-    #: and the dimensions they are swept along (``fsaccept.core.scaling.DIMENSIONS``).
-    scaling: tuple[str, ...] = ()
-    scaling_dimensions: tuple[str, ...] = ()
+    #: each with the dimensions it is swept along (``fsaccept.core.scaling.DIMENSIONS``).
+    scaling: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def schema_file(self) -> str:

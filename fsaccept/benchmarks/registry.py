@@ -55,7 +55,7 @@ DEGRADED = tuple(degraded_variant(t, fault.FIGURES, t.check in b.degraded_after_
 #: The scaling sweeps' tests (``checks/scaling/``): each benchmark names its checks that
 #: are swept, and along which dimensions.
 SCALING_TESTS = tuple(scaling_variant(t, d) for b in BENCHMARKS.values()
-                      for d in b.scaling_dimensions for t in b.tests if t.check in b.scaling)
+                      for t in b.tests for d in b.scaling.get(t.check, ()))
 
 #: Every test of the catalogue by its class name, in the order of the checks.
 TESTS: dict[str, TestSpec] = {t.check: t for t in (

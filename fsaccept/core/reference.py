@@ -114,10 +114,12 @@ class Reference:
 
     def swept_tests(self, sweepable: dict[str, tuple[str, ...]]) -> list[str]:
         """The keys under ``tests:`` a sweep measures: those ``sweeps.tests`` lists, else
-        each of ``sweepable`` (key -> dimensions: the catalogue's) the file defines."""
+        each of ``sweepable`` (key -> dimensions: the catalogue's) the file defines that
+        has a dimension its target can be swept along (the stripe matrix: Lustre's)."""
         listed = self.sweeps.tests
-        return list(listed) if listed is not None else [k for k in sweepable
-                                                        if k in self.entries]
+        return list(listed) if listed is not None else [
+            k for k, dims in sweepable.items() if k in self.entries
+            and any(scaling.applies(d, self.target_fstype) for d in dims)]
 
     def degraded_thresholds(self, name: str) -> dict[str, Threshold]:
         """The thresholds of ``tests.<name>`` run degraded (the live check and the

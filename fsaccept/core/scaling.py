@@ -17,11 +17,17 @@ from typing import Any
 
 from fsaccept.core.units import KIB, MIB, format_size, parse_size
 
-#: The swept dimensions, as the reference file names them.
-NODES, RANKS, TRANSFER = "nodes", "ranks_per_node", "transfer_size"
-DIMENSIONS = (NODES, RANKS, TRANSFER)
+#: The swept dimensions, as the reference file names them; ``stripe``: a Lustre striping
+#: (count, size), the points a matrix of stripe counts and sizes.
+NODES, RANKS, TRANSFER, STRIPE = "nodes", "ranks_per_node", "transfer_size", "stripe"
+DIMENSIONS = (NODES, RANKS, TRANSFER, STRIPE)
 #: The reference section's key for each dimension's points.
-SECTION_KEYS = {NODES: "nodes", RANKS: "ranks_per_node", TRANSFER: "transfer_sizes"}
+SECTION_KEYS = {NODES: "nodes", RANKS: "ranks_per_node", TRANSFER: "transfer_sizes",
+                STRIPE: "stripes"}
+#: Dimensions only a file system of this type has.
+ONLY_ON = {STRIPE: "lustre"}
+#: Lustre stripe sizes are multiples of 64 KiB.
+STRIPE_UNIT = 64 * KIB
 #: Dimensions along which linear scaling is the expectation (bandwidth over transfer
 #: sizes is judged by its points' thresholds only).
 EFFICIENCY_DIMENSIONS = (NODES, RANKS)
@@ -34,6 +40,18 @@ DEFAULT_POINTS: dict[str, tuple[int, ...]] = {
     RANKS: tuple(2**i for i in range(7)),
     TRANSFER: (64 * KIB, 256 * KIB, MIB, 4 * MIB, 16 * MIB),
 }
+#: Default stripe matrix (Lustre targets only): 1, 4 and all (-1) OSTs x 1, 4, 16 MiB.
+DEFAULT_STRIPES = {"counts": (1, 4, -1), "sizes": (MIB, 4 * MIB, 16 * MIB)}
+
+
+def applies(dimension: str, fstype: str) -> bool:
+    """Whether a dimension can be swept on a target of this file-system type."""
+    return ONLY_ON.get(dimension, fstype) == fstype
+
+
+def stripe_points(counts: Any, sizes: Any) -> tuple[tuple[int, int], ...]:
+    """The matrix: each count with each size."""
+    return tuple((int(c), parse_size(s)) for c in counts for s in sizes)
 DEFAULT_MIN_EFFICIENCY = 0.7
 #: Most points one dimension may have: each point is a job.
 MAX_POINTS = 16
@@ -45,9 +63,19 @@ PASS, FAIL, INCOMPLETE = "PASS", "FAIL", "INCOMPLETE"
 BEYOND = "beyond what the partition allows:"
 
 
-def label(dimension: str, x: float) -> str:
-    """A point as people read it: '4', '1MiB'."""
+def label(dimension: str, x: Any) -> str:
+    """A point as people read it (and ReFrame names it): '4', '1MiB', '4x1MiB'."""
+    if dimension == STRIPE:
+        return f"{x[0]}x{format_size(x[1])}"
     return format_size(int(x)) if dimension == TRANSFER else f"{x:g}"
+
+
+def stripe_of(text: str) -> tuple[int, int]:
+    """A stripe point from its label ('-1x8MiB'); ValueError when it is not one."""
+    count, sep, size = str(text).partition("x")
+    if not sep or not re.fullmatch(r"-?\d+", count):
+        raise ValueError(f"{text!r} is not a stripe point (COUNTxSIZE)")
+    return int(count), parse_size(size)
 
 
 @dataclass(frozen=True)
@@ -74,7 +102,8 @@ class Sweeps:
     #: Keys under ``tests:`` swept; None: every test the catalogue can sweep that the
     #: file defines.
     tests: tuple[str, ...] | None = None
-    points: dict[str, tuple[int, ...]] = field(default_factory=lambda: dict(DEFAULT_POINTS))
+    points: dict[str, tuple] = field(default_factory=lambda: {
+        **DEFAULT_POINTS, STRIPE: stripe_points(**DEFAULT_STRIPES)})
     min_efficiency: float = DEFAULT_MIN_EFFICIENCY
     thresholds: tuple[PointThreshold, ...] = ()
 
@@ -82,15 +111,17 @@ class Sweeps:
     def of(cls, section: dict[str, Any] | None) -> "Sweeps":
         """From a schema-valid ``sweeps:`` section (None or absent keys: the defaults)."""
         section = section or {}
-        points = {dim: tuple(_number(v, dim) for v in section[key])
-                  if key in section else DEFAULT_POINTS[dim]
-                  for dim, key in SECTION_KEYS.items()}
+        points: dict[str, tuple] = {dim: tuple(_number(v, dim) for v in section[key])
+                                    if key in section else DEFAULT_POINTS[dim]
+                                    for dim, key in SECTION_KEYS.items() if dim != STRIPE}
+        stripes = {**DEFAULT_STRIPES, **(section.get("stripes") or {})}
+        points[STRIPE] = stripe_points(stripes["counts"], stripes["sizes"])
         thresholds = tuple(
             PointThreshold(p["test"], dim, _number(p[dim], dim),
                            float(p["threshold"]["value"]), p["threshold"]["unit"],
                            float(p["threshold"].get("tolerance", 0.0)))
             for p in section.get("thresholds") or ()
-            for dim in DIMENSIONS if dim in p)
+            for dim in DIMENSIONS if dim in p and dim != STRIPE)
         tests = section.get("tests")
         return cls(tests=tuple(tests) if tests is not None else None, points=points,
                    min_efficiency=section.get("min_efficiency", DEFAULT_MIN_EFFICIENCY),
@@ -104,8 +135,32 @@ class Sweeps:
         return self.min_efficiency if dimension in EFFICIENCY_DIMENSIONS else None
 
 
-def _number(value: Any, dimension: str) -> int:
+def _number(value: Any, dimension: str) -> Any:
+    if dimension == STRIPE:
+        return stripe_of(value)
     return parse_size(value) if dimension == TRANSFER else int(value)
+
+
+def stripes_errors(where: str, section: Any) -> list[str]:
+    """The stripe matrix (``sweeps.stripes``: counts and sizes): each count -1 (all OSTs)
+    or at least 1, each size a multiple of 64 KiB (Lustre's), none twice."""
+    out = []
+    counts, sizes = section.get("counts", ()), section.get("sizes", ())
+    for i, c in enumerate(counts):
+        if c == 0:
+            out.append(f"{where}.counts[{i}]: 0 is no stripe count: -1 (all OSTs) or at "
+                       "least 1")
+        if c in counts[:i]:
+            out.append(f"{where}.counts[{i}]: {c} is count {counts.index(c)} already")
+    numbers = [parse_size(s) for s in sizes]
+    for i, n in enumerate(numbers):
+        if n % STRIPE_UNIT:
+            out.append(f"{where}.sizes[{i}]: {format_size(n)} is not a multiple of 64KiB "
+                       "(Lustre's stripe unit)")
+        if n in numbers[:i]:
+            out.append(f"{where}.sizes[{i}]: {format_size(n)} is size {numbers.index(n)} "
+                       "already")
+    return out
 
 
 def points_errors(where: str, values: Any, dimension: str) -> list[str]:
@@ -154,6 +209,8 @@ def point_entry(entry: dict[str, Any], dimension: str, x: int) -> dict[str, Any]
         out["ranks_per_node"] = x
         if segments:
             out["segments"] = max(1, segments * entry.get("ranks_per_node", 1) // x)
+    elif dimension == STRIPE:
+        out["stripe"] = {"count": x[0], "size": x[1]}
     elif dimension == TRANSFER:
         block = parse_size(entry.get("block_size", x))
         out["transfer_size"], out["block_size"] = x, max(block, x)
@@ -198,6 +255,18 @@ def efficiency(first: Point, last: Point) -> float | None:
 def _usable(p: Point) -> bool:
     return (p.valid and p.figure is not None and isinstance(p.figure, (int, float))
             and math.isfinite(p.figure) and p.figure > 0)
+
+
+def judge_matrix(points: list[Point]) -> CurveVerdict:
+    """A stripe matrix: no shape expected (the figures are shown side by side);
+    INCOMPLETE when a point's run is not valid or missing, or two runs share a point."""
+    missing = [f"at {label(STRIPE, p.x)}: {p.reason or 'no figure'}" for p in points
+               if not _usable(p)]
+    xs = [p.x for p in points]
+    missing += [f"two runs at {label(STRIPE, x)}" for x in sorted(set(xs)) if xs.count(x) > 1]
+    if not points:
+        missing.append("no point")
+    return CurveVerdict(INCOMPLETE if missing else PASS, tuple(missing), None)
 
 
 def judge_curve(points: list[Point], min_efficiency: float | None, dimension: str = NODES,

@@ -26,14 +26,16 @@ from fsaccept.core.scaling import CurveVerdict, Point
 from fsaccept.reporting.verdicts import FAIL, PASS, SKIPPED, spec_of_case
 
 #: ReFrame's parameter of each dimension, as the case's name carries it.
-_PARAMETER = {scaling.NODES: "nodes", scaling.RANKS: "ranks", scaling.TRANSFER: "transfer"}
+_PARAMETER = {scaling.NODES: "nodes", scaling.RANKS: "ranks", scaling.TRANSFER: "transfer",
+              scaling.STRIPE: "stripe"}
 #: What the case recorded of its placement, for the dimensions it records.
 _RECORDED = {scaling.NODES: "num_nodes", scaling.RANKS: "ranks_per_node"}
 
 
 @dataclass
 class PointLine:
-    x: int
+    #: The point (a number; a (count, size) stripe); None: the case's name gives none.
+    x: Any
     case: str
     verdict: str
     figure: float | None
@@ -58,7 +60,9 @@ class Curve:
 
     @property
     def title(self) -> str:
-        return f"{self.test}: {self.figure} over {self.dimension.replace('_', ' ')}"
+        over = ("stripe count x stripe size" if self.dimension == scaling.STRIPE
+                else self.dimension.replace("_", " "))
+        return f"{self.test}: {self.figure} over {over}"
 
     def cells(self) -> list[dict[str, str]]:
         """One row per point, for the tables."""
@@ -71,13 +75,16 @@ class Curve:
         for p in self.points:
             linear = (first.figure * p.x / first.x if first is not None and shaped and p.x
                       else None)
-            out.append({"point": scaling.label(self.dimension, p.x), "case": p.case,
+            out.append({"point": "?" if p.x is None else scaling.label(self.dimension, p.x),
+                        "case": p.case,
                         "figure": q(p.figure), "linear": q(linear),
                         "threshold": q(p.threshold), "verdict": p.verdict,
                         "reason": p.reason or "—"})
         return out
 
     def summary(self) -> str:
+        if self.dimension == scaling.STRIPE:
+            return "a matrix: its points side by side, each run valid (no shape expected)"
         if self.dimension not in scaling.EFFICIENCY_DIMENSIONS:
             return "judged by its points' thresholds only (no linear scaling expected)"
         eff = ("—" if self.judged.efficiency is None else f"{self.judged.efficiency:.2f}")
@@ -96,13 +103,15 @@ class ScalingSection:
         return bool(self.curves or self.incomplete)
 
 
-def point_of(case: Any, dimension: str) -> int | None:
-    """The point ReFrame put in a case's name (``%nodes=4``, ``%dataset.nodes=4``)."""
+def point_of(case: Any, dimension: str) -> Any:
+    """The point ReFrame put in a case's name (``%nodes=4``, ``%dataset.nodes=4``,
+    ``%stripe=-1x8MiB``); None when it gives none."""
     match = re.search(rf"%(?:\w+\.)?{_PARAMETER[dimension]}=(\S+)", str(case.get("name")))
     if not match:
         return None
     try:
-        return scaling._number(match.group(1) if dimension == scaling.TRANSFER
+        return scaling._number(match.group(1) if dimension in (scaling.TRANSFER,
+                                                               scaling.STRIPE)
                                else int(match.group(1)), dimension)
     except ValueError:
         return None
@@ -150,9 +159,11 @@ def scaling_section(tests: list[Any], reference: Any = None) -> ScalingSection:
             continue
         swept = (reference.swept_tests(registry.scaling_keys()) if reference is not None
                  else sorted({s.key for s in registry.SCALING_TESTS if s.check in by_check}))
-        if spec.key not in swept:
+        fstype = reference.target_fstype if reference is not None else None
+        if spec.key not in swept or (fstype and not scaling.applies(
+                spec.attrs["sweep_dimension"], fstype)):
             continue
-        curve = _curve(spec, by_check.get(spec.check, []), sweeps)
+        curve = _curve(spec, by_check.get(spec.check, []), sweeps, reference is not None)
         out.curves.append(curve)
         line = f"scaling: {curve.title}: {curve.judged.verdict}"
         why = "; ".join(curve.judged.reasons)
@@ -163,14 +174,16 @@ def scaling_section(tests: list[Any], reference: Any = None) -> ScalingSection:
     return out
 
 
-def _curve(spec: Any, tests: list[Any], sweeps: scaling.Sweeps) -> Curve:
+def _curve(spec: Any, tests: list[Any], sweeps: scaling.Sweeps, planned: bool) -> Curve:
+    """``planned``: the sweep's points are the verified reference's (each one the run
+    report lacks is missing); else only the cases' own."""
     dimension = spec.attrs["sweep_dimension"]
     figure = spec.main_figure
     unit, lines, beyond, seen = "", [], [], set()
     for t in tests:
         x = point_of(t.case, dimension)
         if x is None:
-            lines.append(PointLine(0, t.name, t.verdict, None,
+            lines.append(PointLine(None, t.name, t.verdict, None,
                                    "its name gives no point of the sweep"))
             continue
         seen.add(x)
@@ -188,21 +201,24 @@ def _curve(spec: Any, tests: list[Any], sweeps: scaling.Sweeps) -> Curve:
         lines.append(PointLine(x, t.name, t.verdict, row.value if row is not None else None,
                                reason, th.floor if th is not None else None))
     # A point the reference asks for that no case measured (not even skipped).
-    for x in sweeps.points[dimension]:
+    for x in sweeps.points[dimension] if planned else ():
         if x not in seen:
             th = sweeps.threshold(spec.key, dimension, x)
             lines.append(PointLine(x, "—", "missing", None, "not in the run report",
                                    th.floor if th is not None else None))
-    lines.sort(key=lambda p: p.x)
+    # Stripe counts in order, -1 (all OSTs) last.
+    lines.sort(key=lambda p: (p.x is not None, (p.x[0] % 10**9, p.x[1])
+                              if isinstance(p.x, tuple) else p.x or 0))
     floor = sweeps.efficiency_floor(dimension)
-    judged = scaling.judge_curve(
-        [Point(p.x, p.figure, not p.reason, p.reason, p.threshold) for p in lines if p.x],
-        floor, dimension, unit)
-    if any(not p.x for p in lines):
+    points = [Point(p.x, p.figure, not p.reason, p.reason, p.threshold) for p in lines
+              if p.x is not None]
+    judged = (scaling.judge_matrix(points) if dimension == scaling.STRIPE
+              else scaling.judge_curve(points, floor, dimension, unit))
+    if any(p.x is None for p in lines):
         judged = CurveVerdict(scaling.INCOMPLETE if judged.verdict != scaling.FAIL
                               else judged.verdict,
                               judged.reasons + tuple(f"{p.case}: {p.reason}" for p in lines
-                                                     if not p.x), judged.efficiency)
+                                                     if p.x is None), judged.efficiency)
     return Curve(spec.key, spec.check, dimension, figure, unit, lines, beyond, floor, judged)
 
 
@@ -211,13 +227,15 @@ def curve_plot(curve: Curve) -> bytes | None:
     (that fraction of linear scaling) and each point's threshold, on log-log axes."""
     from fsaccept.reporting.plots import _drawable, _png, _pyplot
 
-    measured = [(p.x, p.figure) for p in curve.points
-                if p.x and _drawable(p.figure) and p.figure > 0 and p.verdict in (PASS, FAIL)]
+    measured = [(p.x, p.figure) for p in curve.points if p.x is not None
+                and _drawable(p.figure) and p.figure > 0 and p.verdict in (PASS, FAIL)]
     if not measured:
         return None
+    if curve.dimension == scaling.STRIPE:
+        return _matrix_plot(curve, measured)
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.6), layout="constrained")
-    xs = [p.x for p in curve.points if p.x]
+    xs = [p.x for p in curve.points if p.x is not None]
     ax.plot(*zip(*measured), "o-", color="#1f77b4", label="measured")
     x0, y0 = measured[0]
     if curve.dimension in scaling.EFFICIENCY_DIMENSIONS:
@@ -232,6 +250,26 @@ def curve_plot(curve: Curve) -> bytes | None:
     ax.set_yscale("log")
     ax.set_xticks(xs, [scaling.label(curve.dimension, x) for x in xs])
     ax.set_xlabel(curve.dimension.replace("_", " "))
+    ax.set_ylabel(curve.unit)
+    ax.set_title(f"{curve.title}: {curve.judged.verdict}", fontsize="medium")
+    ax.legend(fontsize="small")
+    return _png(fig)
+
+
+def _matrix_plot(curve: Curve, measured: list[tuple[Any, float]]) -> bytes:
+    """The stripe matrix: the figure over stripe sizes, one line per stripe count."""
+    from fsaccept.core.units import format_size
+    from fsaccept.reporting.plots import _png, _pyplot
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.6), layout="constrained")
+    sizes = sorted({x[1] for x, _ in measured})
+    for count in dict.fromkeys(x[0] for x, _ in measured):
+        line = sorted((x[1], y) for x, y in measured if x[0] == count)
+        ax.plot(*zip(*line), "o-", label=f"{'all' if count == -1 else count} OSTs")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes, [format_size(s) for s in sizes])
+    ax.set_xlabel("stripe size")
     ax.set_ylabel(curve.unit)
     ax.set_title(f"{curve.title}: {curve.judged.verdict}", fontsize="medium")
     ax.legend(fontsize="small")

@@ -2,7 +2,7 @@
 
 A sweep's check (``checks/scaling/``) is its healthy test's class with one of these
 plugins before it and one ReFrame ``parameter()``, named after the dimension (``nodes``,
-``ranks``, ``transfer``), whose values are the points of the reference's ``sweeps:``
+``ranks``, ``transfer``; on Lustre ``stripe``, a stripe count x size), whose values are the points of the reference's ``sweeps:``
 section (:func:`points`): ReFrame puts the value in the test's name (``%nodes=4``), its
 perflogs and its results database.  At set-up the plugin puts the point into the test's
 entry (:func:`fsaccept.core.scaling.point_entry`) or its placement, and skips a point
@@ -29,11 +29,11 @@ from fsaccept.benchmarks import registry
 from fsaccept.core import scaling
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.reference import Threshold
-from fsaccept.core.units import format_size
 from fsaccept.suite import reference
 
 #: The ReFrame parameter of each dimension (``ranks_per_node`` is a variable already).
-PARAMETERS = {scaling.NODES: "nodes", scaling.RANKS: "ranks", scaling.TRANSFER: "transfer"}
+PARAMETERS = {scaling.NODES: "nodes", scaling.RANKS: "ranks", scaling.TRANSFER: "transfer",
+              scaling.STRIPE: "stripe"}
 
 
 def _loading_reference() -> reference.Reference | None:
@@ -59,11 +59,12 @@ def _load(path: str) -> reference.Reference | None:
 
 def points(check: str) -> list:
     """The points of a sweep's check (by its class name), from the reference's ``sweeps:``
-    section or its defaults; transfer sizes as people write them ('1MiB')."""
+    section or its defaults; sizes as people write them ('1MiB', '4x1MiB')."""
     dimension = registry.TESTS[check].attrs["sweep_dimension"]
     ref = _loading_reference()
-    values = (ref.sweeps.points if ref is not None else scaling.DEFAULT_POINTS)[dimension]
-    return [format_size(v) if dimension == scaling.TRANSFER else v for v in values]
+    values = (ref.sweeps if ref is not None else scaling.Sweeps()).points[dimension]
+    return [v if dimension in (scaling.NODES, scaling.RANKS) else
+            scaling.label(dimension, v) for v in values]
 
 
 def swept_test(cls: type) -> type:
@@ -71,8 +72,10 @@ def swept_test(cls: type) -> type:
     them when it cannot be read: set-up then refuses it, with its errors); a check of a
     test it does not sweep stays unregistered, and ReFrame makes no test of it."""
     ref = _loading_reference()
-    key = registry.TESTS[cls.__name__].key
-    if ref is not None and key not in ref.swept_tests(registry.scaling_keys()):
+    spec = registry.TESTS[cls.__name__]
+    if ref is not None and (spec.key not in ref.swept_tests(registry.scaling_keys())
+                            or not scaling.applies(spec.attrs["sweep_dimension"],
+                                                   ref.target_fstype)):
         return cls
     return rfm.simple_test(cls)
 
@@ -84,8 +87,8 @@ class SweepPoint(rfm.RegressionTestPlugin):
     sweep_dimension = variable(str, value="", loggable=True)
     sweep_point = variable(str, value="", loggable=True)
 
-    def point(self) -> int:
-        """This test's point: nodes, ranks per node or bytes."""
+    def point(self):
+        """This test's point: nodes, ranks per node, bytes, or (stripe count, size)."""
         return scaling._number(self._point_value(), self.sweep_dimension)
 
     def _point_value(self):

@@ -337,6 +337,7 @@ def _sweeps_errors(data: dict[str, Any]) -> list[str]:
     if not section:
         return []
     sweepable = registry.scaling_keys()
+    fstype = data["target"]["fstype"]
     errors = []
     for i, key in enumerate(section.get("tests") or []):
         if key not in sweepable:
@@ -345,8 +346,18 @@ def _sweeps_errors(data: dict[str, Any]) -> list[str]:
         elif key not in data["tests"]:
             errors.append(f"sweeps.tests[{i}]: {key!r}: no such test under tests: (its "
                           "entry gives each point's sizes and placement)")
+        elif not any(scaling.applies(d, fstype) for d in sweepable[key]):
+            errors.append(f"sweeps.tests[{i}]: {key!r} is swept over "
+                          f"{', '.join(sweepable[key])} only, which a {fstype} target has not")
     for dim, key in scaling.SECTION_KEYS.items():
-        if key in section:
+        if key not in section:
+            continue
+        if not scaling.applies(dim, fstype):
+            errors.append(f"sweeps.{key}: a {scaling.ONLY_ON[dim]} setting and the target "
+                          f"is {fstype}: remove it")
+        elif dim == scaling.STRIPE:
+            errors += scaling.stripes_errors(f"sweeps.{key}", section[key])
+        else:
             errors += scaling.points_errors(f"sweeps.{key}", section[key], dim)
     if errors:
         return errors

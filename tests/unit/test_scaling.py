@@ -102,7 +102,12 @@ def test_a_full_section_is_typed(tmp_path):
                                            "scaling check sweeps it"),
     ({"tests": ["ior_write_bandwith"]}, "sweeps.tests[0]: 'ior_write_bandwith': no scaling "
                                         "check sweeps it (those that do: "
-                                        "ior_read_bandwidth, ior_write_bandwidth"),
+                                        "ior_read_bandwidth, ior_shared_read, "
+                                        "ior_shared_write, ior_write_bandwidth"),
+    ({"stripes": {"counts": [1, 4]}}, "sweeps.stripes: a lustre setting and the target is "
+                                      "ext4: remove it"),
+    ({"tests": ["ior_shared_write"]}, "sweeps.tests[0]: 'ior_shared_write' is swept over "
+                                      "stripe only, which a ext4 target has not"),
     ({"transfer_sizes": ["384KiB", "1MiB"]}, "sweeps.transfer_sizes[0]: 384KiB does not "
                                              "divide tests.ior_write_bandwidth.block_size"),
     ({"thresholds": [{"test": "mdtest_easy", "transfer_size": "1MiB",
@@ -281,3 +286,71 @@ def test_the_points_come_from_the_reference_file(tmp_path):
     names = {f"{n} {p}" for n, p in listed}
     assert "ScalingIORWriteBandwidthNodes %nodes=3" in names
     assert not [n for n in names if "Mdtest" in n or "Read" in n]
+
+
+
+# --------------------------------------------------------------------------- Lustre
+
+
+def test_on_lustre_the_shared_file_tests_get_the_default_stripe_matrix(tmp_path):
+    from fsaccept.benchmarks import registry
+    ref = load_reference(_with_sweeps(tmp_path, None, "example-lustre.yaml"))
+    assert ref.swept_tests(registry.scaling_keys()) == [
+        "ior_write_bandwidth", "ior_read_bandwidth", "ior_shared_write", "ior_shared_read",
+        "mdtest_easy"]
+    assert ref.sweeps.points["stripe"][:2] == ((1, 2**20), (1, 4 * 2**20))
+    assert len(ref.sweeps.points["stripe"]) == 9
+    # ... and not elsewhere: an ext4 target has no stripe.
+    assert "ior_shared_write" not in load_reference(_with_sweeps(tmp_path, None)).swept_tests(
+        registry.scaling_keys())
+
+
+@pytest.mark.parametrize("stripes, message", [
+    ({"counts": [0, 4]}, "sweeps.stripes.counts[0]: 0 is no stripe count"),
+    ({"counts": [-2]}, "sweeps.stripes.counts.0: -2 is less than the minimum of -1"),
+    ({"counts": [4, 4]}, "sweeps.stripes.counts[1]: 4 is count 0 already"),
+    ({"sizes": ["1MiB", "100KiB"]}, "sweeps.stripes.sizes[1]: 100KiB is not a multiple of "
+                                    "64KiB"),
+    ({"sizes": ["1MiB", 1048576]}, "sweeps.stripes.sizes[1]: 1MiB is size 0 already"),
+    ({"count": [1]}, "sweeps.stripes: unknown key(s) 'count'; allowed: counts, sizes"),
+])
+def test_a_bad_stripe_matrix_is_refused_naming_the_key(tmp_path, stripes, message):
+    with pytest.raises(ReferenceError) as err:
+        load_reference(_with_sweeps(tmp_path, {"stripes": stripes}, "example-lustre.yaml"))
+    assert message in str(err.value)
+
+
+def test_a_stripe_point_stripes_the_test_directory():
+    from fsaccept.benchmarks.ior import command as iorcmd
+    ref = load_reference(REFERENCE_DIR / "example-lustre.yaml")
+    entry = scaling.point_entry(ref.entry("ior_shared_write"), scaling.STRIPE, (4, 2**20))
+    assert entry["stripe"] == {"count": 4, "size": 2**20}
+    import dataclasses
+    swept = dataclasses.replace(ref, entries={**ref.entries, "ior_shared_write": entry})
+    assert iorcmd.stripe_commands(iorcmd.parameters(swept, "ior_shared_write"), "$d") == [
+        'lfs setstripe -c 4 -S 1048576 "$d"']
+    assert scaling.label(scaling.STRIPE, (-1, 8 * 2**20)) == "-1x8MiB"
+    assert scaling.stripe_of("-1x8MiB") == (-1, 8 * 2**20)
+    with pytest.raises(ValueError):
+        scaling.stripe_of("8MiB")
+
+
+def test_a_stripe_matrix_is_judged_by_its_points_validity():
+    ok = [Point((1, 2**20), 100, True), Point((4, 2**20), 300, True)]
+    assert scaling.judge_matrix(ok).verdict == PASS
+    bad = ok + [Point((-1, 2**20), None, False, "INVALID: job failed")]
+    assert scaling.judge_matrix(bad).reasons == ("at -1x1MiB: INVALID: job failed",)
+
+
+def test_reframe_lists_the_stripe_matrix_from_the_lustre_reference():
+    # example-lustre's system needs Lmod to start ReFrame: listed here on the emulated
+    # system with the Lustre file (the system check is made when a test is set up).
+    listed = _reframe_list("-c", "checks/scaling", "-t", "scaling",
+                           reference=REFERENCE_DIR / "example-lustre.yaml")
+    names = [f"{n} {p}" for n, p in listed]
+    stripes = [n for n in names if n.startswith("ScalingIORSharedFileWriteStripes")]
+    assert len(stripes) == 9 and "ScalingIORSharedFileWriteStripes %stripe=-1x16MiB" in names
+    assert "ScalingIORSharedFileReadStripes %dataset.stripe=4x1MiB" in names
+    # On the emulated cluster's ext4: none.
+    assert not [n for n, _ in _reframe_list("-c", "checks/scaling", "-t", "scaling")
+                if "Stripes" in n]

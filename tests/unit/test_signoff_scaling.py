@@ -228,3 +228,31 @@ def test_a_session_without_sweeps_has_no_section(tmp_path):
     data = capture_with_reference(NAME, tmp_path)
     code, md = _signoff(data, tmp_path)
     assert code == 0 and "## Scaling" not in md
+
+
+def test_a_stripe_matrix_is_a_table_and_a_plot_judged_by_its_points(tmp_path):
+    # No Lustre capture: the shared-file write case of the ext4 capture as a stripe point
+    # (judged without a reference: the matrix's points as the cases give them).
+    data = capture_with_reference(NAME, tmp_path)
+    cases = data["runs"][0]["testcases"]
+    base = next(c for c in cases if c["name"] == "IORSharedFileWrite")
+    for i, (label, figure) in enumerate((("1x1MiB", 100), ("4x1MiB", 300), ("-1x1MiB", 350),
+                                         ("1x4MiB", 120))):
+        case = copy.deepcopy(base)
+        case["name"] = case["display_name"] = f"ScalingIORSharedFileWriteStripes %stripe={label}"
+        case["unique_name"] = f"ScalingIORSharedFileWriteStripes_{i}"
+        case["tags"] = ["bandwidth", "shared-file", "scaling"]
+        case["perfvalues"] = {"local-spack:compute:write_bandwidth":
+                              [figure, None, None, None, "MiB/s", "pass"]}
+        if label == "1x4MiB":
+            case.update(result="fail", fail_phase="sanity",
+                        fail_reason="sanity error: INVALID: x")
+        cases.append(case)
+    tests = signoff.tests_of(data)
+    curve = next(c for c in section.scaling_section(tests).curves if c.dimension == "stripe")
+    assert curve.title == "ior_shared_write: write_bandwidth over stripe count x stripe size"
+    assert [c["point"] for c in curve.cells()] == ["1x1MiB", "1x4MiB", "4x1MiB", "-1x1MiB"]
+    assert curve.judged.verdict == "INCOMPLETE"
+    assert curve.judged.reasons[0].startswith("at 1x4MiB: INVALID")
+    png = section.curve_plot(curve)
+    assert png.startswith(b"\x89PNG")
