@@ -2,15 +2,17 @@
 each point of a dimension: client nodes, ranks per node, IOR transfer sizes; on Lustre,
 the shared-file tests at each stripe count x stripe size.
 
-Run only when asked (``scripts/acceptance --scaling``, which adds ``-c checks/scaling
--t scaling``): a plain ``reframe -c checks -r`` does not load this folder.  Each class is
+Run only when asked (``scripts/acceptance --scaling``, which adds ``-c checks/scaling``
+and selects these, the healthy tests they sweep and the preflight checks; ``-t scaling``
+selects these alone): a plain ``reframe -c checks -r`` does not load this folder.  Each class is
 its healthy test's (``checks/ior_acceptance.py``, ``checks/mdtest_metadata.py``) with a
 point before it (``fsaccept/rfm/scaling.py``) and one parameter whose values are the
 points of the reference file's ``sweeps:`` section (defaults without one), registered
-only when the section sweeps its test (``swept_test``); ReFrame names each test by its point (``ScalingIORWriteBandwidthNodes %nodes=4``).  A point beyond
-what the partition allows is skipped with the reason.  The sign-off judges each curve
-by its shape: ``sweeps.min_efficiency`` at the largest point against linear scaling from
-the smallest, and each point's own threshold if the section gives one.
+only when the section sweeps its test (``swept_test``); ReFrame names each test by its
+point (``ScalingIORWriteBandwidthNodes %nodes=4``).  A point beyond what the partition
+allows is skipped with the reason.  The sign-off judges each curve by its shape:
+``sweeps.min_efficiency`` at the largest point against linear scaling from the smallest,
+and each point's own threshold if the section gives one.
 """
 
 from reframe.core.builtins import fixture, parameter

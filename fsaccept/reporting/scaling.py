@@ -188,7 +188,8 @@ def _curve(spec: Any, tests: list[Any], sweeps: scaling.Sweeps, planned: bool) -
             continue
         seen.add(x)
         if is_beyond(t):
-            beyond.append(f"{scaling.label(dimension, x)}: {t.reason or t.case.get('skip_reason')}")
+            why = t.reason or t.case.get("skip_reason")
+            beyond.append(f"{scaling.label(dimension, x)}: {why}")
             continue
         row = next((fr for fr in t.figures if fr.name == figure), None)
         unit = unit or (row.unit if row is not None else "")

@@ -4,10 +4,11 @@ A sweep's check (``checks/scaling/``) is its healthy test's class with one of th
 plugins before it and one ReFrame ``parameter()``, named after the dimension (``nodes``,
 ``ranks``, ``transfer``; on Lustre ``stripe``, a stripe count x size), whose values are
 the points of the reference's ``sweeps:`` section (:func:`points`): ReFrame puts the
-value in the test's name (``%nodes=4``), its perflogs and its results database.  At set-up the plugin puts the point into the test's
-entry (:func:`fsaccept.core.scaling.point_entry`) or its placement, and skips a point
-beyond what the partition allows, saying so (``fsaccept.core.scaling.BEYOND``).  The
-figure is judged against the point's own threshold, if the section gives one, else not
+value in the test's name (``%nodes=4``), its perflogs and its results database.  At
+set-up the plugin puts the point into the test's entry
+(:func:`fsaccept.core.scaling.point_entry`) or its placement, and skips a point beyond
+what the partition allows, saying so (``fsaccept.core.scaling.BEYOND``).  The figure is
+judged against the point's own threshold, if the section gives one, else not
 by ReFrame: the sign-off judges the curve (:mod:`fsaccept.reporting.scaling`).
 
 A read test's point is its dataset fixture's (the fixture carries the parameter, and
