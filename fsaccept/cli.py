@@ -142,6 +142,9 @@ def _build_parser(command: str = "") -> argparse.ArgumentParser:
     r.add_argument("--degraded-checks", action="store_true",
                    help="print a ReFrame -n pattern selecting the checks of a degraded-mode "
                         "session of FILE (scripts/acceptance --degraded)")
+    r.add_argument("--scaling-checks", action="store_true",
+                   help="print a ReFrame -n pattern selecting the checks of a scaling-sweep "
+                        "session of FILE (scripts/acceptance --scaling)")
     j = sub.add_parser("job-name", help="the Slurm job name of every benchmark job of SYSTEM")
     j.add_argument("system")
     spack = sub.add_parser("spack", help="build IOR, mdtest and fio with Spack into .state/spack/ "
@@ -323,6 +326,10 @@ def _cmd_reference(args: argparse.Namespace) -> int:
         except ValueError as err:
             print(str(err), file=sys.stderr)
             return 2
+        return 0
+    if args.scaling_checks:
+        from fsaccept.suite import listing
+        print(listing.scaling_session_pattern(ref))
         return 0
     if not args.get:
         print(f"{args.file}: valid")

@@ -23,9 +23,12 @@ from typing import Any
 
 #: What a test is for.  An acceptance test is judged against its reference entry and
 #: needs a judged figure; a fixture prepares data for one (no figure); a preflight check
-#: (the launch check, the data-reduction probe) judges no threshold.
+#: (the launch check, the data-reduction probe) judges no threshold; a scaling point is
+#: one point of a sweep (``checks/scaling/``), judged with its curve by the reference's
+#: ``sweeps:`` section, not against its test's threshold.
 ACCEPTANCE, FIXTURE, PREFLIGHT = "acceptance", "fixture", "preflight"
-ROLES = (ACCEPTANCE, FIXTURE, PREFLIGHT)
+SCALING = "scaling"
+ROLES = (ACCEPTANCE, FIXTURE, PREFLIGHT, SCALING)
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,25 @@ def degraded_variant(spec: TestSpec, fault_figures: tuple[str, ...],
                    degraded=True)
 
 
+#: A scaling sweep's class name: this, its healthy counterpart's, then the dimension's.
+SCALING_PREFIX = "Scaling"
+SCALING_SUFFIXES = {"nodes": "Nodes", "ranks_per_node": "Ranks", "transfer_size": "Transfer",
+                    "stripe": "Stripes"}
+
+
+def scaling_variant(spec: TestSpec, dimension: str) -> TestSpec:
+    """A test of the catalogue swept along ``dimension`` (``nodes``, ``ranks_per_node``,
+    ``transfer_size``): one ReFrame class whose parameter is the point (its fixture: the
+    same data at the same point, under a name of its own)."""
+    check = SCALING_PREFIX + spec.check + SCALING_SUFFIXES[dimension]
+    attrs = {**spec.attrs, "sweep_dimension": dimension}
+    if spec.role == FIXTURE:
+        return replace(spec, check=check, attrs=attrs,
+                       descr=spec.descr + f" (scaling sweep over {dimension})")
+    return replace(spec, check=check, role=SCALING, attrs=attrs,
+                   descr=spec.descr + f", swept over {dimension}")
+
+
 def _matches(pattern: str, name: str) -> bool:
     return (re.fullmatch(pattern[1:-1], name) is not None if pattern.startswith("^")
             else pattern == name)
@@ -166,6 +188,9 @@ class Benchmark:
     #: version -> its note (``tested``...), for a tool whose versions are not release
     #: numbers (IO500's tags); None: ``data/tested_versions.yaml``.
     version_note: Callable[[str | None], str] | None = None
+    #: Its checks that scaling sweeps measure (``checks/scaling/``), fixtures included,
+    #: each with the dimensions it is swept along (``fsaccept.core.scaling.DIMENSIONS``).
+    scaling: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def schema_file(self) -> str:

@@ -17,7 +17,8 @@ from importlib import resources
 from typing import Any
 
 from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FIXTURE, PREFLIGHT,  # noqa: F401
-                                           Benchmark, TestSpec, degraded_variant)
+                                           SCALING, Benchmark, TestSpec, degraded_variant,
+                                           scaling_variant)
 from fsaccept.benchmarks.fio import spec as fio_spec
 from fsaccept.benchmarks.io500 import spec as io500_spec
 from fsaccept.benchmarks.ior import spec as ior_spec
@@ -52,14 +53,29 @@ PROBES = (
 DEGRADED = tuple(degraded_variant(t, fault.FIGURES, t.check in b.degraded_after_recovery)
                  for b in BENCHMARKS.values() for t in b.tests if t.check in b.degraded)
 
+#: The scaling sweeps' tests (``checks/scaling/``): each benchmark names its checks that
+#: are swept, and along which dimensions.
+SCALING_TESTS = tuple(scaling_variant(t, d) for b in BENCHMARKS.values()
+                      for t in b.tests for d in b.scaling.get(t.check, ()))
+
 #: Every test of the catalogue by its class name, in the order of the checks.
 TESTS: dict[str, TestSpec] = {t.check: t for t in (
-    *PROBES, *(t for b in BENCHMARKS.values() for t in b.tests), *DEGRADED)}
+    *PROBES, *(t for b in BENCHMARKS.values() for t in b.tests), *DEGRADED,
+    *SCALING_TESTS)}
 
 
 def degraded_keys() -> set[str]:
     """The reference keys a degraded-mode test reads (``degraded.tests`` may list)."""
     return {t.key for t in DEGRADED if t.degraded}
+
+
+def scaling_keys() -> dict[str, tuple[str, ...]]:
+    """The reference keys scaling sweeps measure -> the dimensions each is swept along."""
+    out: dict[str, tuple[str, ...]] = {}
+    for t in SCALING_TESTS:
+        if t.role == SCALING:
+            out[t.key] = (*out.get(t.key, ()), t.attrs["sweep_dimension"])
+    return out
 
 
 def spec_of_class(cls: type) -> TestSpec | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fsaccept.core import degraded
+from fsaccept.core import degraded, scaling
 from fsaccept.core.paths import REFERENCE_DIR
 
 DEFAULT_MAX_FILL_FRACTION = 0.5
@@ -106,6 +106,20 @@ class Reference:
         """Its ``degraded:`` section, None when it has none."""
         section = self.data.get("degraded")
         return DegradedMode.of(section) if section else None
+
+    @property
+    def sweeps(self) -> scaling.Sweeps:
+        """Its ``sweeps:`` section, with the defaults for what it does not say."""
+        return scaling.Sweeps.of(self.data.get("sweeps"))
+
+    def swept_tests(self, sweepable: dict[str, tuple[str, ...]]) -> list[str]:
+        """The keys under ``tests:`` a sweep measures: those ``sweeps.tests`` lists, else
+        each of ``sweepable`` (key -> dimensions: the catalogue's) the file defines that
+        has a dimension its target can be swept along (the stripe matrix: Lustre's)."""
+        listed = self.sweeps.tests
+        return list(listed) if listed is not None else [
+            k for k, dims in sweepable.items() if k in self.entries
+            and any(scaling.applies(d, self.target_fstype) for d in dims)]
 
     def degraded_thresholds(self, name: str) -> dict[str, Threshold]:
         """The thresholds of ``tests.<name>`` run degraded (the live check and the

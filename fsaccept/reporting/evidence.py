@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fsaccept.benchmarks import registry
-from fsaccept.benchmarks.catalogue import ACCEPTANCE, TestSpec
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, SCALING, TestSpec
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
 from fsaccept.benchmarks.io500 import parse as io500_parse
 from fsaccept.benchmarks.io500 import validity as io500_validity
@@ -216,7 +216,9 @@ def _fault_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
 def _reduction_reasons(case: Mapping[str, Any], spec: TestSpec,
                        session: SessionEvidence) -> list[str]:
     result = session.probes.get(str(case.get("target_mount")))
-    if result is None or spec.role != ACCEPTANCE or spec.benchmark not in ("ior", "fio", "io500"):
+    # A sweep's point is a rate as its healthy test's is.
+    if result is None or spec.role not in (ACCEPTANCE, SCALING) or spec.benchmark not in (
+            "ior", "fio", "io500"):
         return []
     if not spec.reduction_matters:  # a count of wrong transfers is not a rate
         return []

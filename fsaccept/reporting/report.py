@@ -30,6 +30,7 @@ from fsaccept.reporting.degraded import degraded_section
 from fsaccept.reporting.io500 import io500_section
 from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot, timeline_plot
 from fsaccept.reporting.reduction import data_reduction_lines
+from fsaccept.reporting.scaling import curve_plot, is_beyond, scaling_section, swept
 from fsaccept.reporting.runreport import (Test, all_testcases, job_script, load_run_report,
                                           overall_verdict, tests_of)
 from fsaccept.reporting.session import session_check
@@ -140,7 +141,13 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
     there is none: a manifest that does not verify keeps the sign-off from ACCEPTED)."""
     info = report.get("session_info", {})
     tests = tests_of(report, reference=reference)
+    # A sweep's curves, judged; its points beyond the partition end a curve: not tests
+    # that did not run.
+    sweep = scaling_section(tests, reference)
+    tests = [t for t in tests if not is_beyond(t)]
     session = session_check(report, tests, reference, reference_problem)
+    session.blocking += sweep.failures
+    session.unverified += sweep.incomplete
     if integrity is not None and integrity.present and not integrity.verified:
         session.unverified += [f"integrity: {p}" for p in integrity.problems]
     verdict, blocking = overall_verdict(tests, session)
@@ -171,7 +178,7 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
             plot = None
             if len(all_plots) >= max_plots:
                 plots_left_out += plots and len(members) == 1
-            elif plots and len(members) == 1:  # a check of several cases: one plot (below)
+            elif plots and len(members) == 1 and not swept(t):  # several: one plot (below)
                 png = figure_plot(t, limits)
                 if png:
                     plot = Plot(_plot_file(anchor_of(t.name), t.name, plot_files),
@@ -194,7 +201,8 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
                 all_plots.append(chk.plot)
     node_plots = []
     if plots:
-        single = [t for chk in checks if len(chk.tests) == 1 for t in chk.tests]
+        single = [t for chk in checks if len(chk.tests) == 1 for t in chk.tests
+                  if not swept(t)]  # a sweep's points: its curve in the Scaling section
         tests_by_family = {family_of(t.name): t for t in single}
         for (family, fig), vals in per_node_values(single).items():
             if len(all_plots) >= max_plots:
@@ -215,6 +223,13 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
             degraded_plot = Plot(_plot_file("degraded-mode-timeline", "\0degraded", plot_files),
                                  "Degraded mode: faults and recoveries", png)
             all_plots.append(degraded_plot)
+    scaling_plots = []
+    for curve in sweep.curves if plots else ():
+        png = None if len(all_plots) >= max_plots else curve_plot(curve)
+        plots_left_out += png is None and len(all_plots) >= max_plots
+        scaling_plots.append(Plot(_plot_file(f"scaling-{curve.check}", f"\0{curve.check}",
+                                             plot_files), curve.title, png) if png else None)
+        all_plots += [scaling_plots[-1]] if png else []
     refs = sorted({(tc.get("reference_path") or "—", tc.get("reference_sha256") or "—")
                    for t in tests for tc in t.cases + t.fixtures
                    if tc.get("reference_sha256") or tc.get("reference_path")})
@@ -247,6 +262,7 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
             "data_reduction": data_reduction_lines(tests),
             "degraded": degraded, "degraded_plot": degraded_plot,
             "io500": io500_section(tests),
+            "scaling": sweep, "scaling_curves": list(zip(sweep.curves, scaling_plots)),
             "data_left": data_left_lines(tests)}
 
 

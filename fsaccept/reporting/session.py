@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from fsaccept.benchmarks import registry
-from fsaccept.benchmarks.catalogue import ACCEPTANCE
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, SCALING
 from fsaccept.reporting.case import case_of
 from fsaccept.reporting.evidence import session_evidence
 from fsaccept.reporting.runreport import (PASS, SKIPPED, SessionCheck, Test,
@@ -86,7 +86,8 @@ def session_check(report: dict[str, Any], tests: list[Test], reference: Any = No
                               f"reference file says {reference.target_fstype}")
     ran = {spec_of_case(t.case).check for t in tests if spec_of_case(t.case)}
     missing = [t.check for t in registry.TESTS.values() if t.check not in ran
-               and _required(t, reference, degraded_session=ran & _DEGRADED_CHECKS)]
+               and _required(t, reference, degraded_session=ran & _DEGRADED_CHECKS)
+               and not _outside_the_sweep(t, reference, ran)]
     if missing:
         out.unverified.append(f"{len(missing)} acceptance test(s) the reference file defines "
                               f"did not run: {', '.join(missing)}")
@@ -94,6 +95,16 @@ def session_check(report: dict[str, Any], tests: list[Test], reference: Any = No
 
 
 _DEGRADED_CHECKS = {t.check for t in registry.DEGRADED if t.degraded}
+
+
+_SCALING_CHECKS = {t.check for t in registry.SCALING_TESTS if t.role == SCALING}
+
+
+def _outside_the_sweep(spec: Any, reference: Any, ran: set[str]) -> bool:
+    """A scaling session (one that ran a sweep's checks: ``scripts/acceptance
+    --scaling``) needs, of the healthy tests, only those whose key it sweeps."""
+    return bool(ran & _SCALING_CHECKS) and spec.key not in reference.swept_tests(
+        registry.scaling_keys())
 
 
 def _required(spec: Any, reference: Any, degraded_session: Any) -> bool:

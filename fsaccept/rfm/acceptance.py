@@ -181,8 +181,7 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest):
         self.partition_nodes, self.usable_nodes = len(nodes), len(usable)
         base = len(usable) if self.fraction_of == "available" else len(nodes)
         self.node_rounding = self.refdata.node_rounding
-        self.num_nodes = placement.nodes_for_fraction(self.node_fraction, base,
-                                                      self.node_rounding)
+        self.num_nodes = self.nodes_to_use(base, usable)
         if self.num_nodes > len(usable):
             self.skip_because(
                 f"needs {self.num_nodes} nodes ({self.node_fraction:g} of {base} "
@@ -193,6 +192,11 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest):
         self.node_memory_bytes = min((m for m in memories if m), default=0)
         self.num_tasks_per_node = self.ranks_per_node
         self.num_tasks = self.num_nodes * self.ranks_per_node
+
+    def nodes_to_use(self, base: int, usable: list) -> int:
+        """How many nodes the test runs on: its node fraction of ``base`` nodes (a
+        scaling sweep's point instead: ``fsaccept.rfm.scaling``)."""
+        return placement.nodes_for_fraction(self.node_fraction, base, self.node_rounding)
 
     @run_after("setup")
     def set_time_limit(self):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fsaccept.benchmarks import registry
-from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, PREFLIGHT
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, PREFLIGHT, SCALING
 
 
 def _cell(text: Any) -> str:
@@ -27,7 +27,9 @@ def checks_table() -> str:
     rows = ["| check (`checks/`) | tags | reference key | figures | what it measures |",
             "| --- | --- | --- | --- | --- |"]
     for spec in registry.TESTS.values():
-        if spec.role == FIXTURE:
+        # A sweep's checks are their healthy test's, one per dimension (docs/user: the
+        # Scaling sweeps section describes them).
+        if spec.role in (FIXTURE, SCALING):
             continue
         figures = ", ".join(f"`{f}`" for f in spec.figures) or "—"
         rows.append(f"| `{spec.check}` | {', '.join(sorted(spec.all_tags))} | "
@@ -121,6 +123,18 @@ def degraded_session_pattern(reference: Any) -> str:
     checks = [t.check for t in registry.TESTS.values()
               if (t.role == PREFLIGHT and "reduction" not in t.tags)
               or (t.role == ACCEPTANCE and t.key in mode.tests)]
+    return "^(" + "|".join(checks) + r")\b"
+
+
+def scaling_session_pattern(reference: Any) -> str:
+    """A ReFrame ``-n`` pattern for a scaling-sweep session of ``reference``: the
+    preflight checks (the data-reduction probe too: a sweep's figures are rates), the
+    healthy tests it sweeps (an acceptance test for the sign-off, measured at the full
+    placement) and their sweeps' checks (their fixtures follow)."""
+    swept = reference.swept_tests(registry.scaling_keys())
+    checks = [t.check for t in registry.TESTS.values()
+              if t.role == PREFLIGHT
+              or (t.role in (ACCEPTANCE, SCALING) and not t.degraded and t.key in swept)]
     return "^(" + "|".join(checks) + r")\b"
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fsaccept.benchmarks import registry
-from fsaccept.core import guards, yamlfile
+from fsaccept.core import guards, scaling, yamlfile
 from fsaccept.core.paths import REFERENCE_DIR  # noqa: F401 (re-exported)
 # The data model, re-exported: a caller that loads a file has its types in one import.
 from fsaccept.core.reference import (DEFAULT_MAX_FILL_FRACTION,  # noqa: F401
@@ -74,7 +74,8 @@ def _key_path(error: jsonschema.ValidationError) -> str:
 
 def _message(error: jsonschema.ValidationError) -> str:
     last = str(error.absolute_path[-1]) if error.absolute_path else ""
-    if error.validator == "pattern" and last.endswith("_size"):
+    parent = str(error.absolute_path[-2]) if len(error.absolute_path) > 1 else ""
+    if error.validator == "pattern" and (last.endswith("_size") or parent.endswith("_sizes")):
         return parse_size_error(error.instance)
     if error.validator == "type" and isinstance(error.instance, float) \
             and "integer" in str(error.validator_value) and error.instance.is_integer():
@@ -197,7 +198,7 @@ def load_reference(path: Path | str) -> Reference:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
     errors = _entry_rule_errors(data["tests"], data["target"]["fstype"])
     errors += _target_errors(data["target"], data["tests"]) + _path_errors(data)
-    errors += _nightly_errors(data, errors) + _degraded_errors(data)
+    errors += _nightly_errors(data, errors) + _degraded_errors(data) + _sweeps_errors(data)
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
     systems = data["system"] if isinstance(data["system"], list) else [data["system"]]
@@ -323,6 +324,77 @@ def _degraded_errors(data: dict[str, Any]) -> list[str]:
         elif key not in registry.degraded_keys():
             errors.append(f"degraded.tests.{key}: no degraded-mode check runs it (those "
                           f"that do: {', '.join(sorted(registry.degraded_keys()))})")
+    return errors
+
+
+def _sweeps_errors(data: dict[str, Any]) -> list[str]:
+    """The ``sweeps:`` section against the file and the catalogue: each test listed has
+    an entry under ``tests:`` and scaling checks that sweep it; each dimension's points
+    ascending, none twice; each transfer size a divisor of the block size of every IOR
+    test swept (IOR's rule); each point threshold at a point of a swept test's curve, in
+    its entry's unit, given once."""
+    section = data.get("sweeps")
+    if not section:
+        return []
+    sweepable = registry.scaling_keys()
+    fstype = data["target"]["fstype"]
+    errors = []
+    for i, key in enumerate(section.get("tests") or []):
+        if key not in sweepable:
+            errors.append(f"sweeps.tests[{i}]: {key!r}: no scaling check sweeps it (those "
+                          f"that do: {', '.join(sorted(sweepable))})")
+        elif key not in data["tests"]:
+            errors.append(f"sweeps.tests[{i}]: {key!r}: no such test under tests: (its "
+                          "entry gives each point's sizes and placement)")
+        elif not any(scaling.applies(d, fstype) for d in sweepable[key]):
+            errors.append(f"sweeps.tests[{i}]: {key!r} is swept over "
+                          f"{', '.join(sweepable[key])} only, which a {fstype} target has not")
+    for dim, key in scaling.SECTION_KEYS.items():
+        if key not in section:
+            continue
+        if not scaling.applies(dim, fstype):
+            errors.append(f"sweeps.{key}: a {scaling.ONLY_ON[dim]} setting and the target "
+                          f"is {fstype}: remove it")
+        elif dim == scaling.STRIPE:
+            errors += scaling.stripes_errors(f"sweeps.{key}", section[key])
+        else:
+            errors += scaling.points_errors(f"sweeps.{key}", section[key], dim)
+    if errors:
+        return errors
+    sweeps = scaling.Sweeps.of(section)
+    swept = [k for k in (sweeps.tests if sweeps.tests is not None else sweepable)
+             if k in data["tests"]]
+    for key in swept:
+        if scaling.TRANSFER not in sweepable[key]:
+            continue
+        block = parse_size(data["tests"][key].get("block_size", 1))
+        for i, t in enumerate(sweeps.points[scaling.TRANSFER]):
+            if t < block and block % t:
+                errors.append(f"sweeps.transfer_sizes[{i}]: {format_size(t)} does not divide "
+                              f"tests.{key}.block_size {format_size(block)} (IOR needs the "
+                              "block a multiple of the transfer)")
+    seen: dict[tuple[str, str, int], int] = {}
+    for i, (th, item) in enumerate(zip(sweeps.thresholds, section.get("thresholds") or [])):
+        where = f"sweeps.thresholds[{i}]"
+        if th.test not in swept:
+            errors.append(f"{where}.test: {th.test!r} is not swept (swept: "
+                          f"{', '.join(swept) or 'none'})")
+            continue
+        if th.dimension not in sweepable[th.test]:
+            errors.append(f"{where}.{th.dimension}: {th.test} is not swept over "
+                          f"{th.dimension} (only {', '.join(sweepable[th.test])})")
+            continue
+        if th.x not in sweeps.points[th.dimension]:
+            errors.append(f"{where}.{th.dimension}: {item[th.dimension]!r} is not one of "
+                          f"sweeps.{scaling.SECTION_KEYS[th.dimension]}")
+        units = {t.unit for t in entry_thresholds(data["tests"][th.test]).values()}
+        if units and th.unit not in units:
+            errors.append(f"{where}.threshold.unit: {th.unit!r}, but tests.{th.test} is "
+                          f"judged in {', '.join(sorted(units))}")
+        if (th.test, th.dimension, th.x) in seen:
+            errors.append(f"{where}: the same point as sweeps.thresholds"
+                          f"[{seen[(th.test, th.dimension, th.x)]}]")
+        seen.setdefault((th.test, th.dimension, th.x), i)
     return errors
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fsaccept.benchmarks import registry
-from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, PREFLIGHT
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, PREFLIGHT, SCALING
 from fsaccept.rfm.binaries import BenchmarkBinaries
 
 REPO = Path(__file__).resolve().parents[2]
@@ -23,10 +23,11 @@ def _check_classes() -> dict[str, type]:
 
     import reframe.core.pipeline as pipeline
     out = {}
-    # The opt-in directories too (-c checks/degraded, -c checks/io500).
+    # The opt-in directories too (-c checks/degraded, -c checks/io500, -c checks/scaling).
     for path in sorted((REPO / "checks").glob("*.py")) + sorted(
             (REPO / "checks" / "degraded").glob("*.py")) + sorted(
-            (REPO / "checks" / "io500").glob("*.py")):
+            (REPO / "checks" / "io500").glob("*.py")) + sorted(
+            (REPO / "checks" / "scaling").glob("*.py")):
         spec = importlib.util.spec_from_file_location(f"_checks_{path.stem}", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module  # ReFrame asks inspect for each class's file
@@ -50,7 +51,7 @@ def test_every_check_is_in_the_catalogue_and_every_entry_is_a_check() -> None:
 
 def test_each_key_has_one_acceptance_test_and_each_fixture_serves_one() -> None:
     for spec in registry.TESTS.values():
-        assert spec.role in (ACCEPTANCE, FIXTURE, PREFLIGHT)
+        assert spec.role in (ACCEPTANCE, FIXTURE, PREFLIGHT, SCALING)
         if not spec.key:
             assert spec.role == PREFLIGHT or spec.check == "BenchmarkBinaries"
         else:

@@ -109,6 +109,13 @@ BENCHMARK = Benchmark(
     degraded=("IORWriteBandwidth", "IORReadDatasetGeneration", "IORStonewalledRead",
               "IORIntegrityDataset", "IORDataIntegrity"),
     degraded_after_recovery=("IORDataIntegrity",),
+    # The scaling sweeps: write and read bandwidth over nodes, ranks and transfer sizes;
+    # the shared-file tests over Lustre's stripe matrix.
+    scaling={**dict.fromkeys(("IORWriteBandwidth", "IORReadDatasetGeneration",
+                              "IORStonewalledRead"),
+                             ("nodes", "ranks_per_node", "transfer_size")),
+             **dict.fromkeys(("IORSharedFileWrite", "IORSharedReadDatasetGeneration",
+                              "IORSharedFileRead"), ("stripe",))},
     entry_rules=command.entry_errors, target_rules=command.target_errors,
     pattern_reducible=command.pattern_reducible,
     reread_rules=validity.reread_reasons, reference_rules=validity.judge_against_reference,

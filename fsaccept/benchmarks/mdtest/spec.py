@@ -22,6 +22,7 @@ BENCHMARK = Benchmark(
     name="mdtest", binary="mdtest", spack_package="ior", version_name="ior",
     figure_kinds=("metadata",), parser=parse.parse_mdtest, tests=TESTS,
     degraded=("MdtestEasy",),  # metadata keeps working while a server is down
+    scaling={"MdtestEasy": ("nodes", "ranks_per_node")},
     entry_rules=command.entry_errors,
     unsafe_path_chars={"@": "mdtest reads '@' in -d as a separator between several "
                             "directories"})
