@@ -61,6 +61,9 @@ PASS, FAIL, INCOMPLETE = "PASS", "FAIL", "INCOMPLETE"
 #: How a point skipped at set-up for lying beyond what the partition allows starts its
 #: reason: the curve ends before it (not a missing point).
 BEYOND = "beyond what the partition allows:"
+#: ... or below what the test needs (mdtest stats and reads on another node: 2 at least):
+#: its curve starts at the next point.
+BELOW = "below what the test needs:"
 
 
 def label(dimension: str, x: Any) -> str:

@@ -127,11 +127,15 @@ def is_beyond(test: Any) -> bool:
     """A sweep's point skipped for lying beyond what the partition allows (its own skip,
     or its dataset's); a node count within the node fraction of the partition it
     recorded never is."""
-    if not (swept(test) and test.verdict == SKIPPED and scaling.BEYOND in (
-            test.reason or str(test.case.get("skip_reason") or ""))):
+    said = test.reason or str(test.case.get("skip_reason") or "")
+    if not (swept(test) and test.verdict == SKIPPED and (scaling.BEYOND in said
+                                                         or scaling.BELOW in said)):
         return False
-    dimension = spec_of_case(test.case).attrs["sweep_dimension"]
+    spec = spec_of_case(test.case)
+    dimension = spec.attrs["sweep_dimension"]
     x, case = point_of(test.case, dimension), test.case
+    if scaling.BELOW in said:  # the catalogue's fact, not the report's sentence
+        return dimension == scaling.NODES and bool(x) and x < spec.attrs.get("min_nodes", 1)
     total, fraction = case.get("partition_nodes"), case.get("node_fraction")
     if dimension == scaling.NODES and x and isinstance(total, int) and total > 0 \
             and isinstance(fraction, (int, float)) and 0 < fraction <= 1:

@@ -117,6 +117,10 @@ class SweepPoint(rfm.RegressionTestPlugin):
                                   f"more than the {fewest} CPUs of a node")
         if self.sweep_dimension != scaling.NODES:
             return fraction
+        needs = self.spec.attrs.get("min_nodes", 1) if self.spec else 1
+        if self.point() < needs:
+            self.skip_because(f"{scaling.BELOW} {self.point()} node, fewer than the "
+                              f"{needs} this test needs")
         if self.point() > fraction:
             self.skip_because(f"{scaling.BEYOND} {self.point()} nodes, more than the "
                               f"test's node fraction {self.node_fraction:g} of {base} "

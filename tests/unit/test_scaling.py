@@ -274,8 +274,9 @@ def test_reframe_lists_three_node_counts_of_each_swept_check_and_a_plain_run_non
                   "ScalingMdtestEasyNodes"):
         assert {"%nodes=1", "%nodes=2", "%nodes=4"} <= {p.replace("dataset.", "")
                                                       for p in by_check[check]}, by_check
-    assert by_check["ScalingIORWriteBandwidthTransfer"][:2] == ["%transfer=64KiB",
-                                                                "%transfer=256KiB"]
+    # reference/local.yaml's sweeps: transfer_sizes.
+    assert by_check["ScalingIORWriteBandwidthTransfer"] == ["%transfer=256KiB", "%transfer=1MiB",
+                                                            "%transfer=4MiB"]
     plain = _reframe_list("-c", "checks")
     assert plain and not [n for n, _ in plain if n.startswith("Scaling")]
 

@@ -256,3 +256,16 @@ def test_a_stripe_matrix_is_a_table_and_a_plot_judged_by_its_points(tmp_path):
     assert curve.judged.reasons[0].startswith("at 1x4MiB: INVALID")
     png = section.curve_plot(curve)
     assert png.startswith(b"\x89PNG")
+
+
+def test_a_skip_below_what_the_test_needs_is_judged_by_the_catalogue(tmp_path):
+    # IOR's write needs 1 node (mdtest's tests need 2: their catalogue's min_nodes): a
+    # report that says its 1-node point was below what the test needs is edited.
+    data = _session(tmp_path)
+    point = next(c for c in _cases(data) if c["name"].endswith("%nodes=1"))
+    point.update(result="skip", perfvalues={}, skip_reason="below what the test needs: "
+                                                           "1 node, fewer than the 2 it needs")
+    for holder in (data["session_info"], data["runs"][0]):
+        holder["num_skipped"] = 1
+    code, md = _signoff(data, tmp_path)
+    assert code == 1 and "over nodes — INCOMPLETE" in _scaling(md)

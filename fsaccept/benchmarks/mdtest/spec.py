@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, Benchmark, TestSpec
 from fsaccept.benchmarks.mdtest import command, parse
+from fsaccept.benchmarks.mdtest.validity import MIN_NODES
 
 TESTS = (
     TestSpec(check="MdtestEasy", role=ACCEPTANCE, key="mdtest_easy", benchmark="mdtest",
              descr="mdtest file metadata rates, a directory per rank (easy)",
              tags=("metadata",), figures=parse.FIGURES, schema="mdtest.schema.json",
-             attrs={"unique_dir_per_rank": True}),
+             attrs={"unique_dir_per_rank": True, "min_nodes": MIN_NODES}),
     TestSpec(check="MdtestHard", role=ACCEPTANCE, key="mdtest_hard", benchmark="mdtest",
              descr="mdtest file metadata rates, one shared directory (hard)",
              tags=("metadata",), figures=parse.FIGURES, schema="mdtest.schema.json",
-             attrs={"unique_dir_per_rank": False}),
+             attrs={"unique_dir_per_rank": False, "min_nodes": MIN_NODES}),
 )
 
 BENCHMARK = Benchmark(

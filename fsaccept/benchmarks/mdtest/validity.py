@@ -58,9 +58,13 @@ def invalid_reasons(run: MdtestRun, exp: MdtestExpectation) -> list[str]:
     return reasons
 
 
+#: ``-N``: stat and read must hit files another node created, so 2 nodes at least.
+MIN_NODES = 2
+
+
 def _neighbour_reasons(run: MdtestRun, exp: MdtestExpectation) -> list[str]:
     """``-N 1``: stat and read must hit files another node created."""
-    if exp.nodes < 2:
+    if exp.nodes < MIN_NODES:
         return [f"stat and read ran on the node that created the files ({exp.nodes} node): "
                 "its client cache may answer them; use a node fraction that gives at "
                 "least 2 nodes"]
