@@ -27,28 +27,11 @@ from typing import Any
 from fsaccept.benchmarks.ior import parse as ior_parse
 from fsaccept.benchmarks.ior.patterns import data_pattern_of
 from fsaccept.benchmarks.mdtest import parse as mdtest_parse
+from fsaccept.benchmarks.io500.score import (BW, MD, NONE, PHASES,  # noqa: F401 (re-exported)
+                                             recompute_all)
 from fsaccept.core import inputs
 from fsaccept.core.findings import INVALID, clip, json_safe
 
-BW, MD, NONE = "BW", "MD", "none"
-
-#: Every phase of io500-isc26_v1 in the order it runs (its ``--list``): name -> (score
-#: group, optional: runs in extended mode only).  ``timestamp``, ``ior-rnd4K-easy-read``
-#: and the mdworkbench create/delete phases count in no group.
-PHASES: dict[str, tuple[str, bool]] = {
-    "ior-easy-write": (BW, False), "ior-rnd4K-write": (BW, True),
-    "mdtest-easy-write": (MD, False), "ior-rnd1MB-write": (BW, True),
-    "mdworkbench-create": (NONE, True), "timestamp": (NONE, False),
-    "find-easy": (MD, True), "ior-hard-write": (BW, False),
-    "mdtest-hard-write": (MD, False), "find": (MD, False),
-    "ior-rnd4K-read": (BW, True), "ior-rnd1MB-read": (BW, True),
-    "find-hard": (MD, True), "mdworkbench-bench": (MD, True),
-    "ior-easy-read": (BW, False), "mdtest-easy-stat": (MD, False),
-    "ior-hard-read": (BW, False), "mdtest-hard-stat": (MD, False),
-    "mdworkbench-delete": (NONE, True), "mdtest-easy-delete": (MD, False),
-    "mdtest-hard-read": (MD, False), "mdtest-hard-delete": (MD, False),
-    "ior-rnd4K-easy-read": (NONE, False),
-}
 #: Phases that write: each must run until the stonewall (IO500's rules).
 WRITE_PHASES = ("ior-easy-write", "ior-hard-write", "mdtest-easy-write",
                 "mdtest-hard-write", "ior-rnd4K-write", "ior-rnd1MB-write")
@@ -170,12 +153,11 @@ class Io500Run:
         return list(self.notes)
 
     def to_dict(self) -> dict[str, Any]:
-        from fsaccept.benchmarks.io500 import score as io500_score
         d: dict[str, Any] = json_safe(asdict(self))
         d.pop("notes")
         d["valid"], d["reasons"] = self.valid, self.reasons
         d["dry_run"], d["io500_valid"] = self.dry_run, self.io500_valid
-        d["recomputed"] = json_safe(io500_score.recompute_all(self))
+        d["recomputed"] = json_safe(recompute_all(self))
         return d
 
 
