@@ -224,6 +224,10 @@ def _cmd_parse(args: argparse.Namespace) -> int:
            "reasons": reasons, "rules_not_applied": not_applied,
            **({"judged": judged} if judged else {}),
            "version_note": versions.version_note(name, version), **out}
+    return _write_json(out)
+
+
+def _write_json(out: dict) -> int:
     try:
         sys.stdout.write(_json_text(out))
         sys.stdout.flush()
@@ -253,12 +257,7 @@ def _print_parsed(args: argparse.Namespace, bench, versions) -> int:
     out = {"kind": args.kind, "file": args.file, "valid": valid,
            "verdict": "not judged" if valid else "INVALID", "reasons": reasons,
            "rules_not_applied": not_applied, "version_note": note, **out}
-    try:
-        sys.stdout.write(_json_text(out))
-        sys.stdout.flush()
-    except BrokenPipeError:  # e.g. piped into head
-        pass
-    return 0
+    return _write_json(out)
 
 
 #: Lists printed on one line: one entry per rank (IOR's rank_pairs), tens of thousands.
