@@ -142,6 +142,10 @@ def _build_parser(command: str = "") -> argparse.ArgumentParser:
     r.add_argument("--degraded-checks", action="store_true",
                    help="print a ReFrame -n pattern selecting the checks of a degraded-mode "
                         "session of FILE (scripts/acceptance --degraded)")
+    r.add_argument("--io500-dry-run", action="store_true",
+                   help="print the config file and the command the IO500 check would run "
+                        "for FILE's tests.io500 (the data directory as a placeholder under "
+                        "the target); runs nothing")
     r.add_argument("--scaling-checks", action="store_true",
                    help="print a ReFrame -n pattern selecting the checks of a scaling-sweep "
                         "session of FILE (scripts/acceptance --scaling)")
@@ -225,6 +229,25 @@ def _cmd_parse(args: argparse.Namespace) -> int:
            **({"judged": judged} if judged else {}),
            "version_note": versions.version_note(name, version), **out}
     return _write_json(out)
+
+
+def _io500_dry_run(ref) -> int:
+    """What the IO500 check would run for a reference file, without a cluster: a site's
+    check of its io500: entry before the first job (the example Lustre site has no Lustre
+    here)."""
+    from fsaccept.benchmarks.io500 import config
+    try:
+        params = config.parameters(ref.entry("io500"))
+    except (KeyError, ValueError) as err:  # ReferenceError is a ValueError
+        print(str(err), file=sys.stderr)
+        return 2
+    datadir = f"{ref.target_path}/fsaccept/IO500.<run>/{params.datadir}"
+    print(f"# {config.CONFIG_FILE}, in the test's stage directory")
+    print(config.config_text(params, datadir), end="")
+    print(f"# the job, at {ref.entry('io500')['node_fraction']:g} of the partition's nodes, "
+          f"{ref.entry('io500')['ranks_per_node']} ranks per node:")
+    print("srun --distribution=block <io500_binary> " + " ".join(config.options(params)))
+    return 0
 
 
 def _write_json(out: dict) -> int:
@@ -326,6 +349,8 @@ def _cmd_reference(args: argparse.Namespace) -> int:
             print(str(err), file=sys.stderr)
             return 2
         return 0
+    if args.io500_dry_run:
+        return _io500_dry_run(ref)
     if args.scaling_checks:
         from fsaccept.suite import listing
         print(listing.scaling_session_pattern(ref))

@@ -236,3 +236,16 @@ def test_the_example_lustre_sites_io500_config():
     assert "stonewall-time = 300" in text and "dataPacketType = random" in text
     assert "blockSize = 1t" in text and "datadir = /lustre/scratch/acceptance/fsaccept/" in text
     assert config.deadline_s(config.parameters(entry)) >= 4 * 300
+
+
+def test_the_io500_dry_run_prints_the_config_and_the_command_and_runs_nothing(capsys):
+    from fsaccept.cli import main
+    root = Path(__file__).resolve().parents[2] / "reference"
+    assert main(["reference", str(root / "example-lustre.yaml"), "--io500-dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "datadir = /lustre/scratch/acceptance/fsaccept/IO500.<run>/io500" in out
+    assert "stonewall-time = 300" in out and out.rstrip().endswith(
+        "srun --distribution=block <io500_binary> io500.ini")
+    assert main(["reference", str(root / "local.yaml"), "--io500-dry-run"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "tests.io500: missing" in err[0]
