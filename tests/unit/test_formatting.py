@@ -26,7 +26,9 @@ NUMBER = re.compile(r"(?<![\w/.])\d[\d,]*\.\d+")
 # The benchmarks' own printed numbers, quoted as printed (md-workbench's phase lines too).
 # Shown as recorded (a degraded-mode fault's timeline holds its exact epoch times).
 QUOTED = ("rate_statistics", "stonewall_create", "outlier_nodes_named", "phase_summary",
-          "fault_timeline")
+          "fault_timeline",
+          # IOR's per-rank CSV times, quoted as IOR printed them (checked against it)
+          "slowest_rank", "fastest_rank")
 
 
 def raw_floats(text: str) -> list[str]:
