@@ -10,7 +10,10 @@ On the emulated cluster (``scripts/local-cluster up``; export
 2. runs, for every job of that session, the very same benchmark command
    (the job's own ``fsaccept-fio-node.sh``, ReFrame keeps it in the output
    directory) as a bare ``srun`` with the same node count, one task per node,
-   into a directory of this script's own.
+   into a directory of this script's own, and
+3. that ``srun`` again as the only line of a bare batch job (``sbatch``, then
+   ``squeue`` every 20 ms until it is gone): what Slurm itself costs a batch job
+   over an ``srun``, which no harness on ``sbatch`` avoids.
 
 Per job, the time the suite spends on it is measured from the moment ReFrame
 noticed the previous job had ended (for the first job: its ``sbatch``,
@@ -24,7 +27,8 @@ next job and slept the squeue backend's 2 s ``SQUEUE_DELAY`` before polling it
 (seen in ReFrame's debug log: the first test's ``time_run`` came out 2.25 s
 longer than its submission to completion).  The overhead is that time minus
 the bare ``srun`` of the same command in the same round.  Printed: the
-overhead per job (median, min, max), and the suite's wall time (ReFrame's
+overhead per job (median, min, max), split into Slurm's (bare sbatch over
+bare srun) and the harness's (the suite over bare sbatch), and the suite's wall time (ReFrame's
 session, start to end) over the sum of its jobs' own time (the bare
 ``srun``s).  Rounds alternate the two, so load from other users of the
 machine falls on both alike.
@@ -74,15 +78,24 @@ def run_reframe(checks: list[str], prefix: Path, env: dict[str, str]) -> tuple[d
     return json.loads(report.read_text()), wall
 
 
-def bare_srun(case: dict, workdir: Path, data_dir: Path, env: dict[str, str]) -> float:
-    """The job's benchmark command as a bare srun; wall seconds."""
+def _node_script(case: dict, workdir: Path, data_dir: Path) -> int:
+    """The job's own node script, aimed at ``data_dir``, into ``workdir``; its node count."""
     script = Path(case["outputdir"]) / NODE_SCRIPT
     text = script.read_text().replace(shlex.quote(case["target_dir"]), shlex.quote(str(data_dir)))
     text = text.replace(case["target_dir"], str(data_dir))
     (workdir / NODE_SCRIPT).write_text(text)
-    nodes = len(case.get("job_nodelist") or []) or int(case["num_tasks"])
-    argv = ["srun", f"--partition={PARTITION}", f"--nodes={nodes}", "--ntasks-per-node=1",
-            f"--ntasks={nodes}", "--exclusive", "--distribution=block", "bash", NODE_SCRIPT]
+    return len(case.get("job_nodelist") or []) or int(case["num_tasks"])
+
+
+def _placement(nodes: int) -> list[str]:
+    return [f"--partition={PARTITION}", f"--nodes={nodes}", "--ntasks-per-node=1",
+            f"--ntasks={nodes}", "--exclusive"]
+
+
+def bare_srun(case: dict, workdir: Path, data_dir: Path, env: dict[str, str]) -> float:
+    """The job's benchmark command as a bare srun; wall seconds."""
+    nodes = _node_script(case, workdir, data_dir)
+    argv = ["srun", *_placement(nodes), "--distribution=block", "bash", NODE_SCRIPT]
     t0 = time.perf_counter()
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=workdir)
     took = time.perf_counter() - t0
@@ -90,6 +103,32 @@ def bare_srun(case: dict, workdir: Path, data_dir: Path, env: dict[str, str]) ->
     if proc.returncode != 0:
         sys.exit(f"bench_overhead: bare srun failed ({' '.join(argv)}):\n"
                  f"{proc.stdout}{proc.stderr}")
+    return took
+
+
+def bare_sbatch(case: dict, workdir: Path, data_dir: Path, env: dict[str, str]) -> float:
+    """The same srun as the only line of a batch job: seconds from sbatch to the job
+    gone from squeue (polled every 20 ms).  Slurm's own cost of a batch job, which no
+    harness on sbatch avoids (slurmctld starts a submitted job on its next scheduling
+    pass; an srun's allocation is tried at once)."""
+    nodes = _node_script(case, workdir, data_dir)
+    (workdir / "job.sh").write_text(
+        f"#!/bin/bash\nsrun --distribution=block bash {NODE_SCRIPT}\n")
+    argv = ["sbatch", "--parsable", *_placement(nodes), "--output=job.out", "--error=job.err",
+            "job.sh"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=workdir)
+    jobid = proc.stdout.strip().split(";")[0]
+    while proc.returncode == 0 and subprocess.run(
+            ["squeue", "-h", "-j", jobid, "-o", "%T"], env=env, capture_output=True,
+            text=True).stdout.strip():
+        time.sleep(0.02)
+    took = time.perf_counter() - t0
+    shutil.rmtree(data_dir, ignore_errors=True)
+    out = (workdir / "job.out").read_text() if (workdir / "job.out").exists() else ""
+    if proc.returncode != 0 or out.count(" exit 0\n") != nodes:
+        sys.exit(f"bench_overhead: bare sbatch failed ({' '.join(argv)}):\n"
+                 f"{proc.stdout}{proc.stderr}{out}")
     return took
 
 
@@ -120,6 +159,8 @@ def main() -> int:
     overheads: list[float] = []
     per_check: dict[str, list[float]] = {}
     ratios: list[float] = []
+    over_batch: list[float] = []   # the suite's time per job over a bare sbatch's
+    slurm_batch: list[float] = []  # a bare sbatch's over a bare srun's
     failed = []
     try:
         for r in range(1, args.rounds + 1):
@@ -140,6 +181,7 @@ def main() -> int:
                 work = tmp / f"round{r}-bare-{tc['name']}"
                 work.mkdir()
                 bare = bare_srun(tc, work, data_root / tc["name"], env)
+                batch = bare_sbatch(tc, work, data_root / tc["name"], env)
                 own += bare
                 end = float(tc["job_completion_time_unix"])
                 start = float(tc["job_submit_time"]) if previous_end is None else previous_end
@@ -147,10 +189,13 @@ def main() -> int:
                 previous_end = end
                 over = spent - bare
                 overheads.append(over)
+                over_batch.append(spent - batch)
+                slurm_batch.append(batch - bare)
                 per_check.setdefault(tc["name"], []).append(over)
                 print(f"round {r}: {tc['name']}: in the suite {spent:.2f} s (submitted to "
                       f"noticed {end - float(tc['job_submit_time']):.2f} s), bare srun "
-                      f"{bare:.2f} s, overhead {over:.2f} s", flush=True)
+                      f"{bare:.2f} s, overhead {over:.2f} s; bare sbatch {batch:.2f} s, "
+                      f"overhead {spent - batch:.2f} s", flush=True)
             if own:
                 ratios.append(session / own)
                 print(f"round {r}: suite {session:.1f} s (ReFrame session; {wall:.1f} s with "
@@ -171,6 +216,8 @@ def main() -> int:
         print(summary(f"  {name}", vals))
     print(summary("overhead per job over bare srun", overheads)
           + f"; target <= {args.target_overhead:g} s")
+    print(summary("  of which Slurm's own (bare sbatch over bare srun)", slurm_batch))
+    print(summary("  the harness's (suite over bare sbatch)", over_batch))
     print(summary("suite wall time / sum of its jobs' own time", ratios, "")
           + f"; target <= {args.target_ratio:g}")
     ok = (statistics.median(overheads) <= args.target_overhead

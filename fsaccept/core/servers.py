@@ -55,12 +55,17 @@ def after_script(fstype: str) -> str:
 
 def node_answers(output: str, marker: str = MARKER) -> dict[str, list[str]]:
     """{answer: its nodes} from a job's ``MARKER NODE ANSWER`` lines (the per-node steps
-    print them, one task per node)."""
-    said: dict[str, list[str]] = {}
+    print them, one task per node; a node that answered again, in a relaunched step,
+    counts with its last answer)."""
+    last: dict[str, str] = {}
     for line in output.splitlines():
         if line.startswith(marker + " "):
             _, node, answer = (line.split(" ", 2) + [""])[:3]
-            said.setdefault(answer.strip(), []).append(node)
+            last.pop(node, None)
+            last[node] = answer.strip()
+    said: dict[str, list[str]] = {}
+    for node, answer in last.items():
+        said.setdefault(answer, []).append(node)
     return said
 
 

@@ -272,17 +272,18 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest):
         # its MPI peers would otherwise wait for it until the job's time limit.
         self.job.launcher.options = ["--distribution=block", "--kill-on-bad-exit=1"]
 
-    def rank_map_wrapper(self) -> list[str]:
+    def rank_map_wrapper(self, first: str = "") -> list[str]:
         """Where every rank really ran, from Slurm itself (not from the benchmark): each
-        task of the benchmark's own step prints its rank and node, then execs the
-        benchmark (same process: MPI and PMIx see no difference).  One step, not a
-        second one just for the map (a step launch costs ~0.5 s here)."""
+        task of the benchmark's own step prints its rank and node, runs ``first`` (bash;
+        it may end the task), then execs the benchmark (same process: MPI and PMIx see
+        no difference).  One step, not a second one just for the map (a step launch
+        costs ~0.3 s here)."""
         if self.current_partition.launcher_type.registered_name != "srun":
             return []
         # exec by the path PATH resolves to, as srun itself would: the benchmark's
         # own "Command line" then names the binary that ran (provenance).
         return ["bash", "-c", shlex.quote(f'echo {RANK_MARKER} $SLURM_PROCID $SLURMD_NODENAME; '
-                                          'b=$(command -v "$1") || b=$1; shift; '
+                                          + first + 'b=$(command -v "$1") || b=$1; shift; '
                                           'exec "$b" "$@"'), RANK_MARKER]
 
     def deadlines_s(self) -> int:

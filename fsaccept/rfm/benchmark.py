@@ -157,19 +157,56 @@ class BenchmarkTest(AcceptanceTest):
         """Whether the benchmark asks for O_DIRECT (then probed on every node)."""
         return False
 
-    def node_check_cmds(self) -> list[str]:
-        """Job lines that check, on every node of the job, that the target is on the
-        expected file system and mount (a node that lost its mount is named, and the
-        benchmark does not run), and that O_DIRECT is honoured when the test uses it."""
-        if self.current_partition.launcher_type.registered_name != "srun":
-            return []
+    #: Whether the per-node check runs in the benchmark's own step (one step launch less
+    #: per job): each node's first task checks, then execs the benchmark, and the job
+    #: refuses once the step has ended.  Nothing is written on a node before it has
+    #: checked: an MPI benchmark's other ranks wait in ``MPI_Init`` for the checking
+    #: ones, fio runs one task per node, which checks first, and a bad node ends the
+    #: step at once (``--kill-on-bad-exit``; fio already running on other nodes wrote
+    #: only into this run's data directory).  A degraded-mode test checks in a step of
+    #: its own, before its fault.
+    node_check_in_step = True
+
+    def _node_check(self) -> tuple[str, list[str]]:
+        """The per-node check's bash script and its arguments (see NODE_CHECK_SCRIPT)."""
         expected = self.expected_fstype()
         script = servers.probe(expected) + NODE_CHECK_SCRIPT.replace(
             "$NODE_CHECK_MARKER", NODE_CHECK_MARKER)
-        args = " ".join(shlex.quote(a) for a in (
-            str(self.target_root()), expected, self.target_mount,
-            "1" if self.uses_direct_io() else "0"))
+        return script, [str(self.target_root()), expected, self.target_mount,
+                        "1" if self.uses_direct_io() else "0"]
+
+    def node_check_first(self) -> str:
+        """Bash for the benchmark step's tasks, before the benchmark: each node's first
+        task checks its node, prints its answer, and ends the task unless it is "ok"."""
+        if (not self.node_check_in_step
+                or self.current_partition.launcher_type.registered_name != "srun"):
+            return ""
+        script, args = self._node_check()
+        args = " ".join(shlex.quote(a) for a in [self.target_dir, *args])
+        return ('if [ "${SLURM_LOCALID:-0}" = 0 ]; then '
+                f"fsaccept_said=$(set -- {args}\n{script}); "
+                'echo "$fsaccept_said"; read -r _ _ fsaccept_verdict _ <<< "$fsaccept_said"; '
+                '[ "$fsaccept_verdict" = ok ] || exit 3; fi; ')
+
+    def _refusals(self, answers: str) -> str:
+        """Job line: a node that answered "bad" is named, one abort line each; exit 3."""
         bad = f"^{NODE_CHECK_MARKER} [^ ]* bad "
+        return (f'if {answers} | grep -q "{bad}"; then {answers} | grep "{bad}" | '
+                f'sed "s/^{NODE_CHECK_MARKER} \\([^ ]*\\) bad /{ABORT_MARKER} node \\1: /"; '
+                "exit 3; fi")
+
+    def node_check_cmds(self) -> list[str]:
+        """Job lines that check, on every node of the job, that the target is on the
+        expected file system and mount (a node that lost its mount is named, and the
+        benchmark does not run), and that O_DIRECT is honoured when the test uses it:
+        a step of its own, when the benchmark step does not check (see
+        ``node_check_in_step``)."""
+        if self.current_partition.launcher_type.registered_name != "srun":
+            return []
+        if self.node_check_in_step:
+            return []
+        script, args = self._node_check()
+        args = " ".join(shlex.quote(a) for a in args)
         ok = f"^{NODE_CHECK_MARKER} [^ ]* ok "
         answers = 'printf "%s\\n" "$fsaccept_nodes"'
         return [
@@ -177,10 +214,8 @@ class BenchmarkTest(AcceptanceTest):
             f"--ntasks-per-node=1 bash -c {shlex.quote(script)} fsaccept-node "
             f'"$fsaccept_data" {args} 2>&1)',
             answers,
-            # A node that answered "bad": named, one abort line each; nothing written.
-            f'if {answers} | grep -q "{bad}"; then {answers} | grep "{bad}" | '
-            f'sed "s/^{NODE_CHECK_MARKER} \\([^ ]*\\) bad /{ABORT_MARKER} node \\1: /"; '
-            "exit 3; fi",
+            # A node that answered "bad": nothing written.
+            self._refusals(answers),
             # A node that did not answer at all (its step failed): not checked, not used.
             f'if [ "$({answers} | grep -c "{ok}")" != "$SLURM_JOB_NUM_NODES" ]; then '
             f'echo "{ABORT_MARKER} not every node of the job answered the mount check: '
@@ -270,7 +305,7 @@ class BenchmarkTest(AcceptanceTest):
         # and its options into the job script as they are, so quote each once here.
         self.executable = shlex.quote(self.executable)
         self.executable_opts = [shlex.quote(o) for o in self.executable_opts]
-        wrapper = self.rank_map_wrapper()
+        wrapper = self.rank_map_wrapper(first=self.node_check_first())
         if wrapper:
             self.executable, self.executable_opts = wrapper[0], [
                 *wrapper[1:], self.executable, *self.executable_opts]
@@ -354,8 +389,10 @@ class BenchmarkTest(AcceptanceTest):
                 "benchmark printed or wrote anything: launching it once more")
         self.postrun_cmds = [
             KEEP_STATUS,
+            # Printed nothing but the ranks' lines and the nodes' "ok" answers.
             f'if [ "$fsaccept_rc" -ne 0 ] && [ "$({count})" = "$fsaccept_entries" ] && '
-            f'! tail -c +$((fsaccept_out_bytes + 1)) -- {out} | grep -qv "^{RANK_MARKER} "; '
+            f'! tail -c +$((fsaccept_out_bytes + 1)) -- {out} | grep -v "^{RANK_MARKER} " | '
+            f'grep -qv "^{NODE_CHECK_MARKER} [^ ]* ok "; '
             f'then echo "{said}"; echo "{said}" >&2; {launch}; fsaccept_rc=$?; fi',
             END_WITH_STATUS,
         ] + self.postrun_cmds
@@ -367,6 +404,11 @@ class BenchmarkTest(AcceptanceTest):
         removal of the data), then the nodes' clients asked about the storage servers."""
         if END_WITH_STATUS not in self.postrun_cmds:
             self.postrun_cmds = [KEEP_STATUS, END_WITH_STATUS] + self.postrun_cmds
+        if self.node_check_first():
+            # Before a retry: a node that answered "bad" ends the step on purpose.
+            out = shlex.quote(self.stdout.evaluate())
+            self.postrun_cmds.insert(self.postrun_cmds.index(KEEP_STATUS) + 1,
+                                     self._refusals(f"cat -- {out}"))
         at = self.postrun_cmds.index(END_WITH_STATUS)
         self.postrun_cmds[at:at] = [f'echo {INFO_MARKER} benchmark_ended "$fsaccept_rc"',
                                     *self.servers_after_cmds()]

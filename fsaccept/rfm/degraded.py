@@ -126,6 +126,10 @@ class DegradedMode(rfm.RegressionTestPlugin):
     #: before the fault, read back) rather than while it is degraded (the catalogue's).
     benchmark_after_recovery = variable(bool, value=False, loggable=True)
 
+    #: The nodes are checked in a step of their own, before the fault (the benchmark's
+    #: step runs while it lasts: its own check would refuse the degraded file system).
+    node_check_in_step = False
+
     @run_after("setup", always_last=True)
     def plan_the_fault(self):
         why = self.refusal()

@@ -96,6 +96,10 @@ def test_paths_reach_the_benchmark_whole_and_cleanup_removes_only_its_own_direct
     proc, calls = run_script(script, recorders, log)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert no_injection(tmp_path) == []
+    # One step: the benchmark's, whose tasks check their node first (the mount check
+    # is no step of its own: a step launch is most of a small job's overhead).
+    assert [c[0] for c in calls].count("srun") == 1, calls
+    assert re.search(r"^fsaccept-node-check n1 ok ", proc.stdout, re.M), proc.stdout
     [bench] = [c for c in calls if c[0] == binary and any(a.startswith(flag) for a in c)]
     if flag == "--directory":  # fio: one directory per node below the data directory
         assert f"--directory={data}/n1" in bench, bench

@@ -98,3 +98,15 @@ def test_answers_are_grouped_and_only_down_degrades():
         "n4: ok 4 of 4 bricks connected",
         "n5: unknown no brick in /m/.meta/graphs/active"]
     assert servers.degraded(servers.node_answers("")) == [] and servers.node_answers("") == {}
+
+
+def test_a_node_that_answered_again_counts_with_its_last_answer():
+    # The benchmark's step checks the nodes; a launch retried after an MPI start-up
+    # crash checks them again: each node once, as it answered last.
+    out = "\n".join(["fsaccept-node-check n1 ok ext4 / /dev/vda",
+                     "fsaccept-node-check n2 ok ext4 / /dev/vda",
+                     "fsaccept-retry the benchmark step ended with exit 139 ...",
+                     "fsaccept-node-check n2 bad /t is not on ext4 (/) but on tmpfs (/t)",
+                     "fsaccept-node-check n1 ok ext4 / /dev/vda"])
+    assert servers.node_answers(out, "fsaccept-node-check") == {
+        "bad /t is not on ext4 (/) but on tmpfs (/t)": ["n2"], "ok ext4 / /dev/vda": ["n1"]}
