@@ -493,6 +493,7 @@ class LocalCluster:
     def wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         states: dict[str, str] = {}
+        revived = False
         while time.monotonic() < deadline:
             states = self.node_states()
             # Up and responding; allocated nodes (jobs running) count.
@@ -502,7 +503,21 @@ class LocalCluster:
                     try:
                         self.gluster.wait_connected(self.layout.node_names)
                     except gfs.GlusterError as err:
-                        raise ClusterError(str(err)) from None
+                        cut_off = [] if revived else self.gluster.cut_off_clients(
+                            self.layout.node_names)
+                        if not cut_off:
+                            raise ClusterError(str(err)) from None
+                        # Once: those nodes restarted with a new client each.
+                        print(f"local-cluster: {err}: restarting {', '.join(cut_off)} with "
+                              "a new client", file=sys.stderr)
+                        for name in cut_off:
+                            self.stop_slurmd(name)
+                            self.start_slurmd(name)  # its client is mounted before slurmd
+                        if not all(self.gluster.client_pid(n) for n in cut_off):
+                            raise ClusterError(f"{err}: restarted {', '.join(cut_off)}, and "
+                                               "a node came back without its client")
+                        revived, deadline = True, time.monotonic() + timeout
+                        continue
                 return
             time.sleep(0.5)
         raise ClusterError(

@@ -298,24 +298,36 @@ class Gluster:
     def client_pid(self, node: str) -> int | None:
         return _pid_of(self.layout.client_pidfile(node), "glusterfs")
 
+    def _client_mounts(self, nodes: list[str]):
+        """(node, mount point as that node's client sees it): the login node's, then each
+        of ``nodes``' in its own mount namespace (a node without its client is left out)."""
+        yield "login", self.layout.mount_point
+        for node in nodes:
+            pid = self.client_pid(node)
+            if pid:
+                yield node, Path(f"/proc/{pid}/root", *self.layout.mount_point.parts[1:])
+
     def wait_connected(self, nodes: list[str], timeout: float = 60) -> None:
         """Until every client (the login node's and each of ``nodes``', read in its own
         mount namespace) is connected to every brick: a revived brick is reconnected to
         within seconds, and a job's node check refuses a degraded volume."""
-        def mounts():  # a node without its client (`unmount`) is not asked
-            yield "login", self.layout.mount_point
-            for node in nodes:
-                pid = self.client_pid(node)
-                if pid:
-                    yield node, Path(f"/proc/{pid}/root", *self.layout.mount_point.parts[1:])
-
         def connected():
-            return all(unreachable_bricks(mount) == [] for _, mount in mounts())
+            return all(unreachable_bricks(mount) == [] for _, mount in
+                       self._client_mounts(nodes))
         try:
             self._wait(connected, timeout, "the clients did not reach every brick")
         except GlusterError as err:
-            said = {node: unreachable_bricks(mount) for node, mount in mounts()}
+            said = {node: unreachable_bricks(mount) for node, mount in self._client_mounts(nodes)}
             raise GlusterError(f"{err}: {said}") from None
+
+    def cut_off_clients(self, nodes: list[str]) -> list[str]:
+        """Those of ``nodes`` whose client does not reach a brick although every brick
+        daemon runs: a client that will not recover by itself (seen under load right
+        after a down and up: its log says "Volume-ID different" for every reconnect)."""
+        if len(self.brick_pids()) < self.layout.bricks:
+            return []
+        return [node for node, mount in self._client_mounts(nodes)
+                if node != "login" and unreachable_bricks(mount) != []]
 
     # -- checks before anything starts ---------------------------------------
     def check_prerequisites(self) -> None:

@@ -152,3 +152,31 @@ def test_an_unknown_file_system_is_one_line_and_exit_2(tmp_path, monkeypatch, ca
     assert cluster.main(["status", "--fs", "lustre"]) == 2
     err = capsys.readouterr().err
     assert err == "local-cluster: error: --fs 'lustre' is not known: one of none, gluster\n"
+
+
+def _client_state(root: Path, connected: dict[str, bool]) -> Path:
+    """A client's .meta as GlusterFS shows it: one protocol/client graph entry per brick."""
+    for brick, up in connected.items():
+        d = root / ".meta" / "graphs" / "active" / brick
+        d.mkdir(parents=True)
+        (d / "type").write_text("protocol/client\n")
+        (d / "private").write_text(f"[xlator.protocol.client.{brick}.priv]\n"
+                                   f"connected = {int(up)}\n")
+    return root
+
+
+def test_a_client_cut_off_from_running_bricks_is_named_and_only_then(tmp_path):
+    lay = fresh(tmp_path)
+    gluster = Gluster(lay)
+    bricks = {f"fsaccept-client-{i}": True for i in range(lay.bricks)}
+    mounts = {"login": _client_state(tmp_path / "login", bricks),
+              "n1": _client_state(tmp_path / "n1", bricks),
+              "n4": _client_state(tmp_path / "n4", dict(bricks, **{"fsaccept-client-1": False})),
+              "n2": tmp_path / "n2-unreadable"}
+    gluster._client_mounts = lambda nodes: [(n, mounts[n]) for n in ["login", *nodes]]
+    gluster.brick_pids = lambda: {f"b{i}": 100 + i for i in range(lay.bricks)}
+    assert gluster.cut_off_clients(["n1", "n2", "n4"]) == ["n2", "n4"]
+    # A brick daemon down: the clients are right not to reach it (a fault, not a stuck
+    # client); nobody is restarted.
+    gluster.brick_pids = lambda: {f"b{i}": 100 + i for i in range(lay.bricks - 1)}
+    assert gluster.cut_off_clients(["n1", "n2", "n4"]) == []
