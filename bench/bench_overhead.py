@@ -5,36 +5,40 @@ On the emulated cluster (``scripts/local-cluster up``; export
 ``FSACCEPT_PORT_BASE`` first when you use another port base), each round
 
 1. runs the fio checks through ReFrame, as a user does
-   (``reframe -C config/settings.py -c checks/fio_client.py --system local -r``,
-   the benchmark jobs one at a time as always), and
+   (``reframe -C config/settings.py -c checks/fio_client.py --system local -r``:
+   the next job submitted while one runs, Slurm starting it once that one has
+   ended, as always), and
 2. runs, for every job of that session, the very same benchmark command
    (the job's own ``fsaccept-fio-node.sh``, ReFrame keeps it in the output
    directory) as a bare ``srun`` with the same node count, one task per node,
    into a directory of this script's own, and
 3. that ``srun`` again as the only line of a bare batch job (``sbatch``, then
    ``squeue`` every 20 ms until it is gone): what Slurm itself costs a batch job
-   over an ``srun``, which no harness on ``sbatch`` avoids.
+   over an ``srun`` when it is submitted only once the previous job has ended.
 
 Per job, the time the suite spends on it is measured from the moment ReFrame
 noticed the previous job had ended (for the first job: its ``sbatch``,
 ``job_submit_time``; the run hooks before it take ~20 ms) to the moment it
-noticed this one had (``job_completion_time_unix``): sanity and performance of
-the previous test, the run hooks, sbatch, scheduling, the job preamble, MPI
-start-up, the benchmark and polling.  ReFrame's own ``time_run`` is not used: for
-later jobs it also counts the wait for the partition's one job slot (``max_jobs:
-1``), and for the first its end is stamped only after ReFrame has submitted the
-next job and slept the squeue backend's 2 s ``SQUEUE_DELAY`` before polling it
-(seen in ReFrame's debug log: the first test's ``time_run`` came out 2.25 s
-longer than its submission to completion).  The overhead is that time minus
-the bare ``srun`` of the same command in the same round.  Printed: the
-overhead per job (median, min, max), split into Slurm's (bare sbatch over
-bare srun) and the harness's (the suite over bare sbatch), and the suite's wall time (ReFrame's
-session, start to end) over the sum of its jobs' own time (the bare
-``srun``s).  Rounds alternate the two, so load from other users of the
+noticed this one had (``job_completion_time_unix``): what of the previous test's
+sanity and performance, this one's run hooks, sbatch and scheduling did not
+overlap the previous job (ReFrame submits the next job while one runs; it waits
+in Slurm's queue), then the job preamble, MPI start-up, the benchmark and
+polling.  ReFrame's own ``time_run`` is not used: for later jobs it also counts
+that wait in the queue, and for the first its end is stamped only after ReFrame
+has submitted the next job and slept the squeue backend's 2 s ``SQUEUE_DELAY``
+before polling it (seen in ReFrame's debug log: the first test's ``time_run``
+came out 2.25 s longer than its submission to completion).  The overhead is that
+time minus the bare ``srun`` of the same command in the same round.  Printed:
+the overhead per job (median, min, max), split into Slurm's (bare sbatch over
+bare srun: a batch job submitted once the previous one has ended) and the
+harness's (the suite over bare sbatch: below zero where the suite's job, queued
+while the previous one ran, started without Slurm's wait), and the suite's wall
+time (ReFrame's session, start to end) over the sum of its jobs' own time (the
+bare ``srun``s).  Rounds alternate the two, so load from other users of the
 machine falls on both alike.
 
     python bench/bench_overhead.py [--rounds 3] [--checks FioSequentialRead,...]
-        [--target-overhead 1.5] [--target-ratio 1.5]
+        [--target-overhead 0.5] [--target-ratio 1.1]
 
 Exits 1 when a check did not pass or a median misses its target.
 """
@@ -142,10 +146,11 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--checks", default=",".join(DEFAULT_CHECKS),
                     help="comma-separated fio check names (default: all six)")
-    ap.add_argument("--target-overhead", type=float, default=1.5,
-                    help="seconds per job over bare srun, median (default 1.5)")
-    ap.add_argument("--target-ratio", type=float, default=1.5,
-                    help="suite wall time over the sum of its jobs' own time (default 1.5)")
+    ap.add_argument("--target-overhead", type=float, default=0.5,
+                    help="seconds per job over bare srun, median (default 0.5: issue 31)")
+    ap.add_argument("--target-ratio", type=float, default=1.1,
+                    help="suite wall time over the sum of its jobs' own time, median "
+                    "(default 1.1: issue 31)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = ap.parse_args()
     checks = [c.strip() for c in args.checks.split(",") if c.strip()]

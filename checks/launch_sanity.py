@@ -9,7 +9,7 @@ of distinct nodes, and that ``MPI_Allreduce`` gives the right sum.
 import reframe as rfm
 import reframe.utility.sanity as sn
 
-from fsaccept.rfm.acceptance import partition_nodes
+from fsaccept.rfm.acceptance import partition_nodes, slurm_job_options
 from fsaccept.rfm.catalogued import CataloguedTest
 
 
@@ -36,6 +36,8 @@ class MPILaunchSanity(rfm.RegressionTest, CataloguedTest):
     @run_before('run')
     def set_layout(self):
         self.job.launcher.options = ['--distribution=block']
+        # A job of the run like the benchmarks': never beside one of them.
+        self.job.options += slurm_job_options(self)
 
     @sanity_function
     def all_ranks_reported_and_sum_right(self):

@@ -72,8 +72,10 @@ def emulated_system(name: str, descr: str, benchmarks: str = "path",
             "launcher": "srun",
             "access": [f"--partition={PARTITION}"],
             "environs": ["openmpi"],
-            # Benchmark jobs must never overlap: they would share the file system.
-            "max_jobs": 1,
+            # The next job waits in Slurm's queue while one runs; Slurm starts it once
+            # that one has ended (--dependency=singleton: never two at once), at once
+            # (the Epilog of lab/cluster.py's slurm.conf).
+            "max_jobs": 2,
             "env_vars": [[k, v] for k, v in OPENMPI_ENV.items()],
             "features": ["mpi", EMULATED_FEATURE, "fio", *features],
             "extras": {"benchmarks": benchmarks, **(extras or {})},

@@ -99,8 +99,12 @@ site_configuration = {
                     'launcher': 'srun',
                     'access': ['--partition=compute', '--account=acceptance'],
                     'environs': ['spack'],
-                    # Benchmark jobs must never overlap: they would share the file system.
-                    'max_jobs': 1,
+                    # Two jobs in Slurm's hands: the next one waits in the queue while
+                    # one runs, and Slurm starts it once that one has ended (every job
+                    # of the run is submitted with --dependency=singleton: never two
+                    # at once on the file system).  Not more: a job's capacity guard
+                    # counts what the jobs submitted before it may write.
+                    'max_jobs': 2,
                     # What runs here: `mpi` the IOR, mdtest and md-workbench checks,
                     # `fio` the fio client checks (one fio per node).
                     'features': ['mpi', 'fio', 'spack'],

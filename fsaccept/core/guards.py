@@ -9,7 +9,7 @@ import posixpath
 import shlex
 import subprocess
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
@@ -391,32 +391,50 @@ def planned_volume(size_bound: int, deadline_s: int | None = None,
 
 @dataclass(frozen=True)
 class KeptDataset:
-    """A dataset a fixture writes and keeps until a later test reads it."""
+    """Data of this run on the target that every later test's capacity guard counts: a
+    dataset a fixture keeps until a later test reads it, or what a job still running
+    may write."""
 
     name: str        # the test that writes it
     directory: str   # its data directory
     mount: str       # mount point of the target it is on
     planned: int     # bytes it may hold (its planned volume)
+    #: Its job may be writing it now: its files are not walked (that would load the
+    #: metadata servers under a running benchmark), so what it has already written is
+    #: counted twice, in the free space and in ``planned``: on the safe side.
+    running: bool = False
 
 
 class KeptData:
-    """The datasets one run (ReFrame session) keeps for later reads: they are on
-    the target at the same time as every later test's data, so the capacity
-    guard counts them all, not each test alone."""
+    """The data one run (ReFrame session) has on a target beside every later test's:
+    the datasets kept for later reads, and what jobs submitted and not yet ended may
+    write (ReFrame submits the next job while one runs; Slurm starts it only after)."""
 
     def __init__(self) -> None:
         self._kept: dict[str, KeptDataset] = {}
+        self._running: dict[str, KeptDataset] = {}
 
     def keep(self, dataset: KeptDataset) -> None:
         self._kept[dataset.directory] = dataset
 
+    def running(self, dataset: KeptDataset) -> None:
+        """``dataset``'s job has been submitted: counted whole until it ends."""
+        self._running[dataset.directory] = replace(dataset, running=True)
+
+    def ended(self, directory: str) -> None:
+        """The job writing ``directory`` has ended: the free space now shows what it
+        left; a dataset kept for a later read stays kept."""
+        self._running.pop(directory, None)
+
     def release(self, directory: str) -> None:
-        """The dataset in ``directory`` was read (or removed): no longer held by this run."""
+        """The data in ``directory`` was read (or removed): no longer held by this run."""
         self._kept.pop(directory, None)
+        self._running.pop(directory, None)
 
     def on(self, mount: str, excluding: str = "") -> list[KeptDataset]:
-        """Datasets kept on ``mount``, but the one in ``excluding``."""
-        return [d for d in self._kept.values() if d.mount == mount and d.directory != excluding]
+        """Data held on ``mount``, but the one in ``excluding``."""
+        held = {**self._kept, **self._running}
+        return [d for d in held.values() if d.mount == mount and d.directory != excluding]
 
 
 def bytes_used(directory: str) -> int:
@@ -433,11 +451,12 @@ def bytes_used(directory: str) -> int:
 
 def check_capacity(path: Path, planned: int, free: int, max_fill_fraction: float,
                    kept: list[KeptDataset] = ()) -> None:
-    """Refuse when the planned data, with every dataset this run keeps on the same
-    file system for a later read, exceeds ``max_fill_fraction`` of the free space
-    (the space the kept datasets already occupy counted as free: it is theirs)."""
+    """Refuse when the planned data, with the data this run holds on the same file
+    system (``KeptData``), exceeds ``max_fill_fraction`` of the free space (the space
+    the kept datasets already occupy counted as free: it is theirs; not a running
+    job's, whose files are not walked)."""
     kept_bytes = sum(d.planned for d in kept)
-    base = free + sum(bytes_used(d.directory) for d in kept)
+    base = free + sum(bytes_used(d.directory) for d in kept if not d.running)
     if planned + kept_bytes <= max_fill_fraction * base:
         return
     fix = "lower segments/block_size, declare target.max_bandwidth_mib_s, or free space"
@@ -446,9 +465,12 @@ def check_capacity(path: Path, planned: int, free: int, max_fill_fraction: float
             f"target {path}: the test plans to write up to {planned / GIB:.2f} GiB, more "
             f"than {max_fill_fraction:g} of the {free / GIB:.2f} GiB free "
             f"({max_fill_fraction * free / GIB:.2f} GiB); {fix}")
-    names = ", ".join(f"{d.name} {d.planned / GIB:.2f} GiB" for d in kept)
+    names = ", ".join(f"{d.name} {d.planned / GIB:.2f} GiB"
+                      + (" (its job may still be writing)" if d.running else "") for d in kept)
+    held = ("datasets for later reads or still being written" if any(d.running for d in kept)
+            else "datasets for later reads")
     raise GuardError(
         f"target {path}: the test plans to write up to {planned / GIB:.2f} GiB while this "
-        f"run keeps up to {kept_bytes / GIB:.2f} GiB of datasets for later reads ({names}): "
+        f"run keeps up to {kept_bytes / GIB:.2f} GiB of {held} ({names}): "
         f"together more than {max_fill_fraction:g} of the {base / GIB:.2f} GiB free before "
         f"those datasets ({max_fill_fraction * base / GIB:.2f} GiB); {fix}")

@@ -78,6 +78,8 @@ class Reference:
     drop_caches: str | None = None
     #: The whole validated document, as read (e.g. its ``nightly:`` section).
     data: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: SHA-256 of the bytes it was read from (what a sign-off verifies the file by).
+    sha256: str = ""
 
     def check_system(self, system: str) -> None:
         """Refuse to use this file on another ReFrame system than it is written for."""

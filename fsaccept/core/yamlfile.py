@@ -151,10 +151,19 @@ def _non_finite(data: Any, where: str = "") -> list[str]:
 def load(path: Path | str) -> Any:
     """The file's data, or StrictYAMLError naming the file: also a file that cannot be
     read, is not a regular file (a FIFO, /dev/zero) or is larger than MAX_BYTES."""
+    return parse(read(path), path)
+
+
+def read(path: Path | str) -> bytes:
+    """The file's bytes (see ``load``), or StrictYAMLError naming the file."""
     try:
-        raw = inputs.read_bytes(path, MAX_BYTES, "reference file")
+        return inputs.read_bytes(path, MAX_BYTES, "reference file")
     except inputs.InputError as err:
         raise StrictYAMLError(str(err)) from None
+
+
+def parse(raw: bytes, path: Path | str) -> Any:
+    """The data of ``raw``, the bytes read from ``path`` (named in every error)."""
     if b"\0" in raw:
         raise StrictYAMLError(f"{path}: a binary file (it holds NUL bytes), not a reference "
                               "file")

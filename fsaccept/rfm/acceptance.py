@@ -9,12 +9,12 @@ Its hooks, in the order ReFrame runs them: after init, the catalogue's record; a
 setup, ``load_reference``, ``guard_target``, ``place_on_node_fraction``,
 ``set_time_limit``, ``guard_capacity``, ``set_threshold``; before run,
 ``recheck_capacity``, ``activate_benchmarks``, ``set_slurm_job_options``,
-``launch_block_distributed``.
+``launch_block_distributed``, last ``count_while_running``; after run,
+``count_what_it_left``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
 from pathlib import Path
@@ -53,6 +53,26 @@ def partition_nodes(job) -> tuple[list, list]:
     sched = job.scheduler
     nodes = list(sched.filternodes(job, sched.allnodes()))
     return nodes, [n for n in nodes if placement.is_usable(getattr(n, "states", ()))]
+
+
+def slurm_job_options(test: rfm.RegressionTest) -> list[str]:
+    """The Slurm options of every job of an acceptance run (none off Slurm).  ReFrame
+    submits the next job while one runs (the partition's ``max_jobs``): Slurm holds it
+    until that one has ended (singleton), then starts it at once, without a new wait in
+    its queue."""
+    if test.current_partition.scheduler.registered_name not in ("slurm", "squeue"):
+        return []
+    return [
+        # Slurm requeues a batch job whose node failed; a benchmark must not
+        # silently run a second time (double writes, a second figure).
+        "--no-requeue",
+        # One job of this system at a time, also across ReFrame sessions (a nightly
+        # and an acceptance run started together): Slurm sees them all.  Later
+        # #SBATCH lines win: this name replaces ReFrame's rfm_<test>.
+        f"--job-name={benchmark_job_name(test.current_system.name)}",
+        "--dependency=singleton",
+        f"--comment={test.unique_name}",  # which test it is, in squeue -o %k
+    ]
 
 
 class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest):
@@ -140,7 +160,7 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest):
         self.reference_path = str(path)
         self.refdata = reference.load_reference(path)
         self.refdata.check_system(self.current_system.name)
-        self.reference_sha256 = hashlib.sha256(open(path, "rb").read()).hexdigest()
+        self.reference_sha256 = self.refdata.sha256  # of the bytes validated, not a new read
         self.load_entry()
 
     def load_entry(self) -> None:
@@ -213,9 +233,23 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest):
 
     @run_before("run")
     def recheck_capacity(self):
-        # Again just before the job: datasets set up after this test are known now,
-        # and the free space is what this job will find.
+        # Again just before the job is submitted: datasets set up after this test are
+        # known now, and so is what the job submitted before it (maybe still running,
+        # Slurm starts this one after it) may write.
         self.check_capacity()
+
+    @run_before("run", always_last=True)
+    def count_while_running(self):
+        """From its submission to its end, later tests' capacity guards count what
+        this job may write (``guards.KeptData.running``)."""
+        if self.planned_bytes and self.target_dir:
+            KEPT_DATASETS.running(guards.KeptDataset(self.unique_name, self.target_dir,
+                                                     self.target_mount, self.planned_bytes))
+
+    @run_after("run")
+    def count_what_it_left(self):
+        # The job has ended: the free space shows what it left.
+        KEPT_DATASETS.ended(self.target_dir)
 
     def check_capacity(self) -> None:
         root = self.target_root()
@@ -247,20 +281,7 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest):
 
     @run_before("run")
     def set_slurm_job_options(self):
-        if self.current_partition.scheduler.registered_name not in ("slurm", "squeue"):
-            return
-        self.job.options += [
-            # Slurm requeues a batch job whose node failed; a benchmark must not
-            # silently run a second time (double writes, a second figure).
-            "--no-requeue",
-            # One benchmark job of this system at a time, also across ReFrame
-            # sessions (a nightly and an acceptance run started together): each
-            # session's max_jobs counts only its own jobs, Slurm sees them all.
-            # Later #SBATCH lines win: this name replaces ReFrame's rfm_<test>.
-            f"--job-name={benchmark_job_name(self.current_system.name)}",
-            "--dependency=singleton",
-            f"--comment={self.unique_name}",  # which test it is, in squeue -o %k
-        ]
+        self.job.options += slurm_job_options(self)
 
     @run_before("run")
     def launch_block_distributed(self):

@@ -9,6 +9,7 @@ The file, once loaded, is a :class:`fsaccept.core.reference.Reference`.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
 import posixpath
@@ -179,20 +180,45 @@ def _schema_errors(data: Any) -> list[str]:
 def read_yaml(path: Path | str) -> Any:
     """The YAML document of a reference file, read strictly (see ``fsaccept.core.yamlfile``);
     ReferenceError naming the file (and the key or line) otherwise."""
-    path = Path(path)
+    return _parse(_read(Path(path)), Path(path))
+
+
+def _read(path: Path) -> bytes:
     try:
-        return yamlfile.load(path)  # bounded: a FIFO, /dev/zero or 1 GB file is refused
+        return yamlfile.read(path)  # bounded: a FIFO, /dev/zero or 1 GB file is refused
     except yamlfile.StrictYAMLError as err:
         raise ReferenceError(str(err)) from None
+
+
+def _parse(raw: bytes, path: Path) -> Any:
+    try:
+        return yamlfile.parse(raw, path)
+    except yamlfile.StrictYAMLError as err:
+        raise ReferenceError(str(err)) from None
+
+
+#: Reference files read and found valid in this process, by path and SHA-256 of their
+#: bytes: every test of a session loads the same file (~50 ms each to parse and validate).
+_VALID: dict[tuple[str, str], Reference] = {}
 
 
 def load_reference(path: Path | str) -> Reference:
     """Read and validate a reference file; raises ReferenceError naming file and keys.
     Everything a run refuses before it submits a job and that the file alone decides
     is refused here (``fsaccept reference FILE`` says "valid" only then): the schemas,
-    each benchmark's entry rules, the target path's text, the nightly entries."""
+    each benchmark's entry rules, the target path's text, the nightly entries.  The
+    Reference's ``sha256`` is that of the very bytes validated; the same bytes are
+    validated once per process, and each caller gets its own copy."""
     path = Path(path)
-    data = read_yaml(path)
+    raw = _read(path)
+    key = (str(path), hashlib.sha256(raw).hexdigest())
+    if key not in _VALID:
+        _VALID[key] = _validated(path, raw, key[1])
+    return copy.deepcopy(_VALID[key])
+
+
+def _validated(path: Path, raw: bytes, sha256: str) -> Reference:
+    data = _parse(raw, path)
     errors = validation_errors(data)
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
@@ -214,7 +240,7 @@ def load_reference(path: Path | str) -> Reference:
                      time_limit_margin_min=data.get("time_limit_margin_min",
                                                     DEFAULT_TIME_LIMIT_MARGIN_MIN),
                      node_rounding=data.get("node_rounding", "up"),
-                     drop_caches=data.get("drop_caches"), data=data)
+                     drop_caches=data.get("drop_caches"), data=data, sha256=sha256)
 
 
 def _entry_rule_errors(tests: dict[str, Any], fstype: str) -> list[str]:

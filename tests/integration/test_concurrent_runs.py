@@ -118,6 +118,11 @@ def test_a_nightly_and_two_acceptance_runs_at_once_never_overlap_jobs(cluster_en
     held = [(j2, j1) for s1, e1, _, j1 in spans for s2, _, sub2, j2 in spans
             if j1.split()[0] != j2.split()[0] and s1 <= sub2 < e1 and s2 >= e1]
     assert held, f"no job waited for another session's job: {spans}"
+    # ... also within a session: ReFrame hands Slurm the next job before the one
+    # ahead of it has ended (max_jobs 2), and Slurm holds it until then.
+    queued = [(j2, j1) for s1, e1, _, j1 in spans for s2, _, sub2, j2 in spans
+              if j1 != j2 and j1.split()[0] == j2.split()[0] and sub2 < e1 <= s2]
+    assert queued, f"no session submitted a job while its previous one ran: {spans}"
 
     # The results database all stored into is intact and holds every session.
     with sqlite3.connect(db) as conn:

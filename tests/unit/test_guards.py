@@ -92,6 +92,44 @@ def test_kept_data_counts_datasets_on_the_same_mount_until_released():
     assert kept.on("/t") == []
 
 
+def test_data_a_running_job_may_write_counts_whole_and_its_files_are_not_walked(tmp_path):
+    # ReFrame submits the next job while one runs: the running job's data may still grow.
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "testfile").write_bytes(b"x" * 2**20)
+    held = KeptData()
+    held.running(KeptDataset("IORWriteBandwidth", str(tmp_path / "a"), "/t", 6 * GIB))
+    [running] = held.on("/t")
+    assert running.running
+    walked = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("fsaccept.core.guards.bytes_used", lambda d: walked.append(d) or 0)
+        check_capacity(Path("/t"), planned=4 * GIB, free=20 * GIB, max_fill_fraction=0.5,
+                       kept=[running])
+        with pytest.raises(GuardError) as err:
+            check_capacity(Path("/t"), planned=5 * GIB, free=20 * GIB, max_fill_fraction=0.5,
+                           kept=[running])
+    assert walked == []
+    assert ("keeps up to 6.00 GiB of datasets for later reads or still being written "
+            "(IORWriteBandwidth 6.00 GiB (its job may still be writing))") in str(err.value)
+
+
+def test_a_kept_dataset_whose_job_ended_stays_kept_and_other_data_is_let_go():
+    held = KeptData()
+    dataset = KeptDataset("IORReadDatasetGeneration", "/t/fsaccept/D.run", "/t", GIB)
+    write = KeptDataset("IORWriteBandwidth", "/t/fsaccept/W.run", "/t", GIB)
+    held.keep(dataset)
+    held.running(dataset)
+    held.running(write)
+    assert sorted((d.name, d.running) for d in held.on("/t")) == [
+        ("IORReadDatasetGeneration", True), ("IORWriteBandwidth", True)]
+    held.ended(dataset.directory)
+    held.ended(write.directory)
+    assert held.on("/t") == [dataset]
+    held.running(dataset)
+    held.release(dataset.directory)
+    assert held.on("/t") == []
+
+
 @pytest.mark.parametrize("path, message", [
     ("relative/dir", "'relative/dir' is not an absolute path"),
     ("/x/a\nb", "holds control characters \\('\\\\n'\\)"),

@@ -1,3 +1,4 @@
+import hashlib
 import re
 from pathlib import Path
 
@@ -5,6 +6,7 @@ import pytest
 import yaml
 
 from fsaccept.benchmarks.ior.command import ior_tests, parameters
+from fsaccept.suite import reference as suite_reference
 from fsaccept.suite.reference import (REFERENCE_DIR, ReferenceError, format_size, load_reference,
                                      parse_size)
 
@@ -355,3 +357,27 @@ def test_reference_command_says_valid_for_every_shipped_file(name, capsys):
     assert capsys.readouterr().out == f"{REFERENCE_DIR / name}: valid\n"
     assert main(["reference", str(REFERENCE_DIR / name), "--get", "target.path"]) == 0
     assert capsys.readouterr().out.startswith("/")
+
+
+def test_the_same_bytes_are_validated_once_and_each_caller_gets_its_own_copy(
+        local_data, tmp_path, monkeypatch):
+    path = tmp_path / "ref.yaml"
+    path.write_text(yaml.safe_dump(local_data, sort_keys=False))
+    validated = []
+    real = suite_reference.validation_errors
+    monkeypatch.setattr(suite_reference, "validation_errors",
+                        lambda data: validated.append(1) or real(data))
+    first = load_reference(path)
+    once = len(validated)
+    second = load_reference(path)
+    assert once and len(validated) == once
+    assert first.sha256 == second.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    first.entries["ior_write_bandwidth"]["segments"] = -1  # a caller's edit stays its own
+    assert load_reference(path).entries == second.entries
+    assert second.entries["ior_write_bandwidth"]["segments"] != -1
+    # Edited: other bytes, validated again (and refused when no longer valid).
+    local_data["tests"]["ior_write_bandwidth"]["transfer_size"] = "3MiB"
+    path.write_text(yaml.safe_dump(local_data, sort_keys=False))
+    with pytest.raises(ReferenceError, match="ior_write_bandwidth"):
+        load_reference(path)
+    assert len(validated) > once
