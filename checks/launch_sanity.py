@@ -11,10 +11,11 @@ import reframe.utility.sanity as sn
 
 from fsaccept.rfm.acceptance import partition_nodes, slurm_job_options
 from fsaccept.rfm.catalogued import CataloguedTest
+from fsaccept.rfm.logged import Logged
 
 
 @rfm.simple_test
-class MPILaunchSanity(rfm.RegressionTest, CataloguedTest):
+class MPILaunchSanity(rfm.RegressionTest, CataloguedTest, Logged):
     valid_systems = ['+mpi']
     valid_prog_environs = ['+mpi']
     build_system = 'SingleSource'
@@ -35,7 +36,9 @@ class MPILaunchSanity(rfm.RegressionTest, CataloguedTest):
 
     @run_before('run')
     def set_layout(self):
-        self.job.launcher.options = ['--distribution=block']
+        # A rank that dies (Open MPI's TCP BTL now and then crashes in MPI_Init on a
+        # loaded host) ends the step at once, not after its peers wait out the limit.
+        self.job.launcher.options = ['--distribution=block', '--kill-on-bad-exit=1']
         # A job of the run like the benchmarks': never beside one of them.
         self.job.options += slurm_job_options(self)
 

@@ -27,6 +27,7 @@ from fsaccept.suite import provision, reference
 from fsaccept.core.slurm import benchmark_job_name
 from fsaccept.rfm.binaries import BenchmarkBinaries
 from fsaccept.rfm.catalogued import CataloguedTest
+from fsaccept.rfm.logged import Logged
 from fsaccept.rfm.jobscript import KEPT_DATASETS, RANK_MARKER, RETRY_MARKER
 
 
@@ -75,7 +76,7 @@ def slurm_job_options(test: rfm.RegressionTest) -> list[str]:
     ]
 
 
-class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest):
+class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Logged):
     """Placement, reference and provenance common to every acceptance check."""
 
     #: Key of this test's entry under ``tests:`` in the reference file (the catalogue's).

@@ -11,12 +11,13 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_before, sanity_function, variable
 
+from fsaccept.rfm.logged import Logged
 from fsaccept.suite import provision
 from fsaccept.suite import sites
 from fsaccept.suite import spack as spackenv
 
 
-class BenchmarkBinaries(rfm.CompileOnlyRegressionTest):
+class BenchmarkBinaries(rfm.CompileOnlyRegressionTest, Logged):
     """Provides the benchmarks for a partition (its ``extras.benchmarks``, see
     ``fsaccept.suite.provision``) and records where they come from, once per session.
 

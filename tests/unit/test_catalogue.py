@@ -79,3 +79,18 @@ def test_every_figure_of_a_real_run_is_one_its_test_declares(path: Path) -> None
             assert bool(case["fixture"]) == (spec.role == FIXTURE), case["name"]
             for key in case.get("perfvalues") or {}:
                 assert spec.reports(key.rsplit(":", 1)[-1]), (case["name"], key)
+
+
+def test_every_check_logs_every_attribute_but_reframes_deprecated_alias() -> None:
+    # Reading `variables` walks the call stack each time (fsaccept/rfm/logged.py); its
+    # value is logged as env_vars.  Nothing else is dropped.
+    import reframe as rfm
+
+    from fsaccept.rfm.logged import DEPRECATED_ALIAS, Logged
+    classes = dict(_check_classes(), BenchmarkBinaries=BenchmarkBinaries)
+    for name, cls in classes.items():
+        assert issubclass(cls, Logged), name
+        logged = cls.loggable_attrs()
+        assert logged == [a for a in type(cls).loggable_attrs(cls) if a[0] != DEPRECATED_ALIAS]
+        assert ("env_vars", None) in logged and DEPRECATED_ALIAS not in dict(logged), name
+    assert DEPRECATED_ALIAS in dict(rfm.RunOnlyRegressionTest.loggable_attrs())

@@ -27,6 +27,13 @@ def test_conf_has_per_node_spool_and_tmpfs_and_the_settings_pmix_needs(tmp_path)
         assert expected in lines
 
 
+def test_conf_runs_an_epilog_so_that_a_held_job_starts_when_the_one_ahead_ends(tmp_path):
+    # Slurm 22.05 schedules at once on a node's epilog-complete message, sent only when
+    # an epilog runs; otherwise on its once-a-second pass (docs/dev/emulated-cluster.md).
+    lines = conf_lines(ClusterLayout(tmp_path))
+    assert "Epilog=/bin/true" in lines and "SchedulerParameters=batch_sched_delay=0" in lines
+
+
 def test_single_node_conf_uses_plain_names(tmp_path):
     text = render_slurm_conf(ClusterLayout(tmp_path, nodes=1, port_base=20000))
     assert "NodeName=n1 " in text and "Port=20001 " in text

@@ -50,6 +50,15 @@ def test_other_systems_keep_reframes_logging_and_poll_quickly(system):
     assert conf.get("general/0/poll_rate_min") >= 1
 
 
+@pytest.mark.parametrize("system, max_jobs", [("local", 2), ("local-spack", 2),
+                                              ("local-gluster", 2), ("example-lustre", 2),
+                                              ("workstation", 1)])
+def test_slurm_holds_the_next_job_and_a_workstation_runs_one(system, max_jobs):
+    # Under Slurm the next job waits in its queue (--dependency=singleton); without a
+    # scheduler to hold it, one job at a time.
+    assert site(system).get("systems/0/partitions/0/max_jobs") == max_jobs
+
+
 def test_example_site_keeps_reframes_default_poll_rate():
     assert site("example-lustre").get("general/0/poll_rate_min") == 0.1
 
