@@ -382,6 +382,7 @@ def _given_reference(path: str, recorded: set[tuple[Any, Any]]) -> tuple[Any, st
     loaded = _load_verified_reference(path)
     if isinstance(loaded, str):
         return None, f"{path}: {loaded}", loaded
+    sha = loaded.sha256  # of the very bytes whose thresholds are compared (no second read)
     check = f"{path} (--reference, SHA-256 {sha}): thresholds compared with it"
     shas = {s for _, s in recorded}
     if shas != {sha}:
@@ -446,6 +447,9 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
             now = None
         if now == sha:
             verified = _load_verified_reference(path)
+            if not isinstance(verified, str) and verified.sha256 != sha:
+                # Edited between the digest and the read: not the file the run used.
+                verified = f"it changed while it was read (now SHA-256 {verified.sha256})"
             check = f"{path} still has SHA-256 {sha}: " + (
                 "thresholds compared with it" if not isinstance(verified, str)
                 else f"its thresholds could not be compared ({verified})")

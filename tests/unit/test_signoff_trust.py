@@ -345,3 +345,19 @@ def test_no_traceback_whatever_a_field_holds(tmp_path, capsys, key):
         else:
             assert code in (0, 1), (key, value)
             assert "**Overall verdict: " in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_a_reference_file_edited_between_its_digest_and_its_read_does_not_verify(
+        tmp_path, monkeypatch):
+    # The thresholds compared are those of the bytes whose digest is judged: a file
+    # edited between the two reads is not the file the run recorded.
+    import dataclasses
+
+    from fsaccept.suite.reference import REFERENCE_DIR, load_reference
+    path = tmp_path / "ref.yaml"
+    path.write_bytes((REFERENCE_DIR / "local.yaml").read_bytes())
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    edited = dataclasses.replace(load_reference(path), sha256="0" * 64)
+    monkeypatch.setattr(signoff, "_load_verified_reference", lambda p: edited)
+    _, check, problem = signoff._given_reference(str(path), {(str(path), sha)})
+    assert "0" * 64 in check and "is not the file the run used" in problem
