@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fsaccept.benchmarks import registry
-from fsaccept.benchmarks.ior import command, figures
+from fsaccept.benchmarks.ior import command, figures, validity
 from fsaccept.benchmarks.ior.parse import INVALID, parse_ior
 from fsaccept.core.units import MIB
 
@@ -102,6 +102,121 @@ def test_no_rank_times_at_all_is_named():
     assert figures.burst_reasons(run, "write") == [
         "IOR's per-rank write times (saveRankPerformanceDetailsCSV) are missing from the "
         "output: no checkpoint time"]
+
+
+# ---------------------------------------------- the per-rank rows against IOR's own output
+
+def _rank_rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if re.match(r"(write|read),\d+,", line)]
+
+
+def _row(line: str, seconds: float, transfer: float) -> str:
+    """A per-rank row with other times, its rates recomputed from them as IOR does
+    (its share of the 256 MiB, 8 ranks, over each time, ``%.10e``): a consistent edit."""
+    access, rank = line.split(",")[:2]
+    share = 32 * MIB
+    return (f"{access},{rank},{seconds:.10e},{transfer:.10e},{share / seconds:.10e},"
+            f"{share / transfer:.10e}")
+
+
+def _invalid(text: str) -> list[str]:
+    """Every INVALID reason of a re-read log (``fsaccept parse ior``'s, the live check's)."""
+    run = parse_ior(text)
+    return run.reasons + validity.reread_reasons(run)[0]
+
+
+def _parse_text(capsys, tmp_path, text: str, key: str = "checkpoint_write") -> dict:
+    import json
+    from fsaccept.cli import main
+    log = tmp_path / "edited-job.txt"
+    log.write_text(text)
+    main(["parse", "ior", str(log), "--reference",
+          str(Path(__file__).resolve().parents[2] / "reference" / "local.yaml"), "--test", key])
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_the_real_rank_rows_agree_with_iors_own_output(name):
+    run = parse_ior(_text(name))
+    (access,) = run.rank_rows
+    assert validity.rank_time_reasons(run, access) == [] and _invalid(_text(name)) == []
+
+
+def test_a_rank_row_shorter_than_its_own_transfers_is_invalid(tmp_path, capsys):
+    """IOR times a rank's open, transfers and close in that order on the rank's own clock:
+    its open-to-close time is never shorter than its transfer time (PASS until now)."""
+    text = _text("checkpoint-write-job")
+    line = next(l for l in _rank_rows(text) if l.startswith("write,3,"))
+    text = text.replace(line, _row(line, 0.835, float(line.split(",")[3])), 1)
+    assert _invalid(text) == [
+        "rank 3's write open-to-close time 0.835 s (line 63) is shorter than its own transfer "
+        "time 0.8358390331 s: IOR times both on one clock, open before the transfers before "
+        "the close: not IOR's row"]
+    out = _parse_text(capsys, tmp_path, text)
+    assert out["verdict"] == "INVALID" and "shorter than its own transfer" in out["reasons"][0]
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_ranks_ten_times_faster_than_iors_own_phase_are_invalid(tmp_path, capsys, name):
+    """Every rank ten times faster, consistently (times and rates), than the phase IOR timed
+    in the same log: the slowest rank took at least IOR's total(s) less the ranks' spread
+    in opening or closing (PASS until now)."""
+    text = _text(name)
+    for line in _rank_rows(text):
+        cols = line.split(",")
+        text = text.replace(line, _row(line, float(cols[2]) / 10, float(cols[3]) / 10), 1)
+    (reason,) = _invalid(text)
+    assert reason.startswith(f"IOR's per-rank {'read' if 'restore' in name else 'write'} "
+                             "times are shorter than its own phase allows: the slowest, rank ")
+    assert "MiB/s, where IOR's summary says Max(MiB) " in reason
+    if name == "checkpoint-write-job":
+        assert reason == (
+            "IOR's per-rank write times are shorter than its own phase allows: the slowest, "
+            "rank 2's 0.08456590176 s (line 62), is under total(s) 0.851967 less the ranks' "
+            "spread in opening (open(s) 0.011716) or in closing (close(s) 0.021606), 0.84025 s "
+            "at least (line 51); 256MiB over it would be 3,027.22 MiB/s, where IOR's summary "
+            "says Max(MiB) 300.48")
+        out = _parse_text(capsys, tmp_path, text)
+        assert out["verdict"] == "INVALID" and out["reasons"] == [reason]
+
+
+def test_a_rank_longer_than_iors_phase_or_an_edited_time_is_invalid():
+    text = _text("checkpoint-write-job")
+    rows = {int(l.split(",")[1]): l for l in _rank_rows(text)}
+    longer = text.replace(rows[4], _row(rows[4], 0.86, 0.86), 1)
+    assert [r.split(":")[0] for r in _invalid(longer)] == [
+        "rank 4's write open-to-close time 0.86 s (line 64) is longer than IOR's whole phase, "
+        "total(s) 0.851967 (line 51)",
+        "rank 4's write transfer time 0.86 s (line 64) is longer than IOR's transfer phase, "
+        "wr/rd(s) 0.851883 (line 51)"]
+    # One time edited, its rates left: the row no longer holds together.
+    cols = rows[5].split(",")
+    edited = text.replace(rows[5], ",".join([*cols[:2], "8.2422192192e-01", *cols[3:]]), 1)
+    assert _invalid(edited) == [
+        "rank 5's write rates (line 65) times its times give 33,595,192 and 33,554,432 bytes: "
+        "IOR writes each rank's share of the 268,435,456 bytes moved, 33,554,432: a time or a "
+        "rate was edited"]
+
+
+@pytest.mark.parametrize("before", ["Finished            :", "Summary of all tests:",
+                                    "Commencing write performance test"])
+def test_the_per_rank_block_printed_before_ior_finished_is_invalid(tmp_path, capsys, before):
+    """The job shows IOR's per-rank file after the benchmark has ended (the real captures):
+    rows before IOR's Finished line are not that file (PASS until now)."""
+    text = _text("checkpoint-write-job")
+    block = "\n".join(["access,rank,runtime-with-openclose,runtime,throughput-withopenclose,"
+                       "throughput", *_rank_rows(text)]) + "\n"
+    assert block in text
+    at = text.index(before)
+    moved = text[:at] + block + text[at:].replace(block, "", 1)
+    run = parse_ior(moved)
+    assert run.rank_times == parse_ior(text).rank_times  # the same rows, elsewhere
+    (reason,) = _invalid(moved)
+    assert re.fullmatch(r"line \d+: IOR's per-rank write times are printed before IOR's "
+                        r"'Finished' line \d+: the job shows that file after the benchmark "
+                        r"has ended, so these rows are not IOR's per-rank file of this run",
+                        reason), reason
+    assert _parse_text(capsys, tmp_path, moved)["verdict"] == "INVALID"
 
 
 def _params(**over) -> command.TestParameters:

@@ -35,7 +35,7 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from fsaccept.benchmarks.ior.run import (IorParameters, IorRun, IterationResult, MaxBandwidth,
-                                         StonewallPhase, SummaryRow)
+                                         RankTimes, StonewallPhase, SummaryRow)
 from fsaccept.core.findings import INVALID, WARNING, Finding, figure_problem, line_findings
 from fsaccept.core.units import MIB
 
@@ -47,6 +47,7 @@ __all__ = [
     "IorRun",
     "IterationResult",
     "MaxBandwidth",
+    "RankTimes",
     "StonewallPhase",
     "SummaryRow",
     "parse_ior",
@@ -443,7 +444,7 @@ def parse_ior(text: str) -> IorRun:
             elif key == "StartTime":
                 run.start_time = run.start_time or val
             elif key == "Finished":
-                run.finished = val
+                run.finished, run.finished_line = val, lineno
             else:
                 if key == "TestID":
                     test_id = _int(val)
@@ -463,22 +464,26 @@ def parse_ior(text: str) -> IorRun:
 
 
 def _rank_time(run: IorRun, line: str, lineno: int) -> None:
-    """One line of IOR's per-rank CSV: a rank's open-to-close time, which must be a
-    positive finite number, once per rank."""
+    """One line of IOR's per-rank CSV, once per rank: a rank's open-to-close time, a
+    positive finite number, its transfer time, finite and not negative (a transfer
+    shorter than the microsecond timer's tick reads 0), and the two rates, numbers (the
+    rate over a transfer time of 0 is ``inf``).  How they agree with each other and with
+    the rest of IOR's output is judged by :func:`.validity.rank_time_reasons`."""
     m = _RANK_TIME_RE.fullmatch(line.strip())
-    seconds = _num(m.group(3)) if m else None
-    if m is None or seconds is None or not math.isfinite(seconds) or seconds <= 0:
+    values = [_num(m.group(i)) for i in range(3, 7)] if m else [None]
+    if m is None or None in values or any(math.isnan(v) or v < 0 for v in values) \
+            or not (math.isfinite(values[0]) and values[0] > 0 and math.isfinite(values[1])):
         run.findings.append(Finding(INVALID, "unparseable", lineno,
                                     f"bad per-rank time line: {line[:120]}"))
         return
-    times = run.rank_times.setdefault(m.group(1), {})
+    rows = run.rank_rows.setdefault(m.group(1), {})
     rank = int(m.group(2))
-    if rank in times:
+    if rank in rows:
         run.findings.append(Finding(INVALID, "two-runs", lineno,
                                     f"rank {rank}'s {m.group(1)} time is printed twice "
                                     "(the per-rank file holds more than one run)"))
         return
-    times[rank] = seconds
+    rows[rank] = RankTimes(*values, line=lineno)
 
 
 def derived_findings(run: IorRun) -> None:
@@ -504,7 +509,8 @@ def derived_findings(run: IorRun) -> None:
 
     for row in run.summary:
         iterations = run.iterations_of(row)
-        problems = summary_row_problems(row, iterations, _exact_bytes(run, row, iterations))
+        problems = summary_row_problems(row, iterations,
+                                        exact_bytes_moved(run, row, iterations))
         if problems:
             kind = "non-finite" if any("finite" in p for p in problems) else "bogus-figure"
             f.append(Finding(INVALID, kind, row.line,
@@ -532,7 +538,8 @@ def derived_findings(run: IorRun) -> None:
                 ))
 
 
-def _exact_bytes(run: IorRun, row: SummaryRow, iterations: list[IterationResult]) -> int | None:
+def exact_bytes_moved(run: IorRun, row: SummaryRow,
+                      iterations: list[IterationResult]) -> int | None:
     """The exact bytes the row's first iteration moved, when the log gives them: IOR's
     "Using actual aggregate bytes moved" line, or, in a run without a deadline (that
     moves all it was asked to), block size x segments x tasks."""

@@ -139,6 +139,20 @@ class StonewallPhase:
     line: int | None = None
 
 
+@dataclass(frozen=True)
+class RankTimes:
+    """One row of IOR's per-rank CSV (``-O saveRankPerformanceDetailsCSV``): one rank's
+    times of one access, as IOR 4.0.0 writes them (``%.10e``, from the rank's own
+    ``gettimeofday`` readings), and its share of the volume (aggregate / ranks) over
+    each, in bytes/s."""
+
+    seconds: float  #: runtime-with-openclose: first open to last close
+    transfer_s: float  #: runtime: its transfers alone
+    rate: float  #: throughput-withopenclose: its share of the volume over ``seconds``
+    transfer_rate: float  #: throughput: its share over ``transfer_s``
+    line: int  #: 1-based line number in the output
+
+
 @dataclass
 class IorRun(Judged):
     """Everything parsed from one IOR run."""
@@ -150,6 +164,7 @@ class IorRun(Judged):
     machine: str | None = None
     start_time: str | None = None
     finished: str | None = None
+    finished_line: int | None = None  #: the (last) ``Finished`` line's number
     header: dict[str, str] = field(default_factory=dict)
     """Other ``key : value`` lines outside the Options block (TestID, Path, FS, ...)."""
     parameters: dict[str, str] = field(default_factory=dict)
@@ -178,11 +193,18 @@ class IorRun(Judged):
     """``Incorrect data on read (N errors found)`` (``-R``/``-W``), summed per access: the
     transfers whose data failed verification (IOR 4.0.0 counts one per transfer and names
     neither the file nor the offset)."""
-    rank_times: dict[str, dict[int, float]] = field(default_factory=dict)
-    """IOR's per-rank times (``-O saveRankPerformanceDetailsCSV``, the file shown in the
-    job's output): access -> rank -> its open-to-close seconds.  Without barriers between
-    open, transfer and close (no ``-g``), a straggler's time is its own."""
+    rank_rows: dict[str, dict[int, RankTimes]] = field(default_factory=dict)
+    """IOR's per-rank CSV (``-O saveRankPerformanceDetailsCSV``, the file shown in the
+    job's output after the benchmark): access -> rank -> its row."""
     findings: list[Finding] = field(default_factory=Findings)
+
+    @property
+    def rank_times(self) -> dict[str, dict[int, float]]:
+        """Access -> rank -> its open-to-close seconds (:attr:`rank_rows`).  Without
+        barriers between open, transfer and close (no ``-g``), a straggler's time is its
+        own."""
+        return {access: {rank: row.seconds for rank, row in rows.items()}
+                for access, rows in self.rank_rows.items()}
 
     @property
     def reasons(self) -> list[str]:
@@ -209,7 +231,9 @@ class IorRun(Judged):
         """JSON-serialisable dict (non-finite floats become ``None``).  ``rank_pairs`` is
         a list of ``[rank, K, ...]`` (its values per phase), sorted by rank: one short
         list per rank, not one object (a 44,080-rank run has as many)."""
-        d: dict[str, Any] = _finite(asdict(replace(self, rank_pairs={}, rank_times={})))
+        d: dict[str, Any] = _finite(asdict(replace(self, rank_pairs={}, rank_rows={})))
+        # The open-to-close times (the figures' source) in the rows' place.
+        d = {("rank_times" if k == "rank_rows" else k): v for k, v in d.items()}
         d["rank_times"] = {access: [[rank, t[rank]] for rank in sorted(t)]
                            for access, t in self.rank_times.items()}
         pairs = self.rank_pairs

@@ -9,14 +9,14 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, TestSpec
 from fsaccept.benchmarks.ior import figures
 from fsaccept.benchmarks.ior.command import PHASES, Phase, TestParameters, checkpoint_block
 from fsaccept.benchmarks.ior.figures import burst_reasons
-from fsaccept.benchmarks.ior.parse import IorRun
+from fsaccept.benchmarks.ior.parse import IorRun, RankTimes, exact_bytes_moved
 from fsaccept.core.reference import entry_thresholds
 from fsaccept.core.slurm import first_lines
 from fsaccept.core.units import GIB, MIB, format_size, parse_size
@@ -355,6 +355,7 @@ def ior_invalid_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
         reasons.append(f"IOR ran {row.tasks} ranks, {exp.tasks} were requested")
     reasons += hint_reasons(run)
     reasons += iteration_row_reasons(run, row)
+    reasons += rank_time_reasons(run, exp.operation)
     if exp.deadline_s:
         # the summary's time catches what missing or garbled rows would hide
         reasons += _short_run_reasons(run, exp) or _short_summary_reasons(row, exp)
@@ -372,6 +373,128 @@ def hint_reasons(run: IorRun) -> list[str]:
             + (f"reports {key}={run.hints_returned[key]}" if key in run.hints_returned
                else "does not report it (the MPI library ignored it)")
             for key, value in run.hints_passed.items() if run.hints_returned.get(key) != value]
+
+
+#: Relative slack between two numbers of IOR's per-rank CSV: it prints each with
+#: ``%.10e`` (11 significant digits, so within 5e-11 of the double it computed), and a
+#: rate there is the rank's share of the volume over its time, both doubles: a rate times
+#: its time gives the share back within ~1e-10.  Ten times that, and nothing more: an
+#: edited digit of the 11 moves the product by far more.
+RANK_CSV_SLACK = 1e-9
+
+
+def _printed_half_ulp(value: float) -> float:
+    """Half the last digit of a per-iteration time as IOR 4.0.0 prints it (``PPDouble``:
+    six decimals below 1, two below 3600, none above), from the printed value (a value
+    printed 1.000000 is given the wider 0.005: never too narrow)."""
+    return 5e-7 if value < 1 else 0.005 if value < 3600 else 0.5
+
+
+def rank_time_reasons(run: IorRun, operation: str) -> list[str]:
+    """IOR's per-rank times of ``operation`` (``-O saveRankPerformanceDetailsCSV``, the
+    rows a checkpoint's figures come from) held to what IOR itself printed of the same
+    run.  Each rank's times are differences of its own ``gettimeofday`` readings, taken
+    in order (open, transfers, close); IOR's per-iteration row gives, over all ranks,
+    the first start to the last stop of each (``open(s)``, ``wr/rd(s)``, ``close(s)``,
+    ``total(s)``).  So, whatever the nodes' clocks:
+
+    * a rank's open-to-close time is not shorter than its transfer time;
+    * its rates are the rank's share of the volume over its times;
+    * no rank took longer than ``total(s)``, nor transferred longer than ``wr/rd(s)``;
+    * the slowest took at least ``total(s)`` less ``open(s)`` (the rank that closed
+      last opened no later than the last open ended) or less ``close(s)`` (the rank
+      that opened first closed no earlier than the first close began);
+    * the rows are the file the job shows after the benchmark: after IOR's
+      ``Finished`` line, never before it.
+
+    Each comparison allows IOR's print rounding (:data:`RANK_CSV_SLACK`,
+    :func:`_printed_half_ulp`) and nothing more."""
+    rows = run.rank_rows.get(operation)
+    row = run.summary_for(operation)
+    if not rows:
+        return []
+    reasons = []
+    first = min(rows.values(), key=lambda r: r.line)
+    if run.finished_line is None or first.line < run.finished_line:
+        reasons.append(
+            f"line {first.line}: IOR's per-rank {operation} times are printed "
+            + (f"before IOR's 'Finished' line {run.finished_line}" if run.finished_line
+               else "with no 'Finished' line of IOR's")
+            + ": the job shows that file after the benchmark has ended, so these rows are "
+            "not IOR's per-rank file of this run")
+    volume = exact_bytes_moved(run, row, run.iterations_of(row)) if row else None
+    reasons += _rank_row_reasons(rows, operation, volume, row.tasks if row else None)
+    its = [it for it in run.results if it.access == operation]
+    if len(its) == 1 and None not in (its[0].total_s, its[0].open_s, its[0].close_s,
+                                      its[0].wrrd_s):
+        reasons += _rank_phase_reasons(rows, its[0], operation, row, volume)
+    return reasons
+
+
+def _rank_row_reasons(rows: dict[int, RankTimes], operation: str, volume: int | None,
+                      tasks: int | None) -> list[str]:
+    """Each row on its own: open to close not shorter than its transfers, its rates its
+    share of the volume (``volume`` / ``tasks``, when the output gives them exactly)."""
+    shorter = [(rank, r) for rank, r in sorted(rows.items()) if r.seconds < r.transfer_s]
+    reasons = [_some_ranks(shorter, lambda rank, r: (
+        f"rank {rank}'s {operation} open-to-close time {r.seconds:.10g} s (line {r.line}) is "
+        f"shorter than its own transfer time {r.transfer_s:.10g} s"),
+        "IOR times both on one clock, open before the transfers before the close: not "
+        "IOR's row")]
+    if volume and tasks:
+        share = volume / tasks
+        off = [(rank, r) for rank, r in sorted(rows.items())
+               if any(abs(rate * t - share) > RANK_CSV_SLACK * share
+                      for rate, t in ((r.rate, r.seconds), (r.transfer_rate, r.transfer_s))
+                      if t > 0)]
+        reasons.append(_some_ranks(off, lambda rank, r: (
+            f"rank {rank}'s {operation} rates (line {r.line}) times its times give "
+            f"{r.rate * r.seconds:,.0f} and {r.transfer_rate * r.transfer_s:,.0f} bytes"),
+            f"IOR writes each rank's share of the {volume:,} bytes moved, {share:,.0f}: a "
+            "time or a rate was edited"))
+    return [r for r in reasons if r]
+
+
+def _some_ranks(found: list, say: Callable[[int, RankTimes], str], why: str) -> str:
+    """One reason for the ranks ``found`` ((rank, row) pairs): the first, and how many
+    more ('' for none)."""
+    if not found:
+        return ""
+    more = f" (and {len(found) - 1} more rank{'s' if len(found) > 2 else ''})" \
+        if len(found) > 1 else ""
+    return f"{say(*found[0])}{more}: {why}"
+
+
+def _rank_phase_reasons(rows: dict[int, RankTimes], it: Any, operation: str, row: Any,
+                        volume: int | None) -> list[str]:
+    """The ranks' times within IOR's own phase times (its per-iteration row ``it``);
+    ``volume``: the bytes IOR moved, when its output gives them exactly."""
+    reasons = []
+    slowest_rank, slowest = max(rows.items(), key=lambda kv: kv[1].seconds)
+    h = _printed_half_ulp(it.total_s)
+    if slowest.seconds * (1 - RANK_CSV_SLACK) > it.total_s + h:
+        reasons.append(f"rank {slowest_rank}'s {operation} open-to-close time "
+                       f"{slowest.seconds:.10g} s (line {slowest.line}) is longer than IOR's "
+                       f"whole phase, total(s) {it.total_s:g} (line {it.line}): not IOR's row")
+    floor = max(it.total_s - h - skew - _printed_half_ulp(skew)
+                for skew in (it.open_s, it.close_s))
+    if slowest.seconds * (1 + RANK_CSV_SLACK) < floor:
+        rate = (f"; {format_size(volume)} over it would be "
+                f"{volume / MIB / slowest.seconds:,.2f} MiB/s, where IOR's summary says "
+                f"Max(MiB) {row.max_mib:g}" if volume else "")
+        reasons.append(
+            f"IOR's per-rank {operation} times are shorter than its own phase allows: the "
+            f"slowest, rank {slowest_rank}'s {slowest.seconds:.10g} s (line {slowest.line}), "
+            f"is under total(s) {it.total_s:g} less the ranks' spread in opening (open(s) "
+            f"{it.open_s:g}) or in closing (close(s) {it.close_s:g}), {floor:.6g} s at "
+            f"least (line {it.line}){rate}")
+    longest_rank, longest = max(rows.items(), key=lambda kv: kv[1].transfer_s)
+    if longest.transfer_s * (1 - RANK_CSV_SLACK) > it.wrrd_s + _printed_half_ulp(it.wrrd_s):
+        reasons.append(f"rank {longest_rank}'s {operation} transfer time "
+                       f"{longest.transfer_s:.10g} s (line {longest.line}) is longer than "
+                       f"IOR's transfer phase, wr/rd(s) {it.wrrd_s:g} (line {it.line}): not "
+                       "IOR's row")
+    return reasons
 
 
 def iteration_row_reasons(run: IorRun, row: Any) -> list[str]:
