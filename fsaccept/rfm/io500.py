@@ -53,6 +53,8 @@ class Io500Test(BenchmarkTest):
     fsaccept's."""
 
     block_placement_needed_for = "IO500's IOR phases read back data of other ranks"
+    #: What its config file and the IOR it runs cannot take in the target path.
+    unsafe_path_chars = spec.BENCHMARK.unsafe_path_chars
 
     #: The io500 executable; empty: the partition's ``extras.io500_binary``, else PATH.
     io500_binary = variable(str, value="")
