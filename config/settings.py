@@ -4,7 +4,8 @@ The common part lives in ``common.py``; each site's system has one file in
 ``systems/`` (the clusters emulated on this host, the lab's: ``../lab/systems/``) that
 defines ``site_configuration = {'systems': [...], 'environments': [...], 'logging':
 [...]}`` (environments and logging optional).  To add your site, copy
-``systems/example_lustre.py`` and adapt it; nothing else needs editing.
+``systems/example-lustre.py`` to ``systems/<site>.py``, name the system ``<site>`` as the
+file (and ``reference/<site>.yaml``), and adapt it; nothing else needs editing.
 
 Use: ``. .venv/bin/activate`` (sets ``RFM_CONFIG_FILES`` to this file), then
 ``reframe -c checks -r [--system NAME]``; or ``reframe -C config/settings.py ...``.
@@ -43,7 +44,10 @@ def _lab_files():
 
 
 _common = _load(_here / 'common.py')
-_systems = [_load(p) for p in sorted((_here / 'systems').glob('*.py')) + _lab_files()]
+#: Each system file and its configuration, sites' first (``fsaccept system`` names the
+#: file of a name given for a system; a unit test holds each site file to its name).
+system_files = {p: _load(p) for p in sorted((_here / 'systems').glob('*.py')) + _lab_files()}
+_systems = list(system_files.values())
 
 
 _all = sites_first([s for conf in _systems for s in conf['systems']])

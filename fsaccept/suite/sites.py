@@ -13,7 +13,8 @@ and picks a system.
   is known here only by its partition feature (:data:`EMULATED_FEATURE`) and by the names
   of its two default systems, for the advice :func:`ior_fix` and :func:`spack_fix` give.
 - ``fsaccept system [NAME]`` prints, for the scripts, the system ReFrame selects here
-  (or NAME) and whether it is an emulated one; when no system matches it says what to do.
+  (or NAME) and whether it is an emulated one; when no system matches it says what to do,
+  and for a NAME that is a system file's, not a system's, which system that file defines.
 """
 
 from __future__ import annotations
@@ -128,6 +129,29 @@ def known_systems(settings: Path = SETTINGS) -> list[dict[str, Any]]:
     return _settings_module(settings).site_configuration["systems"]
 
 
+def _names_by_file(module: Any) -> dict[Path, list[str]]:
+    return {Path(path): [s["name"] for s in conf["systems"]]
+            for path, conf in module.system_files.items()}
+
+
+def system_files(settings: Path = SETTINGS) -> dict[Path, list[str]]:
+    """Each system file of fsaccept's configuration (``config/systems/*.py``, then the
+    lab's) and the names of the systems it defines."""
+    return _names_by_file(_settings_module(settings))
+
+
+def unknown_system_message(name: str, known: list[str], files: dict[Path, list[str]]) -> str:
+    """What to tell a user who asked for a system no file defines: the known names, and
+    which system a file named ``name`` defines (a system is chosen by its own name)."""
+    text = (f"fsaccept system: no system {name!r} in config/systems/*.py or "
+            f"lab/systems/*.py (known: {', '.join(known)})")
+    for path, names in files.items():
+        if path.stem == name:
+            text += (f"; {path.parent.parent.name}/{path.parent.name}/{path.name} defines "
+                     f"{', '.join(map(repr, names))}: give that name")
+    return text
+
+
 def no_system_message(config_files: list[str], system: str, host: str,
                       names: list[str]) -> str | None:
     """What to tell a user whose ReFrame selected no fsaccept system (None: one was)."""
@@ -144,7 +168,7 @@ def no_system_message(config_files: list[str], system: str, host: str,
     return (f"fsaccept: no system in config/systems/ matches this host ({host!r}), so ReFrame "
             f"selected {system!r}, which runs no check: on a site, add it as "
             f"config/systems/<site>.py with `hostnames` matching this host (copy "
-            f"config/systems/example_lustre.py; docs/user/site-setup.md); for the Slurm "
+            f"config/systems/example-lustre.py; docs/user/site-setup.md); for the Slurm "
             f"cluster emulated on this host, `scripts/local-cluster up` (it is then selected "
             f"by this host's name); or choose a system with {choose}")
 
@@ -156,12 +180,12 @@ def selected(name: str | None = None, settings: Path = SETTINGS) -> dict[str, An
     from reframe.core.exceptions import ConfigError  # heavy: ReFrame
 
     conf = config.load_config(str(settings))
-    names = [s["name"] for s in known_systems(settings)]
+    module = _settings_module(settings)
+    names = [s["name"] for s in module.site_configuration["systems"]]
     try:
         conf.select_subconfig(name)
     except ConfigError:
-        raise ValueError(f"fsaccept system: no system {name!r} in config/systems/*.py or "
-                         f"lab/systems/*.py (known: {', '.join(names)})") from None
+        raise ValueError(unknown_system_message(name, names, _names_by_file(module))) from None
     system = conf.get("systems/0")
     message = no_system_message(conf.sources, system["name"], this_host(), names)
     if message:

@@ -255,7 +255,7 @@ def test_a_measurement_must_end_with_every_node_seeing_the_fault():
 
 def _example_site():
     import importlib.util
-    path = Path(__file__).resolve().parents[2] / "config" / "systems" / "example_lustre.py"
+    path = Path(__file__).resolve().parents[2] / "config" / "systems" / "example-lustre.py"
     spec = importlib.util.spec_from_file_location("_example_lustre", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

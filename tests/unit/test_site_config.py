@@ -16,6 +16,7 @@ from reframe.core import config
 
 from fsaccept import cli
 from fsaccept.suite import sites
+from fsaccept.suite.reference import load_reference
 from lab import emulated
 
 REPO = Path(__file__).resolve().parents[2]
@@ -157,7 +158,7 @@ def test_a_sites_host_names_select_it_before_the_emulated_cluster(tmp_path, monk
     assert selected_by_host_name(conf_dir / "settings.py")["name"] == "local-spack"
     # A site on a login node also set up for the emulated cluster (selected above):
     # the site still wins, whatever its file's name.
-    site = (conf_dir / "systems" / "example_lustre.py").read_text()
+    site = (conf_dir / "systems" / "example-lustre.py").read_text()
     site = site.replace("'example-lustre'", "'zeus'").replace(
         r"r'^login\d+\.example\.org$'", repr("^" + re.escape(sites.this_host()) + "$"))
     (conf_dir / "systems" / "zeus.py").write_text(site)
@@ -185,6 +186,46 @@ def test_fsaccept_system_prints_shell_assignments(tmp_path, monkeypatch, capsys)
     err = capsys.readouterr().err
     assert err.startswith("fsaccept system: no system 'nosuch' in config/systems/*.py")
     assert "\n" not in err.rstrip("\n")
+
+
+# --- A system, its file and its reference file share one name ---------------------------
+
+def test_each_site_file_defines_the_system_of_its_name_and_has_its_reference_file():
+    """`fsaccept system NAME`, `--system NAME`, reference/NAME.yaml and
+    spack-env/systems/NAME.yaml all take the system's name: a site's file is named so too
+    (example_lustre.py defined example-lustre, and `fsaccept system example_lustre` failed)."""
+    files = sites.system_files()
+    site_files = sorted(p for p in files if p.parent == SETTINGS.parent / "systems")
+    # config/settings.py loads every file of config/systems/, and only those before the lab's.
+    assert site_files == sorted((SETTINGS.parent / "systems").glob("*.py"))
+    assert list(files)[:len(site_files)] == site_files
+    for path in site_files:
+        assert files[path] == [path.stem], (
+            f"{path}: defines {files[path]}; name the file after its one system")
+        reference = REPO / "reference" / f"{path.stem}.yaml"
+        assert reference.is_file(), f"{path}: no reference file {reference}"
+        assert path.stem in load_reference(reference).systems
+
+
+def test_a_file_name_given_for_a_system_names_the_system_that_file_defines(tmp_path,
+                                                                          monkeypatch,
+                                                                          capsys):
+    monkeypatch.setenv("FSACCEPT_STATE_DIR", str(emulated_state(tmp_path)))
+    conf_dir = copy_of_config(tmp_path)
+    site = (conf_dir / "systems" / "example-lustre.py").read_text()
+    (conf_dir / "systems" / "zeus_site.py").write_text(site.replace("'example-lustre'",
+                                                                    "'zeus'"))
+    with pytest.raises(ValueError) as err:
+        sites.selected("zeus_site", conf_dir / "settings.py")
+    text = str(err.value)
+    assert text.startswith("fsaccept system: no system 'zeus_site' in config/systems/*.py")
+    assert "zeus" in text.split("(known: ")[1]
+    assert text.endswith("; config/systems/zeus_site.py defines 'zeus': give that name")
+    # The lab's files too: local_gluster.py defines local-gluster.
+    forget_loaded_settings()
+    assert cli.main(["system", "local_gluster"]) == 2
+    assert capsys.readouterr().err.rstrip("\n").endswith(
+        "; lab/systems/local_gluster.py defines 'local-gluster': give that name")
 
 
 # --- The activation step --------------------------------------------------------------
