@@ -345,3 +345,38 @@ def test_a_target_with_no_probe_cannot_dry_run_degraded_mode_until_one_is_declar
     assert sites.main(["example-lustre", "--degraded-dry-run", "--reference",
                        str(tmp_path / "none.yaml")]) == 2
     assert "--reference FILE" in capsys.readouterr().err
+
+
+def test_degraded_mode_on_the_example_lustre_site_proves_its_fault_with_lustres_probe(
+        monkeypatch):
+    """The ReFrame side of the dry run above: the example Lustre site's benchmark tests
+    choose fsaccept's Lustre probe (none declared), and its degraded-mode tests no longer
+    refuse "no server probe for lustre"; a target with no probe still refuses, saying what
+    to declare, and a declared one takes the built-in one's place."""
+    from types import SimpleNamespace
+
+    from fsaccept.rfm.benchmark import BenchmarkTest
+    from fsaccept.rfm.degraded import DegradedMode
+    from fsaccept.suite import sites
+    extras = dict(sites.selected("example-lustre")["partitions"][0]["extras"])
+    test = SimpleNamespace(
+        current_system=SimpleNamespace(name="example-lustre"),
+        current_partition=SimpleNamespace(name="compute", extras=extras),
+        expected_fstype=lambda: "lustre", reference_key="ior_write_bandwidth",
+        refdata=SimpleNamespace(path="reference/example-lustre.yaml",
+                                degraded_mode=SimpleNamespace(
+                                    tests={"ior_write_bandwidth": 0.6})))
+    monkeypatch.setattr(sys, "argv", ["reframe", "-c", "checks/degraded", "-r",
+                                      "--exec-policy=serial"])
+    BenchmarkTest.choose_server_probe(test)
+    assert test.server_probe == "Lustre" and test._server_probe is servers.probe_for("lustre")
+    assert DegradedMode.refusal(test) == ""
+    test.expected_fstype = lambda: "nfs4"
+    BenchmarkTest.choose_server_probe(test)
+    assert DegradedMode.refusal(test).startswith(
+        "no server probe for nfs4: the fault could not be proven; declare one in system "
+        "example-lustre's partition (extras.server_probe: ")
+    extras["server_probe"] = "/opt/site/bin/nfs-health \"$1\""
+    BenchmarkTest.choose_server_probe(test)
+    assert test.server_probe == 'site: /opt/site/bin/nfs-health "$1"'
+    assert DegradedMode.refusal(test) == ""
