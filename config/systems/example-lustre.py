@@ -77,6 +77,8 @@ LUSTRE_OST_REBUILD = {
 }
 #: The same clause on GPFS (IBM Storage Scale): one NSD stopped, started again and the
 #: file system restriped; healed once no disk is down and nothing is left ill-replicated.
+#: fsaccept's GPFS probe (mmgetstate, mmlsdisk) needs root on the compute nodes; without
+#: it, declare the partition's 'server_probe' (below).
 GPFS_DISK_STOP = {
     'degrade': 'mmchdisk fs1 stop -d nsd012',
     'restore': 'mmchdisk fs1 start -d nsd012 && mmrestripefs fs1 -r',
@@ -113,9 +115,14 @@ site_configuration = {
                     # Spack environment the admins installed, use
                     # {'benchmarks': 'spack-env', 'spack_env': '/apps/fsaccept/env'};
                     # for binaries on PATH, {'benchmarks': 'path'}.
-                    # Degraded mode also needs a server probe for Lustre in
-                    # fsaccept/core/servers.py (the OSC/MDC import states): until one is
-                    # added, the degraded-mode tests refuse, saying so.
+                    # Every job asks each node's client whether it reaches every
+                    # storage server, before and after its benchmark, and degraded
+                    # mode proves its fault the same way: fsaccept's own Lustre probe
+                    # (lfs check servers, each target's import state).  A site's own
+                    # probe takes its place: one shell line run on every node, $1 = the
+                    # mount point, exit 0 when healthy, its output naming what is down
+                    # (docs/user/site-setup.md), e.g.
+                    #   'server_probe': '/opt/site/bin/lustre-health "$1"',
                     'extras': {'benchmarks': 'spack-build',
                                'degraded': LUSTRE_OSS_FAILOVER},
                 },

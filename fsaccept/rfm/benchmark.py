@@ -83,9 +83,12 @@ class BenchmarkTest(AcceptanceTest):
     #: (type, mount point, source) and, for direct I/O, whether O_DIRECT is honoured.
     node_mounts = variable(str, value="", loggable=True)
     #: What every node's client said of the storage servers after the benchmark (file
-    #: systems with a probe in fsaccept.core.servers; "" for the others): before it, the
+    #: systems with a probe: fsaccept.core.servers; "" for the others): before it, the
     #: same answer is part of ``node_mounts``.
     servers_after = variable(str, value="", loggable=True)
+    #: Which probe asked them: fsaccept's own for the type ("Lustre"), or the one the
+    #: partition declares ("site: CMD"); "" when none did.
+    server_probe = variable(str, value="", loggable=True)
 
     #: What of the data could not be removed, or was left alone (not this run's), one
     #: "<path>: N files ... (why)" per directory, "; " between them: this test's, and
@@ -113,6 +116,22 @@ class BenchmarkTest(AcceptanceTest):
         except OSError as err:
             getlogger().warning(f"fsaccept: cannot record {self.target_dir} in "
                                 f"{OWNED_LEDGER} ({err}): a later session will not remove it")
+
+    @run_after("setup")
+    def choose_server_probe(self):
+        """The probe that asks the storage servers: the partition's own
+        (``extras.server_probe``), else fsaccept's for the target's type; a declaration
+        that cannot be used skips, naming the system, partition and key."""
+        where = (f"system {self.current_system.name}:{self.current_partition.name}: "
+                 f"extras.{servers.EXTRA}")
+        try:
+            declared = servers.declared(self.current_partition.extras.get(servers.EXTRA),
+                                        where)
+        except servers.ProbeDeclarationError as err:
+            self._server_probe = None
+            self.skip_because(f"{err} (config/systems/<site>.py; docs/user/site-setup.md)")
+        self._server_probe = servers.probe_for(self.expected_fstype(), declared)
+        self.server_probe = servers.describe(self._server_probe)
 
     @run_after("setup")
     def set_data_directory(self):
@@ -170,7 +189,7 @@ class BenchmarkTest(AcceptanceTest):
     def _node_check(self) -> tuple[str, list[str]]:
         """The per-node check's bash script and its arguments (see NODE_CHECK_SCRIPT)."""
         expected = self.expected_fstype()
-        script = servers.probe(expected) + NODE_CHECK_SCRIPT.replace(
+        script = servers.probe(self._server_probe) + NODE_CHECK_SCRIPT.replace(
             "$NODE_CHECK_MARKER", NODE_CHECK_MARKER)
         return script, [str(self.target_root()), expected, self.target_mount,
                         "1" if self.uses_direct_io() else "0"]
@@ -241,12 +260,12 @@ class BenchmarkTest(AcceptanceTest):
         """Job lines that ask every node's client, once the benchmark has ended, whether
         it still reaches every storage server (only printed lines of the probe: a node
         whose step failed says nothing, and srun's complaints stay out of stderr)."""
-        fstype = self.expected_fstype()
-        if (not servers.probe(fstype)
+        if (self._server_probe is None
                 or self.current_partition.launcher_type.registered_name != "srun"):
             return []
+        script = servers.after_script(self._server_probe)
         return [f"srun --nodes=$SLURM_JOB_NUM_NODES --ntasks=$SLURM_JOB_NUM_NODES "
-                f"--ntasks-per-node=1 bash -c {shlex.quote(servers.after_script(fstype))} "
+                f"--ntasks-per-node=1 bash -c {shlex.quote(script)} "
                 f"fsaccept-servers {shlex.quote(self.target_mount)} 2>/dev/null | "
                 f'grep "^{servers.MARKER} "']
 
@@ -343,7 +362,7 @@ class BenchmarkTest(AcceptanceTest):
 
         # A client that has lost a storage server (the batch node's; every node's is
         # asked again below): nothing is created on a degraded file system.
-        probe = servers.probe(self.expected_fstype())
+        probe = servers.probe(self._server_probe)
         degraded = [probe + f'fsaccept_servers_said=$(fsaccept_servers {expected}); '
                     f'[[ "$fsaccept_servers_said" != down* ]] || {abort} the file system is '
                     'degraded: ${fsaccept_servers_said#down }"; exit 3; }'] if probe else []

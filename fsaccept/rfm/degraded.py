@@ -6,8 +6,9 @@
    system before the fault is ours);
 2. asks the login node's fault agent (``fsaccept.suite.faults``) to run the site's
    degrade command, and proves the fault: every node's client must see it (the server
-   probe of ``fsaccept.core.servers``) within ``degraded.detect_timeout_s``, else
-   INVALID "the file system was not degraded during the measurement";
+   probe, ``fsaccept.core.servers``: the partition's own or fsaccept's) within
+   ``degraded.detect_timeout_s``, else INVALID "the file system was not degraded during
+   the measurement";
 3. times the first write that succeeds after the fault (failover);
 4. runs the benchmark while degraded (its figures judged against the reference's
    ``degraded:`` fraction of their healthy thresholds; the probe after it must still
@@ -145,9 +146,11 @@ class DegradedMode(rfm.RegressionTestPlugin):
         if mode is None or self.reference_key not in mode.tests:
             return (f"{self.refdata.path}: degraded.tests.{self.reference_key}: not asked for "
                     "(the contract's degraded-mode clause; docs/user/degraded.md)")
-        if not servers.probe(self.expected_fstype()):
-            return (f"no server probe for {self.expected_fstype()} (fsaccept/core/servers.py): "
-                    "the fault could not be proven")
+        if self._server_probe is None:
+            return (f"no server probe for {self.expected_fstype()}: the fault could not be "
+                    f"proven; declare one in system {self.current_system.name}'s partition "
+                    f"(extras.{servers.EXTRA}: a command whose exit status says healthy or "
+                    "not; docs/user/site-setup.md)")
         try:
             self.plan = faults.plan_of(self.current_partition.extras.get("degraded"))
         except faults.FaultPlanError as err:
@@ -190,7 +193,7 @@ class DegradedMode(rfm.RegressionTestPlugin):
                  'echo "$SLURM_JOB_ID" > "$FSACCEPT_FAULT_DIR/jobid"',
                  # Every node's probe line: "fsaccept-servers NODE ok|down WHAT".
                  "fsaccept_fault_probe="
-                 + shlex.quote(servers.after_script(self.expected_fstype())),
+                 + shlex.quote(servers.after_script(self._server_probe)),
                  f"fsaccept_fault_mount={shlex.quote(self.target_mount)}",
                  f"fsaccept_fault_detect_s={mode.detect_timeout_s}",
                  f"fsaccept_fault_heal_s={heal_s}",

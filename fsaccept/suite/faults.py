@@ -10,7 +10,8 @@ trusts; never the reference file, which is data), in the partition's ``extras``:
 Each CMD runs with ``bash -c`` on the login node, with the rights of who runs the
 harness; ``healed`` exits 0 once the file system reports its rebuild or heal done.  How
 the harness sees the fault is the server probe every job already runs
-(``fsaccept.core.servers``): the job proves on every node that the fault is seen.
+(``fsaccept.core.servers``: the partition's ``extras.server_probe``, else fsaccept's own
+for the target's type): the job proves on every node that the fault is seen.
 
 **The agent** (``python -m fsaccept.suite.faults agent DIR``) is started by a
 degraded-mode test right before its job is submitted, in a session of its own (a
@@ -35,6 +36,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from fsaccept.core import servers
 
 #: The job's lines about the fault start with this (``fsaccept-fault EVENT EPOCH ...``).
 MARKER = "fsaccept-fault"
@@ -90,23 +93,26 @@ def plan_of(declared: Any, where: str = "extras.degraded") -> FaultPlan:
                      restore=declared.get("restore", ""), manual=manual)
 
 
-def dry_run(plan: FaultPlan) -> list[str]:
-    """What a degraded-mode job has run, in order, with each command's shell syntax
-    checked (``bash -n``) and nothing executed; ValueError naming a command that does
-    not parse."""
+def dry_run(plan: FaultPlan, probe: servers.Probe) -> list[str]:
+    """What a degraded-mode job runs, in order, with each command's shell syntax checked
+    (``bash -n``) and nothing executed: the plan's commands, and those of the server
+    probe that proves the fault (the partition's own, else fsaccept's for the target's
+    type); ValueError naming a command that does not parse."""
     steps = ([("degrade", plan.degrade)] if not plan.manual else []) + (
         [("restore", plan.restore)] if not plan.manual else []) + [("healed", plan.healed)]
-    for name, command in steps:
+    for name, command in steps + [(f"server probe {probe.name}", c) for c in probe.commands]:
         proc = subprocess.run(["bash", "-n", "-c", command], capture_output=True, text=True,
                               timeout=30)
         if proc.returncode != 0:
             raise ValueError(f"{name}: {command!r} is not valid shell: "
                              f"{proc.stderr.strip()[:300]}")
     how = dict(steps)
+    seen = f"server probe {servers.describe(probe)}"
     return [
-        "every node checked healthy (mount, server probe)",
+        f"every node checked healthy (mount, {seen})",
         "degrade: " + (how.get("degrade") or "an operator degrades, then confirms"),
-        "every node's client must see the fault (server probe), else INVALID",
+        f"every node's client must see the fault ({seen}: {servers.reads(probe)}), "
+        "else INVALID",
         "the first write + fsync after the fault is timed (failover)",
         "the benchmark runs (data written before the fault: after the recovery)",
         "restore: " + (how.get("restore") or "an operator restores, then confirms"),

@@ -1,7 +1,8 @@
 """The catalogue and the reference schemas described in words, the way ``io500 --list``
 describes its options: ``fsaccept reference --list [KEY]`` prints them, and the docs'
-check and reference-key tables are these same tables (a test compares them), so that
-what the documentation says of a check or an option cannot drift from the code.
+check, reference-key and server-probe tables are these same tables (a test compares
+them), so that what the documentation says of a check, an option or a probe cannot drift
+from the code.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, PREFLIGHT, SCALING
+from fsaccept.core import servers
 
 
 def _cell(text: Any) -> str:
@@ -105,8 +107,20 @@ def keys_table(key: str | None = None) -> str:
     return "\n".join(rows) + "\n"
 
 
+def probes_table() -> str:
+    """One row per server probe fsaccept brings (:data:`fsaccept.core.servers.BUILT_IN`):
+    the mount types it answers for, and what it reads."""
+    rows = ["| file system | mount types | what the probe reads on every node |",
+            "| --- | --- | --- |"]
+    for probe in servers.BUILT_IN:
+        types = ", ".join(f"`{t}`" for t in probe.fstypes)
+        rows.append(f"| {probe.name} | {types} | {_cell(probe.reads)} |")
+    return "\n".join(rows) + "\n"
+
+
 #: The docs' generated sections: ``<!-- BEGIN GENERATED: name -->`` ... ``<!-- END ... -->``.
-GENERATED = {"checks": checks_table, "reference-keys": keys_table}
+GENERATED = {"checks": checks_table, "reference-keys": keys_table,
+             "server-probes": probes_table}
 
 
 def degraded_session_pattern(reference: Any) -> str:

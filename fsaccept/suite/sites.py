@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from fsaccept.core import paths
+from fsaccept.core import paths, servers
 from fsaccept.suite import faults, provision
 from fsaccept.core.paths import REPO_ROOT
 
@@ -259,8 +259,13 @@ def main(argv: list[str] | None = None) -> int:
                     "(.venv/bin/activate) instead")
     ap.add_argument("--degraded-dry-run", action="store_true",
                     help="check the system's degraded-mode declaration (extras.degraded of "
-                    "each partition) and print, in order, what a degraded-mode job would run; "
-                    "nothing is executed (docs/user/degraded.md)")
+                    "each partition) and its server probe (extras.server_probe, else "
+                    "fsaccept's own for the reference file's file-system type), and print, "
+                    "in order, what a degraded-mode job would run; nothing is executed "
+                    "(docs/user/degraded.md)")
+    ap.add_argument("--reference", metavar="FILE",
+                    help="with --degraded-dry-run: the reference file whose target's type "
+                    "chooses the server probe (default: reference/<system>.yaml)")
     args = ap.parse_args(argv)
     if args.write_activation:
         path = Path(args.write_activation)
@@ -277,26 +282,43 @@ def main(argv: list[str] | None = None) -> int:
         print(err, file=sys.stderr)
         return 2
     if args.degraded_dry_run:
-        return degraded_dry_run(system)
+        return degraded_dry_run(system, args.reference)
     print(f"system={shlex.quote(system['name'])}")
     print(f"emulated={int(is_emulated(system))}")
     return 0
 
 
-def degraded_dry_run(system: dict[str, Any]) -> int:
-    """``fsaccept system NAME --degraded-dry-run``: each partition's declaration checked
-    and its steps printed; exit 2 naming the partition and key of a bad one."""
+def degraded_dry_run(system: dict[str, Any], reference_file: str | None = None) -> int:
+    """``fsaccept system NAME --degraded-dry-run``: each partition's declaration and
+    server probe checked and its steps printed; exit 2 naming the file, the partition
+    and the key of what cannot be used."""
+    # Imported here: config/settings.py imports this module and needs none of it.
+    from fsaccept.suite import reference
+
+    path = Path(reference_file) if reference_file else reference.reference_path(system["name"])
+    try:
+        fstype = reference.load_reference(path).target_fstype
+    except (reference.ReferenceError, OSError) as err:
+        print(f"fsaccept system: {err} (its target's type chooses the server probe; "
+              "--reference FILE)", file=sys.stderr)
+        return 2
     status = 0
     for part in system.get("partitions", []):
-        where = f"{system['name']}:{part['name']}: extras.degraded"
+        where = f"{system['name']}:{part['name']}: extras"
+        extras = part.get("extras") or {}
         try:
-            steps = faults.dry_run(faults.plan_of((part.get("extras") or {}).get("degraded"),
-                                                  where))
+            plan = faults.plan_of(extras.get("degraded"), f"{where}.degraded")
+            probe = servers.probe_for(fstype, servers.declared(extras.get(servers.EXTRA),
+                                                               f"{where}.{servers.EXTRA}"))
+            if probe is None:
+                raise ValueError(f"{where}.{servers.EXTRA}: not declared, and fsaccept has no "
+                                 f"server probe for {fstype} ({path}): the fault could not "
+                                 "be proven (docs/user/site-setup.md)")
+            steps = faults.dry_run(plan, probe)
         except ValueError as err:
-            print(f"fsaccept system: {err}",
-                  file=sys.stderr)
+            print(f"fsaccept system: {err}", file=sys.stderr)
             status = 2
             continue
-        print(f"{system['name']}:{part['name']}: a degraded-mode job would:")
+        print(f"{system['name']}:{part['name']}: a degraded-mode job on {fstype} would:")
         print("\n".join(f"  {i}. {step}" for i, step in enumerate(steps, 1)))
     return status

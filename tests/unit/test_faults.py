@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fsaccept.core import degraded
+from fsaccept.core import degraded, servers
 from fsaccept.suite import faults
 
 # -- the declaration -------------------------------------------------------------------
@@ -262,15 +262,19 @@ def _example_site():
     return module
 
 
-@pytest.mark.parametrize("name", ["LUSTRE_OSS_FAILOVER", "LUSTRE_OST_REBUILD",
-                                  "GPFS_DISK_STOP"])
-def test_the_documented_declarations_pass_a_dry_run(name):
+@pytest.mark.parametrize("name, fstype, probe", [("LUSTRE_OSS_FAILOVER", "lustre", "Lustre"),
+                                                  ("LUSTRE_OST_REBUILD", "lustre", "Lustre"),
+                                                  ("GPFS_DISK_STOP", "gpfs", "GPFS")])
+def test_the_documented_declarations_pass_a_dry_run(name, fstype, probe):
     """docs/user/degraded.md's Lustre and GPFS examples: valid declarations whose
-    commands parse, in the order a job runs them (nothing is executed)."""
+    commands parse, in the order a job runs them, the fault proven by their file
+    system's own server probe (nothing is executed)."""
     site = _example_site()
     plan = faults.plan_of(getattr(site, name))
-    steps = faults.dry_run(plan)
+    steps = faults.dry_run(plan, servers.probe_for(fstype))
     assert steps[1] == "degrade: " + plan.degrade and steps[5] == "restore: " + plan.restore
+    assert steps[0].endswith(f"(mount, server probe {probe})")
+    assert steps[2].startswith(f"every node's client must see the fault (server probe {probe}: ")
     doc = (Path(__file__).resolve().parents[2] / "docs" / "user" / "degraded.md").read_text()
     for command in (plan.degrade, plan.restore, plan.healed):
         assert command in doc, f"{name}: docs/user/degraded.md does not show {command!r}"
@@ -282,16 +286,97 @@ def test_a_command_that_does_not_parse_fails_the_dry_run():
     plan = faults.plan_of({"degrade": "ssh oss01 'umount", "restore": "true",
                            "healed": "true"})
     with pytest.raises(ValueError, match="degrade: .* is not valid shell"):
-        faults.dry_run(plan)
+        faults.dry_run(plan, servers.probe_for("lustre"))
+    plan = faults.plan_of({"degrade": "true", "restore": "true", "healed": "true"})
+    with pytest.raises(ValueError, match="server probe site: .* is not valid shell"):
+        faults.dry_run(plan, servers.declared("/opt/fs-health | |"))
 
 
-def test_a_site_dry_runs_its_own_declaration(capsys):
-    """``fsaccept system NAME --degraded-dry-run``: the steps in order, or exit 2 naming
-    the system, partition and key."""
+def _reference(tmp_path, fstype):
+    """reference/example-lustre.yaml with its target on ``fstype`` (and, off Lustre,
+    without Lustre's striping)."""
+    import yaml
+    root = Path(__file__).resolve().parents[2]
+    data = yaml.safe_load((root / "reference" / "example-lustre.yaml").read_text())
+    data["target"]["fstype"] = fstype
+    for entry in data["tests"].values():
+        entry.pop("stripe", None)
+    path = tmp_path / f"example-{fstype}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def test_a_site_dry_runs_its_own_declaration(capsys, tmp_path):
+    """``fsaccept system NAME --degraded-dry-run``: the steps in order, the fault proven
+    by the target's server probe (the reference file's type: reference/<system>.yaml,
+    or --reference), or exit 2 naming the system, partition and key."""
     from fsaccept.suite import sites
     assert sites.main(["example-lustre", "--degraded-dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "example-lustre:compute: a degraded-mode job would:" in out
+    assert "example-lustre:compute: a degraded-mode job on lustre would:" in out
     assert "2. degrade: ssh oss01 'umount -a -t lustre'" in out
+    assert "3. every node's client must see the fault (server probe Lustre: `lfs check " \
+           "servers`" in out
+    assert sites.main(["example-lustre", "--degraded-dry-run",
+                       "--reference", _reference(tmp_path, "gpfs")]) == 0
+    out = capsys.readouterr().out
+    assert "a degraded-mode job on gpfs would:" in out and "(server probe GPFS: " in out
     assert sites.main(["workstation", "--degraded-dry-run"]) == 2
     assert "workstation:" in capsys.readouterr().err
+
+
+def test_a_target_with_no_probe_cannot_dry_run_degraded_mode_until_one_is_declared(
+        capsys, tmp_path):
+    from fsaccept.suite import sites
+    nfs = _reference(tmp_path, "nfs4")
+    assert sites.main(["example-lustre", "--degraded-dry-run", "--reference", nfs]) == 2
+    err = capsys.readouterr().err
+    assert ("example-lustre:compute: extras.server_probe: not declared, and fsaccept has "
+            "no server probe for nfs4") in err
+    system = sites.selected("example-lustre")
+    system["partitions"][0]["extras"]["server_probe"] = "/opt/site/nfs-health \"$1\""
+    assert sites.degraded_dry_run(system, nfs) == 0
+    assert "(server probe site: /opt/site/nfs-health \"$1\": `/opt/site/nfs-health " \
+           "\"$1\"` (exit 0 when healthy)), else INVALID" in capsys.readouterr().out
+    system["partitions"][0]["extras"]["server_probe"] = ["/opt/site/nfs-health"]
+    assert sites.degraded_dry_run(system, nfs) == 2
+    assert "example-lustre:compute: extras.server_probe: ['/opt/site/nfs-health'] is not a " \
+           "shell command" in capsys.readouterr().err
+    assert sites.main(["example-lustre", "--degraded-dry-run", "--reference",
+                       str(tmp_path / "none.yaml")]) == 2
+    assert "--reference FILE" in capsys.readouterr().err
+
+
+def test_degraded_mode_on_the_example_lustre_site_proves_its_fault_with_lustres_probe(
+        monkeypatch):
+    """The ReFrame side of the dry run above: the example Lustre site's benchmark tests
+    choose fsaccept's Lustre probe (none declared), and its degraded-mode tests no longer
+    refuse "no server probe for lustre"; a target with no probe still refuses, saying what
+    to declare, and a declared one takes the built-in one's place."""
+    from types import SimpleNamespace
+
+    from fsaccept.rfm.benchmark import BenchmarkTest
+    from fsaccept.rfm.degraded import DegradedMode
+    from fsaccept.suite import sites
+    extras = dict(sites.selected("example-lustre")["partitions"][0]["extras"])
+    test = SimpleNamespace(
+        current_system=SimpleNamespace(name="example-lustre"),
+        current_partition=SimpleNamespace(name="compute", extras=extras),
+        expected_fstype=lambda: "lustre", reference_key="ior_write_bandwidth",
+        refdata=SimpleNamespace(path="reference/example-lustre.yaml",
+                                degraded_mode=SimpleNamespace(
+                                    tests={"ior_write_bandwidth": 0.6})))
+    monkeypatch.setattr(sys, "argv", ["reframe", "-c", "checks/degraded", "-r",
+                                      "--exec-policy=serial"])
+    BenchmarkTest.choose_server_probe(test)
+    assert test.server_probe == "Lustre" and test._server_probe is servers.probe_for("lustre")
+    assert DegradedMode.refusal(test) == ""
+    test.expected_fstype = lambda: "nfs4"
+    BenchmarkTest.choose_server_probe(test)
+    assert DegradedMode.refusal(test).startswith(
+        "no server probe for nfs4: the fault could not be proven; declare one in system "
+        "example-lustre's partition (extras.server_probe: ")
+    extras["server_probe"] = "/opt/site/bin/nfs-health \"$1\""
+    BenchmarkTest.choose_server_probe(test)
+    assert test.server_probe == 'site: /opt/site/bin/nfs-health "$1"'
+    assert DegradedMode.refusal(test) == ""

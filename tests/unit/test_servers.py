@@ -74,7 +74,7 @@ def test_a_private_dump_without_connected_counts_as_not_connected(tmp_path):
     assert "down GlusterFS client not connected to brick 10.0.0.1:/b1" in probe(tmp_path)
 
 
-@pytest.mark.parametrize("fstype", ["lustre", "ext4", "", "fuse.glusterfs "])
+@pytest.mark.parametrize("fstype", ["nfs", "ext4", "", "fuse.glusterfs "])
 def test_types_without_a_probe_are_not_asked(fstype):
     assert servers.probe(fstype) == ""
 
