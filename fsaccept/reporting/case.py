@@ -183,6 +183,7 @@ class Job:
     jobid: str  # '' when it did not get one
     nodelist: tuple[str, ...]  # the nodes Slurm gave it, when recorded as a list
     completion_time: float | None  # Unix time
+    submit_time: float | None = None  # Unix time (ReFrame's, once sbatch returned)
 
 
 @dataclass(frozen=True, eq=False)
@@ -218,6 +219,7 @@ def case_of(record: Mapping[str, Any]) -> Case:
     variables = {k: v for k, v in record.items() if k not in RFM_KEYS}
     nodelist = record.get("job_nodelist")
     done = record.get("job_completion_time_unix")
+    submitted = record.get("job_submit_time")
     tags = record.get("tags")
     return Case(
         record=record, name=str(record.get("name", "")), figures=_figures(record),
@@ -226,4 +228,5 @@ def case_of(record: Mapping[str, Any]) -> Case:
         per_node=_per_node(variables),
         job=Job(jobid=str(record.get("jobid") or ""),
                 nodelist=tuple(map(str, nodelist)) if isinstance(nodelist, list) else (),
-                completion_time=done if _number_or_null(done) else None))
+                completion_time=done if _number_or_null(done) else None,
+                submit_time=submitted if _number_or_null(submitted) else None))

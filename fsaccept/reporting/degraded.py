@@ -133,7 +133,7 @@ def degraded_section(tests: list[Any], reference: Any = None) -> DegradedSection
                     contract, (int, float)) else contract,
                 "FAIL" if fr.failed else ("PASS" if t.verdict in ("PASS", "FAIL")
                                           else t.verdict)))
-        fault = degraded.fault_of(degraded.loads(str(t.case.get("fault_timeline") or "")))
+        fault = degraded.fault_from(str(t.case.get("fault_timeline") or ""))[0]
         limits = ({degraded.RECOVERY: mode.max_recovery_s,
                    **({degraded.FAILOVER: mode.max_failover_s} if mode.max_failover_s
                       else {})} if mode else {})

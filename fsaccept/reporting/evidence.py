@@ -5,7 +5,12 @@ worthless.
 
 - the nodes' view of the target before the benchmark (``node_mounts``):
   :func:`fsaccept.core.guards.node_mount_reasons`;
-- the storage servers after it (``servers_after``): :func:`fsaccept.core.servers.degraded`;
+- the storage servers after it (``servers_after``): :func:`fsaccept.core.servers.degraded`,
+  and for a degraded-mode test :func:`fsaccept.core.degraded.not_degraded_after`, matched
+  to the job's node list;
+- a degraded-mode test's fault (``fault_timeline``): :class:`fsaccept.core.degraded.Fault`,
+  within its own job, and the data it reads written before the fault began
+  (:func:`degraded_dataset_reasons`, given the fixtures it depended on);
 - the file system the job ran on (``job_fstype``) against the verified reference's
   ``target.fstype``: :func:`fsaccept.core.guards.fstype_reasons`;
 - the data written (``data_pattern``) against the session's data-reduction probe:
@@ -28,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fsaccept.benchmarks import registry
-from fsaccept.benchmarks.catalogue import ACCEPTANCE, SCALING, TestSpec
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, SCALING, TestSpec
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
 from fsaccept.benchmarks.io500 import parse as io500_parse
 from fsaccept.benchmarks.io500 import validity as io500_validity
@@ -189,27 +194,53 @@ def _servers_after_reasons(answers: dict[str, list[str]], case: Mapping[str, Any
     """The live rule on the nodes' answers after the benchmark: healthy, except for a
     degraded-mode figure, which must have been measured with the fault still seen."""
     if spec.degraded and not spec.attrs.get("benchmark_after_recovery"):
-        nodes = case.get("num_nodes")
-        return degraded.not_degraded_after(answers, nodes if isinstance(nodes, int) else 0)
+        return degraded.not_degraded_after(answers, case_of(case).job.nodelist)
     return servers.degraded_reasons(answers)
 
 
 def _fault_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
     """A degraded-mode test, re-judged from its recorded timeline: the fault injected,
-    seen on every node, the file system restored; and its fault figures those the
-    timeline gives."""
+    seen on every node, the file system restored and healed, all within the case's own
+    job; and its fault figures those the timeline gives."""
     timeline = case.get("fault_timeline")
     if not isinstance(timeline, str) or not timeline:
         return ["evidence missing: no fault_timeline, which every degraded-mode test "
                 "records"]
-    fault = degraded.fault_of(degraded.loads(timeline))
-    out = fault.invalid_reasons()
+    fault, unreadable = degraded.fault_from(timeline)
+    if unreadable:
+        return unreadable
+    job = case_of(case).job
+    out = fault.invalid_reasons() + fault.outside_job(job.jobid, job.submit_time,
+                                                      job.completion_time)
     given = fault.figures
     for fig in case_of(case).figures:
         if fig.name in degraded.FIGURES and fig.value is not None and (
                 fig.name not in given or abs(fig.value - given[fig.name]) > 1e-6):
             out.append(f"{fig.name} is recorded as {fig.value}, but the recorded fault "
                        f"timeline gives {given.get(fig.name, 'none')}")
+    return out
+
+
+def degraded_dataset_reasons(case: Mapping[str, Any], spec: TestSpec | None,
+                             fixtures: list[Mapping[str, Any]]) -> list[str]:
+    """A degraded-mode test that reads data its fixture wrote (the catalogue's degraded
+    fixture of its reference key): that fixture among those it depended on
+    (``fixtures``), its job completed before the test's fault began, by the live check's
+    rule (:meth:`fsaccept.core.degraded.Fault.written_after`)."""
+    if spec is None or not spec.degraded:
+        return []
+    wanted = [t.check for t in registry.DEGRADED if t.role == FIXTURE and t.key == spec.key]
+    fault, unreadable = degraded.fault_from(str(case.get("fault_timeline") or ""))
+    if not wanted or unreadable:
+        return []  # an unreadable timeline: _fault_reasons says so
+    out = []
+    for check in wanted:
+        fx = next((f for f in fixtures if registry.class_of_case(f.get("name")) == check), None)
+        if fx is None:
+            out.append(f"evidence missing: it depends on no {check}, the data it reads "
+                       "(dependencies_actual)")
+        else:
+            out += fault.written_after(check, case_of(fx).job.completion_time)
     return out
 
 

@@ -339,7 +339,9 @@ def timeline_plot(section: Any) -> bytes | None:
     """The Degraded mode section's faults (:class:`.degraded.DegradedSection`) on one time axis (seconds from the first fault): degraded (red) and
     recovering (orange), the moments every node saw the fault and the first write
     succeeded marked."""
-    rows = [f for f in section.faults if any(e["event"] == "degrade_end" for e in f.events)]
+    # A fault drawn has its start and its end (an edited timeline may lack either).
+    rows = [f for f in section.faults
+            if {"degrade_start", "degrade_end"} <= {e["event"] for e in f.events}]
     if not rows:
         return None
     t0 = min(e["t"] for f in rows for e in f.events if e["event"] == "degrade_start")

@@ -29,7 +29,8 @@ from fsaccept.benchmarks.catalogue import ACCEPTANCE
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.reference import ReferenceError
 from fsaccept.reporting.case import Case, case_of
-from fsaccept.reporting.evidence import SessionEvidence, evidence_reasons, session_evidence
+from fsaccept.reporting.evidence import (SessionEvidence, degraded_dataset_reasons,
+                                         evidence_reasons, session_evidence)
 from fsaccept.reporting.verdicts import (ACCEPTED, INCOMPLETE, NOT_ACCEPTED,
                                          FAIL, INVALID, NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
                                          SKIPPED_BY_REFRAME, Figure, RunReportError, Verdict,
@@ -258,7 +259,8 @@ def _case_verdict(tc: dict[str, Any], fixtures: list[tuple[dict[str, Any], Verdi
     pass (or is not in the run report) is not certified (INVALID); a pass against
     thresholds looser than the reference file's is INVALID."""
     v = verdict_of(tc)
-    problems = record_problems(tc, reference, session) if v.verdict in (
+    problems = record_problems(tc, reference, session) + degraded_dataset_reasons(
+        tc, spec_of_case(tc), [fx for fx, _ in fixtures]) if v.verdict in (
         PASS, FAIL, INVALID) else []
     if problems:
         # Judged all the same against its class's entry: every reason is shown.

@@ -17,6 +17,11 @@
 5. asks for the restore, and times the recovery: until the file system says it has
    healed (the site's ``healed`` command) and every node's client reaches every server.
 
+The test is then judged by the sign-off's own rules on its fault
+(:mod:`fsaccept.core.degraded`), applied to its job: every node of the job's node list
+saw the fault when the benchmark ended, the recovery healed, the timeline lies within
+the job, and the data read back was written before the fault began.
+
 The agent restores the file system whatever ends the job.  Degraded-mode tests run only
 in a serial session (``scripts/acceptance --degraded``): no other job may run on the
 file system while a server is down.
@@ -64,7 +69,8 @@ fsaccept_fault_until() {
   t0=$(date +%s)
   while :; do
     said=$(fsaccept_fault_nodes)
-    [ "$(awk -v s="$1" '$3 == s' <<<"$said" | wc -l)" = "$SLURM_JOB_NUM_NODES" ] && return 0
+    # Every node of the job, each once (srun runs one task on each of its nodes).
+    [ "$(awk -v s="$1" '$3 == s && !seen[$2]++' <<<"$said" | wc -l)" = "$SLURM_JOB_NUM_NODES" ] && return 0
     if (( $(date +%s) - t0 >= $2 )); then tr '\n' ';' <<<"$said"; return 1; fi
     sleep 0.5
   done
@@ -234,13 +240,26 @@ class DegradedMode(rfm.RegressionTestPlugin):
         self.fault_timeline = json.dumps(events)
 
     def fault(self) -> degraded.Fault:
-        return degraded.fault_of(degraded.loads(self.fault_timeline))
+        return degraded.fault_from(self.fault_timeline)[0]
+
+    def fault_reasons(self) -> list[str]:
+        """The sign-off's rules on the recorded fault (``fsaccept.reporting.evidence``),
+        on this job: the fault as planned, within this job, and the data read back
+        written before it began."""
+        fault, unreadable = degraded.fault_from(self.fault_timeline)
+        if unreadable:
+            return unreadable
+        out = fault.invalid_reasons() + fault.outside_job(
+            str(self.job.jobid or ""), self.job.submit_time, self.job.completion_time)
+        dataset = getattr(self, "dataset", None)
+        if dataset is not None:
+            out += fault.written_after(type(dataset).__name__, dataset.job.completion_time)
+        return out
 
     def invalid_reasons_list(self) -> list[str]:
         # The fault's reasons first: a fault not proven leaves no figure to judge.
-        fault = self.fault()
-        return fault.invalid_reasons() + [r for r in super().invalid_reasons_list()
-                                          if not _said_by_the_fault(r)]
+        return self.fault_reasons() + [r for r in super().invalid_reasons_list()
+                                       if not _said_by_the_fault(r)]
 
     def degraded_reasons(self) -> list[str]:
         """Measured while degraded: the nodes must still see the fault when the
@@ -250,7 +269,7 @@ class DegradedMode(rfm.RegressionTestPlugin):
             return super().degraded_reasons()
         answers = servers.node_answers(self._stdout_text())
         self.servers_after = "; ".join(servers.grouped(answers))
-        return degraded.not_degraded_after(answers, self.num_nodes)
+        return degraded.not_degraded_after(answers, list(self.job.nodelist or []))
 
     @run_before("performance", always_last=True)
     def add_fault_figures(self):

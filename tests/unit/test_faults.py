@@ -143,6 +143,9 @@ def test_a_heal_never_seen_is_given_up_after_its_bound(tmp_path):
     assert fault.first("not_healed")["limit_s"] == 0.5
     assert fault.figures[degraded.RECOVERY] >= 0.5
     assert "did not report its heal done within 0.5 s" in fault.notes()[0]
+    # A recovery never seen leaves no degraded file system's figure (issue 41).
+    assert ("the file system did not report its heal done (not_healed, limit 0.5 s): it "
+            "may still be degraded") in fault.invalid_reasons()
 
 
 def test_a_failing_restore_is_said_and_no_heal_awaited(tmp_path):
@@ -217,15 +220,30 @@ def test_job_lines_are_events_and_garbage_is_not():
         {"event": "failover", "t": 100.75, "by": "job", "output": "written"}]
 
 
-@pytest.mark.parametrize("text", ["", "null", "{}", "[1, 2]", "[{\"event\": 3, \"t\": 1}]",
-                                  "[{\"event\": \"x\", \"t\": \"NaN\"}]", "not json",
-                                  "[{\"event\": \"x\", \"t\": Infinity}]"])
-def test_a_recorded_timeline_that_is_not_one_reads_as_none(text):
-    assert degraded.loads(text) == []
+def test_no_recorded_timeline_is_no_event():
+    assert degraded.loads("") == [] and degraded.fault_from("")[1] == []
+
+
+@pytest.mark.parametrize("text, why", [
+    ("null", "not a list of events"), ("{}", "not a list of events"),
+    ("[1, 2]", "item 0 is not an event"), ("[{\"event\": 3, \"t\": 1}]", "item 0"),
+    ("[{\"event\": \"x\", \"t\": \"NaN\"}]", "item 0"), ("not json", "not JSON"),
+    ("[{\"event\": \"x\", \"t\": Infinity}]", "item 0"),
+    ("[{\"event\": \"x\", \"t\": 1}, {\"event\": \"y\", \"t\": 1%s}]" % ("0" * 400),
+     "item 1"),
+    ("[{\"event\": \"x\", \"t\": true}]", "item 0"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+])
+def test_a_recorded_timeline_that_is_not_one_is_said_never_raised(text, why):
+    """Issue 41, class 6: a deeply nested one raised RecursionError."""
+    with pytest.raises(degraded.TimelineError, match=re.escape(why)):
+        degraded.loads(text)
+    fault, unreadable = degraded.fault_from(text)
+    assert fault.events == () and unreadable[0].startswith("fault_timeline cannot be read")
 
 
 def test_figures_from_a_timeline():
-    events = [{"event": "degrade_end", "t": 10.0, "status": 0},
+    events = [{"event": "degrade_start", "t": 9.9}, {"event": "degrade_end", "t": 10.0, "status": 0},
               {"event": "nodes_down", "t": 10.5}, {"event": "failover", "t": 11.0},
               {"event": "restore_start", "t": 20.0, "by": "the job's request"},
               {"event": "restore_end", "t": 21.0, "status": 0},
@@ -237,17 +255,123 @@ def test_figures_from_a_timeline():
     unseen = degraded.fault_of([e for e in events if e["event"] != "nodes_down"])
     assert unseen.invalid_reasons()[0].startswith(
         "the file system was not degraded during the measurement")
+    unstarted = degraded.fault_of([e for e in events if e["event"] != "degrade_start"])
+    assert unstarted.invalid_reasons() == ["the fault's start is not recorded (no "
+                                           "degrade_start before its degrade_end)"]
     never = degraded.fault_of([{"event": "no_fault", "t": 1, "why": "the job ended"}])
     assert never.invalid_reasons() == ["the fault was never injected (the job ended)"]
 
 
 def test_a_measurement_must_end_with_every_node_seeing_the_fault():
     down = "down GlusterFS client not connected to brick 127.0.0.2:/b2"
-    assert degraded.not_degraded_after({down: ["n1", "n2"]}, 2) == []
+    assert degraded.not_degraded_after({down: ["n1", "n2"]}, ["n1", "n2"]) == []
     said = degraded.not_degraded_after({down: ["n1"], "ok 4 of 4 bricks connected": ["n2"]},
-                                       2)
-    assert said and "n2: ok 4 of 4" in said[0]
-    assert degraded.not_degraded_after({}, 2)
+                                       ["n1", "n2"])
+    assert said and "(n2: ok 4 of 4 bricks connected)" in said[0]
+    assert degraded.not_degraded_after({}, ["n1", "n2"])[0].endswith("(n1,n2: no answer)")
+
+
+@pytest.mark.parametrize("answers, nodes, said", [
+    # Issue 41, class 3: each was counted as enough "down" answers.
+    ({"down b2": ["n3", "n4"]}, ["n1", "n2"],
+     ["the nodes' probe after the benchmark names node n3,n4, not of the job (n1,n2)",
+      "the file system was not degraded during the measurement: when the benchmark ended, "
+      "not every node's client saw the fault (n1,n2: no answer)"]),
+    ({"down b2": ["n1", "n1"]}, ["n1", "n2"],
+     ["node n1 answered the nodes' probe after the benchmark more than once",
+      "the file system was not degraded during the measurement: when the benchmark ended, "
+      "not every node's client saw the fault (n2: no answer)"]),
+    ({"down b2": ["n1", "n2"], "ok 2 of 2": ["n2"]}, ["n1", "n2"],
+     ["node n2 answered the nodes' probe after the benchmark more than once"]),
+    ({"down b2": ["n1"]}, [],
+     ["the nodes' probe after the benchmark names node n1, not of the job (none)",
+      "the file system was not degraded during the measurement: when the benchmark ended, "
+      "not every node's client saw the fault (no node of the job recorded)"]),
+])
+def test_the_answers_are_matched_to_the_job_s_nodes(answers, nodes, said):
+    assert degraded.not_degraded_after(answers, nodes) == said
+
+
+def _healed_fault(**edits):
+    events = [{"event": "agent_start", "t": 99.9}, {"event": "degrade_start", "t": 100.0},
+              {"event": "degrade_end", "t": 100.1, "status": 0},
+              {"event": "nodes_down", "t": 100.5}, {"event": "failover", "t": 101.0},
+              {"event": "restore_start", "t": 110.0, "by": "the job's request"},
+              {"event": "restore_end", "t": 111.0, "status": 0},
+              {"event": "restore_answer", "t": 111.2}, {"event": "nodes_healthy", "t": 112.0},
+              {"event": "healed", "t": 115.0}, {"event": "agent_end", "t": 115.1}]
+    for name, fields in edits.items():
+        for e in events:
+            if e["event"] == name:
+                e.update(fields)
+    return degraded.fault_of([e for e in events if e.get("t") is not None])
+
+
+def test_a_recovery_must_end_healed_after_the_last_restore():
+    """Issue 41, class 4."""
+    assert _healed_fault().invalid_reasons() == []
+    healed_before = _healed_fault(healed={"t": 110.5})
+    assert healed_before.invalid_reasons() == [
+        "the file system never reported its heal done after its restore (no healed event "
+        "after the last restore_end): it may still be degraded"]
+    assert _healed_fault(healed={"t": None}).invalid_reasons() == healed_before.invalid_reasons()
+    early = _healed_fault(healed={"event": "not_healed", "limit_s": 60})
+    assert early.invalid_reasons() == ["the file system did not report its heal done "
+                                       "(not_healed, limit 60 s): it may still be degraded"]
+    clients = _healed_fault(nodes_healthy={"event": "nodes_not_healthy"})
+    assert "(nodes_not_healthy)" in clients.invalid_reasons()[0]
+    again = degraded.fault_of(list(_healed_fault().events) + [
+        {"event": "restore_end", "t": 116.0, "status": 1, "output": "no"}])
+    assert again.invalid_reasons() == ["the restore command failed (exit 1: no): the file "
+                                       "system may still be degraded"]
+
+
+def test_a_timeline_is_the_fault_of_its_own_job():
+    """Issue 41, class 8: the job submitted at 99.95 (the agent started right before it)
+    and completed at 112.5 (its accounting: whole seconds, 112)."""
+    fault = _healed_fault()
+    assert fault.outside_job("7", 99.95, 112.5) == []
+    assert fault.outside_job("7", 100.5, 112.0) == []  # within a second either side
+    assert fault.outside_job("7", 101.2, 112.5) == [
+        "the fault timeline is not that of its own job 7: degrade_start 1.2 s before it was "
+        "submitted; degrade_end 1.1 s before it was submitted"]
+    later = fault.outside_job("8", 120.0, 130.0)[0]
+    assert later.startswith("the fault timeline is not that of its own job 8: degrade_start "
+                            "20 s before it was submitted;") and later.endswith("; ...")
+    assert fault.outside_job("6", 80.0, 95.0)[0].startswith(
+        "the fault timeline is not that of its own job 6: degrade_start 5 s after it "
+        "completed")
+    for times in ((None, 112.5), (99.95, float("nan")), (99.95, 10**400)):
+        assert fault.outside_job("7", *times) == [
+            "the fault timeline cannot be matched to its job 7: the job's submission or "
+            "completion time is not recorded"]
+
+
+def test_the_data_read_back_was_written_before_the_fault():
+    """Issue 41, class 8: the fault began at 100 (degrade_start)."""
+    fault = _healed_fault()
+    assert fault.written_after("Dataset", 99.0) == []
+    assert fault.written_after("Dataset", 100.0) == [
+        "the data it reads was written after the fault began: Dataset's job completed 0 s "
+        "after degrade_start"]
+    assert fault.written_after("Dataset", None)[0].startswith(
+        "evidence missing: when Dataset's job completed is not recorded")
+    assert degraded.fault_of([]).written_after("Dataset", 200.0) == []
+
+
+def test_the_job_proves_the_fault_on_each_of_its_nodes_once(tmp_path):
+    """``fsaccept_fault_until``, the job's proof: a node's line printed twice counts once."""
+    from fsaccept.rfm.degraded import JOB_FUNCTIONS
+    lines = {"twice": "fsaccept-servers n1 down b2\nfsaccept-servers n1 down b2",
+             "each": "fsaccept-servers n1 down b2\nfsaccept-servers n2 down b2"}
+    for case, expected in (("twice", 1), ("each", 0)):
+        script = (JOB_FUNCTIONS + f"\nfsaccept_fault_nodes() {{ printf '%s\\n' "
+                  f"{shlex.quote(lines[case])}; }}\nsleep() {{ :; }}\n"
+                  "fsaccept_fault_until down 0\n")
+        proc = subprocess.run(["bash", "-c", script], env={**os.environ,
+                              "SLURM_JOB_NUM_NODES": "2"}, capture_output=True, text=True,
+                              timeout=WAIT_S)
+        assert proc.returncode == expected, (case, proc.stdout, proc.stderr)
 
 
 # -- the documented declarations -------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -161,3 +162,232 @@ def test_a_reference_without_the_clause_cannot_verify_a_degraded_test(run, ref, 
     other.write_text(yaml.safe_dump(data))
     code, md = _signoff(run, tmp_path, "--reference", str(other))
     assert code == 1
+
+
+# -- issue 41: the evidence matched to the case's own job --------------------------------
+# Each edit below was ACCEPTED before: the answers after the benchmark counted, not
+# matched to the job's nodes (class 3); a recovery that never healed (class 4); another
+# test's fault, or data written after the fault (class 8); a timeline nested too deeply
+# to read (class 6, a RecursionError).
+
+
+def _down(data):
+    """The real run's answer of every node after the degraded write: the fault seen."""
+    return _case(data, "DegradedIORWriteBandwidth")["servers_after"].split(": ", 1)[1]
+
+
+def _other_nodes_down(data):
+    _case(data, "DegradedIORWriteBandwidth")["servers_after"] = "n5,n6,n7,n8: " + _down(data)
+
+
+def _node_count_edited(data):
+    case = _case(data, "DegradedIORWriteBandwidth")
+    case["servers_after"] = f"n1,n2: {_down(data)}; n3,n4: ok 4 of 4 bricks connected"
+    case["num_nodes"] = 2
+
+
+def _one_node_four_times(data):
+    _case(data, "DegradedIORWriteBandwidth")["servers_after"] = "n1,n1,n1,n1: " + _down(data)
+
+
+def _edit_events(data, check, edit):
+    case = _case(data, check)
+    _set_timeline(case, edit(_timeline(case)))
+
+
+def _at(events, name):
+    return next(e for e in events if e["event"] == name)
+
+
+# The degraded read: its heal came before its nodes reconnected, so its recorded
+# recovery_s stays the one its edited timeline gives.
+READ = "DegradedIORStonewalledRead"
+
+
+def _without_healed(data):
+    _edit_events(data, READ, lambda ev: [e for e in ev if e["event"] != "healed"])
+
+
+def _not_healed_early(data):
+    """not_healed in place of healed, long before its own limit (60 s) was up."""
+    def edit(ev):
+        healed = _at(ev, "healed")
+        healed.update(event="not_healed", status=1, limit_s=60,
+                      output="volume fsaccept-replica: 1 entry to heal")
+        return ev
+    _edit_events(data, READ, edit)
+
+
+def _later_restore_failed(data):
+    def edit(ev):
+        t = _at(ev, "healed")["t"]
+        return ev + [{"by": "the agent's exit path", "event": "restore_start", "t": t + 0.1},
+                     {"by": "agent", "event": "restore_end", "t": t + 0.2, "status": 1,
+                      "output": "volume start: fsaccept-replica: failed"}]
+    _edit_events(data, READ, edit)
+
+
+def _nodes_not_healthy(data):
+    def edit(ev):
+        _at(ev, "nodes_healthy")["event"] = "nodes_not_healthy"
+        return ev
+    _edit_events(data, READ, edit)
+
+
+FAULT_FIGURES = (":time_to_detect_s", ":failover_s", ":recovery_s")
+
+
+def _timeline_of_another_test(data):
+    """The degraded mdtest's timeline, and the figures it gives, on the degraded write."""
+    src, dst = _case(data, "DegradedMdtestEasy"), _case(data, "DegradedIORWriteBandwidth")
+    dst["fault_timeline"] = src["fault_timeline"]
+    for key, value in src["perfvalues"].items():
+        if key.endswith(FAULT_FIGURES):
+            dst["perfvalues"][key] = value
+
+
+def _integrity_data_written_after_the_fault(data):
+    fault = _at(_timeline(_case(data, "DegradedIORDataIntegrity")), "degrade_start")
+    _case(data, "DegradedIORIntegrityDataset")["job_completion_time_unix"] = fault["t"] + 0.5
+
+
+def _integrity_dataset_not_depended_on(data):
+    case = _case(data, "DegradedIORDataIntegrity")
+    case["dependencies_actual"] = [d for d in case["dependencies_actual"]
+                                   if not d[0].startswith("DegradedIORIntegrityDataset")]
+
+
+def _fault_start_removed(data):
+    """Without its degrade_start, the fault began when?  (Its dataset's job completed
+    before its degrade_end, after the degrade started.)"""
+    _edit_events(data, "DegradedIORDataIntegrity",
+                 lambda ev: [e for e in ev if e["event"] != "degrade_start"])
+
+
+def _timeline_nested_deeply(data):
+    _case(data, "DegradedMdtestEasy")["fault_timeline"] = "[" * 100_000 + "]" * 100_000
+
+
+STITCHED = {
+    "3: other nodes reported down": (
+        _other_nodes_down, "DegradedIORWriteBandwidth",
+        "names node n5,n6,n7,n8, not of the job (n1,n2,n3,n4)"),
+    "3: the job's node count edited": (
+        _node_count_edited, "DegradedIORWriteBandwidth",
+        "not every node's client saw the fault (n3,n4: ok 4 of 4 bricks connected)"),
+    "3: one node named four times": (
+        _one_node_four_times, "DegradedIORWriteBandwidth",
+        "node n1 answered the nodes' probe after the benchmark more than once"),
+    "4: no healed event": (
+        _without_healed, READ,
+        "no healed event after the last restore_end): it may still be degraded"),
+    "4: not_healed before its limit": (
+        _not_healed_early, READ,
+        "the file system did not report its heal done (not_healed, limit 60 s)"),
+    "4: a later restore failed": (
+        _later_restore_failed, READ,
+        "the restore command failed (exit 1: volume start: fsaccept-replica: failed)"),
+    "4: a client not reconnected": (
+        _nodes_not_healthy, READ,
+        "not every node's client reached every server again after the restore "
+        "(nodes_not_healthy)"),
+    "8: another test's fault timeline": (
+        _timeline_of_another_test, "DegradedIORWriteBandwidth",
+        "the fault timeline is not that of its own job 169: degrade_start 44.473 s after "
+        "it completed"),
+    "8: integrity data written after the fault": (
+        _integrity_data_written_after_the_fault, "DegradedIORDataIntegrity",
+        "the data it reads was written after the fault began: "
+        "DegradedIORIntegrityDataset's job completed 0.5 s after degrade_start"),
+    "8: integrity data of no fixture": (
+        _integrity_dataset_not_depended_on, "DegradedIORDataIntegrity",
+        "evidence missing: it depends on no DegradedIORIntegrityDataset"),
+    "8: the fault's start removed": (
+        _fault_start_removed, "DegradedIORDataIntegrity",
+        "the fault's start is not recorded (no degrade_start before its degrade_end)"),
+    "6: a timeline nested too deeply": (
+        _timeline_nested_deeply, "DegradedMdtestEasy",
+        "fault_timeline cannot be read: nested too deeply"),
+}
+
+
+@pytest.mark.parametrize("what", sorted(STITCHED))
+def test_degraded_evidence_not_of_the_case_is_never_accepted(run, tmp_path, what):
+    edit, check, said = STITCHED[what]
+    edit(run)
+    code, md = _signoff(run, tmp_path)
+    assert code == 1 and "**Overall verdict: ACCEPTED**" not in md, what
+    assert f"{check}: INVALID (" in md and said in md, md[:3000]
+
+
+def _live(data, check):
+    """What a degraded-mode test's live check sees of its own job (its timeline, its
+    job's times and nodes, the nodes' lines after the benchmark, its dataset's job), made
+    from its recorded case."""
+    case = _case(data, check)
+    job = SimpleNamespace(jobid=case["jobid"], submit_time=case["job_submit_time"],
+                          completion_time=case["job_completion_time_unix"],
+                          nodelist=case["job_nodelist"])
+    stdout = "".join(f"fsaccept-servers {node} {answer}\n"
+                     for nodes, answer in (g.split(": ", 1)
+                                           for g in case["servers_after"].split("; "))
+                     for node in nodes.split(","))
+    live = SimpleNamespace(fault_timeline=case["fault_timeline"], job=job,
+                           benchmark_after_recovery=case["benchmark_after_recovery"],
+                           _stdout_text=lambda: stdout)
+    dataset = next((_case(data, d[0].split("_")[0]) for d in case["dependencies_actual"]
+                    if d[0].startswith("Degraded")), None)
+    if dataset is not None:  # the fixture object, of its class, with its job
+        live.dataset = type(dataset["name"].split()[0], (), {})()
+        live.dataset.job = SimpleNamespace(completion_time=dataset["job_completion_time_unix"])
+    return live
+
+
+def _live_reasons(data, check):
+    from fsaccept.rfm.degraded import DegradedMode
+    live = _live(data, check)
+    return DegradedMode.fault_reasons(live) + (
+        [] if live.benchmark_after_recovery else DegradedMode.degraded_reasons(live))
+
+
+def test_the_live_check_finds_nothing_wrong_with_the_real_run(run):
+    for check in ("DegradedIORWriteBandwidth", READ, "DegradedIORDataIntegrity",
+                  "DegradedMdtestEasy"):
+        assert _live_reasons(run, check) == [], check
+
+
+#: What the live check says of its own job's evidence so edited (a node's repeated
+#: lines in a job's output count once, with its last answer: a relaunched step).
+LIVE = {"3: the job's node count edited": STITCHED["3: the job's node count edited"][2],
+        "3: one node named four times": "not every node's client saw the fault (n2,n3,n4: "
+                                        "no answer)",
+        "4: not_healed before its limit": STITCHED["4: not_healed before its limit"][2],
+        "8: another test's fault timeline": STITCHED["8: another test's fault timeline"][2],
+        "8: integrity data written after the fault":
+            STITCHED["8: integrity data written after the fault"][2]}
+
+
+@pytest.mark.parametrize("what", sorted(LIVE))
+def test_the_live_check_refuses_it_by_the_same_function(run, tmp_path, what):
+    """The live check (``DegradedMode``) judges its own job's answers and timeline by
+    the functions the sign-off applies to the recorded ones: the same reason."""
+    edit, check, _ = STITCHED[what]
+    edit(run)
+    reasons = _live_reasons(run, check)
+    assert any(LIVE[what] in r for r in reasons), reasons
+    assert LIVE[what] in _signoff(run, tmp_path)[1]
+
+
+def test_the_timeline_plot_draws_what_it_can_of_an_edited_timeline(run):
+    """A fault without its start is not drawn (the plot's time axis starts at the first
+    fault's start): it raised ValueError, a traceback of the sign-off."""
+    from fsaccept.reporting import degraded as section_of, plots, runreport
+    _fault_start_removed(run)
+    section = section_of.degraded_section(runreport.tests_of(run))
+    drawn = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plots, "_png", lambda fig: drawn.append(fig) or b"png")
+        assert plots.timeline_plot(section) == b"png"
+    assert [t.get_text() for t in drawn[0].axes[0].get_yticklabels()] == [
+        "DegradedIORWriteBandwidth", READ, "DegradedMdtestEasy"]
+    plots._pyplot().close(drawn[0])
