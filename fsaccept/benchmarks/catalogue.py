@@ -173,6 +173,9 @@ class Benchmark:
     reference_rules: Callable[..., tuple[list[str], Any, list[str]]] | None = None
     #: pattern -> whether the data it writes is reducible (compressible or repeated).
     pattern_reducible: Callable[[str], bool] | None = None
+    #: The data patterns it writes (a reference entry's ``data_pattern``): a run report
+    #: naming another was not written by fsaccept.
+    data_patterns: tuple[str, ...] = ()
     #: Characters it cannot take in a path (character -> why): a target path holding one
     #: is refused (``fsaccept reference`` and every run, before any job).
     unsafe_path_chars: Mapping[str, str] = field(default_factory=dict)

@@ -72,6 +72,19 @@ def format_rank_map(ranks: dict[int, str]) -> str:
     return ",".join(parts)
 
 
+def node_of_rank(rank_map: str, rank: int) -> str | None:
+    """The node of ``rank`` in a map :func:`format_rank_map` wrote ('n1:0-3,n2:4-7');
+    None when the map does not place it or is not one it writes."""
+    found = None
+    for part in rank_map.split(",") if rank_map else []:
+        match = re.fullmatch(r"(\S+):(\d{1,18})(?:-(\d{1,18}))?", part)
+        if not match:
+            return None
+        if int(match.group(2)) <= rank <= int(match.group(3) or match.group(2)):
+            found = match.group(1)
+    return found
+
+
 def _run(node: str | None, start: int | None, end: int | None) -> str:
     return f"{node}:{start}" if start == end else f"{node}:{start}-{end}"
 

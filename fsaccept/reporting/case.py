@@ -74,15 +74,21 @@ class Figure:
     @property
     def lower_limit(self) -> float | None:
         """Lowest passing value: reference × (1 + lower)."""
-        if self.reference is None or self.lower is None:
-            return None
-        return float(Decimal(repr(self.reference)) * (1 + Decimal(repr(self.lower))))
+        return _limit(self.reference, self.lower)
 
     @property
     def upper_limit(self) -> float | None:
-        if self.reference is None or self.upper is None:
-            return None
-        return float(Decimal(repr(self.reference)) * (1 + Decimal(repr(self.upper))))
+        return _limit(self.reference, self.upper)
+
+
+def _limit(reference: float | None, tolerance: float | None) -> float | None:
+    """reference × (1 + tolerance), exactly in decimal; an infinite or NaN part (an edited
+    run report: never a usable threshold) gives what floats give, not an exception."""
+    if reference is None or tolerance is None:
+        return None
+    if not (math.isfinite(reference) and math.isfinite(tolerance)):
+        return reference * (1 + tolerance)
+    return float(Decimal(repr(reference)) * (1 + Decimal(repr(tolerance))))
 
 
 def _number_or_null(v: Any) -> bool:
@@ -91,8 +97,16 @@ def _number_or_null(v: Any) -> bool:
 
 
 def as_number(v: Any) -> float | None:
+    """A recorded figure or threshold as a number (None: none).  A JSON integer beyond a
+    float's range (10**400) is infinite, as ``1e400`` is: every later comparison and sum
+    takes it (as an int it raised OverflowError), and it is never a measurement."""
     if v is None or isinstance(v, bool):
         return None
+    if isinstance(v, int):
+        try:
+            float(v)
+        except OverflowError:
+            return math.inf if v > 0 else -math.inf
     if isinstance(v, (int, float)):
         return v
     try:
@@ -159,8 +173,9 @@ def per_node_of(key: str, value: Any) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for fig, nodes in figures.items():
         for node, v in nodes.items():
-            if as_number(v) is not None:
-                out.setdefault(str(fig), {})[str(node)] = float(v)
+            number = as_number(v)
+            if number is not None:
+                out.setdefault(str(fig), {})[str(node)] = float(number)
     return out
 
 

@@ -17,11 +17,19 @@ worthless.
   :func:`fsaccept.core.reduction.reducible_data_reasons`, and the probe's own sentence
   against its ratios (:class:`fsaccept.core.reduction.ProbeResult`);
 - a checkpoint's bandwidth against its volume (``burst_bytes``) over its time:
-  :class:`fsaccept.benchmarks.ior.figures.Burst`;
+  :class:`fsaccept.benchmarks.ior.figures.Burst`; that volume and the recorded command's
+  shards against the verified reference's ``checkpoint_size``
+  (:func:`fsaccept.benchmarks.ior.command.checkpoint_block`); its slowest and fastest
+  rank against its figures (:func:`fsaccept.benchmarks.ior.figures.rank_text`);
+- a read that verifies (a restore, the integrity check): its recorded IOR command's ``-R``;
 - a time limit noted after the benchmark (``time_limit_after_benchmark``): a note only
   when the benchmark had ended with exit 0;
 - IO500's results (``io500_result``): :func:`fsaccept.benchmarks.io500.validity.invalid_reasons`
   (its score recomputed from its phases), and its figures those the results give.
+
+A JSON record a case carries (the probe's, IO500's) holding an integer beyond a float's
+range cannot be read (:func:`_record_json`): no check writes one, and every float sum over
+it would raise.
 """
 
 from __future__ import annotations
@@ -37,9 +45,15 @@ from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, SCALING, TestSpec
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
 from fsaccept.benchmarks.io500 import parse as io500_parse
 from fsaccept.benchmarks.io500 import validity as io500_validity
-from fsaccept.benchmarks.ior.command import PHASES
-from fsaccept.benchmarks.ior.figures import Burst
-from fsaccept.core import degraded, guards, reduction, servers
+from fsaccept.benchmarks.ior.command import (PHASES, checkpoint_block, checkpoint_volume,
+                                             ior_size)
+from fsaccept.benchmarks.ior.command import parameters as ior_parameters
+from fsaccept.benchmarks.ior.figures import RANK_TEXT, Burst, rank_text
+from fsaccept.benchmarks.ior.patterns import argv_of, last_option
+from fsaccept.core import degraded, guards, placement, reduction, servers
+from fsaccept.core.findings import figure_problem
+from fsaccept.core.reference import ReferenceError
+from fsaccept.core.units import format_size
 from fsaccept.reporting.case import case_of
 
 #: The class of the data-reduction probe (the catalogue's).
@@ -62,9 +76,8 @@ def probe_problems(case: Mapping[str, Any]) -> tuple[reduction.ProbeResult | Non
     text = case.get("reduction_result")
     if not text:
         return None, []
-    try:
-        result = reduction.ProbeResult.from_dict(json.loads(text))
-    except (TypeError, ValueError, KeyError, AttributeError, RecursionError):
+    result = _probe_result(text)
+    if result is None:
         return None, ["its recorded measurements (reduction_result) cannot be read"]
     out = []
     if case.get("reduction_verdict") not in (None, result.verdict):
@@ -78,6 +91,37 @@ def probe_problems(case: Mapping[str, Any]) -> tuple[reduction.ProbeResult | Non
         if fig.name.endswith("_reduction") and (m is None or fig.value != m.ratio):
             out.append(f"figure {fig.name} {fig.value!r} is not the ratio it measured")
     return result, out
+
+
+def _record_json(text: str) -> Any:
+    """A JSON record a test case carries (``reduction_result``, ``io500_result``);
+    ValueError for an integer beyond a float's range (10**400): no check records one, and
+    every float sum over it raises OverflowError."""
+    return json.loads(text, parse_int=_float_range_int)
+
+
+def _float_range_int(digits: str) -> int:
+    value = int(digits)
+    try:
+        float(value)
+    except OverflowError:
+        raise ValueError(f"an integer of {len(digits)} characters is beyond a float's "
+                         "range") from None
+    return value
+
+
+def _probe_result(text: Any) -> reduction.ProbeResult | None:
+    """The probe's recorded measurements, read and every ratio of them computed once
+    (None: not what the probe records, e.g. a space of 0 within an error below 0)."""
+    try:
+        result = reduction.ProbeResult.from_dict(_record_json(text))
+        for m in result.measurements.values():
+            m.text()
+        result.summary()
+    except (TypeError, ValueError, KeyError, AttributeError, RecursionError,
+            ZeroDivisionError):
+        return None
+    return result
 
 
 def session_evidence(cases: list[Mapping[str, Any]]) -> SessionEvidence:
@@ -106,14 +150,18 @@ def _reducible(label: str) -> tuple[str, bool] | None:
     if not match or match.group(1) not in registry.BENCHMARKS:
         return None
     bench = registry.BENCHMARKS[match.group(1)]
+    if bench.data_patterns and match.group(2) not in bench.data_patterns:
+        return None  # not a pattern it writes: no rule says what it is
     rule = bench.pattern_reducible
     return label, (rule(match.group(2)) if rule else True)
 
 
 def evidence_reasons(case: Mapping[str, Any], spec: TestSpec | None, expected_fstype: str | None,
-                     session: SessionEvidence) -> list[str]:
+                     session: SessionEvidence, reference: Any = None) -> list[str]:
     """INVALID reasons the case's own recorded evidence gives (``expected_fstype``: the
-    verified reference's ``target.fstype``; None when there is none to compare with)."""
+    verified reference's ``target.fstype``; None when there is none to compare with;
+    ``reference``: that verified reference file, whose entries a checkpoint's volume must
+    match)."""
     if spec is None or not spec.benchmark:
         if spec is not None and spec.check == PROBE:
             return session.probe_problems.get(str(case.get("uuid")), [])
@@ -151,7 +199,8 @@ def evidence_reasons(case: Mapping[str, Any], spec: TestSpec | None, expected_fs
                 out += guards.fstype_reasons(str(seen or ""), fstype,
                                              f"{key}: {case.get('target_dir') or 'the target'}")
     out += _reduction_reasons(case, spec, session)
-    out += _burst_reasons(case, spec)
+    out += _burst_reasons(case, spec, reference)
+    out += _verify_reasons(case, spec)
     if spec.benchmark == "io500" and spec.role == ACCEPTANCE:
         out += io500_reasons(case)
     note = case.get("time_limit_after_benchmark")
@@ -163,22 +212,26 @@ def evidence_reasons(case: Mapping[str, Any], spec: TestSpec | None, expected_fs
     return out
 
 
-def _burst_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
+def _burst_reasons(case: Mapping[str, Any], spec: TestSpec, reference: Any = None) -> list[str]:
     """A checkpoint's figures against its recorded volume (``burst_bytes``): its bandwidth
     is the volume over its time (:class:`fsaccept.benchmarks.ior.figures.Burst`, as live),
-    and no rank finished before the fastest."""
+    no rank finished before the fastest, the volume is the verified reference's
+    (:func:`_checkpoint_volume_reasons`), and its slowest and fastest rank are its time
+    figures' (:func:`_rank_reasons`)."""
     phase = PHASES.get(str(spec.attrs.get("phase")))
     if phase is None or not phase.rank_times or spec.role != ACCEPTANCE:
         return []  # a checkpoint's fixture reports no figure
     time, rate, first = spec.figures[:3]
     by_name = {f.name: f.value for f in case_of(case).figures}
-    if by_name.get(time) is None:
-        return []  # no figure at all: judged elsewhere (a passing test must have one)
+    if by_name.get(time) is None or figure_problem(by_name[time]):
+        return []  # no figure, or none a benchmark measures: judged elsewhere
     volume = case.get("burst_bytes")
-    if not isinstance(volume, int) or isinstance(volume, bool) or volume <= 0:
-        return [f"burst_bytes {str(volume)[:40]!r}: the checkpoint's volume is not recorded"]
+    why = _count_problem(volume)
+    if why:
+        return [f"burst_bytes {str(volume)[:40]!r} ({why}): the checkpoint's volume is "
+                "not recorded"]
     burst = Burst(by_name[time], by_name.get(first) or 0.0, 0, 0, volume)
-    out = []
+    out = _checkpoint_volume_reasons(case, spec, reference, volume)
     if by_name.get(rate) is None or abs(by_name[rate] - burst.bandwidth_mib_s) > \
             1e-9 * burst.bandwidth_mib_s:
         out.append(f"figure {rate} {by_name.get(rate)!r} is not its volume ({volume} bytes) "
@@ -186,7 +239,95 @@ def _burst_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
     if not 0 < burst.first_s <= burst.seconds:
         out.append(f"figure {first} {by_name.get(first)!r} is not between 0 and the slowest "
                    f"rank's {time} {burst.seconds!r}")
+    out += _rank_reasons(case, "slowest_rank", time, burst.seconds)
+    out += _rank_reasons(case, "fastest_rank", first, by_name.get(first))
     return out
+
+
+def _count_problem(value: Any) -> str | None:
+    """Why a recorded count (bytes, ranks) is none: not a whole number, not above 0, or
+    beyond a float's range (no float sum takes it)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return "not a whole number"
+    return figure_problem(value)
+
+
+def _checkpoint_volume_reasons(case: Mapping[str, Any], spec: TestSpec, reference: Any,
+                               volume: int) -> list[str]:
+    """The volume a checkpoint moved and each rank's shard in its recorded IOR command
+    (``-t``, ``-b``, ``-s``), against what the verified reference's entry of its class asks:
+    its ``checkpoint_size`` split among the ranks the case recorded, in whole transfers
+    (:func:`fsaccept.benchmarks.ior.command.checkpoint_block`, the live check's split).
+    Without a verified reference there is nothing to compare with (the sign-off is not
+    verified then)."""
+    if reference is None:
+        return []
+    ranks = case.get("num_tasks")
+    why = _count_problem(ranks)
+    if why:
+        return [f"num_tasks {str(ranks)[:40]!r} ({why}): the checkpoint's volume cannot be "
+                f"checked against tests.{spec.key}"]
+    try:
+        params = ior_parameters(reference, spec.key)
+    except (ReferenceError, TypeError, ValueError) as err:
+        return [f"burst_bytes cannot be checked: the reference file has no usable entry "
+                f"tests.{spec.key}: {str(err)[:200]}"]
+    want = checkpoint_volume(params, ranks)
+    out = []
+    if volume != want:
+        out.append(f"burst_bytes {volume} is not the checkpoint tests.{spec.key} asks: its "
+                   f"checkpoint_size {format_size(params.checkpoint_size)} split among {ranks} "
+                   f"ranks in whole transfers of {format_size(params.transfer_size)} is "
+                   f"{want} bytes")
+    argv = argv_of(str(case.get("benchmark_command") or ""))
+    for flag, shown in (("-t", ior_size(params.transfer_size)),
+                        ("-b", ior_size(checkpoint_block(params, ranks))),
+                        ("-s", str(params.segments))):
+        got = last_option(argv, flag)
+        if got != shown:
+            out.append(f"the recorded IOR command (benchmark_command) gives "
+                       + (f"{flag} {got[:40]}" if got is not None else f"no {flag}")
+                       + f", tests.{spec.key} among {ranks} ranks is {flag} {shown}")
+    return out
+
+
+def _rank_reasons(case: Mapping[str, Any], key: str, figure: str,
+                  seconds: float | None) -> list[str]:
+    """A burst's recorded slowest or fastest rank (``key``: 'rank 3 on n2: 4.21 s') as the
+    live check writes it (:func:`fsaccept.benchmarks.ior.figures.rank_text`): a rank of
+    the job, on the node its rank map places it, with the time of its ``figure``."""
+    if seconds is None or figure_problem(seconds):
+        return []  # no figure, or none a benchmark measures: said above
+    text = case.get(key)
+    match = RANK_TEXT.fullmatch(text) if isinstance(text, str) else None
+    if match is None:
+        return [f"{key} {str(text)[:80]!r} is not a rank as the check records it "
+                "('rank R on NODE: T s')"]
+    rank, ranks = int(match.group(1)), case.get("num_tasks")
+    rank_map = str(case.get("rank_map") or "")
+    want = rank_text(rank, placement.node_of_rank(rank_map, rank) or "?", seconds)
+    if _count_problem(ranks) or rank >= ranks:
+        return [f"{key} {text[:80]!r} is not one of its {str(ranks)[:40]} ranks"]
+    if text != want:
+        return [f"{key} {text[:80]!r} is not what its {figure} ({seconds!r} s) and its rank "
+                f"map ({rank_map[:80]!r}) say: {want[:80]!r}"]
+    return []
+
+
+def _verify_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
+    """A read that verifies what it reads (a checkpoint's restore, the integrity check:
+    ``Phase.verify``) proves the data only if its recorded IOR command did (``-R``)."""
+    phase = PHASES.get(str(spec.attrs.get("phase")))
+    if phase is None or not phase.verify or not case_of(case).figures:
+        return []
+    command = case.get("benchmark_command")
+    if not isinstance(command, str) or not command:
+        return ["evidence missing: no benchmark_command, the IOR command whose -R verifies "
+                "what it read"]
+    if "-R" not in argv_of(command):
+        return ["the recorded IOR command (benchmark_command) does not verify what it read "
+                "(no -R): its figures prove no data"]
+    return []
 
 
 def _servers_after_reasons(answers: dict[str, list[str]], case: Mapping[str, Any],
@@ -272,7 +413,7 @@ def io500_run(case: Mapping[str, Any]) -> io500_parse.Io500Run | None:
     if not isinstance(text, str) or not text:
         return None
     try:
-        return io500_parse.run_from_dict(json.loads(text))
+        return io500_parse.run_from_dict(_record_json(text))
     except (TypeError, ValueError, RecursionError):
         return None
 

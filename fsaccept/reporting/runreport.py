@@ -248,7 +248,7 @@ def record_problems(tc: dict[str, Any], reference: Any,
     evidence (judged as the live check judged it)."""
     return identity_problems(tc) + evidence_reasons(
         tc, spec_of_case(tc), reference.target_fstype if reference is not None else None,
-        session or SessionEvidence())
+        session or SessionEvidence(), reference)
 
 
 def _case_verdict(tc: dict[str, Any], fixtures: list[tuple[dict[str, Any], Verdict]],

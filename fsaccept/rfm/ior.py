@@ -211,8 +211,7 @@ class IORTest(BenchmarkTest):
                          if not self.phase_deadline() else 0),
             ranks, self.params.transfer_size)
         return reduction.reducible_data_reasons(
-            f"IOR's {pattern} pattern", pattern not in iorcmd.DATA_PATTERNS
-            or iorcmd.pattern_reducible(pattern),
+            f"IOR's {pattern} pattern", iorcmd.pattern_reducible(pattern),
             reduction.SESSION_RESULTS.get(self.target_mount), repeats)
 
     def uses_direct_io(self) -> bool:
@@ -434,7 +433,7 @@ class IORBurst(rfm.RegressionTestPlugin):
         ranks = self.record_rank_map()
         self.burst_bytes = found.volume_bytes
         self.slowest_rank, self.fastest_rank = (
-            f"rank {r} on {ranks.get(r, '?')}: {t:.6g} s" for r, t in
+            figures.rank_text(r, ranks.get(r, "?"), t) for r, t in
             ((found.slowest_rank, found.seconds), (found.fastest_rank, found.first_s)))
         return found
 

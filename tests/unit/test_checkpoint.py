@@ -61,6 +61,13 @@ def test_the_figures_are_iors_own_per_rank_times(name):
     assert " -g " not in run.command_line and "saveRankPerformanceDetailsCSV=" in run.command_line
 
 
+def test_the_slowest_and_fastest_rank_are_recorded_as_the_sign_off_reads_them():
+    burst = figures.burst(parse_ior(_text("checkpoint-write-job")), "write")
+    text = figures.rank_text(burst.slowest_rank, "n2", burst.seconds)
+    assert text == f"rank {burst.slowest_rank} on n2: {burst.seconds:.6g} s"
+    assert figures.RANK_TEXT.fullmatch(text).group(1) == str(burst.slowest_rank)
+
+
 def test_the_rank_times_are_in_the_parsed_json():
     d = parse_ior(_text("checkpoint-write-job")).to_dict()
     assert [rank for rank, _ in d["rank_times"]["write"]] == list(range(8))
@@ -405,3 +412,141 @@ def test_a_checkpoint_without_its_volume_is_invalid(signoff_run, tmp_path, volum
     case["burst_bytes"] = volume
     code, md = _signoff(signoff_run, tmp_path)
     assert code == 1 and "the checkpoint's volume is not recorded" in md
+
+
+# ------------------------------------------- the sign-off against the verified reference
+
+
+def _rate_for(case, volume):
+    """The bandwidth figure made consistent with ``volume`` over the recorded time (only
+    the rule under test can then tell)."""
+    time, rate = ("checkpoint_time_s", "checkpoint_bandwidth") \
+        if "Write" in case["name"] else ("restore_time_s", "restore_bandwidth")
+    _perf(case, rate)[0] = volume / MIB / _perf(case, time)[0]
+
+
+@pytest.mark.parametrize("name, key", [("IORCheckpointWrite", "checkpoint_write"),
+                                       ("IORCheckpointSharedRestore",
+                                        "checkpoint_shared_restore")])
+def test_a_volume_other_than_the_references_checkpoint_is_invalid(signoff_run, tmp_path,
+                                                                  name, key):
+    # A burst of 1 MiB does not sign off the time of the 256 MiB checkpoint the verified
+    # reference asks for, however consistent its bandwidth.
+    case = _checkpoint_case(signoff_run, name)
+    case["burst_bytes"] = MIB
+    _rate_for(case, MIB)
+    code, md = _signoff(signoff_run, tmp_path)
+    assert code == 1 and "**Overall verdict: ACCEPTED**" not in md
+    assert (f"burst_bytes 1048576 is not the checkpoint tests.{key} asks: its "
+            "checkpoint_size 256MiB split among 8 ranks in whole transfers of 4MiB is "
+            "268435456 bytes") in md, md[:3000]
+
+
+def test_without_a_verified_reference_a_checkpoint_is_never_accepted(signoff_run, tmp_path):
+    # The volume has nothing to be compared with: the sign-off is INCOMPLETE, as always
+    # without a verified reference.
+    case = _checkpoint_case(signoff_run)
+    case["burst_bytes"] = MIB
+    _rate_for(case, MIB)
+    ref = tmp_path / "reference.yaml"
+    ref.write_text(ref.read_text() + "# edited after the run\n")
+    code, md = _signoff(signoff_run, tmp_path)
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md, md[:2000]
+
+
+@pytest.mark.parametrize("old, new, said", [
+    (" -b 32m ", " -b 128k ", "gives -b 128k, tests.checkpoint_write among 8 ranks is -b 32m"),
+    (" -t 4m ", " -t 1m ", "gives -t 1m, tests.checkpoint_write among 8 ranks is -t 4m"),
+    (" -s 1 ", " -s 1 -s 8 ", "gives -s 8, tests.checkpoint_write among 8 ranks is -s 1"),
+])
+def test_a_recorded_command_not_splitting_the_references_checkpoint_is_invalid(
+        signoff_run, tmp_path, old, new, said):
+    case = _checkpoint_case(signoff_run)
+    assert old in case["benchmark_command"]
+    case["benchmark_command"] = case["benchmark_command"].replace(old, new)
+    code, md = _signoff(signoff_run, tmp_path)
+    assert code == 1 and f"the recorded IOR command (benchmark_command) {said}" in md, md[:3000]
+
+
+@pytest.mark.parametrize("key, text, said", [
+    # Rank 6 ran on n4, but the slowest rank took 1.56355 s (checkpoint_time_s).
+    ("slowest_rank", "rank 6 on n4: 0.659957 s",
+     "slowest_rank 'rank 6 on n4: 0.659957 s' is not what its checkpoint_time_s"),
+    ("slowest_rank", "rank 0 on n3: 1.56355 s",
+     "slowest_rank 'rank 0 on n3: 1.56355 s' is not what its checkpoint_time_s"),
+    ("fastest_rank", "rank 1 on n1: 0.5 s",
+     "fastest_rank 'rank 1 on n1: 0.5 s' is not what its first_rank_done_s"),
+    ("fastest_rank", "rank 8 on n4: 0.433857 s",
+     "fastest_rank 'rank 8 on n4: 0.433857 s' is not one of its 8 ranks"),
+    ("slowest_rank", "n1 was slow", "slowest_rank 'n1 was slow' is not a rank as the check "
+                                    "records it"),
+    ("fastest_rank", None, "fastest_rank 'None' is not a rank as the check records it"),
+])
+def test_the_recorded_slowest_and_fastest_rank_are_those_of_its_figures(
+        signoff_run, tmp_path, key, text, said):
+    case = _checkpoint_case(signoff_run)
+    case[key] = text
+    code, md = _signoff(signoff_run, tmp_path)
+    assert code == 1 and "**Overall verdict: ACCEPTED**" not in md
+    assert said in md, md[:3000]
+
+
+@pytest.mark.parametrize("name", ["IORCheckpointRestore", "IORCheckpointSharedRestore",
+                                  "IORDataIntegrity"])
+def test_a_read_whose_recorded_command_does_not_verify_proves_no_data(signoff_run, tmp_path,
+                                                                      name):
+    case = _checkpoint_case(signoff_run, name)
+    assert " -R " in case["benchmark_command"]
+    case["benchmark_command"] = case["benchmark_command"].replace(" -R ", " ")
+    code, md = _signoff(signoff_run, tmp_path)
+    assert code == 1 and f"{name}: INVALID" in md
+    assert ("the recorded IOR command (benchmark_command) does not verify what it read "
+            "(no -R): its figures prove no data") in md, md[:3000]
+
+
+@pytest.mark.parametrize("name, label", [("IORCheckpointWrite", "ior bogus (irreducible)"),
+                                         ("IORCheckpointRestore", "io500 zeros (irreducible)"),
+                                         ("FioSequentialWrite", "fio zeros (irreducible)")])
+def test_a_data_pattern_no_benchmark_writes_is_invalid_not_a_traceback(signoff_run, tmp_path,
+                                                                       name, label):
+    # IOR's rule raised KeyError on a pattern it does not know; fio's called it reducible,
+    # which only counts where the probe finds the file system reducing data.
+    _checkpoint_case(signoff_run, name)["data_pattern"] = label
+    code, md = _signoff(signoff_run, tmp_path)
+    assert code == 1 and f"data_pattern '{label}' is not one fsaccept writes" in md, md[:3000]
+
+
+@pytest.mark.parametrize("key", ["burst_bytes", "num_tasks"])
+@pytest.mark.parametrize("value", [10**400, -10**400, 10**4000],
+                         ids=["1e400", "-1e400", "1e4000"])
+def test_a_recorded_count_beyond_a_float_is_invalid_naming_it(signoff_run, tmp_path, key,
+                                                               value):
+    _checkpoint_case(signoff_run)[key] = value
+    code, md = _signoff(signoff_run, tmp_path)
+    assert code == 1 and "IORCheckpointWrite: INVALID" in md
+    assert f"{key} '{str(value)[:40]}'" in md, md[:3000]
+
+
+@pytest.mark.parametrize("slot", [0, 1, 2, 3])
+@pytest.mark.parametrize("value", [10**400, -10**400, float("inf")],
+                         ids=["1e400", "-1e400", "inf"])
+def test_a_checkpoint_figure_beyond_a_float_is_invalid_not_a_traceback(signoff_run, tmp_path,
+                                                                       slot, value):
+    # value, reference, lower and upper tolerance of each figure: a float sum over an
+    # integer of 401 digits raised OverflowError, a limit of 0 x (1 + inf) InvalidOperation.
+    for name in ("checkpoint_time_s", "checkpoint_bandwidth", "first_rank_done_s"):
+        _perf(_checkpoint_case(signoff_run), name)[slot] = value
+    code, md = _signoff(signoff_run, tmp_path)
+    assert code == 1 and "IORCheckpointWrite: INVALID" in md, md[:3000]
+
+
+def test_per_node_figures_beyond_a_float_are_no_traceback(signoff_run, tmp_path):
+    # float(10**400) raised OverflowError where the case is read (fio's per-node figures).
+    edited = 0
+    for case in (c for r in signoff_run["runs"] for c in r["testcases"]):
+        for nodes in (case.get("per_node_figures") or {}).values():
+            nodes.update(dict.fromkeys(nodes, 10**400))
+            edited += len(nodes)
+    assert edited
+    code, md = _signoff(signoff_run, tmp_path)
+    assert code in (0, 1) and "**Overall verdict: " in md

@@ -68,6 +68,16 @@ def _probe_reducing(data):
     return data
 
 
+def _with_volume(result, volume=10**400):
+    result["measurements"]["zeros"]["volume"] = volume
+    return result
+
+
+def _with_no_space(result):
+    result["measurements"]["zeros"].update(spaces=[0, 0, 0], error=-1)
+    return result
+
+
 HOSTILE = {
     "a server down after the benchmark": (
         lambda d: _case(d, "IORWriteBandwidth").update(
@@ -98,6 +108,16 @@ HOSTILE = {
     "a probe whose sentence is not its measurements": (
         lambda d: _case(d, "DataReductionProbe").update(reduction_verdict="reduces"),
         "it says 'reduces', but its own measurements say 'does not reduce'"),
+    "a probe's volume beyond a float's range (OverflowError in its ratios)": (
+        lambda d: _case(d, "DataReductionProbe").update(reduction_result=json.dumps(
+            _with_volume(json.loads(_case(d, "DataReductionProbe")["reduction_result"])))),
+        "DataReductionProbe: INVALID (its recorded measurements (reduction_result) cannot be "
+        "read"),
+    "a probe's space of 0 within an error below 0 (ZeroDivisionError in its ratios)": (
+        lambda d: _case(d, "DataReductionProbe").update(reduction_result=json.dumps(
+            _with_no_space(json.loads(_case(d, "DataReductionProbe")["reduction_result"])))),
+        "DataReductionProbe: INVALID (its recorded measurements (reduction_result) cannot be "
+        "read"),
     "reducible data relabelled irreducible on a reducing file system": (
         lambda d: _probe_reducing(d) and _case(d, "IORWriteBandwidth").update(
             data_pattern="ior timestamp (irreducible)"),

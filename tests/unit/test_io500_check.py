@@ -383,6 +383,19 @@ def test_a_figure_its_results_do_not_give_and_a_missing_record_are_invalid(tmp_p
     assert "evidence missing: no io500_result, which the IO500 check records" in md
 
 
+@pytest.mark.parametrize("where", ["phase score", "[SCORE] bw"])
+def test_a_recorded_result_beyond_a_float_is_unreadable_not_a_traceback(tmp_path, where):
+    # An integer of 401 digits in the record raised OverflowError in its score's mean.
+    def edit(record):
+        if where == "phase score":
+            record["phases"][0]["score"] = 10**400
+        else:
+            record["scores"]["SCORE"]["bw"] = 10**400
+    code, md, _ = _signoff(synthetic_run(tmp_path, edit_record=edit), tmp_path)
+    assert code == 1
+    assert "its recorded IO500 results (io500_result) cannot be read" in md, md[:3000]
+
+
 def test_the_example_lustre_sites_io500_config():
     """The example Lustre site's io500: entry as its config file (no Lustre here: ReFrame's
     --dry-run there stops at the target guard, /lustre/scratch/acceptance does not exist)."""

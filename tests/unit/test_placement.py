@@ -1,7 +1,8 @@
 import pytest
 
 from fsaccept.core.placement import (format_rank_map, is_block_placement, is_usable,
-                                node_memory_bytes, nodes_for_fraction, parse_rank_map)
+                                node_memory_bytes, node_of_rank, nodes_for_fraction,
+                                parse_rank_map)
 
 
 @pytest.mark.parametrize("fraction, total, nodes", [
@@ -44,6 +45,18 @@ def test_rank_map_round_trip():
     assert ranks == {0: "n1", 1: "n1", 2: "n2", 3: "n2"}
     assert format_rank_map(ranks) == "n1:0-1,n2:2-3"
     assert is_block_placement(ranks, 2)
+
+
+def test_a_formatted_rank_map_places_each_rank_on_its_node():
+    # The sign-off reads a recorded rank map back (a checkpoint's slowest rank's node).
+    for ranks in ({0: "n1", 1: "n1", 2: "n2", 3: "n2"}, {0: "n1", 1: "n2", 2: "n1"},
+                  {0: "a:b", 5: "c"}):
+        text = format_rank_map(ranks)
+        assert {r: node_of_rank(text, r) for r in ranks} == ranks
+    assert node_of_rank("n1:0-1,n2:2-3", 4) is None
+    # Not a map it writes: no node, whatever the rank (a 5,000-digit rank is not read).
+    for text in ("", "n1:0-1,garbage", "n1 0", "n1:" + "9" * 5000):
+        assert node_of_rank(text, 0) is None
 
 
 def test_cyclic_or_packed_placement_is_not_block():

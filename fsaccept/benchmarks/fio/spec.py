@@ -33,5 +33,6 @@ BENCHMARK = Benchmark(
     figure_kinds=("bandwidth", "iops", "latency"),
     parser=parse.parse_fio, json_parser=parse.parse_fio, tests=TESTS,
     entry_rules=command.entry_errors, pattern_reducible=command.pattern_reducible,
+    data_patterns=tuple(command.DATA_PATTERNS),
     unsafe_path_chars={":": "fio reads ':' in directory= as a separator between several "
                             "directories"})

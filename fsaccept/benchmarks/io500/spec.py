@@ -7,6 +7,7 @@ from __future__ import annotations
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, Benchmark, TestSpec
 from fsaccept.benchmarks.io500 import config, parse, validity
 from fsaccept.benchmarks.ior import spec as ior_spec
+from fsaccept.benchmarks.ior.patterns import DATA_PATTERNS
 
 #: The IO500 releases whose output the parser is tested on (real captures).
 TESTED_VERSIONS = ("io500-isc26_v1", "io500-isc26_v2")
@@ -55,4 +56,5 @@ BENCHMARK = Benchmark(
     figure_kinds=(), parser=parse.parse_text, path_parser=parse.read_io500,
     version_note=version_note, reread_rules=validity.reread_reasons, tests=TESTS,
     entry_rules=config.entry_errors, unsafe_path_chars=UNSAFE_PATH_CHARS,
-    pattern_reducible=validity.pattern_reducible)
+    # IO500's IOR phases write IOR's patterns.
+    pattern_reducible=validity.pattern_reducible, data_patterns=tuple(DATA_PATTERNS))

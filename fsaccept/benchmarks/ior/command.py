@@ -152,9 +152,15 @@ def checkpoint_block(params: TestParameters, ranks: int) -> int:
     return -(-shard // params.transfer_size) * params.transfer_size
 
 
+def checkpoint_volume(params: TestParameters, ranks: int) -> int:
+    """What a checkpoint's ranks move together: each its shard (:func:`checkpoint_block`)."""
+    return ranks * checkpoint_block(params, ranks)
+
+
 def pattern_reducible(pattern: str) -> bool:
-    """Whether IOR's ``pattern`` is data a file system can compress or deduplicate."""
-    return DATA_PATTERNS[pattern]
+    """Whether IOR's ``pattern`` is data a file system can compress or deduplicate: one
+    IOR does not write (``unknown (x: IOR refuses it)``) is never taken as irreducible."""
+    return DATA_PATTERNS.get(pattern, True)
 
 
 #: IOR's random pattern seeds each transfer with (unsigned) seed + rank + offset: 32 bits.

@@ -6,10 +6,15 @@ rank map Slurm gave the job, a node's figure is the sum over its ranks of K × t
 size (MiB/s) or K (IOPS), over the stonewall time of the summary (``Stonewall(s)``, two
 decimals; the phase line's one-decimal time otherwise).  Phases without wear-out print no
 per-rank counts: there is then no per-node figure (None), and nothing is made up.
+
+A burst (a checkpoint saved or restored, :class:`Burst`) is timed by IOR's per-rank
+open-to-close times instead; a run report records its slowest and fastest rank as
+:func:`rank_text` writes them.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from fsaccept.benchmarks.ior.run import IorRun
@@ -53,6 +58,16 @@ class Burst:
     def bandwidth_mib_s(self) -> float:
         """The volume over the slowest rank's time (MiB/s)."""
         return self.volume_bytes / MIB / self.seconds
+
+
+def rank_text(rank: int, node: str, seconds: float) -> str:
+    """How a run report records a burst's slowest or fastest rank: 'rank 3 on n2: 4.21 s'
+    (its time to six significant digits)."""
+    return f"rank {rank} on {node}: {seconds:.6g} s"
+
+
+#: :func:`rank_text`'s rank, read back.
+RANK_TEXT = re.compile(r"rank (\d{1,18}) on \S+: \S+ s")
 
 
 def burst(run: IorRun, operation: str) -> Burst | None:

@@ -1,8 +1,11 @@
 """IOR's data patterns (``-l``/``--dataPacketType``): which are reducible, and which one
-a command line wrote.  Standard library only: ``fsaccept parse`` reads it from a log
-without loading reference-file machinery."""
+a command line wrote (its words: :func:`argv_of`, an option's value: :func:`last_option`).
+Standard library only: ``fsaccept parse`` reads it from a log without loading
+reference-file machinery."""
 
 from __future__ import annotations
+
+import shlex
 
 
 #: IOR 4.0.0's data patterns (``-l``/``--dataPacketType``; it reads only the first
@@ -21,6 +24,23 @@ DATA_PATTERNS: dict[str, bool] = {
     "random": False, "timestamp": True, "offset": True, "incompressible": True}
 #: IOR's default pattern, as the probe and reports call it.
 IOR_DEFAULT_PATTERN = "timestamp"
+
+
+def argv_of(command_line: str) -> list[str]:
+    """The words of an IOR command line as IOR printed or a run report recorded it."""
+    try:
+        return shlex.split(command_line)
+    except ValueError:  # an unbalanced quote in a damaged log
+        return command_line.split()
+
+
+def last_option(argv: list[str], flag: str) -> str | None:
+    """The value of the last ``flag`` given (IOR applies the last); None: not given."""
+    value = None
+    for i, arg in enumerate(argv[:-1]):
+        if arg == flag:
+            value = argv[i + 1]
+    return value
 
 
 def data_pattern_of(argv: list[str]) -> str:

@@ -3,12 +3,10 @@ rows, stonewall phases and findings (filled by :mod:`.parse` and :mod:`.parse_js
 
 from __future__ import annotations
 
-import shlex
-
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from fsaccept.benchmarks.ior.patterns import data_pattern_of
+from fsaccept.benchmarks.ior.patterns import argv_of, data_pattern_of
 from fsaccept.core.findings import INVALID, Finding, Findings, Judged, json_safe as _finite
 
 
@@ -246,14 +244,5 @@ class IorRun(Judged):
     @property
     def data_pattern(self) -> str | None:
         """The data pattern (``-l``) its command line wrote (None: no command line)."""
-        return data_pattern_of(_argv(self.command_line)) if self.command_line else None
+        return data_pattern_of(argv_of(self.command_line)) if self.command_line else None
 
-
-# --------------------------------------------------------------------------- helpers
-
-
-def _argv(command_line: str) -> list[str]:
-    try:
-        return shlex.split(command_line)
-    except ValueError:  # an unbalanced quote in a damaged log
-        return command_line.split()

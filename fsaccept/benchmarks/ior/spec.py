@@ -117,7 +117,7 @@ BENCHMARK = Benchmark(
              **dict.fromkeys(("IORSharedFileWrite", "IORSharedReadDatasetGeneration",
                               "IORSharedFileRead"), ("stripe",))},
     entry_rules=command.entry_errors, target_rules=command.target_errors,
-    pattern_reducible=command.pattern_reducible,
+    pattern_reducible=command.pattern_reducible, data_patterns=tuple(command.DATA_PATTERNS),
     reread_rules=validity.reread_reasons, reference_rules=validity.judge_against_reference,
     unsafe_path_chars={"@": "IOR reads '@' in -o as a separator between several files "
                             "(FILENAME_DELIMITER)"})
