@@ -7,7 +7,6 @@ Every reason says what was seen and what to change.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -16,6 +15,7 @@ from fsaccept.benchmarks.catalogue import ACCEPTANCE, TestSpec
 from fsaccept.benchmarks.ior import figures
 from fsaccept.benchmarks.ior.command import PHASES, Phase, TestParameters, checkpoint_block
 from fsaccept.benchmarks.ior.figures import burst_reasons
+from fsaccept.benchmarks.ior.patterns import argv_of, last_option
 from fsaccept.benchmarks.ior.parse import IorRun, RankTimes, exact_bytes_moved
 from fsaccept.core.reference import entry_thresholds
 from fsaccept.core.slurm import first_lines
@@ -60,7 +60,7 @@ def output_expectation(run: IorRun, operation: str) -> IorExpectation:
     check allows.  The one expectation both a re-read log (``fsaccept parse``) and the
     live check start from, so that the same output gets the same verdict."""
     params = run.params
-    argv = _argv(run.command_line)
+    argv = argv_of(run.command_line or "")
     generation = operation == "write" and any("stoneWallingStatusFile=" in a for a in argv)
     return IorExpectation(
         operation=operation, tasks=params.tasks if params and params.tasks else 0,
@@ -129,7 +129,7 @@ def judge_against_reference(run: IorRun, key: str, entry: dict[str, Any],
         if per_node != entry.get("ranks_per_node"):
             reasons.append(f"ran {per_node:g} ranks per node, tests.{key}.ranks_per_node is "
                            f"{entry.get('ranks_per_node')}")
-    argv = _argv(run.command_line)
+    argv = argv_of(run.command_line or "")
     reasons += _command_line_reasons(run, argv)
     reasons += _size_reasons(run, run.summary_for(operation), key, entry)
     reasons += _access_reasons(run, argv, key, phase.shared)
@@ -255,7 +255,7 @@ def _command_line_reasons(run: IorRun, argv: list[str]) -> list[str]:
            "-a": (params.api, str, str)}
     reasons = []
     for flag, (value, read, shown) in ran.items():
-        given = _flag(argv, flag)
+        given = last_option(argv, flag)
         if given is None or value is None or read(given) is None:
             continue
         if read(given) != value:
@@ -290,7 +290,7 @@ def _phase_settings_reasons(run: IorRun, argv: list[str], key: str, entry: dict[
     the command line.  (Verbosity, order and paths may differ; segments only bound a
     stonewalled phase, whose deadline is checked.)"""
     api = entry.get("api", "POSIX")
-    ran_api = run.params.api or _flag(argv, "-a") or "POSIX"
+    ran_api = run.params.api or last_option(argv, "-a") or "POSIX"
     reasons = []
     if ran_api != api:
         reasons.append(f"-a {ran_api} is not tests.{key}.api {api}")
@@ -318,28 +318,12 @@ def _phase_settings_reasons(run: IorRun, argv: list[str], key: str, entry: dict[
     return reasons
 
 
-def _flag(argv: list[str], flag: str) -> str | None:
-    """The value of the last ``flag`` given: IOR applies the last one."""
-    value = None
-    for i, arg in enumerate(argv[:-1]):
-        if arg == flag:
-            value = argv[i + 1]
-    return value
-
-
 def _ior_bytes(text: str) -> int | None:
     """IOR's size syntax: 1m, 4k, 4096 (k/m/g/t are powers of 2)."""
     match = re.match(r"^(\d+)([kmgt]?)$", text.lower())
     if not match:
         return None
     return int(match.group(1)) * 1024 ** " kmgt".index(match.group(2) or " ")
-
-
-def _argv(command_line: str | None) -> list[str]:
-    try:
-        return shlex.split(command_line or "")
-    except ValueError:
-        return (command_line or "").split()
 
 
 def ior_invalid_reasons(run: IorRun, exp: IorExpectation) -> list[str]:
