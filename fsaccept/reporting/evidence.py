@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, SCALING, TestSpec
@@ -35,7 +34,7 @@ from fsaccept.benchmarks.io500 import validity as io500_validity
 from fsaccept.benchmarks.ior.command import PHASES
 from fsaccept.benchmarks.ior.figures import Burst
 from fsaccept.core import degraded, guards, reduction, servers
-from fsaccept.reporting.case import case_of
+from fsaccept.reporting.case import Case
 
 #: The class of the data-reduction probe (the catalogue's).
 PROBE = "DataReductionProbe"
@@ -51,7 +50,7 @@ class SessionEvidence:
     probe_problems: dict[str, list[str]] = field(default_factory=dict)
 
 
-def probe_problems(case: Mapping[str, Any]) -> tuple[reduction.ProbeResult | None, list[str]]:
+def probe_problems(case: Case) -> tuple[reduction.ProbeResult | None, list[str]]:
     """The probe's result, re-read from its recorded measurements, and where its sentence
     (verdict, summary) or its figures disagree with them."""
     text = case.get("reduction_result")
@@ -68,14 +67,14 @@ def probe_problems(case: Mapping[str, Any]) -> tuple[reduction.ProbeResult | Non
     if case.get("reduction_summary") not in (None, result.summary()):
         out.append("its summary is not what its own measurements say: "
                    f"{result.summary()[:200]}")
-    for fig in case_of(case).figures:
+    for fig in case.figures:
         m = result.measurements.get(fig.name.removesuffix("_reduction").replace("_", "-"))
         if fig.name.endswith("_reduction") and (m is None or fig.value != m.ratio):
             out.append(f"figure {fig.name} {fig.value!r} is not the ratio it measured")
     return result, out
 
 
-def session_evidence(cases: list[Mapping[str, Any]]) -> SessionEvidence:
+def session_evidence(cases: Sequence[Case]) -> SessionEvidence:
     out = SessionEvidence()
     for case in cases:
         if registry.class_of_case(case.get("name")) != PROBE or case.get("result") != "pass":
@@ -88,7 +87,7 @@ def session_evidence(cases: list[Mapping[str, Any]]) -> SessionEvidence:
     return out
 
 
-def _direct_io(case: Mapping[str, Any], spec: TestSpec) -> bool:
+def _direct_io(case: Case, spec: TestSpec) -> bool:
     kind = FIO_KINDS.get(spec.attrs.get("kind", ""))
     return case.get("direct_io") is True or bool(kind and kind.direct)
 
@@ -105,7 +104,7 @@ def _reducible(label: str) -> tuple[str, bool] | None:
     return label, (rule(match.group(2)) if rule else True)
 
 
-def evidence_reasons(case: Mapping[str, Any], spec: TestSpec | None, expected_fstype: str | None,
+def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | None,
                      session: SessionEvidence) -> list[str]:
     """INVALID reasons the case's own recorded evidence gives (``expected_fstype``: the
     verified reference's ``target.fstype``; None when there is none to compare with)."""
@@ -123,7 +122,7 @@ def evidence_reasons(case: Mapping[str, Any], spec: TestSpec | None, expected_fs
             out.append(f"node_mounts cannot be read: {mounts[:100]!r}")
         else:
             out += guards.node_mount_reasons(answers, fstype, str(mount),
-                                             list(case_of(case).job.nodelist),
+                                             list(case.job.nodelist),
                                              _direct_io(case, spec))
             # The job refuses a node whose client has lost a server: an answer that
             # says one is down is not one a live run records.
@@ -158,7 +157,7 @@ def evidence_reasons(case: Mapping[str, Any], spec: TestSpec | None, expected_fs
     return out
 
 
-def _burst_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
+def _burst_reasons(case: Case, spec: TestSpec) -> list[str]:
     """A checkpoint's figures against its recorded volume (``burst_bytes``): its bandwidth
     is the volume over its time (:class:`fsaccept.benchmarks.ior.figures.Burst`, as live),
     and no rank finished before the fastest."""
@@ -166,7 +165,7 @@ def _burst_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
     if phase is None or not phase.rank_times or spec.role != ACCEPTANCE:
         return []  # a checkpoint's fixture reports no figure
     time, rate, first = spec.figures[:3]
-    by_name = {f.name: f.value for f in case_of(case).figures}
+    by_name = {f.name: f.value for f in case.figures}
     if by_name.get(time) is None:
         return []  # no figure at all: judged elsewhere (a passing test must have one)
     volume = case.get("burst_bytes")
@@ -184,7 +183,7 @@ def _burst_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
     return out
 
 
-def _servers_after_reasons(answers: dict[str, list[str]], case: Mapping[str, Any],
+def _servers_after_reasons(answers: dict[str, list[str]], case: Case,
                            spec: TestSpec) -> list[str]:
     """The live rule on the nodes' answers after the benchmark: healthy, except for a
     degraded-mode figure, which must have been measured with the fault still seen."""
@@ -194,7 +193,7 @@ def _servers_after_reasons(answers: dict[str, list[str]], case: Mapping[str, Any
     return servers.degraded_reasons(answers)
 
 
-def _fault_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
+def _fault_reasons(case: Case, spec: TestSpec) -> list[str]:
     """A degraded-mode test, re-judged from its recorded timeline: the fault injected,
     seen on every node, the file system restored; and its fault figures those the
     timeline gives."""
@@ -205,7 +204,7 @@ def _fault_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
     fault = degraded.fault_of(degraded.loads(timeline))
     out = fault.invalid_reasons()
     given = fault.figures
-    for fig in case_of(case).figures:
+    for fig in case.figures:
         if fig.name in degraded.FIGURES and fig.value is not None and (
                 fig.name not in given or abs(fig.value - given[fig.name]) > 1e-6):
             out.append(f"{fig.name} is recorded as {fig.value}, but the recorded fault "
@@ -213,7 +212,7 @@ def _fault_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
     return out
 
 
-def _reduction_reasons(case: Mapping[str, Any], spec: TestSpec,
+def _reduction_reasons(case: Case, spec: TestSpec,
                        session: SessionEvidence) -> list[str]:
     result = session.probes.get(str(case.get("target_mount")))
     # A sweep's point is a rate as its healthy test's is.
@@ -234,7 +233,7 @@ def _reduction_reasons(case: Mapping[str, Any], spec: TestSpec,
     return reduction.reducible_data_reasons(read[0], read[1], result)
 
 
-def io500_run(case: Mapping[str, Any]) -> io500_parse.Io500Run | None:
+def io500_run(case: Case) -> io500_parse.Io500Run | None:
     """The IO500 run an IO500 test case recorded (``io500_result``); None without one
     or when it cannot be read."""
     text = case.get("io500_result")
@@ -246,7 +245,7 @@ def io500_run(case: Mapping[str, Any]) -> io500_parse.Io500Run | None:
         return None
 
 
-def io500_reasons(case: Mapping[str, Any]) -> list[str]:
+def io500_reasons(case: Case) -> list[str]:
     """IO500's results judged again from the record, by the live check's rules (its
     score recomputed from its phases), beyond what the case already says; and each
     figure the case reports the one its results give."""
@@ -260,7 +259,7 @@ def io500_reasons(case: Mapping[str, Any]) -> list[str]:
     out = [r for r in io500_validity.invalid_reasons(
         run, procs=tasks if isinstance(tasks, int) and tasks > 0 else None) if r not in said]
     given = io500_parse.figures_of(run)
-    for fig in case_of(case).figures:
+    for fig in case.figures:
         value = given.get(fig.name, (None, ""))[0]
         if fig.value is not None and (value is None or abs(fig.value - value) > 1e-9):
             out.append(f"{fig.name} is recorded as {fig.value}, but its recorded IO500 "
