@@ -178,7 +178,9 @@ def _cmd_parse(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
-        text = inputs.read_text(args.file, inputs.MAX_LOG_BYTES, f"{args.kind} output")
+        # Binary data is refused at the piece that holds it, before the rest is read.
+        text = inputs.read_text(args.file, inputs.MAX_LOG_BYTES, f"{args.kind} output",
+                                binary=False)
         job_file = inputs.read_text(args.job_file, inputs.MAX_JOB_FILE_BYTES,
                                     "fio job file") if args.job_file else None
     except inputs.InputError as e:

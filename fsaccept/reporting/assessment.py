@@ -178,12 +178,14 @@ def parse_ceilings(raw: Any, source: str = "reference") -> list[Ceiling]:
     return out
 
 
-def ceilings_from_reference_file(path: Path | str) -> list[Ceiling]:
+def ceilings_from_reference_file(path: Path | str, raw: bytes | None = None) -> list[Ceiling]:
     """The ceilings of a reference file (read strictly, as reference files are, but not
-    validated: the main schema knows the key; a --ceilings file holds only this key)."""
+    validated: the main schema knows the key; a --ceilings file holds only this key).
+    ``raw``: its bytes as the caller read them (the sign-off reads each file once)."""
     path = Path(path)
     try:
-        data = yamlfile.load(path)  # not UTF-8, NUL bytes, recursive aliases: refused
+        # Not UTF-8, NUL bytes, recursive aliases: refused.
+        data = yamlfile.load(path) if raw is None else yamlfile.parse(raw, path)
     except OSError as err:
         raise CeilingError(f"{path}: cannot read: {err.strerror}") from None
     except yamlfile.StrictYAMLError as err:

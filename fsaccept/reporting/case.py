@@ -1,7 +1,8 @@
 """One ReFrame test case, read once at the door: the run report's dict becomes a typed,
 read-only :class:`Case` (its figures, what the check logged, tags, node list, per-node
 figures, job) that every judgement and section uses, instead of each one reading the
-dict again.
+dict again.  The door is :func:`typed`: a run report's test cases typed once, each
+run's apart (:class:`TypedReport`); the judgements take a :class:`Case`, never a dict.
 
 A :class:`Case` is also a read-only mapping of the record as ReFrame wrote it (``case.get
 ("reference_sha256")``): what the report shows verbatim is read from there.  Per-node
@@ -245,3 +246,30 @@ def case_of(record: Mapping[str, Any]) -> Case:
                 nodelist=tuple(map(str, nodelist)) if isinstance(nodelist, list) else (),
                 completion_time=done if _number_or_null(done) else None,
                 submit_time=submitted if _number_or_null(submitted) else None))
+
+
+@dataclass(frozen=True, eq=False)
+class TypedReport:
+    """A run report with every test case typed once: what the sign-off judges."""
+
+    #: The run report as parsed (``session_info``, each run's own counts).
+    record: Mapping[str, Any]
+    #: Each run's test cases (retries and reruns: a run each), in run order.
+    runs: tuple[tuple[Case, ...], ...]
+    #: Every test case of every run, in run order.
+    cases: tuple[Case, ...]
+
+    @property
+    def info(self) -> Mapping[str, Any]:
+        info = self.record.get("session_info")
+        return info if isinstance(info, Mapping) else {}
+
+
+def typed(report: Mapping[str, Any] | TypedReport) -> TypedReport:
+    """The door: every test case of the run report typed into a :class:`Case`, once
+    (itself when it already is typed)."""
+    if isinstance(report, TypedReport):
+        return report
+    runs = tuple(tuple(case_of(tc) for tc in run.get("testcases", []))
+                 for run in report.get("runs", []))
+    return TypedReport(record=report, runs=runs, cases=tuple(c for r in runs for c in r))

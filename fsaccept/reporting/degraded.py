@@ -17,6 +17,7 @@ from typing import Any
 from fsaccept.core import degraded
 from fsaccept.core.formatting import format_number
 from fsaccept.core.reference import TIME_UNITS
+from fsaccept.reporting.runreport import Test
 from fsaccept.reporting.verdicts import spec_of_case
 
 
@@ -91,7 +92,7 @@ class DegradedSection:
         return bool(self.faults)
 
 
-def _healthy_counterparts(tests: list[Any]) -> dict[str, Any]:
+def _healthy_counterparts(tests: list[Test]) -> dict[str, Test]:
     """Reference key -> the healthy acceptance test of this session that reads it."""
     out = {}
     for t in tests:
@@ -101,12 +102,12 @@ def _healthy_counterparts(tests: list[Any]) -> dict[str, Any]:
     return out
 
 
-def _healthy_value(test: Any, figure: str) -> float | None:
+def _healthy_value(test: Test | None, figure: str) -> float | None:
     row = next((fr for fr in test.figures if fr.name == figure), None) if test else None
     return row.value if row is not None and test.verdict == "PASS" else None
 
 
-def degraded_section(tests: list[Any], reference: Any = None) -> DegradedSection:
+def degraded_section(tests: list[Test], reference: Any = None) -> DegradedSection:
     """The section's rows, from the session's tests (``reference``: the verified file,
     for the healthy thresholds and the contract's fractions; None: those recorded)."""
     mode = reference.degraded_mode if reference is not None else None

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +54,7 @@ from fsaccept.core import degraded, guards, placement, reduction, servers
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.reference import ReferenceError
 from fsaccept.core.units import format_size
-from fsaccept.reporting.case import case_of
+from fsaccept.reporting.case import Case
 
 #: The class of the data-reduction probe (the catalogue's).
 PROBE = "DataReductionProbe"
@@ -70,7 +70,7 @@ class SessionEvidence:
     probe_problems: dict[str, list[str]] = field(default_factory=dict)
 
 
-def probe_problems(case: Mapping[str, Any]) -> tuple[reduction.ProbeResult | None, list[str]]:
+def probe_problems(case: Case) -> tuple[reduction.ProbeResult | None, list[str]]:
     """The probe's result, re-read from its recorded measurements, and where its sentence
     (verdict, summary) or its figures disagree with them."""
     text = case.get("reduction_result")
@@ -86,7 +86,7 @@ def probe_problems(case: Mapping[str, Any]) -> tuple[reduction.ProbeResult | Non
     if case.get("reduction_summary") not in (None, result.summary()):
         out.append("its summary is not what its own measurements say: "
                    f"{result.summary()[:200]}")
-    for fig in case_of(case).figures:
+    for fig in case.figures:
         m = result.measurements.get(fig.name.removesuffix("_reduction").replace("_", "-"))
         if fig.name.endswith("_reduction") and (m is None or fig.value != m.ratio):
             out.append(f"figure {fig.name} {fig.value!r} is not the ratio it measured")
@@ -124,7 +124,7 @@ def _probe_result(text: Any) -> reduction.ProbeResult | None:
     return result
 
 
-def session_evidence(cases: list[Mapping[str, Any]]) -> SessionEvidence:
+def session_evidence(cases: Sequence[Case]) -> SessionEvidence:
     out = SessionEvidence()
     for case in cases:
         if registry.class_of_case(case.get("name")) != PROBE or case.get("result") != "pass":
@@ -137,7 +137,7 @@ def session_evidence(cases: list[Mapping[str, Any]]) -> SessionEvidence:
     return out
 
 
-def _direct_io(case: Mapping[str, Any], spec: TestSpec) -> bool:
+def _direct_io(case: Case, spec: TestSpec) -> bool:
     kind = FIO_KINDS.get(spec.attrs.get("kind", ""))
     return case.get("direct_io") is True or bool(kind and kind.direct)
 
@@ -156,7 +156,7 @@ def _reducible(label: str) -> tuple[str, bool] | None:
     return label, (rule(match.group(2)) if rule else True)
 
 
-def evidence_reasons(case: Mapping[str, Any], spec: TestSpec | None, expected_fstype: str | None,
+def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | None,
                      session: SessionEvidence, reference: Any = None) -> list[str]:
     """INVALID reasons the case's own recorded evidence gives (``expected_fstype``: the
     verified reference's ``target.fstype``; None when there is none to compare with;
@@ -176,7 +176,7 @@ def evidence_reasons(case: Mapping[str, Any], spec: TestSpec | None, expected_fs
             out.append(f"node_mounts cannot be read: {mounts[:100]!r}")
         else:
             out += guards.node_mount_reasons(answers, fstype, str(mount),
-                                             list(case_of(case).job.nodelist),
+                                             list(case.job.nodelist),
                                              _direct_io(case, spec))
             # The job refuses a node whose client has lost a server: an answer that
             # says one is down is not one a live run records.
@@ -212,7 +212,7 @@ def evidence_reasons(case: Mapping[str, Any], spec: TestSpec | None, expected_fs
     return out
 
 
-def _burst_reasons(case: Mapping[str, Any], spec: TestSpec, reference: Any = None) -> list[str]:
+def _burst_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list[str]:
     """A checkpoint's figures against its recorded volume (``burst_bytes``): its bandwidth
     is the volume over its time (:class:`fsaccept.benchmarks.ior.figures.Burst`, as live),
     no rank finished before the fastest, the volume is the verified reference's
@@ -222,7 +222,7 @@ def _burst_reasons(case: Mapping[str, Any], spec: TestSpec, reference: Any = Non
     if phase is None or not phase.rank_times or spec.role != ACCEPTANCE:
         return []  # a checkpoint's fixture reports no figure
     time, rate, first = spec.figures[:3]
-    by_name = {f.name: f.value for f in case_of(case).figures}
+    by_name = {f.name: f.value for f in case.figures}
     if by_name.get(time) is None or figure_problem(by_name[time]):
         return []  # no figure, or none a benchmark measures: judged elsewhere
     volume = case.get("burst_bytes")
@@ -252,7 +252,7 @@ def _count_problem(value: Any) -> str | None:
     return figure_problem(value)
 
 
-def _checkpoint_volume_reasons(case: Mapping[str, Any], spec: TestSpec, reference: Any,
+def _checkpoint_volume_reasons(case: Case, spec: TestSpec, reference: Any,
                                volume: int) -> list[str]:
     """The volume a checkpoint moved and each rank's shard in its recorded IOR command
     (``-t``, ``-b``, ``-s``), against what the verified reference's entry of its class asks:
@@ -291,7 +291,7 @@ def _checkpoint_volume_reasons(case: Mapping[str, Any], spec: TestSpec, referenc
     return out
 
 
-def _rank_reasons(case: Mapping[str, Any], key: str, figure: str,
+def _rank_reasons(case: Case, key: str, figure: str,
                   seconds: float | None) -> list[str]:
     """A burst's recorded slowest or fastest rank (``key``: 'rank 3 on n2: 4.21 s') as the
     live check writes it (:func:`fsaccept.benchmarks.ior.figures.rank_text`): a rank of
@@ -314,11 +314,11 @@ def _rank_reasons(case: Mapping[str, Any], key: str, figure: str,
     return []
 
 
-def _verify_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
+def _verify_reasons(case: Case, spec: TestSpec) -> list[str]:
     """A read that verifies what it reads (a checkpoint's restore, the integrity check:
     ``Phase.verify``) proves the data only if its recorded IOR command did (``-R``)."""
     phase = PHASES.get(str(spec.attrs.get("phase")))
-    if phase is None or not phase.verify or not case_of(case).figures:
+    if phase is None or not phase.verify or not case.figures:
         return []
     command = case.get("benchmark_command")
     if not isinstance(command, str) or not command:
@@ -330,16 +330,16 @@ def _verify_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
     return []
 
 
-def _servers_after_reasons(answers: dict[str, list[str]], case: Mapping[str, Any],
+def _servers_after_reasons(answers: dict[str, list[str]], case: Case,
                            spec: TestSpec) -> list[str]:
     """The live rule on the nodes' answers after the benchmark: healthy, except for a
     degraded-mode figure, which must have been measured with the fault still seen."""
     if spec.degraded and not spec.attrs.get("benchmark_after_recovery"):
-        return degraded.not_degraded_after(answers, case_of(case).job.nodelist)
+        return degraded.not_degraded_after(answers, case.job.nodelist)
     return servers.degraded_reasons(answers)
 
 
-def _fault_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
+def _fault_reasons(case: Case, spec: TestSpec) -> list[str]:
     """A degraded-mode test, re-judged from its recorded timeline: the fault injected,
     seen on every node, the file system restored and healed, all within the case's own
     job; and its fault figures those the timeline gives."""
@@ -350,11 +350,11 @@ def _fault_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
     fault, unreadable = degraded.fault_from(timeline)
     if unreadable:
         return unreadable
-    job = case_of(case).job
+    job = case.job
     out = fault.invalid_reasons() + fault.outside_job(job.jobid, job.submit_time,
                                                       job.completion_time)
     given = fault.figures
-    for fig in case_of(case).figures:
+    for fig in case.figures:
         if fig.name in degraded.FIGURES and fig.value is not None and (
                 fig.name not in given or abs(fig.value - given[fig.name]) > 1e-6):
             out.append(f"{fig.name} is recorded as {fig.value}, but the recorded fault "
@@ -362,8 +362,8 @@ def _fault_reasons(case: Mapping[str, Any], spec: TestSpec) -> list[str]:
     return out
 
 
-def degraded_dataset_reasons(case: Mapping[str, Any], spec: TestSpec | None,
-                             fixtures: list[Mapping[str, Any]]) -> list[str]:
+def degraded_dataset_reasons(case: Case, spec: TestSpec | None,
+                             fixtures: Sequence[Case]) -> list[str]:
     """A degraded-mode test that reads data its fixture wrote (the catalogue's degraded
     fixture of its reference key): that fixture among those it depended on
     (``fixtures``), its job completed before the test's fault began, by the live check's
@@ -381,11 +381,11 @@ def degraded_dataset_reasons(case: Mapping[str, Any], spec: TestSpec | None,
             out.append(f"evidence missing: it depends on no {check}, the data it reads "
                        "(dependencies_actual)")
         else:
-            out += fault.written_after(check, case_of(fx).job.completion_time)
+            out += fault.written_after(check, fx.job.completion_time)
     return out
 
 
-def _reduction_reasons(case: Mapping[str, Any], spec: TestSpec,
+def _reduction_reasons(case: Case, spec: TestSpec,
                        session: SessionEvidence) -> list[str]:
     result = session.probes.get(str(case.get("target_mount")))
     # A sweep's point is a rate as its healthy test's is.
@@ -406,7 +406,7 @@ def _reduction_reasons(case: Mapping[str, Any], spec: TestSpec,
     return reduction.reducible_data_reasons(read[0], read[1], result)
 
 
-def io500_run(case: Mapping[str, Any]) -> io500_parse.Io500Run | None:
+def io500_run(case: Case) -> io500_parse.Io500Run | None:
     """The IO500 run an IO500 test case recorded (``io500_result``); None without one
     or when it cannot be read."""
     text = case.get("io500_result")
@@ -418,7 +418,7 @@ def io500_run(case: Mapping[str, Any]) -> io500_parse.Io500Run | None:
         return None
 
 
-def io500_reasons(case: Mapping[str, Any]) -> list[str]:
+def io500_reasons(case: Case) -> list[str]:
     """IO500's results judged again from the record, by the live check's rules (its
     score recomputed from its phases), beyond what the case already says; and each
     figure the case reports the one its results give."""
@@ -432,7 +432,7 @@ def io500_reasons(case: Mapping[str, Any]) -> list[str]:
     out = [r for r in io500_validity.invalid_reasons(
         run, procs=tasks if isinstance(tasks, int) and tasks > 0 else None) if r not in said]
     given = io500_parse.figures_of(run)
-    for fig in case_of(case).figures:
+    for fig in case.figures:
         value = given.get(fig.name, (None, ""))[0]
         if fig.value is not None and (value is None or abs(fig.value - value) > 1e-9):
             out.append(f"{fig.name} is recorded as {fig.value}, but its recorded IO500 "

@@ -11,12 +11,12 @@ case's recorded results (``io500_result``) by the functions the live check used
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from fsaccept.benchmarks.io500 import score as io500_score
 from fsaccept.benchmarks.io500.parse import NONE, SCORE_UNITS, figures_of
 from fsaccept.core.formatting import format_number
 from fsaccept.reporting.evidence import io500_run
+from fsaccept.reporting.runreport import Test
 from fsaccept.reporting.verdicts import spec_of_case
 
 
@@ -73,7 +73,7 @@ class Io500Case:
     phases: list[PhaseLine] = field(default_factory=list)
 
 
-def io500_section(tests: list[Any]) -> list[Io500Case]:
+def io500_section(tests: list[Test]) -> list[Io500Case]:
     """The section's IO500 tests (none: no section)."""
     out = []
     for t in tests:

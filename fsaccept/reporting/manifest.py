@@ -7,8 +7,9 @@ test's output and stage directories that the run report names (``rfm_job.sh``,
 ``rfm_job.out``, ``rfm_job.err``, the benchmark outputs), and each reference file a test
 names (``reference_path``).  Paths are relative to the run directory, but for a
 reference file outside it (absolute).  ``fsaccept report`` verifies it (:func:`verify`):
-a file changed, missing, or added in one of those directories makes the verdict at most
-INCOMPLETE, naming the file.
+a file changed, missing, or added in one of those directories, and a test directory the
+run report names that it does not cover (made after it was written), make the verdict
+at most INCOMPLETE, naming the file or directory.
 
 A site may sign the manifest with an SSH key it already has, in the namespace
 ``fsaccept-manifest``::
@@ -22,7 +23,10 @@ signer.  Without a signature the manifest shows that the files are those it list
 not who listed them: whoever can edit the run directory can write a new one.
 
 Every file is read as :mod:`fsaccept.core.inputs` reads what a run report names: a
-regular file, below the run directory, reached without a symbolic link, within a cap.
+regular file, below the run directory, reached without a symbolic link, within a cap;
+and once (:class:`fsaccept.core.inputs.Reader`, the sign-off's): the digest checked is
+that of the bytes the report parsed or shows (the run report, a job script, the
+reference file), never of a second read a file swapped in between would split.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
 from fsaccept.core import inputs, yamlfile
-from fsaccept.reporting.runreport import all_testcases, load_run_report
+from fsaccept.reporting.runreport import all_testcases, read_run_report
 from fsaccept.reporting.verdicts import RunReportError
 
 #: The manifest's file name in the run directory, and its signature's (ssh-keygen's).
@@ -48,8 +52,13 @@ SIGNATURE_SUFFIX = ".sig"
 #: anything else (a git commit, a file) does not verify a manifest.
 NAMESPACE = "fsaccept-manifest"
 FORMAT = "fsaccept manifest 1"
-#: A manifest: about 150 bytes a file, 5 files a test case: 10,000 cases are 7.5 MB.
-MAX_MANIFEST_BYTES = 256 << 20
+#: A manifest: an entry is about 250 bytes (a path of ReFrame's output tree, its 64-digit
+#: SHA-256, JSON's punctuation); a test case's directories hold about 10 files
+#: (rfm_job.sh, .out, .err, the benchmark's outputs, a stage directory kept); the largest
+#: run fsaccept renders is 10,000 test cases (bench/bench_report.py): 250 x 10 x 10,000
+#: = 25 MB.  json.loads holds about 6 bytes of memory for each byte it reads (a 234 MB
+#: manifest took 1.3 GB), so 32 MiB is at most ~200 MB held; larger is refused unread.
+MAX_MANIFEST_BYTES = 32 << 20
 #: An SSH signature: a few hundred bytes.
 MAX_SIGNATURE_BYTES = 64 << 10
 #: A file of a test's directories: as large as a benchmark log may be.
@@ -108,24 +117,50 @@ def _name(run_dir: str, path: str) -> str:
     return os.path.relpath(p, run_dir) if inputs.is_below(run_dir, p) else p
 
 
+def _test_directories(report: dict[str, Any], run_dir: str) -> list[tuple[str, str, Any]]:
+    """(directory where it is now, ``outputdir`` or ``stagedir``, test name) of each test
+    directory the run report names."""
+    rebase = rebaser(report, run_dir)
+    return [(rebase(tc[key]), key, tc.get("name")) for tc in all_testcases(report)
+            for key in ("outputdir", "stagedir") if isinstance(tc.get(key), str) and tc[key]]
+
+
+def _exists(d: str) -> bool:
+    """A directory, not a link to one (a link is not a directory the report reads)."""
+    return os.path.isdir(d) and not os.path.islink(d)
+
+
 def _directories(report: dict[str, Any], run_dir: str) -> list[str]:
     """The test directories (output, stage) the run report names that exist, relative;
     ManifestError for one outside the run directory (the manifest would not cover it)."""
-    rebase = rebaser(report, run_dir)
     out = set()
-    for tc in all_testcases(report):
-        for key in ("outputdir", "stagedir"):
-            d = tc.get(key)
-            if not isinstance(d, str) or not d:
-                continue
-            d = rebase(d)
-            if not inputs.is_below(run_dir, d):
-                raise ManifestError(f"{d}: {tc.get('name')}'s {key} is not below the run "
-                                    f"directory {run_dir}: the manifest covers the run's own "
-                                    "files (run ReFrame with --prefix RUN_DIR)")
-            if os.path.isdir(d) and not os.path.islink(d):
-                out.add(_name(run_dir, d))
+    for d, key, name in _test_directories(report, run_dir):
+        if not inputs.is_below(run_dir, d):
+            raise ManifestError(f"{d}: {name}'s {key} is not below the run "
+                                f"directory {run_dir}: the manifest covers the run's own "
+                                "files (run ReFrame with --prefix RUN_DIR)")
+        if _exists(d):
+            out.add(_name(run_dir, d))
     return sorted(out)
+
+
+def _uncovered(report: dict[str, Any], run_dir: str, covered: list[str]) -> list[str]:
+    """Each test directory the run report names, below the run directory, that exists and
+    is neither one the manifest covers nor inside one: made after it was written (a job
+    script put there would be shown, never verified).  One outside the run directory is
+    never read."""
+    covered_set = set(covered)
+    out = set()
+    for d, _, _ in _test_directories(report, run_dir):
+        if not inputs.is_below(run_dir, d) or not _exists(d):
+            continue
+        name = _name(run_dir, d)
+        parts = PurePosixPath(name).parts
+        if not any(str(PurePosixPath(*parts[:i])) in covered_set
+                   for i in range(1, len(parts) + 1)):
+            out.add(name)
+    return [f"{one_line(d)}: a test directory the run report names, not covered by the "
+            "manifest: added since it was written" for d in sorted(out)]
 
 
 def _walk(run_dir: str, rel: str) -> list[str]:
@@ -146,13 +181,12 @@ def _references(report: dict[str, Any]) -> set[str]:
             if isinstance(tc.get("reference_path"), str) and tc["reference_path"]}
 
 
-def _digest(run_dir: str, name: str) -> str:
+def _digest(reads: inputs.Reader, run_dir: str, name: str) -> str:
     """SHA-256 of a manifest entry: below the run directory as a run report's files are
     read; a reference file outside it as a reference file is (regular, capped)."""
     if os.path.isabs(name):
-        return inputs.sha256_file(name, yamlfile.MAX_BYTES, "a reference file")
-    return inputs.sha256_below(run_dir, os.path.join(run_dir, name), MAX_FILE_BYTES,
-                               "a file of the run")
+        return reads.sha256(name, yamlfile.MAX_BYTES, "a reference file", below=False)
+    return reads.sha256(os.path.join(run_dir, name), MAX_FILE_BYTES, "a file of the run")
 
 
 # --------------------------------------------------------------------------- writing
@@ -165,7 +199,8 @@ def build(run_dir: Path | str, run_report: Path | str, *, signer: str = "",
     src = os.path.abspath(run_report)
     if not inputs.is_below(root, src):
         raise ManifestError(f"{src}: the run report is not below the run directory {root}")
-    report = load_run_report(src)  # RunReportError (a ValueError) names the file
+    reads = inputs.Reader(root)  # the run report digested from the bytes parsed
+    report = read_run_report(reads, src)  # RunReportError (a ValueError) names the file
     dirs = _directories(report, root)
     for e in extra:
         if not inputs.is_below(root, os.path.join(root, e)):
@@ -176,7 +211,7 @@ def build(run_dir: Path | str, run_report: Path | str, *, signer: str = "",
     files = {}
     for name in sorted(names):
         try:
-            files[name] = _digest(root, name)
+            files[name] = _digest(reads, root, name)
         except inputs.InputError as err:
             raise ManifestError(str(err)) from None
     return {"format": FORMAT, "written_by": "fsaccept manifest",
@@ -226,10 +261,9 @@ def sign(manifest: Path | str, key: Path | str) -> Path:
 # --------------------------------------------------------------------------- verifying
 
 
-def _load(path: Path, run_dir: str, beside: bool) -> dict[str, Any]:
+def _load(path: Path, reads: inputs.Reader, beside: bool) -> dict[str, Any]:
     """The manifest's content (InputError or ValueError naming it otherwise)."""
-    raw = (inputs.read_below(run_dir, path, MAX_MANIFEST_BYTES, "the manifest") if beside
-           else inputs.read_bytes(path, MAX_MANIFEST_BYTES, "the manifest"))
+    raw = reads.read(path, MAX_MANIFEST_BYTES, "the manifest", below=beside)
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
@@ -262,7 +296,8 @@ def _relative_problem(name: str) -> str:
     return ""
 
 
-def _file_problems(data: dict[str, Any], run_dir: str, references: set[str]) -> list[str]:
+def _file_problems(data: dict[str, Any], reads: inputs.Reader, run_dir: str,
+                   references: set[str]) -> list[str]:
     """Each file of the manifest that changed, is missing, cannot be read safely, or is
     named where the manifest may not name one; each file added in a covered directory."""
     problems = []
@@ -282,7 +317,7 @@ def _file_problems(data: dict[str, Any], run_dir: str, references: set[str]) -> 
             problems.append(f"{shown} is missing (the manifest lists it)")
             continue
         try:
-            now = _digest(run_dir, name)
+            now = _digest(reads, run_dir, name)
         except inputs.InputError as err:
             problems.append(one_line(str(err)))
             continue
@@ -298,23 +333,39 @@ def _file_problems(data: dict[str, Any], run_dir: str, references: set[str]) -> 
     return problems
 
 
-def _ssh_keygen(args: list[str], sig: bytes, stdin: bytes) -> subprocess.CompletedProcess:
-    """ssh-keygen with the signature read through a pipe (/dev/fd/N): nothing is written
-    anywhere to verify it."""
-    r, w = os.pipe()
+def _memory_file(data: bytes) -> int:
+    """A descriptor of an anonymous file in memory holding ``data`` (memfd), at its start."""
+    fd = os.memfd_create("fsaccept-manifest", os.MFD_CLOEXEC)
     try:
-        os.write(w, sig)  # a few hundred bytes: well within a pipe's buffer
-        os.close(w)
-        w = -1
-        return subprocess.run(["ssh-keygen", *args, "-s", f"/dev/fd/{r}"], input=stdin,
-                              capture_output=True, pass_fds=(r,), timeout=_SSH_TIMEOUT_S)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _ssh_keygen(args: list[str], sig: bytes, stdin: bytes,
+                allowed: bytes | None = None) -> subprocess.CompletedProcess:
+    """ssh-keygen with the signature (``-s``), and the allowed signers (``-f``) when given,
+    read from files in memory (/dev/fd/N): the very bytes the sign-off read, once;
+    nothing is written anywhere to verify it."""
+    fds = [_memory_file(sig)]
+    try:
+        if allowed is not None:
+            fds.append(_memory_file(allowed))
+            args = [*args, "-f", f"/dev/fd/{fds[1]}"]
+        return subprocess.run(["ssh-keygen", *args, "-s", f"/dev/fd/{fds[0]}"], input=stdin,
+                              capture_output=True, pass_fds=tuple(fds),
+                              timeout=_SSH_TIMEOUT_S)
     finally:
-        os.close(r)
-        if w >= 0:
-            os.close(w)
+        for fd in fds:
+            os.close(fd)
 
 
-def _signature(data: dict[str, Any], sig_path: Path, run_dir: str, beside: bool,
+def _signature(data: dict[str, Any], sig_path: Path, reads: inputs.Reader, beside: bool,
                allowed: str) -> tuple[str, str]:
     """(signer principal, '') when the signature verifies, else ('', why not)."""
     if shutil.which("ssh-keygen") is None:
@@ -323,22 +374,22 @@ def _signature(data: dict[str, Any], sig_path: Path, run_dir: str, beside: bool,
     if not os.path.lexists(sig_path):
         return "", f"the manifest is not signed (no {sig_path.name}; --allowed-signers given)"
     try:
-        sig = (inputs.read_below(run_dir, sig_path, MAX_SIGNATURE_BYTES, "a signature")
-               if beside else inputs.read_bytes(sig_path, MAX_SIGNATURE_BYTES, "a signature"))
-        inputs.read_bytes(allowed, MAX_SIGNATURE_BYTES * 16, "an allowed-signers file")
+        sig = reads.read(sig_path, MAX_SIGNATURE_BYTES, "a signature", below=beside)
+        signers = reads.read(allowed, MAX_SIGNATURE_BYTES * 16, "an allowed-signers file",
+                             below=False)
     except inputs.InputError as err:
         return "", one_line(str(err))
     try:
         principal = data.get("signer", "")
         if not principal:  # the principals the allowed-signers file gives this key
-            found = _ssh_keygen(["-Y", "find-principals", "-f", allowed], sig, b"")
+            found = _ssh_keygen(["-Y", "find-principals"], sig, b"", signers)
             names = found.stdout.decode("utf-8", "replace").split()
             if found.returncode != 0 or not names:
                 return "", (f"bad signature: {sig_path.name}'s key is not in the "
                             f"allowed signers ({allowed})")
             principal = names[0]
-        done = _ssh_keygen(["-Y", "verify", "-f", allowed, "-I", principal, "-n", NAMESPACE],
-                           sig, data["raw"])
+        done = _ssh_keygen(["-Y", "verify", "-I", principal, "-n", NAMESPACE], sig,
+                           data["raw"], signers)
     except (OSError, subprocess.TimeoutExpired) as err:
         return "", f"the signature cannot be checked: ssh-keygen: {err}"
     if done.returncode != 0:
@@ -349,13 +400,16 @@ def _signature(data: dict[str, Any], sig_path: Path, run_dir: str, beside: bool,
     return one_line(principal), ""
 
 
-def verify(run_report: Path | str, report: dict[str, Any], manifest: Path | str | None = None,
+def verify(reads: inputs.Reader, run_report: Path | str, report: dict[str, Any],
+           manifest: Path | str | None = None,
            allowed_signers: Path | str | None = None) -> Integrity:
     """Verify the manifest beside ``run_report`` (or ``manifest``): every digest, the
-    files added in the directories it covers, and with ``allowed_signers`` its
-    signature.  ``report`` is the run report as loaded (its reference files may be named
-    outside the run directory)."""
-    run_dir = os.path.dirname(os.path.abspath(run_report))
+    files added in the directories it covers, each test directory the run report names
+    covered, and with ``allowed_signers`` its signature.  ``report`` is the run report as
+    parsed from the bytes ``reads`` (rooted at the run report's directory) read: every
+    digest is of the bytes ``reads`` read or reads now, once (a file the report showed is
+    digested as it was shown)."""
+    run_dir = reads.root  # a run report elsewhere is not one it lists: not verified
     beside = manifest is None
     path = Path(run_dir) / MANIFEST if beside else Path(manifest)
     demanded = not beside or allowed_signers is not None
@@ -364,13 +418,14 @@ def verify(run_report: Path | str, report: dict[str, Any], manifest: Path | str 
                          + (" (--allowed-signers given)" if demanded else ""), demanded,
                          [f"no manifest beside the run report ({path})"] if demanded else [])
     try:
-        data = _load(path, run_dir, beside)
+        data = _load(path, reads, beside)
     except (inputs.InputError, ValueError) as err:
         return _failed([one_line(str(err))])
     own = _name(run_dir, str(run_report))
     if own not in data["files"]:
         return _failed([f"{path}: does not list the run report {own}"])
-    problems = _file_problems(data, run_dir, _references(report))
+    problems = _file_problems(data, reads, run_dir, _references(report))
+    problems += _uncovered(report, run_dir, data["directories"])
     if problems:
         return _failed(problems)
     count = f"{len(data['files']):,} files"
@@ -379,7 +434,7 @@ def verify(run_report: Path | str, report: dict[str, Any], manifest: Path | str 
         return Integrity(True, f"verified ({path.name}, {count}; "
                          + ("signed, but the signature not checked: give --allowed-signers "
                             "FILE)" if signed else "not signed)"), True)
-    signer, why = _signature(data, Path(str(path) + SIGNATURE_SUFFIX), run_dir, beside,
+    signer, why = _signature(data, Path(str(path) + SIGNATURE_SUFFIX), reads, beside,
                              str(allowed_signers))
     if why:
         return _failed([why])
@@ -431,8 +486,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.sign_key:
                 print(f"manifest: {sign(path, args.sign_key)}")
             return 0
-        integrity = verify(args.run_report, load_run_report(args.run_report), args.manifest,
-                           args.allowed_signers)
+        reads = inputs.Reader(os.path.dirname(os.path.abspath(args.run_report)))
+        integrity = verify(reads, args.run_report, read_run_report(reads, args.run_report),
+                           args.manifest, args.allowed_signers)
     except (ManifestError, RunReportError) as err:
         print(f"fsaccept manifest: {err}", file=sys.stderr)
         return 2

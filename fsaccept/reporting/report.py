@@ -2,6 +2,13 @@
 from ReFrame's run report: the tests and verdicts (:mod:`.runreport`, :mod:`.verdicts`),
 their sections (:mod:`.sections`), plots (:mod:`.plots`) and the assessment against
 hardware ceilings (:mod:`.assessment`).  ``fsaccept report RUN_REPORT`` writes it.
+
+One pass (:func:`write_report_context`): every file the sign-off uses is read once
+(:class:`fsaccept.core.inputs.Reader`: the run report, the reference file, a ceilings
+file, the job scripts shown, the manifest and its signature), and what is parsed or
+shown is what is digested; the run report's test cases are typed once
+(:func:`fsaccept.reporting.case.typed`); the typed cases are judged; the context is
+built and rendered.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,8 +39,9 @@ from fsaccept.reporting.io500 import io500_section
 from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot, timeline_plot
 from fsaccept.reporting.reduction import data_reduction_lines
 from fsaccept.reporting.scaling import curve_plot, is_beyond, scaling_section, swept
-from fsaccept.reporting.runreport import (Test, all_testcases, job_script, load_run_report,
-                                          overall_verdict, tests_of)
+from fsaccept.reporting.case import TypedReport, typed
+from fsaccept.reporting.runreport import (Test, job_script, overall_verdict, read_run_report,
+                                          tests_of)
 from fsaccept.reporting.session import session_check
 from fsaccept.reporting.sections import (GROUP_LIMIT, WORST_SHOWN, anchor_of, case_section,
                                          check_summaries, check_text, data_left_lines,
@@ -127,19 +136,23 @@ def _blocking_by_check(verdict: str, blocking: list[str], tests: list[Test],
     return head + lines + rest
 
 
-def build_context(report: dict[str, Any], *, signed_by: str = "", harness_version: str = "",
-                  git_commit: str = "", ceilings: list[Any] | None = None,
+def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
+                  harness_version: str = "", git_commit: str = "",
+                  ceilings: list[Any] | None = None,
                   job_scripts: dict[str, str] | Callable[[str, str], str] | None = None,
                   reference_check: str = "", plots: bool = True,
                   reference: Any = None, reference_problem: str = "",
                   integrity: Any = None) -> dict[str, Any]:
-    """Everything the templates show, from a run report and the sign-off data
-    (``reference``: the reference file the tests recorded, verified by its SHA-256,
-    whose thresholds the recorded ones must match; None, and ``reference_problem`` says
-    why, when it could not be verified: the sign-off is then not ACCEPTED;
-    ``integrity``: the run's manifest verified (:class:`.manifest.Integrity`), None when
-    there is none: a manifest that does not verify keeps the sign-off from ACCEPTED)."""
-    info = report.get("session_info", {})
+    """Everything the templates show, from a run report (typed at the door, once, when
+    it is not yet) and the sign-off data (``reference``: the reference file the tests
+    recorded, verified by its SHA-256, whose thresholds the recorded ones must match;
+    None, and ``reference_problem`` says why, when it could not be verified: the sign-off
+    is then not ACCEPTED; ``integrity``: the run's manifest verified
+    (:class:`.manifest.Integrity`), or a function verifying it, called once the job
+    scripts shown are read (their digests are of the bytes shown); None when there is
+    none: a manifest that does not verify keeps the sign-off from ACCEPTED)."""
+    report = typed(report)
+    info = report.info
     tests = tests_of(report, reference=reference)
     # A sweep's curves, judged; its points beyond the partition end a curve: not tests
     # that did not run.
@@ -148,11 +161,7 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
     session = session_check(report, tests, reference, reference_problem)
     session.blocking += sweep.failures
     session.unverified += sweep.incomplete
-    if integrity is not None and integrity.present and not integrity.verified:
-        session.unverified += [f"integrity: {p}" for p in integrity.problems]
-    verdict, blocking = overall_verdict(tests, session)
     checks = check_summaries(tests)
-    blocking = _blocking_by_check(verdict, blocking, tests, checks)
     scripts = job_scripts if callable(job_scripts) else (job_scripts or {}).get
     sections, all_plots, assessments = [], [], []
     plots_left_out = 0
@@ -199,6 +208,12 @@ def build_context(report: dict[str, Any], *, signed_by: str = "", harness_versio
                                            plot_files),
                                 f"{chk.name}: {len(members):,} test cases", png)
                 all_plots.append(chk.plot)
+    # Every job script shown is read: the manifest's digests are of those bytes.
+    integrity = integrity() if callable(integrity) else integrity
+    if integrity is not None and integrity.present and not integrity.verified:
+        session.unverified += [f"integrity: {p}" for p in integrity.problems]
+    verdict, blocking = overall_verdict(tests, session)
+    blocking = _blocking_by_check(verdict, blocking, tests, checks)
     node_plots = []
     if plots:
         single = [t for chk in checks if len(chk.tests) == 1 for t in chk.tests
@@ -362,24 +377,30 @@ def _remove_earlier_plots(plots_dir: Path, earlier: dict[str, str], now: set[str
             continue
 
 
-def _load_verified_reference(path: str) -> Any:
-    """The reference file (validated as a run reads it), or why it cannot be read."""
+def _load_verified_reference(path: str, raw: bytes) -> Any:
+    """The reference file (validated as a run reads it) from its bytes ``raw``, or why it
+    cannot be read."""
     try:
-        return load_reference(path)
+        return load_reference(path, raw)
     except (ReferenceError, OSError, ValueError) as err:
         return str(err).splitlines()[0][:200]
 
 
-def _given_reference(path: str, recorded: set[tuple[Any, Any]]) -> tuple[Any, str, str]:
+def _read_reference(reads: inputs.Reader, path: Path | str) -> bytes:
+    """A reference file's bytes, read once for this sign-off (wherever it is)."""
+    return reads.read(path, yamlfile.MAX_BYTES, "reference file", below=False)
+
+
+def _given_reference(path: str, recorded: set[tuple[Any, Any]],
+                     reads: inputs.Reader) -> tuple[Any, str, str]:
     """(the reference file given with --reference, or None; what the report says of it; why
     it does not verify the run, or ''): its thresholds are compared, and it verifies the
     run when it is the file the tests recorded (the same SHA-256)."""
     try:
-        sha = hashlib.sha256(inputs.read_bytes(path, yamlfile.MAX_BYTES,
-                                               "reference file")).hexdigest()
+        raw = _read_reference(reads, path)
     except inputs.InputError as err:
         return None, f"{path}: {err}", str(err)
-    loaded = _load_verified_reference(path)
+    loaded = _load_verified_reference(path, raw)
     if isinstance(loaded, str):
         return None, f"{path}: {loaded}", loaded
     sha = loaded.sha256  # of the very bytes whose thresholds are compared (no second read)
@@ -390,6 +411,15 @@ def _given_reference(path: str, recorded: set[tuple[Any, Any]]) -> tuple[Any, st
                if shas else "the tests recorded no reference file")
         return loaded, f"{check}; {why}", f"{path} is not the file the run used: {why}"
     return loaded, check, ""
+
+
+def _ceilings_of(reads: inputs.Reader, path: Path | str) -> tuple[list[Any], bytes]:
+    """The ceilings a reference or ceilings file states, and its bytes (read once)."""
+    try:
+        raw = _read_reference(reads, path)
+    except inputs.InputError as err:
+        raise CeilingError(str(err)) from None
+    return assessment.ceilings_from_reference_file(path, raw), raw
 
 
 def write_report(run_report: Path | str, out_dir: Path | str, **options: Any) -> list[Path]:
@@ -411,16 +441,20 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
     (default: the reference file the tests recorded, when its SHA-256 still
     matches what they recorded).  The run's manifest (``manifest``, default the one beside
     the run report) is verified, its signature too with ``allowed_signers``.
+
+    One pass: each file is read once (``reads``), parsed or shown from the bytes read,
+    and digested from the same bytes when the manifest is verified, last (after the job
+    scripts shown are read); the run report's test cases are typed once (``typed``) and
+    judged as typed (:func:`build_context`).
     """
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise ReportWriteError(f"{out_dir}: --out is not a directory")
-    report = load_run_report(run_report)
-    integrity = run_manifest.verify(run_report, report, manifest, allowed_signers)
-    cases = [tc for tc in all_testcases(report)]
-    by_uuid = {tc.get("uuid", ""): tc for tc in cases}
     run_dir = Path(os.path.abspath(run_report)).parent
-    rebase = run_manifest.rebaser(report, run_dir)
+    reads = inputs.Reader(run_dir)
+    report = typed(read_run_report(reads, run_report))
+    by_uuid = {tc.get("uuid", ""): tc for tc in report.cases}
+    rebase = run_manifest.rebaser(report.record, run_dir)
 
     def scripts(uuid: str, default: str = "") -> str:  # read only for the cases shown
         if uuid not in by_uuid:
@@ -428,28 +462,26 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
         tc = by_uuid[uuid]  # its directories where the run directory is now
         moved = {k: rebase(tc[k]) for k in ("outputdir", "stagedir")
                  if isinstance(tc.get(k), str) and tc[k]}
-        return job_script({**tc, **moved}, run_dir)
+        return job_script({**tc, **moved}, run_dir, reads)
     ceilings: list[assessment.Ceiling] = []
     check = ""
     verified = None  # the reference file the tests recorded, SHA-256 verified
-    recorded = {(tc.get("reference_path"), tc.get("reference_sha256")) for tc in cases
+    recorded = {(tc.get("reference_path"), tc.get("reference_sha256")) for tc in report.cases
                 if tc.get("reference_path") and not tc.get("fixture")}
     problem = ("the tests recorded no reference file" if not recorded else
                f"the tests recorded {len(recorded)} different reference files")
     if reference is not None:
-        verified, check, problem = _given_reference(str(reference), recorded)
+        verified, check, problem = _given_reference(str(reference), recorded, reads)
     elif len(recorded) == 1:
         path, sha = next(iter(recorded))
         try:  # a path the run report names: read bounded, as any reference file
-            now = hashlib.sha256(inputs.read_bytes(path, yamlfile.MAX_BYTES,
-                                                   "reference file")).hexdigest()
+            raw = _read_reference(reads, path)
         except inputs.InputError:
-            now = None
+            raw = None
+        now = hashlib.sha256(raw).hexdigest() if raw is not None else None
         if now == sha:
-            verified = _load_verified_reference(path)
-            if not isinstance(verified, str) and verified.sha256 != sha:
-                # Edited between the digest and the read: not the file the run used.
-                verified = f"it changed while it was read (now SHA-256 {verified.sha256})"
+            # The thresholds of the very bytes whose digest verifies (one read).
+            verified = _load_verified_reference(path, raw)
             check = f"{path} still has SHA-256 {sha}: " + (
                 "thresholds compared with it" if not isinstance(verified, str)
                 else f"its thresholds could not be compared ({verified})")
@@ -467,24 +499,26 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
     elif reference is None and len(recorded) > 1:
         check = "the tests recorded different reference files: no ceilings shown"
     if ceilings_file is not None:
-        ceilings = assessment.ceilings_from_reference_file(ceilings_file)
+        ceilings, raw = _ceilings_of(reads, ceilings_file)
         check = (check + "; " if check else "") + f"ceilings from {ceilings_file}"
-        if Path(ceilings_file).is_file():
-            first = Path(ceilings_file).read_text(errors="replace").splitlines()[:1]
-            if first and first[0].startswith("#"):
-                check += f" ({first[0].lstrip('# ')})"
+        first = raw.decode("utf-8", "replace").splitlines()[:1]
+        if first and first[0].startswith("#"):
+            check += f" ({first[0].lstrip('# ')})"
     elif reference is not None:
-        ceilings = assessment.ceilings_from_reference_file(reference)
+        ceilings, _ = _ceilings_of(reads, reference)
         if not check:
             check = f"ceilings read from {reference}"
         if not ceilings:
             check += " (it states no ceilings: no assessment)"
     repo = repo or Path(__file__).resolve().parent.parent
     ctx = build_context(report, signed_by=signed_by, harness_version=__version__,
-                        git_commit=_commit_of(report, repo), ceilings=ceilings,
+                        git_commit=_commit_of(report.info, repo), ceilings=ceilings,
                         job_scripts=scripts,
                         reference_check=check, reference=verified,
-                        reference_problem=problem, integrity=integrity)
+                        reference_problem=problem,
+                        # Last: every file it digests that the report used is read.
+                        integrity=lambda: run_manifest.verify(
+                            reads, run_report, report.record, manifest, allowed_signers))
     pages = {name: render(ctx, name + ".j2") for name in ("report.md", "report.html")}
     written = []
     try:
@@ -566,10 +600,11 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-def _commit_of(report: dict[str, Any], repo: Path) -> str:
+def _commit_of(info: Mapping[str, Any], repo: Path) -> str:
     """The harness's commit the run recorded (``scripts/acceptance`` passes it as the
-    session extra ``fsaccept_commit``), else this checkout's, read without locks."""
-    recorded = (report.get("session_info") or {}).get("fsaccept_commit")
+    session extra ``fsaccept_commit`` in ``session_info``), else this checkout's, read
+    without locks."""
+    recorded = info.get("fsaccept_commit")
     if isinstance(recorded, str) and recorded:
         return recorded.replace("+dirty", " (with uncommitted changes)") + " (recorded by the run)"
     return git_describe(repo)

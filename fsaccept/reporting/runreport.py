@@ -8,8 +8,11 @@ PASS, and all of them used the same reference file (one SHA-256); INCOMPLETE
 when nothing failed but some tests were skipped (e.g. a benchmark is not
 installed: each says why and how to fix it); NOT ACCEPTED otherwise.
 
-Nothing is parsed from benchmark output again.  Pure functions except
-:func:`load_run_report` and :func:`job_script`, which read files.
+Nothing is parsed from benchmark output again.  Each test case is typed once, at the
+door (:func:`fsaccept.reporting.case.typed`); every judgement here takes a
+:class:`~fsaccept.reporting.case.Case`.  Pure functions except :func:`load_run_report`
+and :func:`job_script`, which read files (:func:`read_run_report` and :func:`job_script`
+through the sign-off's :class:`fsaccept.core.inputs.Reader`, which reads each once).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from fsaccept.core.formatting import format_number
 from fsaccept.benchmarks.catalogue import ACCEPTANCE
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.reference import ReferenceError
-from fsaccept.reporting.case import Case, case_of
+from fsaccept.reporting.case import Case, TypedReport, typed
 from fsaccept.reporting.evidence import (SessionEvidence, degraded_dataset_reasons,
                                          evidence_reasons, session_evidence)
 from fsaccept.reporting.verdicts import (ACCEPTED, INCOMPLETE, NOT_ACCEPTED,
@@ -93,16 +96,16 @@ class FigureRow:
 @dataclass
 class Test:
     """One test (repeats grouped) with its figures, provenance and fixtures (each case a
-    :class:`~fsaccept.reporting.case.Case` when made by :func:`tests_of`)."""
+    :class:`~fsaccept.reporting.case.Case`)."""
 
     name: str
-    cases: list[Mapping[str, Any]]
+    cases: list[Case]
     verdicts: list[Verdict]
-    fixtures: list[Mapping[str, Any]] = field(default_factory=list)
+    fixtures: list[Case] = field(default_factory=list)
     figures: list[FigureRow] = field(default_factory=list)
 
     @property
-    def case(self) -> Mapping[str, Any]:
+    def case(self) -> Case:
         """The last run of the test (the one a retry ended with)."""
         return self.cases[-1]
 
@@ -169,7 +172,7 @@ class Test:
         return sorted(self.case.get("tags") or [])
 
 
-def test_key(testcase: dict[str, Any]) -> tuple[str, str, str, str]:
+def test_key(testcase: Case) -> tuple[str, str, str, str]:
     """What identifies a test across repeats: name without ``%repeat_no=N``, system,
     partition, environment."""
     name = REPEAT_PARAM.sub("", testcase.get("name", ""))
@@ -189,14 +192,15 @@ def _fixture_key(dep: Any) -> tuple[str, str] | None:
     return None
 
 
-def tests_of(report: dict[str, Any], reference: Any = None) -> list[Test]:
+def tests_of(report: TypedReport | dict[str, Any], reference: Any = None) -> list[Test]:
     """The report's tests (non-fixtures), repeats grouped, each with the fixtures
     it depends on (e.g. the dataset a read test reads), in the order ReFrame ran them.
+    ``report``: typed at the door (a run report as parsed is typed there first).
 
     ``reference``: the reference file (:class:`fsaccept.core.reference.Reference`) the
     tests recorded, verified by its SHA-256: a pass whose recorded thresholds are looser
     than the file's is INVALID."""
-    cases = [case_of(tc) for tc in all_testcases(report)]  # each test case read once here
+    cases = typed(report).cases
     evidence = session_evidence(cases)
     by_unique: dict[tuple[str, str], Case] = {}
     for tc in cases:
@@ -237,12 +241,12 @@ def tests_of(report: dict[str, Any], reference: Any = None) -> list[Test]:
     return tests
 
 
-def _fixture_text(fx: dict[str, Any], v: Verdict) -> str:
+def _fixture_text(fx: Case, v: Verdict) -> str:
     return (f"{fx.get('display_name') or fx.get('name')} is {v.verdict}"
             + (f": {v.reason}" if v.reason else ""))
 
 
-def record_problems(tc: dict[str, Any], reference: Any,
+def record_problems(tc: Case, reference: Any,
                      session: SessionEvidence | None) -> list[str]:
     """What in a test case's record contradicts its class (the catalogue) or its own
     evidence (judged as the live check judged it)."""
@@ -251,7 +255,7 @@ def record_problems(tc: dict[str, Any], reference: Any,
         session or SessionEvidence(), reference)
 
 
-def _case_verdict(tc: dict[str, Any], fixtures: list[tuple[dict[str, Any], Verdict]],
+def _case_verdict(tc: Case, fixtures: list[tuple[Case, Verdict]],
                   missing: list[str], reference: Any,
                   session: SessionEvidence | None = None) -> Verdict:
     """A test case's verdict with what it depends on: a test not run because a fixture
@@ -287,7 +291,7 @@ def _case_verdict(tc: dict[str, Any], fixtures: list[tuple[dict[str, Any], Verdi
     return v
 
 
-def looser_thresholds(tc: dict[str, Any], reference: Any) -> list[str]:
+def looser_thresholds(tc: Case, reference: Any) -> list[str]:
     """Each threshold of the test's reference entry (``tests.<reference_key>``) that the
     test case did not apply at least as strictly (value and tolerance as ReFrame applies
     them): 'write_bandwidth: recorded ≥ 10 MiB/s, the reference file says ≥ 45 MiB/s'."""
@@ -468,12 +472,29 @@ def _schema_errors(data: dict[str, Any]) -> list[tuple[list[str], str]]:
 
 def load_run_report(path: Path | str) -> dict[str, Any]:
     """A ReFrame JSON run report; a clear error naming the file (and the key) otherwise."""
-    path = Path(path)
     try:
-        data = json.loads(inputs.read_bytes(path, inputs.MAX_RUN_REPORT_BYTES,
-                                            "the run report").decode("utf-8"))
+        raw = inputs.read_bytes(path, inputs.MAX_RUN_REPORT_BYTES, "the run report")
     except inputs.InputError as err:  # missing, not a regular file, over the cap
         raise RunReportError(str(err)) from None
+    return parse_run_report(raw, path)
+
+
+def read_run_report(reads: inputs.Reader, path: Path | str) -> dict[str, Any]:
+    """The run report at ``path``, read by ``reads`` (a sign-off's: its digest is of these
+    bytes); RunReportError naming the file otherwise."""
+    try:
+        raw = reads.read(path, inputs.MAX_RUN_REPORT_BYTES, "the run report", below=False,
+                         keep=False)  # parsed once: its digest is all that is kept
+    except inputs.InputError as err:  # missing, not a regular file, over the cap
+        raise RunReportError(str(err)) from None
+    return parse_run_report(raw, path)
+
+
+def parse_run_report(raw: bytes, path: Path | str) -> dict[str, Any]:
+    """The run report ``raw``, the bytes read from ``path`` (named in every error)."""
+    path = Path(path)
+    try:
+        data = json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
         raise RunReportError(f"{path}: not JSON ({str(err)[:200]}); pass the file ReFrame "
                              "wrote with --report-file") from None
@@ -493,19 +514,21 @@ def load_run_report(path: Path | str) -> dict[str, Any]:
     return data
 
 
-def job_script(testcase: dict[str, Any], root: Path | str) -> str:
+def job_script(testcase: Mapping[str, Any], root: Path | str,
+               reads: inputs.Reader | None = None) -> str:
     """The batch script ReFrame submitted (``rfm_job.sh`` in the test's output or stage
     directory), read only below ``root`` (the run's own directory), without a symbolic
-    link on the way and within its cap (:func:`fsaccept.core.inputs.read_below`); else
-    why it is not shown."""
+    link on the way and within its cap (:class:`fsaccept.core.inputs.Reader`: ``reads``,
+    the sign-off's, which reads each file once); else why it is not shown."""
+    reads = reads or inputs.Reader(root)
     why = ""
     for key in ("outputdir", "stagedir"):
         d = testcase.get(key)
         if not isinstance(d, str) or not d or not os.path.lexists(Path(d) / "rfm_job.sh"):
             continue
         try:
-            return inputs.read_below(root, Path(d) / "rfm_job.sh", inputs.MAX_JOB_SCRIPT_BYTES,
-                                     "a job script").decode("utf-8", "replace")
+            return reads.read(Path(d) / "rfm_job.sh", inputs.MAX_JOB_SCRIPT_BYTES,
+                              "a job script").decode("utf-8", "replace")
         except inputs.InputError as err:
             why = why or str(err)
     return f"(not shown: {why})" if why else ""

@@ -23,6 +23,8 @@ from fsaccept.benchmarks.catalogue import SCALING
 from fsaccept.core import placement, scaling
 from fsaccept.core.formatting import format_number
 from fsaccept.core.scaling import CurveVerdict, Point
+from fsaccept.reporting.case import Case
+from fsaccept.reporting.runreport import Test
 from fsaccept.reporting.verdicts import FAIL, PASS, SKIPPED, spec_of_case
 
 #: ReFrame's parameter of each dimension, as the case's name carries it.
@@ -103,7 +105,7 @@ class ScalingSection:
         return bool(self.curves or self.incomplete)
 
 
-def point_of(case: Any, dimension: str) -> Any:
+def point_of(case: Case, dimension: str) -> Any:
     """The point ReFrame put in a case's name (``%nodes=4``, ``%dataset.nodes=4``,
     ``%stripe=-1x8MiB``); None when it gives none."""
     match = re.search(rf"%(?:\w+\.)?{_PARAMETER[dimension]}=(\S+)", str(case.get("name")))
@@ -117,13 +119,13 @@ def point_of(case: Any, dimension: str) -> Any:
         return None
 
 
-def swept(test: Any) -> bool:
+def swept(test: Test) -> bool:
     """Whether a test is a point of a sweep (the catalogue's record of its class)."""
     spec = spec_of_case(test.case)
     return spec is not None and spec.role == SCALING
 
 
-def is_beyond(test: Any) -> bool:
+def is_beyond(test: Test) -> bool:
     """A sweep's point skipped for lying beyond what the partition allows (its own skip,
     or its dataset's); a node count within the node fraction of the partition it
     recorded never is."""
@@ -145,12 +147,12 @@ def is_beyond(test: Any) -> bool:
     return True
 
 
-def scaling_section(tests: list[Any], reference: Any = None) -> ScalingSection:
+def scaling_section(tests: list[Test], reference: Any = None) -> ScalingSection:
     """Each sweep's curve from the session's tests, judged (``reference``: the verified
     file, for the points expected, ``min_efficiency`` and point thresholds; None: the
     defaults, and no point thresholds)."""
     sweeps = reference.sweeps if reference is not None else scaling.Sweeps()
-    by_check: dict[str, list[Any]] = {}
+    by_check: dict[str, list[Test]] = {}
     for t in tests:
         spec = spec_of_case(t.case)
         if spec is not None and spec.role == SCALING:
@@ -178,7 +180,7 @@ def scaling_section(tests: list[Any], reference: Any = None) -> ScalingSection:
     return out
 
 
-def _curve(spec: Any, tests: list[Any], sweeps: scaling.Sweeps, planned: bool) -> Curve:
+def _curve(spec: Any, tests: list[Test], sweeps: scaling.Sweeps, planned: bool) -> Curve:
     """``planned``: the sweep's points are the verified reference's (each one the run
     report lacks is missing); else only the cases' own."""
     dimension = spec.attrs["sweep_dimension"]

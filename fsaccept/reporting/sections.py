@@ -16,7 +16,7 @@ from fsaccept.core.formatting import format_figure, format_number
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.units import GIB
 # RFM_KEYS and parse_per_node_text are read at the door (case.py), and named here too.
-from fsaccept.reporting.case import (RFM_KEYS, case_of, is_figure_map,  # noqa: F401
+from fsaccept.reporting.case import (RFM_KEYS, Case, is_figure_map,  # noqa: F401
                                      parse_per_node_text, per_node_of)
 from fsaccept.reporting.runreport import FigureRow, Test
 from fsaccept.reporting.verdicts import (REPEAT_PARAM, VERDICT_ORDER, Verdict,
@@ -91,7 +91,7 @@ def summary_text(rows: list[SummaryRow]) -> str:
 # --------------------------------------------------------------------------- sections
 
 
-def command_lines(testcase: Mapping[str, Any]) -> list[tuple[str, str]]:
+def command_lines(testcase: Case) -> list[tuple[str, str]]:
     """(label, command) pairs: every ``*_command`` a check logged (the benchmark's
     own echo of its command line where it has one), else ReFrame's executable and
     options."""
@@ -104,10 +104,9 @@ def command_lines(testcase: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def provenance(testcase: Mapping[str, Any]) -> list[tuple[str, str]]:
+def provenance(case: Case) -> list[tuple[str, str]]:
     """(key, value) of everything the check logged beyond ReFrame's own keys:
     versions, binary paths, placement, sizes.  Core keys first, then the rest sorted."""
-    case = case_of(testcase)
     extra = {k: v for k, v in case.variables.items()
              if k not in SHOWN_KEYS and not k.endswith("_command")}
     keys = [k for k in CORE_KEYS if k in extra] + sorted(k for k in extra if k not in CORE_KEYS)
@@ -154,7 +153,7 @@ def nodelist_text(nodelist: Any) -> str:
     return nodelist_abbrev(list(nodelist))
 
 
-def deadline_text(testcase: Mapping[str, Any]) -> str:
+def deadline_text(testcase: Case) -> str:
     """'2 s deadline, 2.01 s run' (or '—' when the check logs neither)."""
     d, r = testcase.get("deadline_s"), testcase.get("time_run_s")
     if not d and not r:
@@ -184,8 +183,7 @@ class CaseSection:
     job_script: str = ""
 
 
-def case_section(testcase: Mapping[str, Any], role: str, job_script: str = "") -> CaseSection:
-    case = case_of(testcase)
+def case_section(case: Case, role: str, job_script: str = "") -> CaseSection:
     bm = case.get("bytes_moved")
     return CaseSection(
         title=case.get("display_name") or case.get("name", "?"),
@@ -239,13 +237,13 @@ def per_node_values(tests: list[Test]) -> dict[tuple[str, str], dict[str, list[f
         families.setdefault(family_of(t.name), []).append(t)
     for family, members in families.items():
         for t in members:
-            for tc in map(case_of, t.cases):
+            for tc in t.cases:
                 for fig, nodes in tc.per_node.items():
                     for node, v in nodes.items():
                         out.setdefault((family, fig), {}).setdefault(node, []).append(v)
         if len({t.name for t in members}) < 2:
             continue  # repeats of one test on varying nodes are not a per-node test
-        single = [(tc.job.nodelist[0], f) for t in members for tc in map(case_of, t.cases)
+        single = [(tc.job.nodelist[0], f) for t in members for tc in t.cases
                   if len(tc.job.nodelist) == 1 for f in tc.figures if f.value is not None]
         if len({node for node, _ in single}) > 1:
             for node, f in single:
@@ -306,7 +304,7 @@ def case_label(t: Test, check: str) -> str:
     """A test case within its check: its node (one per case) when that is all its name
     adds, else what its name adds (a variant's parameters)."""
     rest = t.name[len(check):].strip() if t.name.startswith(check) else t.name
-    nodes = case_of(t.case).job.nodelist
+    nodes = t.case.job.nodelist
     if len(nodes) == 1 and not _NODE_PARAM.sub("", " " + rest):
         return nodes[0]
     return rest or t.name

@@ -8,33 +8,35 @@ target's file-system type).  Its result, a :class:`.runreport.SessionCheck`, goe
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, SCALING
-from fsaccept.reporting.case import case_of
+from fsaccept.reporting.case import Case, TypedReport, typed
 from fsaccept.reporting.evidence import session_evidence
 from fsaccept.reporting.runreport import (PASS, SKIPPED, SessionCheck, Test,
-                                          all_testcases, record_problems, spec_of_case, verdict_of)
+                                          record_problems, spec_of_case, verdict_of)
 
 
 #: Seconds a case's job may end after the session's recorded end (clocks, rounding).
 SESSION_SLACK_S = 5.0
 
 
-def session_check(report: dict[str, Any], tests: list[Test], reference: Any = None,
-                  reference_problem: str = "") -> SessionCheck:
+def session_check(report: TypedReport | dict[str, Any], tests: list[Test],
+                  reference: Any = None, reference_problem: str = "") -> SessionCheck:
     """Every test case judged as part of its session: fixtures too (one that did not pass
     blocks the sign-off whether or not a test still names it), the session's own counts
     against the cases present, each case of this session (its uuid, a job inside the
     session's time) and of one system, the one the verified reference is written for;
     without a verified reference (``reference_problem`` says why) or with acceptance tests
-    the reference defines missing, the sign-off is not verified."""
+    the reference defines missing, the sign-off is not verified.  ``report``: typed at
+    the door (a run report as parsed is typed there first)."""
     out = SessionCheck()
-    info = report.get("session_info") or {}
-    runs = [r for r in report.get("runs") or [] if isinstance(r, dict)]
-    out.blocking += _count_problems(info, runs)
-    cases = [case_of(tc) for tc in all_testcases(report)]
+    run = typed(report)
+    info = run.info
+    out.blocking += _count_problems(info, run.record.get("runs") or [], run.runs)
+    cases = run.cases
     uuid = info.get("uuid")
     start, end = info.get("time_start_unix"), info.get("time_end_unix")
     for tc in cases:
@@ -50,7 +52,7 @@ def session_check(report: dict[str, Any], tests: list[Test], reference: Any = No
     if len(systems) > 1:
         out.blocking.append(f"the cases are of {len(systems)} systems ({', '.join(systems)}): "
                             "a sign-off is for one")
-    last: dict[Any, dict[str, Any]] = {}
+    last: dict[Any, Case] = {}
     for tc in cases:  # a fixture retried: its last run
         if tc.get("fixture"):
             last[(tc.get("unique_name"), tc.get("system"), tc.get("partition"))] = tc
@@ -123,12 +125,13 @@ def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
 
 
-def _count_problems(info: dict[str, Any], runs: list[dict[str, Any]]) -> list[str]:
+def _count_problems(info: Mapping[str, Any], records: list[Mapping[str, Any]],
+                    runs: Sequence[Sequence[Case]]) -> list[str]:
     """Where the session's counts (as ReFrame writes them: cases of the first run, failures,
-    aborts and skips of the last) and each run's differ from the cases present."""
+    aborts and skips of the last) and each run's (``records``: as the run report gives
+    them; ``runs``: each run's cases, typed) differ from the cases present."""
     out = []
-    for i, run in enumerate(runs):
-        cases = [tc for tc in run.get("testcases") or [] if isinstance(tc, dict)]
+    for i, (run, cases) in enumerate(zip(records, runs)):
         got = {"num_cases": len(cases),
                "num_failures": sum(tc.get("result") == "fail" for tc in cases),
                "num_aborted": sum(tc.get("result") == "abort" for tc in cases),
@@ -138,7 +141,7 @@ def _count_problems(info: dict[str, Any], runs: list[dict[str, Any]]) -> list[st
             if key in run and run[key] != n:
                 out.append(f"runs[{i}].{key} is {run[key]!r}, but the run has {n}")
     if runs:
-        first, final = runs[0].get("testcases") or [], runs[-1].get("testcases") or []
+        first, final = runs[0], runs[-1]
         want = {"num_cases": len(first),
                 "num_failures": sum(tc.get("result") == "fail" for tc in final),
                 "num_aborted": sum(tc.get("result") == "abort" for tc in final),

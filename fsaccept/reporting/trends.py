@@ -48,7 +48,7 @@ import yaml
 from fsaccept.core.formatting import format_number
 # Units where smaller is better; every other unit is a rate (larger is better).
 from fsaccept.core.reference import TIME_UNITS
-from fsaccept.reporting.case import case_of
+from fsaccept.reporting.case import TypedReport, case_of, typed
 from fsaccept.reporting.plots import TrendPlotter, plot_name
 from fsaccept.reporting.point import Point
 # NightlyError is raised here too (and caught by callers as trends.NightlyError).
@@ -201,10 +201,10 @@ def regressions(comparisons: list[Comparison], tolerance: float) -> list[Compari
     return [c for c in comparisons if c.regressed(tolerance)]
 
 
-def current_figures(report: dict[str, Any]) -> list[CurrentFigure]:
-    """Every measured figure of a run report, with its bounds."""
+def current_figures(report: TypedReport | dict[str, Any]) -> list[CurrentFigure]:
+    """Every measured figure of a run report (typed at the door, once), with its bounds."""
     out = []
-    for tc in (case_of(tc) for run in report.get("runs", []) for tc in run.get("testcases", [])):
+    for tc in typed(report).cases:
         for f in tc.figures:
             if f.value is not None:
                 out.append(CurrentFigure(
@@ -351,7 +351,8 @@ def _of_sessions(testcases: list[dict[str, Any]], uuids: set[str]) -> list[dict[
     return [tc for tc in testcases if tc.get("session_uuid", next(iter(uuids), "")) in uuids]
 
 
-def nightly_compare(store: Store, system: str, session: str, report: dict[str, Any],
+def nightly_compare(store: Store, system: str, session: str,
+                    report: TypedReport | dict[str, Any],
                     settings: NightlySettings, *,
                     all_sessions: list[tuple[str, float]] | None = None,
                     stored: list[dict[str, Any]] | None = None,
@@ -361,6 +362,7 @@ def nightly_compare(store: Store, system: str, session: str, report: dict[str, A
     least this session and those before it in the comparison) when already fetched.
     Every stored figure compared is checked first: NightlyError naming any that is not
     a number (ReFrame's comparison would fail on it, or compare it)."""
+    report = typed(report)
     all_sessions = store.sessions(system) if all_sessions is None else all_sessions
     mine = [s for s in all_sessions if s[0] == session]
     if not mine:
@@ -488,7 +490,7 @@ class PlotAhead:
 
 
 def write_trends(store: Store, out_dir: Path, system: str, session: str,
-                 report: dict[str, Any], settings: NightlySettings,
+                 report: TypedReport | dict[str, Any], settings: NightlySettings,
                  verdict_lines: list[str] | None = None,
                  draw: Any = None) -> tuple[Path, list[Comparison]]:
     """Compare, plot the last ``trend_sessions`` sessions, write ``summary.md``.
@@ -580,7 +582,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace, plots: PlotAhead) -> int:
-    run_report = rep.load_run_report(args.run_report)
+    run_report = typed(rep.load_run_report(args.run_report))  # each test case typed once
     settings = nightly_settings(_load_yaml(Path(args.reference)))
     if args.sessions:
         settings = NightlySettings(args.sessions, settings.tolerance, settings.trend_sessions,
@@ -588,11 +590,11 @@ def _compare(args: argparse.Namespace, plots: PlotAhead) -> int:
     if args.tolerance is not None:
         settings = NightlySettings(settings.sessions, args.tolerance, settings.trend_sessions,
                                    settings.tests)
-    if not rep.all_testcases(run_report):
+    if not run_report.cases:
         raise NightlyError(f"{args.run_report}: no test ran; check nightly.tests in "
                            f"{args.reference} and the tests' reference_key")
     store = Store(args.db)
-    session = run_report["session_info"]["uuid"]
+    session = run_report.info["uuid"]
     tests = rep.tests_of(run_report)
     verdict_lines = [f"{t.name}: {t.verdict}" + (f" ({t.reason})" if t.reason else "")
                      for t in tests]

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -30,9 +29,8 @@ from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, ROLES, TestSpec
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.formatting import format_number, format_quantity, unit_scale
 from fsaccept.core.pernode import OUTLIER_FIGURE
-# The record read at the door; Figure, as_number and RunReportError are named here too.
-from fsaccept.reporting.case import (Figure, RunReportError, as_number,  # noqa: F401
-                                     case_of)
+# The case typed at the door; Figure, as_number and RunReportError are named here too.
+from fsaccept.reporting.case import Case, Figure, RunReportError, as_number  # noqa: F401
 
 PASS, FAIL, INVALID = "PASS", "FAIL", "INVALID"
 ERROR, SKIPPED, NOT_RUN, ABORTED = "ERROR", "SKIPPED", "NOT RUN", "ABORTED"
@@ -49,10 +47,10 @@ REPEAT_PARAM = re.compile(r"\s+%\.?repeat_no=\d+")
 # --------------------------------------------------------------------------- figures
 
 
-def figures_of(testcase: Mapping[str, Any]) -> list[Figure]:
+def figures_of(case: Case) -> list[Figure]:
     """The figures of a run-report test case, in the order the check declared them
-    (read once, by :func:`fsaccept.reporting.case.case_of`)."""
-    return list(case_of(testcase).figures)
+    (typed once, at the door: :func:`fsaccept.reporting.case.typed`)."""
+    return list(case.figures)
 
 
 def format_threshold(fig: Figure) -> str:
@@ -140,23 +138,23 @@ def bogus_figures(figures: list[Figure]) -> list[str]:
     return out
 
 
-def spec_of_case(testcase: Mapping[str, Any]) -> TestSpec | None:
+def spec_of_case(testcase: Case) -> TestSpec | None:
     """The catalogue's record of a run-report test case, by its class (the name up to its
     first blank), or None for a test fsaccept does not know."""
     return registry.TESTS.get(registry.class_of_case(testcase.get("name")))
 
 
-def is_acceptance(testcase: Mapping[str, Any]) -> bool:
+def is_acceptance(testcase: Case) -> bool:
     """Whether a test case is an acceptance test: its class's record says so, never its
     recorded tags (an edited run report can re-tag it); a test the catalogue does not know
     goes by its tags (the sign-off refuses it anyway: :func:`identity_problems`)."""
     spec = spec_of_case(testcase)
     if spec is None:
-        return ACCEPTANCE_TAG in case_of(testcase).tags
+        return ACCEPTANCE_TAG in testcase.tags
     return spec.role == ACCEPTANCE
 
 
-def identity_problems(testcase: Mapping[str, Any]) -> list[str]:
+def identity_problems(testcase: Case) -> list[str]:
     """What in a test case contradicts the catalogue's record of its class: a class it does
     not know, a unique name of another class, a fixture flag, reference key or tags that
     are not its class's, a figure its class does not report.  A live run never writes
@@ -186,13 +184,13 @@ def identity_problems(testcase: Mapping[str, Any]) -> list[str]:
         if (spec.all_tags - have) or (have & set(ROLES)) - spec.all_tags:
             out.append(f"recorded tags {str(tags)[:100]}, but {spec.check}'s are "
                        f"{sorted(spec.all_tags)}")
-    for figure in (f.name for f in case_of(testcase).figures):
+    for figure in (f.name for f in testcase.figures):
         if not spec.reports(figure):
             out.append(f"figure {figure[:100]!r} is not one {spec.check} reports")
     return out
 
 
-def unjudgeable_figures(testcase: Mapping[str, Any], figures: list[Figure]) -> list[str]:
+def unjudgeable_figures(testcase: Case, figures: list[Figure]) -> list[str]:
     """What in a run report's figures contradicts its own verdict, or cannot have been
     judged: a threshold that is not a number (or a tolerance without the figure it applies
     to), a judged figure without a value, a value outside the limits it passed, a figure
@@ -241,7 +239,7 @@ def unjudgeable_figures(testcase: Mapping[str, Any], figures: list[Figure]) -> l
 SKIPPED_BY_REFRAME = "skipped by ReFrame (see ReFrame's output)"
 
 
-def recorded_failure(testcase: Mapping[str, Any]) -> str:
+def recorded_failure(testcase: Case) -> str:
     """A reason a test case recorded as ``pass`` carries nonetheless (a failure reason or
     phase, the check's own ``invalid_reasons``): '' when there is none."""
     parts = [str(testcase.get(k)) for k in ("fail_phase", "fail_reason", "invalid_reasons")
@@ -249,14 +247,14 @@ def recorded_failure(testcase: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def verdict_of(testcase: Mapping[str, Any]) -> Verdict:
+def verdict_of(testcase: Case) -> Verdict:
     """PASS, FAIL, INVALID, or what else happened, with the reason (one line
     unless it is an INVALID reason, which is kept whole). A run report that carries a
     figure no benchmark can measure (NaN, negative...) makes its test INVALID."""
     result = testcase.get("result")
     phase = testcase.get("fail_phase")
     reason = testcase.get("fail_reason")
-    figures = list(case_of(testcase).figures)
+    figures = list(testcase.figures)
     if result == "pass" or (result == "fail" and phase == "performance"):
         bogus = bogus_figures(figures) + unjudgeable_figures(testcase, figures)
         if bogus:

@@ -202,15 +202,17 @@ def _parse(raw: bytes, path: Path) -> Any:
 _VALID: dict[tuple[str, str], Reference] = {}
 
 
-def load_reference(path: Path | str) -> Reference:
+def load_reference(path: Path | str, raw: bytes | None = None) -> Reference:
     """Read and validate a reference file; raises ReferenceError naming file and keys.
     Everything a run refuses before it submits a job and that the file alone decides
     is refused here (``fsaccept reference FILE`` says "valid" only then): the schemas,
     each benchmark's entry rules, the target path's text, the nightly entries.  The
     Reference's ``sha256`` is that of the very bytes validated; the same bytes are
-    validated once per process, and each caller gets its own copy."""
+    validated once per process, and each caller gets its own copy.  ``raw``: the file's
+    bytes as the caller already read them (the sign-off, which digests the same bytes),
+    instead of reading ``path``."""
     path = Path(path)
-    raw = _read(path)
+    raw = _read(path) if raw is None else raw
     key = (str(path), hashlib.sha256(raw).hexdigest())
     if key not in _VALID:
         _VALID[key] = _validated(path, raw, key[1])

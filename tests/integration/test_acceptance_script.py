@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from fsaccept.reporting import runreport, sections, verdicts
+from fsaccept.reporting.case import typed
 from lab import emulated
 from tests.conftest import REPO, run
 
@@ -67,7 +68,7 @@ def assert_junit_lists_every_check(junit: Path, report: dict) -> None:
     those that did not pass, naming the phase (an INVALID one says INVALID)."""
     import xml.etree.ElementTree as ET
     cases = {c.get("name").split()[0]: c for c in ET.parse(junit).getroot().iter("testcase")}
-    ran = runreport.all_testcases(report)
+    ran = typed(report).cases
     assert sorted(cases) == sorted(tc["name"].split()[0] for tc in ran)
     for tc in ran:
         failure = cases[tc["name"].split()[0]].find("failure")

@@ -72,5 +72,6 @@ def test_figures_that_are_not_reframes_name_the_test():
 
 def test_no_per_node_figures_show_as_before():
     # a check that measured none logs {} now, "" before: both are shown as nothing
-    assert sections.provenance({"name": "T", "per_node_figures": {}}) == \
-        sections.provenance({"name": "T", "per_node_figures": ""}) == [("per_node_figures", "—")]
+    assert sections.provenance(door.case_of({"name": "T", "per_node_figures": {}})) == \
+        sections.provenance(door.case_of({"name": "T", "per_node_figures": ""})) == [
+            ("per_node_figures", "—")]

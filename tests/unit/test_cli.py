@@ -240,6 +240,35 @@ def test_an_input_over_its_cap_is_refused_not_cut_short(
     assert one_line_naming(err, run_report) and "more than 1,000 bytes" in err
 
 
+#: A real capture of each kind's tool (IO500 runs IOR: its ior phases print this).
+CAPTURED = {"ior": DATA / "write-stonewall-wearout.txt",
+            "io500": DATA / "write-stonewall-wearout.txt",
+            "mdtest": DATA.parent / "mdtest" / "easy-dirs.txt",
+            "md-workbench": DATA.parent / "md-workbench" / "basic.txt",
+            "fio": DATA.parent / "fio" / "bare-flags.json"}
+
+
+@pytest.mark.parametrize("kind", sorted(CAPTURED))
+def test_binary_output_is_refused_at_its_first_piece_not_read_whole(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """A real capture whose file goes on as a hole (NUL bytes: a log on a node that
+    crashed, a sparse file) larger than the cap: refused as binary at the piece that
+    holds the first NUL, before the rest is read (a 900 MB sparse file took 1.9 GB
+    before it was refused), naming the file and where; exit 2, one line."""
+    from fsaccept.core import inputs
+    head = CAPTURED[kind].read_bytes()
+    path = tmp_path / f"{kind} output.txt"
+    path.write_bytes(head)
+    with open(path, "ab") as fh:
+        fh.truncate(64 << 20)  # sparse: nothing is written
+    monkeypatch.setattr(inputs, "MAX_LOG_BYTES", 32 << 20)
+    assert main(["parse", kind, str(path)]) == 2
+    err = capsys.readouterr().err
+    assert one_line_naming(err, path), err
+    assert f"binary data (a NUL byte at byte {len(head):,})" in err, err
+
+
 def test_text_inputs_read_as_before_crlf_and_undecodable_bytes(tmp_path: Path) -> None:
     from fsaccept.core import inputs
     path = tmp_path / "log.txt"

@@ -434,3 +434,179 @@ def test_a_link_anywhere_on_the_way_and_a_fifo_are_refused(run, tmp_path):
         inputs.sha256_below(run, run / "fifo", 1 << 20, "x")
     with pytest.raises(inputs.InputError, match="not below the run's directory"):
         inputs.sha256_below(run, run / ".." / "x", 1 << 20, "x")
+
+
+# --------------------------------------------------------------------------- one read (issue 41)
+
+
+def _failed_run(run: Path) -> bytes:
+    """The run report made to record a failed write (the run that was signed); returns
+    the bytes it had (the passing copy)."""
+    src = run / "run-report.json"
+    passing = src.read_bytes()
+    data = json.loads(passing)
+    w = _case(data, "IORWriteBandwidth")
+    w.update(result="fail", fail_phase="performance", fail_reason="performance: too slow")
+    for where in (data["runs"][0], data["session_info"]):
+        where["num_failures"] += 1
+    src.write_text(json.dumps(data, indent=2))
+    return passing
+
+
+@needs_ssh_keygen
+def test_the_run_report_judged_is_the_run_report_digested(run, tmp_path, capsys, monkeypatch):
+    """Class 1: a failed run, signed; its run report swapped for a passing copy, which is
+    swapped back once it has been parsed.  Judged from one read and digested from
+    another, the passing copy's verdict was paired with the signed copy's digest:
+    'verified, signed by ... ACCEPTED'.  Read once, its digest is the passing copy's."""
+    from fsaccept.reporting import runreport
+    passing = _failed_run(run)
+    key = _key(tmp_path, "site")
+    _write(run, "--sign-key", str(key), "--signer", "ops@site.example")
+    src = run / "run-report.json"
+    signed = src.read_bytes()
+    src.write_bytes(passing)
+    schema_errors = runreport._schema_errors
+
+    def parsed_then_swapped(data):
+        src.write_bytes(signed)
+        return schema_errors(data)
+    monkeypatch.setattr(runreport, "_schema_errors", parsed_then_swapped)
+    allowed = _allowed(tmp_path, "ops@site.example", key)
+    code, md, console = _signoff(run, capsys, "--allowed-signers", str(allowed))
+    assert src.read_bytes() == signed  # swapped back, as the hook does
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    assert _integrity_row(md) == ("| Integrity | not verified: run-report.json changed since "
+                                  "the manifest was written |")
+    assert console.splitlines()[-1] == "overall verdict: INCOMPLETE"
+
+
+def test_the_job_script_shown_is_the_job_script_digested(run, capsys, monkeypatch):
+    """Class 1: a job script swapped between its digest and its display (another file
+    at each open): the report showed a script the manifest never verified."""
+    from fsaccept.core import inputs
+    _write(run)
+    script = _outdir(run, "IORWriteBandwidth") / "rfm_job.sh"
+    opened = []
+    open_below = inputs.open_below
+
+    def swapped_at_the_second_open(root, path, what="input"):
+        if os.path.abspath(path) == str(script):
+            opened.append(what)
+            if len(opened) == 2:
+                script.write_text("#!/bin/bash\necho not the job that ran\n")
+        return open_below(root, path, what)
+    monkeypatch.setattr(inputs, "open_below", swapped_at_the_second_open)
+    code, md, _ = _signoff(run, capsys)
+    assert code == 0 and "verified (manifest.json" in _integrity_row(md)
+    assert "# IORWriteBandwidth" in md and "not the job that ran" not in md
+    assert opened == ["a job script"]  # read once, and digested from those bytes
+
+
+def test_the_ceilings_shown_are_those_of_the_reference_verified(run, tmp_path, capsys,
+                                                                 monkeypatch):
+    """Class 1: the reference file swapped once its thresholds were read: its ceilings
+    (the assessment) came from a third read, of a file nobody verified."""
+    _write(run)
+    ref = tmp_path / "reference" / "local-spack.yaml"
+    load = signoff.load_reference
+
+    def loaded_then_swapped(*args, **kwargs):
+        out = load(*args, **kwargs)
+        ref.write_text(ref.read_text() + "ceilings:\n  disk_write:\n    component: devices\n"
+                       "    figures: write\n    bandwidth: {value: 1, unit: MiB/s}\n")
+        return out
+    monkeypatch.setattr(signoff, "load_reference", loaded_then_swapped)
+    code, md, _ = _signoff(run, capsys)
+    assert code == 0 and "**Overall verdict: ACCEPTED**" in md
+    assert "ceilings read from it (it states no ceilings: no assessment)" in md
+    assert "Performance assessment" not in md
+
+
+@needs_ssh_keygen
+def test_every_file_the_sign_off_uses_is_read_once(run, tmp_path, capsys, monkeypatch):
+    """One read per file: the run report, the manifest, its signature, the reference
+    file, a ceilings file and each job script are each opened once by the sign-off."""
+    (run / "ceilings.yaml").write_text("# measured by fio\nceilings: {}\n")
+    key = _key(tmp_path, "site")
+    _write(run, "--include", "ceilings.yaml", "--sign-key", str(key), "--signer", "ops@x")
+    allowed = _allowed(tmp_path, "ops@x", key)
+    watched = {str(run / n) for n in ("run-report.json", manifest.MANIFEST, "ceilings.yaml",
+                                      manifest.MANIFEST + manifest.SIGNATURE_SUFFIX)}
+    watched |= {str(p) for p in run.rglob("rfm_job.sh")}
+    watched.add(str(tmp_path / "reference" / "local-spack.yaml"))
+    opened = dict.fromkeys(watched, 0)
+    real_open = os.open
+
+    def counting(path, flags, mode=0o777, *, dir_fd=None):
+        full = (os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), path)
+                if dir_fd is not None else os.path.abspath(path))
+        if full in opened:
+            opened[full] += 1
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+    monkeypatch.setattr(os, "open", counting)
+    code, md, _ = _signoff(run, capsys, "--allowed-signers", str(allowed), "--ceilings",
+                           str(run / "ceilings.yaml"))
+    monkeypatch.undo()
+    assert code == 0 and "verified, signed by ops@x" in _integrity_row(md)
+    assert "ceilings from" in md and "(measured by fio)" in md
+    assert {p: n for p, n in opened.items() if n != 1} == {}
+
+
+def test_a_test_directory_made_after_signing_is_not_covered(run, capsys):
+    """Class 9: a test directory the run report names that did not exist when the run
+    was signed (a stage directory ReFrame removed), made afterwards with a job script:
+    the report showed that script beside 'verified'."""
+    out = _outdir(run, "FioFsync")
+    shutil.rmtree(out)  # no output kept for this test when the run was signed
+    _write(run)
+    stage = Path(_case(json.loads((run / "run-report.json").read_text()), "FioFsync")
+                 ["stagedir"])
+    assert not stage.exists()
+    stage.mkdir(parents=True)
+    (stage / "rfm_job.sh").write_text("#!/bin/bash\necho injected after signing\n")
+    code, md, console = _signoff(run, capsys)
+    name = "stage/local-spack/compute/openmpi/FioFsync"
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    assert (f"- integrity: {name}: a test directory the run report names, not covered by "
+            "the manifest: added since it was written") in md
+    assert _integrity_row(md).startswith(f"| Integrity | not verified: {name}: a test "
+                                         "directory the run report names")
+    assert console.splitlines()[-1] == "overall verdict: INCOMPLETE"
+    # Its output directory made again is not covered either.
+    out.mkdir(parents=True)
+    code, md, _ = _signoff(run, capsys)
+    assert ("output/local-spack/compute/openmpi/FioFsync: a test directory the run report "
+            "names, not covered") in md
+
+
+def test_a_manifest_larger_than_a_run_needs_is_refused_unread(run, capsys):
+    """Class 10: 40 MiB is more than the manifest of a 10,000-case run (25 MB): refused
+    by its size before it is read (json.loads holds ~6 bytes a byte read: a 234 MB
+    manifest took 1.3 GB), never parsed."""
+    _write(run)
+    with open(run / manifest.MANIFEST, "ab") as fh:  # sparse: nothing is written
+        fh.truncate(40 << 20)
+    code, md, _ = _signoff(run, capsys)
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    assert (f"manifest.json: {40 << 20:,} bytes, more than the "
+            f"{manifest.MAX_MANIFEST_BYTES:,} read as the manifest: refused") in md
+
+
+def test_a_reader_gives_the_bytes_of_its_one_read_or_refuses(run):
+    """inputs.Reader: the bytes of its first read at every use, and their digest; bytes
+    not kept and read again after a swap are refused, never paired with the old digest."""
+    import hashlib
+
+    from fsaccept.core import inputs
+    path = run / "run-report.json"
+    reads = inputs.Reader(run)
+    first = reads.read(path, 1 << 30, "the run report", below=False)
+    path.write_bytes(b"{}")
+    assert reads.read(path, 1 << 30, "x") == first
+    assert reads.sha256(path, 1 << 30, "x") == hashlib.sha256(first).hexdigest()
+    reads = inputs.Reader(run)
+    reads.read(path, 1 << 30, "the run report", below=False, keep=False)
+    path.write_bytes(first)
+    with pytest.raises(inputs.InputError, match="changed while the sign-off read it"):
+        reads.read(path, 1 << 30, "the run report")

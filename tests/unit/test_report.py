@@ -13,6 +13,7 @@ import yaml
 from fsaccept.core import formatting
 from fsaccept.reporting import runreport, sections, verdicts
 from fsaccept.reporting import report as signoff
+from fsaccept.reporting.case import case_of
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
 
@@ -80,7 +81,7 @@ def test_fixture_failing_in_setup_is_an_error_with_its_reason():
     report = load("ior-invalid-error.json")
     fx = next(tc for tc in runreport.all_testcases(report)
               if tc["name"].startswith("IORRandomReadDatasetGeneration"))
-    v = verdicts.verdict_of(fx)
+    v = verdicts.verdict_of(case_of(fx))
     assert v.verdict == verdicts.ERROR
     assert v.reason.startswith("failed in setup: reference error: ")
     assert "\n" not in v.reason
@@ -170,8 +171,8 @@ def test_a_preflight_alone_is_not_an_acceptance():
     ("xpass", None, None, verdicts.ERROR),
 ])
 def test_other_outcomes_are_shown_as_such_and_never_pass(result, phase, reason, expected):
-    v = verdicts.verdict_of({"name": "T", "result": result, "fail_phase": phase,
-                        "fail_reason": reason, "perfvalues": {}})
+    v = verdicts.verdict_of(case_of({"name": "T", "result": result, "fail_phase": phase,
+                                     "fail_reason": reason, "perfvalues": {}}))
     assert v.verdict == expected and v.verdict != verdicts.PASS
     if phase:
         assert phase in v.reason

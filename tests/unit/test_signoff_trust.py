@@ -227,17 +227,18 @@ def test_every_shipped_run_report_keeps_its_verdicts_per_test(tmp_path):
 def test_the_integrity_check_is_always_judged_against_no_wrong_transfer():
     """Its threshold is its class's (the catalogue), not the reference file's: a run
     report that loosened it to 5 wrong transfers is INVALID."""
-    from fsaccept.suite.reference import load_reference
     from fsaccept.reporting import runreport
+    from fsaccept.reporting.case import case_of
+    from fsaccept.suite.reference import load_reference
     data = json.loads((DATA / "fixture-skip.json").read_text())
     case = next(c for r in data["runs"] for c in r["testcases"]
                 if c["name"] == "IORDataIntegrity")
     ref = load_reference(Path(__file__).resolve().parents[2] / "reference" / "local.yaml")
     case["perfvalues"] = {"local:compute:incorrect_transfers": [0, 0, None, 0, "transfers",
                                                                 "pass"]}
-    assert runreport.looser_thresholds(case, ref) == []
+    assert runreport.looser_thresholds(case_of(case), ref) == []
     case["perfvalues"]["local:compute:incorrect_transfers"][1] = 5
-    [why] = runreport.looser_thresholds(case, ref)
+    [why] = runreport.looser_thresholds(case_of(case), ref)
     assert why.startswith("incorrect_transfers: IORDataIntegrity is always judged against "
                           "≤ 0 transfers")
 
@@ -353,11 +354,13 @@ def test_a_reference_file_edited_between_its_digest_and_its_read_does_not_verify
     # edited between the two reads is not the file the run recorded.
     import dataclasses
 
+    from fsaccept.core import inputs
     from fsaccept.suite.reference import REFERENCE_DIR, load_reference
     path = tmp_path / "ref.yaml"
     path.write_bytes((REFERENCE_DIR / "local.yaml").read_bytes())
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
     edited = dataclasses.replace(load_reference(path), sha256="0" * 64)
-    monkeypatch.setattr(signoff, "_load_verified_reference", lambda p: edited)
-    _, check, problem = signoff._given_reference(str(path), {(str(path), sha)})
+    monkeypatch.setattr(signoff, "_load_verified_reference", lambda p, raw: edited)
+    _, check, problem = signoff._given_reference(str(path), {(str(path), sha)},
+                                                 inputs.Reader(tmp_path))
     assert "0" * 64 in check and "is not the file the run used" in problem
