@@ -15,6 +15,15 @@ bricks ports from ``port_base + BRICK_PORTS``.  A glusterd we did not start is n
 touched: if it holds the address we need, ``up`` refuses.
 
 Standard library only, like :mod:`.cluster` (runs before any virtual environment).
+
+Why ~620 lines in one module: it is one volume's life, and its parts share one state.
+:class:`GlusterLayout` names every path, port and argument (the bricks, glusterd's own
+directories and socket, each node's client); :class:`Gluster` brings them up in order
+(glusterd, the bricks, the volume, the login node's client, one client per node's mount
+namespace), breaks them for the fault tests (a client or a brick killed, a node cut off)
+and restores, heals and stops them, each step checking the process it started by its
+pid file.  Split, the steps would pass the same layout and pids around between modules;
+:mod:`.cluster` calls only the steps (``up``, ``down``, a node's client, the faults).
 """
 
 from __future__ import annotations

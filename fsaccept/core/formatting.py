@@ -10,12 +10,18 @@ at most five significant digits is shown exactly as it is (``45``, ``0.9``).
 
 The exact values stay where machines read them: ReFrame's JSON run report and
 perflogs, ``fsaccept parse`` output (JSON).
+
+Recorded text printed on the console goes through :func:`one_line` (a message of several
+lines through :func:`prefixed_lines`): a run report cannot put a line of its own, such as a
+false ``overall verdict:``, before the true one.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal
+from typing import Any
 
 #: Significant digits a figure is shown with.
 SIGNIFICANT_DIGITS = 5
@@ -123,3 +129,28 @@ def format_figure(value: float | None, unit: str) -> str:
     if unit == "MiB/s":
         text += f" ({format_number(mib_to_mb(value))} MB/s)"
     return text
+
+
+#: Every line break a terminal, Markdown or a browser may honour (LF, CR, VT, FF, FS, GS,
+#: RS, NEL, LS, PS: those of ``str.splitlines``), with the blanks around it.
+LINE_BREAKS = re.compile(r"\s*[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
+
+
+def one_line(value: Any, sep: str | None = " / ") -> str:
+    """Recorded text (a reason, a path, a test name...) as one console line: each line
+    break, with the blanks around it, made ``sep`` (None: escaped as the rest, for a file
+    name shown exactly); every other character that is not printable (a terminal's escape
+    sequence, which moves the cursor or erases a line; a direction override) shown
+    escaped (``\\x1b``), never sent."""
+    text = str(value)
+    if sep is not None:
+        text = LINE_BREAKS.sub(sep, text.strip())
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
+def prefixed_lines(prefix: str, message: Any) -> str:
+    """A message of several lines (joined by ``\\n``, as the errors that name each key
+    are) with each line ``prefix``-ed and folded by :func:`one_line`: no line of it can
+    read as another command's output."""
+    return "\n".join(prefix + one_line(line) for line in str(message).split("\n"))

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
-from fsaccept.core import inputs, yamlfile
+from fsaccept.core import formatting, inputs, yamlfile
 from fsaccept.reporting.runreport import all_testcases, read_run_report
 from fsaccept.reporting.verdicts import RunReportError
 
@@ -283,8 +283,7 @@ def _load(path: Path, reads: inputs.Reader, beside: bool) -> dict[str, Any]:
 def one_line(text: str) -> str:
     """``text`` on one line: a file name may hold a line break (or any character but
     ``/`` and NUL); it is shown escaped, never as a second line of the console."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
-                   for c in text)
+    return formatting.one_line(text, sep=None)
 
 
 def _relative_problem(name: str) -> str:
@@ -490,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         integrity = verify(reads, args.run_report, read_run_report(reads, args.run_report),
                            args.manifest, args.allowed_signers)
     except (ManifestError, RunReportError) as err:
-        print(f"fsaccept manifest: {err}", file=sys.stderr)
+        print(formatting.prefixed_lines("fsaccept manifest: ", err), file=sys.stderr)
         return 2
     for problem in integrity.problems:
         print(f"  {problem}")

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from fsaccept import __version__
 from fsaccept.core import inputs, yamlfile
-from fsaccept.core.formatting import format_number
+from fsaccept.core.formatting import LINE_BREAKS, format_number, one_line, prefixed_lines
 from fsaccept.reporting import assessment
 from fsaccept.reporting import manifest as run_manifest
 from fsaccept.reporting.assessment import CeilingError
@@ -285,8 +285,6 @@ class MarkdownText(str):
     """Text already made safe for Markdown (a code span or block): not escaped again."""
 
 
-#: Every line break Markdown or a browser may honour (CR, LS, PS, NEL, VT, FF...).
-_LINE_BREAKS = re.compile(r"\s*[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
 #: Markdown's inline punctuation, escaped with a backslash: emphasis, code, links,
 #: images, tables, headings, strikethrough.  '_' inside a word cannot start emphasis
 #: (CommonMark), so ``write_bandwidth`` stays as it is.
@@ -299,7 +297,7 @@ def md_escape(value: Any) -> str:
     cannot split a table cell; ``**``, ``[x](y)`` and headings are text)."""
     if isinstance(value, MarkdownText):
         return value
-    text = _LINE_BREAKS.sub(" ", str(value))
+    text = LINE_BREAKS.sub(" ", str(value))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
     # A field never starts a block (a list item, a quote, a numbered list) either.
@@ -309,7 +307,7 @@ def md_escape(value: Any) -> str:
 def md_code(value: Any) -> MarkdownText:
     """An inline code span on one line, whatever backticks it holds (a longer fence),
     with ``|`` escaped (GitHub's tables split on it even inside code)."""
-    text = _LINE_BREAKS.sub(" ", str(value)).replace("|", "\\|")
+    text = LINE_BREAKS.sub(" ", str(value)).replace("|", "\\|")
     run = max((len(r) for r in re.findall(r"`+", text)), default=0)
     fence = "`" * (run + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
@@ -574,23 +572,25 @@ def main(argv: list[str] | None = None) -> int:
                                       manifest=args.manifest,
                                       allowed_signers=args.allowed_signers)
     except (RunReportError, CeilingError, ReportWriteError) as err:
-        print(f"fsaccept.reporting.report: {err}", file=sys.stderr)
+        print(prefixed_lines("fsaccept.reporting.report: ", err), file=sys.stderr)
         return 2
     # The verdict the report shows (its reference file's thresholds compared), not another.
     ctx_verdict = (ctx["signoff"]["verdict"], ctx["signoff"]["blocking"])
+    # Every line of recorded text folded (one_line), whatever line breaks it holds: only
+    # the last line below says "overall verdict:".
     if ctx["rows"]:
         print(summary_text(ctx["rows"]))
     if ctx["grouped"]:
         print(check_text(ctx["checks"]))
     for line in ctx["data_left"]:
-        print(f"data left on the target: {line}")
-    print(f"report: {out / 'report.md'}")
-    print(f"report: {out / 'report.html'}")
-    print("integrity: " + _LINE_BREAKS.sub(" / ", ctx["signoff"]["integrity"]).strip())
+        print(f"data left on the target: {one_line(line)}")
+    print(f"report: {one_line(out / 'report.md')}")
+    print(f"report: {one_line(out / 'report.html')}")
+    print("integrity: " + one_line(ctx["signoff"]["integrity"]))
     if ctx_verdict[1]:
         print("not accepted because:")
-    for reason in ctx_verdict[1]:  # one line each, whatever line breaks a reason holds
-        print("  " + _LINE_BREAKS.sub(" / ", str(reason)).strip())
+    for reason in ctx_verdict[1]:
+        print("  " + one_line(reason))
     # Last, alone on its line: what scripts/repeat-acceptance and a person read.
     print(f"overall verdict: {ctx_verdict[0]}")
     return 0 if ctx_verdict[0] == ACCEPTED else 1

@@ -246,6 +246,11 @@ def _fixture_text(fx: Case, v: Verdict) -> str:
             + (f": {v.reason}" if v.reason else ""))
 
 
+#: The verdicts of a case whose job ran, whose record (identity, evidence) is judged: a
+#: case skipped or not run is never judged on evidence of a job that did not run.
+RAN_A_JOB = (PASS, FAIL, INVALID)
+
+
 def record_problems(tc: Case, reference: Any,
                      session: SessionEvidence | None) -> list[str]:
     """What in a test case's record contradicts its class (the catalogue) or its own
@@ -264,8 +269,7 @@ def _case_verdict(tc: Case, fixtures: list[tuple[Case, Verdict]],
     thresholds looser than the reference file's is INVALID."""
     v = verdict_of(tc)
     problems = record_problems(tc, reference, session) + degraded_dataset_reasons(
-        tc, spec_of_case(tc), [fx for fx, _ in fixtures]) if v.verdict in (
-        PASS, FAIL, INVALID) else []
+        tc, spec_of_case(tc), [fx for fx, _ in fixtures]) if v.verdict in RAN_A_JOB else []
     if problems:
         # Judged all the same against its class's entry: every reason is shown.
         looser = looser_thresholds(tc, reference) if reference is not None else []

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fsaccept.core.formatting import format_figure, format_number
+from fsaccept.core.formatting import format_figure, format_number, one_line
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.units import GIB
 # RFM_KEYS and parse_per_node_text are read at the door (case.py), and named here too.
@@ -79,10 +79,10 @@ def summary_rows(tests: list[Test]) -> list[SummaryRow]:
 
 
 def summary_text(rows: list[SummaryRow]) -> str:
-    """The summary table as aligned plain text (for the terminal)."""
+    """The summary table as aligned plain text (for the terminal), each cell on one line."""
     head = ("Test", "Nodes", "Ranks/node", "Figure", "Measured", "Threshold", "Verdict")
-    body = [(r.test, r.nodes, r.ranks_per_node, r.figure, r.measured, r.threshold, r.verdict)
-            for r in rows]
+    body = [tuple(map(one_line, (r.test, r.nodes, r.ranks_per_node, r.figure, r.measured,
+                                 r.threshold, r.verdict))) for r in rows]
     widths = [max(len(x[i]) for x in [head, *body]) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip()
                      for line in [head, *body])
@@ -411,8 +411,8 @@ def check_summaries(tests: list[Test]) -> list[CheckSummary]:
 
 def check_text(checks: list[CheckSummary]) -> str:
     """Per check, for the terminal: 'FioSequentialWrite  1,667 cases  PASS 1,660, FAIL 7'."""
-    width = max(len(c.name) for c in checks)
-    return "\n".join(f"{c.name.ljust(width)}  {len(c.tests):>7,} case"
+    width = max(len(one_line(c.name)) for c in checks)
+    return "\n".join(f"{one_line(c.name).ljust(width)}  {len(c.tests):>7,} case"
                      f"{'s' if len(c.tests) != 1 else ' '}  "
                      + ", ".join(f"{v} {n:,}" for v, n in c.counts) for c in checks)
 

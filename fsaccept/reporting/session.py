@@ -15,7 +15,7 @@ from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, SCALING
 from fsaccept.reporting.case import Case, TypedReport, typed
 from fsaccept.reporting.evidence import session_evidence
-from fsaccept.reporting.runreport import (PASS, SKIPPED, SessionCheck, Test,
+from fsaccept.reporting.runreport import (PASS, RAN_A_JOB, SKIPPED, SessionCheck, Test,
                                           record_problems, spec_of_case, verdict_of)
 
 
@@ -58,12 +58,14 @@ def session_check(report: TypedReport | dict[str, Any], tests: list[Test],
             last[(tc.get("unique_name"), tc.get("system"), tc.get("partition"))] = tc
     evidence = session_evidence(cases)
     for fx in last.values():
-        contradictions = record_problems(fx, reference, evidence)
+        v = verdict_of(fx)
+        # A fixture skipped ran no job: its tests say why (INCOMPLETE), no evidence is judged.
+        contradictions = record_problems(fx, reference, evidence) if v.verdict in RAN_A_JOB \
+            else []
         if contradictions:
             out.blocking.append(f"fixture {str(fx.get('name'))[:100]}: "
                                 + "; ".join(contradictions))
             continue
-        v = verdict_of(fx)
         if v.verdict not in (PASS, SKIPPED):
             out.blocking.append(f"fixture {fx.get('name')}: {v.verdict}"
                                 + (f" ({v.reason})" if v.reason else ""))

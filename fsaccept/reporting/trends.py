@@ -45,7 +45,7 @@ from typing import Any
 
 import yaml
 
-from fsaccept.core.formatting import format_number
+from fsaccept.core.formatting import format_number, one_line, prefixed_lines
 # Units where smaller is better; every other unit is a rate (larger is better).
 from fsaccept.core.reference import TIME_UNITS
 from fsaccept.reporting.case import TypedReport, case_of, typed
@@ -575,6 +575,10 @@ def _count(text: str) -> int:
     return value
 
 
+def _verdict_line(t: rep.Test) -> str:
+    return f"{t.name}: {t.verdict}" + (f" ({t.reason})" if t.reason else "")
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     # Forked first, before ReFrame and polars are imported.
     with PlotAhead() as plots:
@@ -596,21 +600,22 @@ def _compare(args: argparse.Namespace, plots: PlotAhead) -> int:
     store = Store(args.db)
     session = run_report.info["uuid"]
     tests = rep.tests_of(run_report)
-    verdict_lines = [f"{t.name}: {t.verdict}" + (f" ({t.reason})" if t.reason else "")
-                     for t in tests]
+    verdict_lines = [_verdict_line(t) for t in tests]
     out = Path(args.out)
     summary, comps = write_trends(store, out, args.system, session, run_report, settings,
                                   verdict_lines, draw=plots.draw)
+    # Recorded text (names, units, reasons) folded: one line each (one_line).
     for c in comps:
         flag = "REGRESSION" if c.regressed(settings.tolerance) else "ok"
-        print(f"nightly: {flag}: {c.describe(settings.tolerance)}")
+        print(f"nightly: {flag}: {one_line(c.describe(settings.tolerance))}")
     regs = regressions(comps, settings.tolerance)
     bad = [t for t in tests if t.verdict != rep.PASS]
     for t in bad:
-        print(f"nightly: NOT PASS: {t.name}: {t.verdict}" + (f" ({t.reason})" if t.reason else ""))
-    print(f"nightly: summary {summary}")
+        print(f"nightly: NOT PASS: {one_line(_verdict_line(t))}")
+    print(f"nightly: summary {one_line(summary)}")
     if regs:
-        print("nightly: REGRESSION in " + ", ".join(f"{c.test} {c.figure}" for c in regs))
+        print("nightly: REGRESSION in " + one_line(", ".join(f"{c.test} {c.figure}"
+                                                             for c in regs)))
         return 1
     return 1 if bad else 0
 
@@ -648,16 +653,16 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         return _cmd_reference(args) if args.command == "reference" else _cmd_compare(args)
     except (NightlyError, ValueError) as err:
-        print(f"fsaccept.reporting.trends: {err}", file=sys.stderr)
+        print(prefixed_lines("fsaccept.reporting.trends: ", err), file=sys.stderr)
         return 2
     except OSError as err:  # e.g. --out is a file, or a directory that cannot be made
-        print(f"fsaccept.reporting.trends: {err.filename or ''}: {err.strerror or err}",
-              file=sys.stderr)
+        print(prefixed_lines("fsaccept.reporting.trends: ",
+                             f"{err.filename or ''}: {err.strerror or err}"), file=sys.stderr)
         return 2
     except Exception as err:  # noqa: BLE001 - exit 1 means "regression" to cron: never
         # let an unforeseen error (a traceback, exit 1) read as one.
-        print(f"fsaccept.reporting.trends: error (not a regression): "
-              f"{type(err).__name__}: {err}", file=sys.stderr)
+        print(prefixed_lines("fsaccept.reporting.trends: error (not a regression): ",
+                             f"{type(err).__name__}: {err}"), file=sys.stderr)
         return 2
 
 

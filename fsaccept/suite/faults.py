@@ -151,10 +151,15 @@ class Agent:
         with open(self.dir / "timeline.jsonl", "a") as f:
             f.write(json.dumps({"event": name, "t": time.time(), **fields}) + "\n")
 
-    def answer(self, request: str, text: str) -> None:
-        tmp = self.dir / f".{request}.done"
+    def write(self, name: str, text: str) -> None:
+        """``DIR/name`` whole or not at all (written beside, then renamed): the job and the
+        operator never read half an answer or half an instruction."""
+        tmp = self.dir / f".{name}"
         tmp.write_text(text + "\n")
-        tmp.rename(self.dir / f"{request}.done")  # the job never reads half an answer
+        tmp.rename(self.dir / name)
+
+    def answer(self, request: str, text: str) -> None:
+        self.write(f"{request}.done", text)
 
     def why_stop(self) -> str:
         """Why to stop waiting for the job ('' to go on)."""
@@ -191,8 +196,8 @@ class Agent:
 
     def operator(self, what: str) -> tuple[int, str]:
         """Manual mode: ask, and wait for ``DIR/<what>.confirmed`` (bounded)."""
-        (self.dir / f"{what}.operator").write_text(
-            f"{what} the file system now, then: touch {self.dir / (what + '.confirmed')}\n")
+        self.write(f"{what}.operator",
+                   f"{what} the file system now, then: touch {self.dir / (what + '.confirmed')}")
         print(f"fsaccept: operator: {what} the file system, then touch "
               f"{self.dir / (what + '.confirmed')}", file=sys.stderr, flush=True)
         while not (self.dir / f"{what}.confirmed").exists():

@@ -15,12 +15,17 @@ and picks a system.
 - ``fsaccept system [NAME]`` prints, for the scripts, the system ReFrame selects here
   (or NAME) and whether it is an emulated one; when no system matches it says what to do,
   and for a NAME that is a system file's, not a system's, which system that file defines.
+- ``fsaccept system --reframe-options ARG...``: whether ReFrame's own command line takes
+  the arguments a script passes on to it (:func:`reframe_options_error`), before the
+  script runs anything.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
+import io
 import os
 import shlex
 import socket
@@ -248,6 +253,40 @@ def install_activation(activate: Path, settings: Path = SETTINGS) -> bool:
     return True
 
 
+def reframe_options_error(args: list[str]) -> str:
+    """'' when ReFrame's command line takes ``args`` (what ``scripts/acceptance`` and
+    ``scripts/nightly`` pass on to ``reframe ... -r``), else ReFrame's own error
+    ('reframe: error: unrecognized arguments: --bogus').  Nothing is run: ReFrame's
+    parser (its ``cli.main`` builds it, then parses) is stopped once it has parsed."""
+    from reframe.frontend import argparse as rfm_argparse  # heavy: ReFrame
+    from reframe.frontend import cli  # heavy: ReFrame
+
+    class Parsed(Exception):
+        pass
+
+    parse = rfm_argparse.ArgumentParser.parse_args
+
+    def parse_only(self: Any, *a: Any, **k: Any) -> None:
+        parse(self, *a, **k)
+        raise Parsed
+
+    err, argv = io.StringIO(), sys.argv
+    try:
+        rfm_argparse.ArgumentParser.parse_args = parse_only  # type: ignore[method-assign]
+        sys.argv = ["reframe", *args, "-r"]
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            cli.main()
+    except Parsed:
+        return ""
+    except SystemExit as stop:  # argparse's error (2), or an option that exits (0)
+        lines = err.getvalue().strip().splitlines()
+        return "" if not stop.code else (lines[-1] if lines else "not ReFrame's options")
+    finally:
+        rfm_argparse.ArgumentParser.parse_args = parse  # type: ignore[method-assign]
+        sys.argv = argv
+    return "ReFrame ran past its options"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="fsaccept system",
@@ -266,7 +305,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reference", metavar="FILE",
                     help="with --degraded-dry-run: the reference file whose target's type "
                     "chooses the server probe (default: reference/<system>.yaml)")
+    ap.add_argument("--reframe-options", nargs=argparse.REMAINDER, metavar="ARG",
+                    help="exit 0 when ReFrame's command line takes these arguments (what "
+                    "scripts/acceptance passes on to reframe), else 2 with ReFrame's error; "
+                    "runs nothing")
     args = ap.parse_args(argv)
+    if args.reframe_options is not None:
+        error = reframe_options_error(args.reframe_options)
+        if error:
+            print(f"fsaccept system: {error}", file=sys.stderr)
+        return 2 if error else 0
     if args.write_activation:
         path = Path(args.write_activation)
         try:

@@ -65,9 +65,13 @@ def start(tmp_path: Path, degrade="touch degraded", restore="rm -f degraded",
     return d, thread
 
 
-def wait_for(path: Path) -> Path:
+def wait_for(path: Path, agent: threading.Thread | None = None) -> Path:
+    """``path`` once the agent has written it; fails at once when the ``agent`` ended
+    without writing it (the bound only catches a hang)."""
     deadline = time.monotonic() + WAIT_S
     while not path.exists():
+        assert agent is None or agent.is_alive() or path.exists(), \
+            f"the agent ended without writing {path.name}"
         assert time.monotonic() < deadline, f"{path} never appeared"
         time.sleep(0.05)
     return path
@@ -192,15 +196,52 @@ def test_manual_mode_waits_for_the_operator(tmp_path):
     thread = threading.Thread(target=agent.run)
     thread.start()
     (d / "degrade.request").touch()
-    assert f"touch {d / 'degrade.confirmed'}" in wait_for(d / "degrade.operator").read_text()
+    said = wait_for(d / "degrade.operator", thread).read_text()
+    assert f"touch {d / 'degrade.confirmed'}" in said
     assert not (d / "degrade.done").exists()
     (d / "degrade.confirmed").touch()
     assert ask(d, "degrade") == "ok"
     (d / "restore.request").touch()
-    wait_for(d / "restore.operator")
+    wait_for(d / "restore.operator", thread)
     (d / "restore.confirmed").touch()
     finish(thread)
     assert names(d)[-2:] == ["healed", "agent_end"]
+
+
+def test_the_operator_never_reads_half_an_instruction(tmp_path, monkeypatch):
+    """The agent's thread held right after the file's creation, before its text (as a
+    loaded machine may hold it): what the operator (or this test) finds is the whole
+    instruction or nothing.  The agent wrote DIR/degrade.operator in place: the manual
+    test above once read it empty."""
+    created, go_on = threading.Event(), threading.Event()
+    write_text = Path.write_text
+
+    def held(self, text, *a, **k):
+        if self.name.endswith(".operator") and not created.is_set():
+            self.touch()
+            created.set()
+            assert go_on.wait(WAIT_S), "the test never let the agent go on"
+        return write_text(self, text, *a, **k)
+
+    monkeypatch.setattr(Path, "write_text", held)
+    d = tmp_path / "fault"
+    d.mkdir()
+    agent = faults.Agent(d, faults.plan_of({"manual": True, "healed": "true"}), os.getpid(),
+                         deadline_s=3600, heal_limit_s=WAIT_S)
+    thread = threading.Thread(target=agent.run)
+    thread.start()
+    seen = d / "degrade.operator"
+    try:
+        (d / "degrade.request").touch()
+        assert created.wait(WAIT_S)
+        assert not seen.exists() or "touch " in seen.read_text()
+        go_on.set()
+        assert "touch " in wait_for(seen, thread).read_text()
+    finally:  # the agent ends whatever was asserted: confirmed, the job gone
+        go_on.set()
+        for name in ("degrade.confirmed", "job.ended", "restore.confirmed"):
+            (d / name).touch()
+        finish(thread)
 
 
 # -- the timeline ----------------------------------------------------------------------

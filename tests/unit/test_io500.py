@@ -30,9 +30,17 @@ def _captures() -> Path | None:
 
 
 CAPTURES = _captures()
-pytestmark = pytest.mark.skipif(
-    CAPTURES is None, reason="the IO500 captures are absent: ../shared/captures/"
-    "io500-isc26_v1/ next to the repository (real io500 runs; IO500 is never built here)")
+ABSENT = ("the IO500 captures are absent: ../shared/captures/io500-isc26_v1/ next to the "
+          "repository (real io500 runs; IO500 is never built here)")
+pytestmark = pytest.mark.skipif(CAPTURES is None, reason=ABSENT)
+
+
+def io500_captures() -> Path:
+    """The captures' directory, for a test of another file that needs them: without it,
+    that test skips with the reason (as every test here does)."""
+    if CAPTURES is None:
+        pytest.skip(ABSENT)
+    return CAPTURES
 
 
 def _copy(tmp_path: Path, capture: str = "standard-2rank") -> Path:

@@ -22,7 +22,8 @@ from fsaccept.benchmarks.io500 import config, parse, validity
 from fsaccept.reporting import report as signoff
 from fsaccept.suite import provision
 from tests.conftest import capture_with_reference
-from tests.unit.test_io500 import CAPTURES
+from tests.unit import test_io500
+from tests.unit.test_io500 import io500_captures
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -288,7 +289,7 @@ def synthetic_run(tmp_path, capture="standard-2rank", edit_record=lambda d: None
         if c.get("reference_sha256"):
             c["reference_sha256"] = sha
     model = next(c for c in cases if c["name"].split()[0] == "MdtestEasy")
-    run = parse.read_io500(CAPTURES / capture / "result", exit_status=0)
+    run = parse.read_io500(io500_captures() / capture / "result", exit_status=0)
     record = run.to_dict()
     record.pop("recomputed")
     edit_record(record)
@@ -394,6 +395,14 @@ def test_a_recorded_result_beyond_a_float_is_unreadable_not_a_traceback(tmp_path
     code, md, _ = _signoff(synthetic_run(tmp_path, edit_record=edit), tmp_path)
     assert code == 1
     assert "its recorded IO500 results (io500_result) cannot be read" in md, md[:3000]
+
+
+def test_without_the_captures_a_test_that_needs_them_skips_with_the_reason(tmp_path,
+                                                                         monkeypatch):
+    """As test_io500.py's do: where ../shared/captures is absent (hidden here)."""
+    monkeypatch.setattr(test_io500, "CAPTURES", None)
+    with pytest.raises(pytest.skip.Exception, match="the IO500 captures are absent"):
+        synthetic_run(tmp_path)
 
 
 def test_the_example_lustre_sites_io500_config():
