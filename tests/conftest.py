@@ -29,16 +29,6 @@ if (SPACK_VIEW_BIN / "ior").exists():
     os.environ["PATH"] += os.pathsep + str(SPACK_VIEW_BIN)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
-def pytest_collection_modifyitems(config, items):
-    """There is one emulated cluster: under pytest-xdist's ``--dist loadgroup`` (as
-    scripts/test runs) every integration test goes to one worker, in collection order,
-    and the other tests spread over the workers beside it."""
-    for item in items:
-        if item.get_closest_marker("integration"):
-            item.add_marker(pytest.mark.xdist_group("emulated-cluster"))
-
-
 def require_benchmark(name):
     """Skip a test whose benchmark is not on PATH, saying how to build it; under CI
     with the offline Spack kit (FSACCEPT_SPACK) fail instead: set-up must have built
