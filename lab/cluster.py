@@ -29,6 +29,7 @@ from pathlib import Path
 
 if not __package__:  # run by file path (the orphan reaper): find the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lab import accounting as acct  # noqa: E402
 from lab import gluster as gfs  # noqa: E402
 
 # Standard library only (run before any venv exists): not fsaccept.core.paths.
@@ -86,8 +87,14 @@ class ClusterLayout:
     fs: str = "none"
     gluster_volume_type: str = "distribute"
     gluster_brick_size: str = ""
+    #: "slurmdbd": accounting with MariaDB (lab/accounting.py); "none": without, as a
+    #: site that has none (its ReFrame systems use the squeue backend).
+    accounting: str = "slurmdbd"
 
     def __post_init__(self) -> None:
+        if self.accounting not in acct.MODES:
+            raise ClusterError(f"--accounting {self.accounting!r} is not known: one of "
+                               f"{', '.join(acct.MODES)}")
         if self.fs not in FILE_SYSTEMS:
             raise ClusterError(f"--fs {self.fs!r} is not known: one of "
                                f"{', '.join(FILE_SYSTEMS)}")
@@ -117,16 +124,27 @@ class ClusterLayout:
         owners = {self.controller_port: "slurmctld"}
         for i, name in enumerate(self.node_names, start=1):
             owners[self.node_port(i)] = f"slurmd {name}"
+        if self.accounting_layout:
+            owners.update(self.accounting_layout.ports)
         return owners
 
+    @property
+    def accounting_layout(self) -> acct.AccountingLayout | None:
+        """Where the cluster's slurmdbd and MariaDB keep their files (None: no accounting)."""
+        if self.accounting == "none":
+            return None
+        return acct.AccountingLayout(self.state_dir.parent / "accounting", self.state_dir,
+                                     self.port_base, CLUSTER_NAME)
 
-def render_slurm_conf(layout: ClusterLayout) -> str:
+
+def render_slurm_conf(layout: ClusterLayout, first_job_id: int = 1) -> str:
     """The ``slurm.conf`` of the emulated cluster.
 
     Per-node spool and TmpFS (``%n``) matter: without a per-node TmpFS every
     slurmstepd on the host creates the same ``spmix_appdir`` and PMIx steps
     fail.  ``config_overrides`` lets slurmd accept CPU/memory figures that
-    differ from the host's.
+    differ from the host's.  ``first_job_id``: past the last job the accounting
+    database holds (``slurmctld -c`` starts the ids again).
     """
     s = layout.state_dir
     last = layout.nodes
@@ -158,8 +176,7 @@ def render_slurm_conf(layout: ClusterLayout) -> str:
         "Epilog=/bin/true",
         "SlurmdParameters=config_overrides",
         "ReturnToService=2",
-        "AccountingStorageType=accounting_storage/none",
-        "JobAcctGatherType=jobacct_gather/none",
+        *acct.slurm_conf_lines(layout.accounting_layout, first_job_id),
         "JobCompType=jobcomp/none",
         "MailProg=/bin/true",
         "SlurmctldTimeout=30",
@@ -246,6 +263,14 @@ def recorded_brick_size(state_dir: Path) -> str:
         return ""
 
 
+def recorded_accounting(state_dir: Path) -> str:
+    """The accounting the running cluster was brought up with ("slurmdbd" if unknown)."""
+    try:
+        return (state_dir / "accounting").read_text().strip() or "slurmdbd"
+    except OSError:
+        return "slurmdbd"
+
+
 def recorded_fs(state_dir: Path) -> str:
     """The file system the running cluster was brought up with ("none" if none)."""
     try:
@@ -260,6 +285,11 @@ class LocalCluster:
         self.conf = slurm_conf_path(layout.state_dir)
         self.env = dict(os.environ, SLURM_CONF=str(self.conf))
         self.gluster = gfs.Gluster(gluster_layout(layout))
+        # Always known, so that `down` stops what an `up` with accounting started.
+        self.accounting = acct.Accounting(
+            layout.accounting_layout or acct.AccountingLayout(
+                layout.state_dir.parent / "accounting", layout.state_dir, layout.port_base,
+                CLUSTER_NAME), self.env)
 
     # -- pid files ---------------------------------------------------------
     def _pidfiles(self) -> dict[str, Path]:
@@ -373,9 +403,12 @@ class LocalCluster:
             self.layout.fs != "gluster"
             or (recorded_volume_type(self.layout.state_dir),
                 recorded_brick_size(self.layout.state_dir))
-            == (self.layout.gluster_volume_type, self.layout.gluster_brick_size))
+            == (self.layout.gluster_volume_type, self.layout.gluster_brick_size)) and (
+            recorded_accounting(self.layout.state_dir) == self.layout.accounting)
         if "slurmctld" in live and running_nodes == self.layout.nodes and same_fs:
             missing = [n for n in self.layout.node_names if f"slurmd {n}" not in live]
+            if self.layout.accounting_layout and len(self.accounting.running()) < 2:
+                self.accounting.up(_user())  # revives a killed slurmdbd or MariaDB
             if self.layout.fs == "gluster":
                 self.gluster.up()  # revives a killed brick daemon or login client
                 # A node whose client died (or that was started without it) is
@@ -416,6 +449,14 @@ class LocalCluster:
             old.unlink()
         self.conf.write_text(render_slurm_conf(self.layout))
         self.ensure_munge()
+        if self.layout.accounting_layout:
+            try:
+                notes.append(self.accounting.up(_user()))
+                first = self.accounting.last_job_id() + 1
+            except acct.AccountingError as err:
+                self.accounting.down()  # nothing half-started stays running
+                raise ClusterError(str(err)) from None
+            self.conf.write_text(render_slurm_conf(self.layout, first))
         if self.layout.fs == "gluster":
             try:
                 notes.append(self.gluster.up())
@@ -423,6 +464,7 @@ class LocalCluster:
                 self.gluster.down()  # nothing half-created stays running
                 raise ClusterError(str(err)) from None
         (self.layout.state_dir / "fs").write_text(self.layout.fs + "\n")
+        (self.layout.state_dir / "accounting").write_text(self.layout.accounting + "\n")
         (self.layout.state_dir / "gluster-volume-type").write_text(
             self.layout.gluster_volume_type + "\n")
         (self.layout.state_dir / "gluster-brick-size").write_text(
@@ -547,6 +589,8 @@ class LocalCluster:
         killed = [n for n, p in live.items() if pid_alive(p)]
         for name in killed:
             os.kill(live[name], signal.SIGKILL)
+        # After slurmctld: it hands its last job records to slurmdbd as it stops.
+        accounting = self.accounting.down(timeout)
         kept = ""
         if munged:
             # One munged serves every cluster on this host: another checkout's (or
@@ -560,9 +604,9 @@ class LocalCluster:
                 live["munged (started by up)"] = munged
                 (self.layout.state_dir / "munged.pid").unlink(missing_ok=True)
         gluster = self.gluster.down() if self.gluster.layout.run_dir.is_dir() else []
-        if not live and not gluster:
+        if not live and not gluster and not accounting:
             return "local cluster: nothing running" + kept
-        msg = f"local cluster down: stopped {', '.join(sorted(live) + gluster)}"
+        msg = f"local cluster down: stopped {', '.join(sorted(live) + accounting + gluster)}"
         if killed:
             msg += f" (SIGKILL after {timeout:.0f} s: {', '.join(killed)})"
         return msg + kept
@@ -712,6 +756,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="for `up --fs gluster`: each brick a loop-mounted ext4 image of "
                              "SIZE (e.g. 256M) under .state/gluster/images, removed by `down` "
                              "(default: what the running cluster has, else directories)")
+    parser.add_argument("--accounting", default=None, metavar="MODE",
+                        help="for `up`: `slurmdbd` runs Slurm accounting (slurmdbd and "
+                             "MariaDB, under .state/accounting), `none` runs without, as a "
+                             "site that has none (default: what the running cluster has, "
+                             "else slurmdbd)")
     parser.add_argument("--nodes", type=int, default=None,
                         help=f"number of emulated nodes for `up` (default {DEFAULT_NODES})")
     parser.add_argument("--port-base", type=int, default=DEFAULT_PORT_BASE,
@@ -737,6 +786,8 @@ def main(argv: list[str] | None = None) -> int:
         fs = args.fs or recorded_fs(state)
         cluster = LocalCluster(ClusterLayout(state, nodes=nodes, port_base=args.port_base,
                                              fs=fs,
+                                             accounting=args.accounting
+                                             or recorded_accounting(state),
                                              gluster_volume_type=args.gluster_volume_type
                                              or recorded_volume_type(state),
                                              gluster_brick_size=recorded_brick_size(state)
@@ -775,7 +826,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(cluster.node_without_mount(args.node))
         else:
             print(f"export SLURM_CONF={cluster.conf}")
-    except (ClusterError, gfs.GlusterError) as err:
+    except (ClusterError, gfs.GlusterError, acct.AccountingError) as err:
         print(f"local-cluster: error: {err}", file=sys.stderr)
         return 2
     except subprocess.TimeoutExpired as err:
@@ -785,12 +836,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _user() -> str:
+    """The user who runs the cluster's jobs: set up in sacctmgr with its account."""
+    import pwd
+    return pwd.getpwuid(os.getuid()).pw_name
+
+
 def slurm_daemon_pids() -> list[int]:
-    """Pids of the slurmctld and slurmd processes running on this host (any cluster's)."""
+    """Pids of the slurmctld, slurmd and slurmdbd processes running on this host (any cluster's)."""
     pids = []
     for comm in Path("/proc").glob("[0-9]*/comm"):
         try:
-            if comm.read_text().strip() in ("slurmctld", "slurmd"):
+            if comm.read_text().strip() in ("slurmctld", "slurmd", "slurmdbd"):
                 pid = int(comm.parent.name)
                 if pid_alive(pid):
                     pids.append(pid)

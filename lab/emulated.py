@@ -19,9 +19,10 @@ from typing import Any
 
 from fsaccept.suite.sites import (EMULATED_FEATURE, PATH_SYSTEM, SPACK_SYSTEM, spack_built,
                                   state_dir, this_host)
-from lab.cluster import OPENMPI_ENV, PARTITION, slurm_conf_path
+from lab.accounting import ACCOUNT
+from lab.cluster import OPENMPI_ENV, PARTITION, recorded_accounting, slurm_conf_path
 
-#: ReFrame's squeue backend learns a job's nodes (and its end) from `squeue`, which
+#: Without accounting, ReFrame's squeue backend learns a job's nodes (and its end) from `squeue`, which
 #: by default lists no job that has ended: a job quicker than one poll was then
 #: recorded with no node list and as COMPLETED whatever happened.  With all states,
 #: squeue keeps showing an ended job (MinJobAge) with its nodes and real end state.
@@ -40,6 +41,16 @@ def default_emulated(state: Path | None = None) -> str:
     return SPACK_SYSTEM if spack_built(state) else PATH_SYSTEM
 
 
+def scheduler(state: Path | None = None) -> tuple[str, list[str]]:
+    """ReFrame's backend for the emulated cluster, and its partition's access options, as
+    a site has them: ``slurm`` (states from sacct) charging the cluster's account where
+    ``scripts/local-cluster up`` started accounting; ``squeue`` where it ran without
+    (``--accounting none``), as on a site that has no slurmdbd."""
+    if recorded_accounting((state or state_dir()) / "cluster") == "none":
+        return "squeue", [f"--partition={PARTITION}"]
+    return "slurm", [f"--partition={PARTITION}", f"--account={ACCOUNT}"]
+
+
 def hostnames(system: str, state: Path | None = None) -> list[str]:
     """``hostnames`` of an emulated system: this host's exact name for the default one
     where the cluster lives, none for the others (ReFrame picks the first that matches)."""
@@ -55,6 +66,7 @@ def emulated_system(name: str, descr: str, benchmarks: str = "path",
     """A ReFrame system for the Slurm cluster ``scripts/local-cluster`` emulates here:
     one partition of its nodes; ``benchmarks`` says where IOR, mdtest and fio come from
     (see fsaccept/suite/provision.py); ``features``, ``env_vars`` and ``extras`` are added."""
+    backend, access = scheduler(state)
     return {
         "name": name,
         "descr": descr,
@@ -67,10 +79,9 @@ def emulated_system(name: str, descr: str, benchmarks: str = "path",
         "partitions": [{
             "name": PARTITION,
             "descr": "Emulated compute nodes n1..nN",
-            # No accounting daemon here, so not the `slurm` backend (it calls sacct).
-            "scheduler": "squeue",
+            "scheduler": backend,
             "launcher": "srun",
-            "access": [f"--partition={PARTITION}"],
+            "access": access,
             "environs": ["openmpi"],
             # The next job waits in Slurm's queue while one runs; Slurm starts it once
             # that one has ended (--dependency=singleton: never two at once), at once

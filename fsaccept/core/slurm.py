@@ -61,3 +61,78 @@ def first_lines(lines: list[str], keep: int = 3) -> list[str]:
     if len(lines) <= keep:
         return list(lines)
     return lines[:keep] + [f"(+{len(lines) - keep} more such lines in the output)"]
+
+
+# -- accounting: each job's record in sacct ---------------------------------------------
+
+#: The fields of a job's accounting record, as ``job_accounting`` holds them (sacct's
+#: ``-P`` line, in this order).
+SACCT_FIELDS = ("JobIDRaw", "State", "ExitCode", "ElapsedRaw", "NodeList", "Start")
+#: Job states in which Slurm, not the job script, ended the job, and what they mean.
+ENDED_BY_SLURM = {
+    "TIMEOUT": "its time limit", "NODE_FAIL": "a node failure",
+    "CANCELLED": "a cancellation", "OUT_OF_MEMORY": "running out of memory",
+    "BOOT_FAIL": "a node that failed to boot", "DEADLINE": "its deadline",
+    "PREEMPTED": "preemption",
+}
+
+
+def sacct_command(jobid: str) -> list[str]:
+    """``sacct`` for job ``jobid``'s allocation (``-X``: no step lines), one ``-P`` line."""
+    return ["sacct", "-n", "-P", "-X", "-j", jobid, "-o", ",".join(SACCT_FIELDS)]
+
+
+def sacct_record(text: str, jobid: str) -> str:
+    """Job ``jobid``'s line of :func:`sacct_command` output ("" when sacct has none)."""
+    lines = [line for line in text.splitlines()
+             if line.split("|", 1)[0] == jobid and line.count("|") == len(SACCT_FIELDS) - 1]
+    return lines[-1] if lines else ""
+
+
+def accounting_fields(record: str) -> dict[str, str]:
+    """A ``job_accounting`` line by field ({} when it is not one)."""
+    parts = record.split("|") if isinstance(record, str) else []
+    return dict(zip(SACCT_FIELDS, parts)) if len(parts) == len(SACCT_FIELDS) else {}
+
+
+def accounting_text(record: str) -> str:
+    """A ``job_accounting`` line for people: 'job 12: COMPLETED, exit 0:0, 41 s on n[1-4]'."""
+    f = accounting_fields(record)
+    if not f:
+        return record
+    if never_started(record):
+        return f"job {f['JobIDRaw']}: {f['State']} before it started"
+    return (f"job {f['JobIDRaw']}: {f['State']}, exit {f['ExitCode']}, "
+            f"{f['ElapsedRaw']} s on {f['NodeList'] or 'no node'} from {f['Start']}")
+
+
+def never_started(record: str) -> bool:
+    """Whether the job ended without ever starting (cancelled while it waited: ReFrame's
+    ``max_pending_time``, ``ReqNodeNotAvail``, or an administrator)."""
+    f = accounting_fields(record)
+    return bool(f) and f["Start"] in ("None", "Unknown", "") and f["ElapsedRaw"] == "0"
+
+
+def accounting_reasons(record: str, jobid: str, time_limit_note: str = "") -> list[str]:
+    """Why a job's accounting record makes its figures doubtful: a record of another job,
+    one that is not sacct's, or a job that Slurm ended (time limit, node failure...).  A
+    time limit noted after the benchmark had ended well (``time_limit_after_benchmark``)
+    is no reason.  No record ("": no accounting) says nothing."""
+    if record is None or record == "":
+        return []
+    f = accounting_fields(record)
+    if not f or not f["ElapsedRaw"].isdigit():
+        return [f"job_accounting is not a record of sacct's ({'|'.join(SACCT_FIELDS)}): "
+                f"{str(record)[:200]!r}"]
+    if f["JobIDRaw"] != jobid:
+        return [f"job_accounting is the record of job {f['JobIDRaw']}, not of this test's "
+                f"job {jobid or '(none)'}"]
+    state = f["State"].split()[0] if f["State"].split() else ""
+    if never_started(record):
+        return [f"Slurm's accounting: job {jobid} never started ({f['State']} while it "
+                "waited in the queue: ReFrame's max_pending_time, a node Slurm could not "
+                "give, or an administrator): nothing was measured"]
+    if state not in ENDED_BY_SLURM or (state == "TIMEOUT" and time_limit_note):
+        return []
+    return [f"Slurm's accounting: job {jobid} ended {state} ({ENDED_BY_SLURM[state]}) after "
+            f"{f['ElapsedRaw']} s, exit {f['ExitCode']}, on {f['NodeList'] or 'no node'}"]

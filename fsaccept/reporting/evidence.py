@@ -22,6 +22,8 @@ worthless.
   (:func:`fsaccept.benchmarks.ior.command.checkpoint_block`); its slowest and fastest
   rank against its figures (:func:`fsaccept.benchmarks.ior.figures.rank_text`);
 - a read that verifies (a restore, the integrity check): its recorded IOR command's ``-R``;
+- the job's record in Slurm's accounting (``job_accounting``): this job's, and not ended
+  by Slurm (:func:`fsaccept.core.slurm.accounting_reasons`, as live);
 - a time limit noted after the benchmark (``time_limit_after_benchmark``): a note only
   when the benchmark had ended with exit 0;
 - IO500's results (``io500_result``): :func:`fsaccept.benchmarks.io500.validity.invalid_reasons`
@@ -50,7 +52,7 @@ from fsaccept.benchmarks.ior.command import (PHASES, checkpoint_block, checkpoin
 from fsaccept.benchmarks.ior.command import parameters as ior_parameters
 from fsaccept.benchmarks.ior.figures import RANK_TEXT, Burst, rank_text
 from fsaccept.benchmarks.ior.patterns import argv_of, last_option
-from fsaccept.core import degraded, guards, placement, reduction, servers
+from fsaccept.core import degraded, guards, placement, reduction, servers, slurm
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.reference import ReferenceError
 from fsaccept.core.units import format_size
@@ -204,6 +206,8 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
     if spec.benchmark == "io500" and spec.role == ACCEPTANCE:
         out += io500_reasons(case)
     note = case.get("time_limit_after_benchmark")
+    out += slurm.accounting_reasons(case.get("job_accounting"), case.job.jobid,
+                                    str(note or ""))
     if note:
         status = re.search(r"after the benchmark had ended \(exit (\S+?)\)", str(note))
         if not status or status.group(1) != "0":

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fsaccept.core import slurm
 from fsaccept.core.formatting import format_figure, format_number, one_line
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.units import GIB
@@ -132,6 +133,8 @@ def _show(key: str, value: Any, units: dict[str, str] | None = None) -> str:
     if "per_node" in key and (isinstance(value, str) or is_figure_map(value)):
         return per_node_text(per_node_of(key, value), units or {},
                              value if isinstance(value, str) else "")
+    if key == "job_accounting" and isinstance(value, str):
+        return slurm.accounting_text(value)
     if key == "bytes_moved" and isinstance(value, int) and not isinstance(value, bool):
         if abs(value) >= 10**21:  # beyond any file system: shown as what it is
             return f"{format_number(value)} B"

@@ -79,6 +79,11 @@ class BenchmarkTest(AcceptanceTest):
     #: was being removed: not a reason to doubt the figure (the sanity stage finishes
     #: the removal; what it cannot remove is in ``data_left``).
     time_limit_after_benchmark = variable(str, value="", loggable=True)
+    #: The job's record in Slurm's accounting, as sacct prints it (``JobIDRaw|State|
+    #: ExitCode|ElapsedRaw|NodeList``, ``fsaccept.core.slurm.SACCT_FIELDS``): its state,
+    #: exit code and elapsed time beside the benchmark's figures.  "" without
+    #: accounting (ReFrame's ``slurm`` backend is the one that has it).
+    job_accounting = variable(str, value="", loggable=True)
     #: What every node of the job saw before the benchmark: its mount of the target
     #: (type, mount point, source) and, for direct I/O, whether O_DIRECT is honoured.
     node_mounts = variable(str, value="", loggable=True)
@@ -456,6 +461,24 @@ class BenchmarkTest(AcceptanceTest):
         return reason + (f": node {', '.join(down)} failed during the run (Slurm: down now)"
                          if down else "")
 
+    def record_accounting(self) -> None:
+        """Read the job's record from sacct, where the partition's backend is ``slurm``
+        (ReFrame saw the job end there, so the record is final)."""
+        jobid = str(self.job.jobid or "")
+        if self.current_partition.scheduler.registered_name != "slurm" or not jobid:
+            return
+        try:
+            proc = subprocess.run(slurm.sacct_command(jobid), capture_output=True,
+                                  text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            getlogger().warning(f"fsaccept: {self.display_name}: sacct: {err}")
+            return
+        self.job_accounting = slurm.sacct_record(proc.stdout, jobid)
+        if not self.job_accounting:
+            getlogger().warning(f"fsaccept: {self.display_name}: sacct has no record of "
+                                f"job {jobid} (exit {proc.returncode}: "
+                                f"{proc.stderr.strip()[:200]})")
+
     def job_failures(self, stderr: str) -> list[str]:
         """What Slurm says ended the job; a time limit that came once the benchmark
         had ended well (exit 0; no job step cancelled: during the removal of its data)
@@ -554,6 +577,11 @@ class BenchmarkTest(AcceptanceTest):
         # Root cause first (what ended the job, a missing mount), then the
         # benchmark's own lines, then the aftermath (tasks that died), then placement.
         reasons = [self.name_failed_nodes(r) for r in self.job_failures(stderr)]
+        # What Slurm's accounting says ended the job, when its output did not say it.
+        reasons = reasons or slurm.accounting_reasons(
+            self.job_accounting, str(self.job.jobid or ""), self.time_limit_after_benchmark)
+        if slurm.never_started(self.job_accounting):  # nothing ran: nothing else to judge
+            return reasons
         mounts = self.record_node_checks()
         aborted = self.abort_reasons()
         if aborted:  # the benchmark never ran: nothing else to judge
@@ -569,6 +597,7 @@ class BenchmarkTest(AcceptanceTest):
     @sanity_function
     def assert_valid(self):
         self.launch_retry = self.launch_retry_note()
+        self.record_accounting()
         reasons = self.invalid_reasons_list()
         if not reasons:
             reasons = self.bogus_figure_reasons()

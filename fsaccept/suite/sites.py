@@ -101,12 +101,12 @@ def spack_fix(emulated: bool, system: str) -> str:
 
 def quick_polling(systems: list[str]) -> dict[str, Any]:
     """ReFrame's ``general`` entry for systems whose scheduler answers at once and costs
-    nothing to ask (squeue to a slurmctld on this host, ps).  ReFrame polls its jobs 10
-    times a second at first, then ever more slowly, down to poll_rate_min (default 0.1:
-    every 10 s), so a job that ended waited up to 10 s to be noticed: most of a local
-    job's overhead.  Here a poll is ~15 ms: keep polling at least 5 times a second
-    (bench/bench_overhead.py: median overhead per job 0.82 s over a bare srun, 1.30 s at
-    twice a second).  A production Slurm keeps ReFrame's defaults."""
+    little to ask (daemons on this host: sacct ~0.1 s, squeue ~0.02 s; ps).  ReFrame polls
+    its jobs 10 times a second at first, then ever more slowly, down to poll_rate_min
+    (default 0.1: every 10 s), so a job that ended waited up to 10 s to be noticed: most
+    of a local job's overhead.  Keep polling at least 5 times a second
+    (bench/bench_overhead.py, squeue backend: median overhead per job 0.82 s over a bare
+    srun, 1.30 s at twice a second).  A production Slurm keeps ReFrame's defaults."""
     return {"target_systems": list(systems), "poll_rate_min": 5}
 
 

@@ -208,4 +208,7 @@ def test_a_time_limit_in_the_middle_of_the_benchmark_makes_it_invalid(cluster_en
     assert re.search(r"INVALID: Slurm cancelled job \d+ .*due to time limit",
                      case["fail_reason"]), case["fail_reason"]
     assert case["time_limit_after_benchmark"] == ""
+    # Slurm's accounting (the `slurm` backend) recorded the same end, beside the figures.
+    assert re.fullmatch(rf"{case['jobid']}\|TIMEOUT\|0:0\|\d+\|n\S*\|\S+",
+                        case["job_accounting"]), case["job_accounting"]
     assert not Path(case["target_dir"]).exists() and data_dirs(target) == []

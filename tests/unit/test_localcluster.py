@@ -58,7 +58,41 @@ def test_bad_port_base_is_refused(tmp_path):
 
 def test_ports_name_their_daemons(tmp_path):
     assert ClusterLayout(tmp_path, nodes=2, port_base=17000).ports == {
+        17000: "slurmctld", 17001: "slurmd n1", 17002: "slurmd n2",
+        17100: "slurmdbd", 17101: "mariadbd"}
+    assert ClusterLayout(tmp_path, nodes=2, port_base=17000, accounting="none").ports == {
         17000: "slurmctld", 17001: "slurmd n1", 17002: "slurmd n2"}
+
+
+def test_accounting_ports_stay_clear_of_the_largest_cluster_and_the_bricks(tmp_path):
+    layout = ClusterLayout(tmp_path, nodes=64, port_base=17000)
+    assert len(layout.ports) == 1 + 64 + 2
+    assert max(p for p, who in layout.ports.items() if who.startswith("slurmd ")) < 17100
+    assert max(layout.ports) < 17000 + 200  # GlusterFS's bricks: port_base + 200...
+
+
+def test_conf_sends_job_records_to_slurmdbd_and_starts_past_the_last_job(tmp_path):
+    layout = ClusterLayout(tmp_path / "cluster", port_base=17000)
+    lines = render_slurm_conf(layout, first_job_id=242).splitlines()
+    for expected in ["AccountingStorageType=accounting_storage/slurmdbd",
+                     "AccountingStorageHost=localhost", "AccountingStoragePort=17100",
+                     "AccountingStorageEnforce=associations", "FirstJobId=242",
+                     "JobAcctGatherType=jobacct_gather/linux"]:
+        assert expected in lines
+    assert layout.accounting_layout.state_dir == tmp_path / "accounting"
+    assert layout.accounting_layout.dbd_conf == tmp_path / "cluster" / "slurmdbd.conf"
+
+
+def test_conf_without_accounting_has_none(tmp_path):
+    lines = conf_lines(ClusterLayout(tmp_path, accounting="none"))
+    assert "AccountingStorageType=accounting_storage/none" in lines
+    assert not [line for line in lines if line.startswith(("FirstJobId", "AccountingStorageHost"))]
+
+
+def test_unknown_accounting_is_refused_with_the_choices(tmp_path):
+    with pytest.raises(ClusterError, match="--accounting 'mysql' is not known: one of "
+                                           "slurmdbd, none"):
+        ClusterLayout(tmp_path, accounting="mysql")
 
 
 def test_every_per_node_directory_is_created_before_start(tmp_path):

@@ -320,3 +320,18 @@ def test_one_more_emulated_system_is_one_file(tmp_path, monkeypatch):
     conf.validate()
     assert conf.get("general/0/poll_rate_min") >= 1
     assert "emulated" in conf.get("systems/0/partitions/0/features")
+
+
+@pytest.mark.parametrize("recorded, backend, access", [
+    (None, "slurm", ["--partition=compute", "--account=acceptance"]),
+    ("slurmdbd", "slurm", ["--partition=compute", "--account=acceptance"]),
+    ("none", "squeue", ["--partition=compute"]),
+])
+def test_the_lab_uses_the_slurm_backend_where_its_cluster_has_accounting(
+        tmp_path, recorded, backend, access):
+    """As a site: `slurm` (sacct) and its account with slurmdbd, `squeue` without."""
+    if recorded:
+        (tmp_path / "cluster").mkdir()
+        (tmp_path / "cluster" / "accounting").write_text(recorded + "\n")
+    partition = emulated.emulated_system("x", "x", state=tmp_path)["partitions"][0]
+    assert (partition["scheduler"], partition["access"]) == (backend, access)
