@@ -62,8 +62,12 @@ class BenchmarkBinaries(rfm.CompileOnlyRegressionTest, Logged):
         if modules:
             script = "\n".join([*self.current_partition.prepare_cmds,
                                 *provision.module_check_commands(modules)])
-            said = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
-                                  timeout=300).stdout
+            try:
+                said = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                                      timeout=300).stdout
+            except subprocess.TimeoutExpired:
+                said = "\n".join(f"{provision.MODULE_MARKER} {m} failed: `module load` did "
+                                 "not return within 300 s" for m in modules)
         why = provision.module_problems(modules, said, self.modules_fix())
         if why:
             self.skip_reason = why
