@@ -19,7 +19,8 @@ import importlib.util
 import pathlib
 import sys
 
-from fsaccept.suite.sites import is_emulated, quick_polling, sites_first
+from fsaccept.suite.sites import (is_emulated, modules_settings, quick_polling, sites_first,
+                                  takes_modules)
 
 _here = pathlib.Path(__file__).resolve().parent
 #: The lab's emulated systems, beside this directory in a checkout (none elsewhere).
@@ -58,10 +59,13 @@ site_configuration = {
     'environments': (_common['environments'] +
                      [e for conf in _systems for e in conf.get('environments', [])]),
     # Each system file may add general options for its systems (e.g. a poll rate).
-    # Clusters emulated on this host are polled quickly (fsaccept/suite/sites.py).
+    # Clusters emulated on this host are polled quickly, and systems whose benchmarks
+    # come from Lmod modules have ReFrame only write `module load` into the jobs
+    # (fsaccept/suite/sites.py).
     'general': (_common.get('general', []) +
                 [g for conf in _systems for g in conf.get('general', [])] +
-                [quick_polling([s['name'] for s in _all if is_emulated(s)])]),
+                [quick_polling([s['name'] for s in _all if is_emulated(s)])] +
+                modules_settings([s['name'] for s in _all if takes_modules(s)])),
     # Per-system logging (e.g. perflog handlers streaming figures to a site's
     # monitoring), each entry with its target_systems; other systems keep ReFrame's.
     'logging': [entry for conf in _systems for entry in conf.get('logging', [])],

@@ -27,6 +27,10 @@ from lab.cluster import OPENMPI_ENV, PARTITION, recorded_accounting, slurm_conf_
 #: recorded with no node list and as COMPLETED whatever happened.  With all states,
 #: squeue keeps showing an ended job (MinJobAge) with its nodes and real end state.
 _SEE_ENDED_JOBS = ["SQUEUE_STATES", "all"]
+#: Debian's Lmod (package lmod): the jobs' shell is not a login shell, so each job
+#: sources its init itself (the partition's prepare_cmds) before ReFrame's `module load`.
+LMOD_INIT = "/usr/share/lmod/lmod/init/bash"
+LMOD_CMD = "/usr/share/lmod/lmod/libexec/lmod"
 
 
 def cluster_here(state: Path | None = None) -> bool:
@@ -62,12 +66,16 @@ def hostnames(system: str, state: Path | None = None) -> list[str]:
 def emulated_system(name: str, descr: str, benchmarks: str = "path",
                     features: tuple[str, ...] = (), env_vars: tuple[list[str], ...] = (),
                     state: Path | None = None,
-                    extras: dict[str, Any] | None = None) -> dict[str, Any]:
+                    extras: dict[str, Any] | None = None,
+                    modules: tuple[str, ...] = (),
+                    modulepath: Path | None = None) -> dict[str, Any]:
     """A ReFrame system for the Slurm cluster ``scripts/local-cluster`` emulates here:
     one partition of its nodes; ``benchmarks`` says where IOR, mdtest and fio come from
-    (see fsaccept/suite/provision.py); ``features``, ``env_vars`` and ``extras`` are added."""
+    (see fsaccept/suite/provision.py); ``features``, ``env_vars`` and ``extras`` are added.
+    ``modules`` (with ``benchmarks='modules'``): the Lmod modules the partition loads in
+    every job, found in ``modulepath`` (what :func:`lmod` gives)."""
     backend, access = scheduler(state)
-    return {
+    system = {
         "name": name,
         "descr": descr,
         "hostnames": hostnames(name, state),
@@ -92,3 +100,20 @@ def emulated_system(name: str, descr: str, benchmarks: str = "path",
             "extras": {"benchmarks": benchmarks, **(extras or {})},
         }],
     }
+    if modules:
+        system.update(lmod(system, modules, modulepath))
+    return system
+
+
+def lmod(system: dict[str, Any], modules: tuple[str, ...],
+         modulepath: Path | None) -> dict[str, Any]:
+    """The keys of ``system`` that take its benchmarks from Lmod modules, as a site does
+    (config/systems/example-lustre.py): Lmod, MODULEPATH and LMOD_CMD in ReFrame's
+    environment (sbatch passes them on to the jobs), the partition's modules, and Lmod's
+    init in each job's shell."""
+    env_vars = [*system["env_vars"], ["LMOD_CMD", LMOD_CMD]]
+    if modulepath is not None:
+        env_vars.append(["MODULEPATH", f"{modulepath}:$MODULEPATH"])
+    partition = {**system["partitions"][0], "modules": list(modules),
+                 "prepare_cmds": [f". {LMOD_INIT}"]}
+    return {"modules_system": "lmod", "env_vars": env_vars, "partitions": [partition]}

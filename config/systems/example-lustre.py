@@ -114,7 +114,9 @@ site_configuration = {
                     # example-lustre.yaml) before the first benchmark job.  For a
                     # Spack environment the admins installed, use
                     # {'benchmarks': 'spack-env', 'spack_env': '/apps/fsaccept/env'};
-                    # for binaries on PATH, {'benchmarks': 'path'}.
+                    # for binaries on PATH, {'benchmarks': 'path'}; for the site's
+                    # Lmod modules, 'modules': ['ior/4.0.0', 'fio/3.37'] here and
+                    # {'benchmarks': 'modules'} (docs/user/site-setup.md#modules).
                     # Every job asks each node's client whether it reaches every
                     # storage server, before and after its benchmark, and degraded
                     # mode proves its fault the same way: fsaccept's own Lustre probe

@@ -27,14 +27,8 @@ from fsaccept.suite import provision, reference
 from fsaccept.core.slurm import benchmark_job_name
 from fsaccept.rfm.binaries import BenchmarkBinaries
 from fsaccept.rfm.catalogued import CataloguedTest
-from fsaccept.rfm.logged import Logged
+from fsaccept.rfm.logged import SKIPPED, Logged
 from fsaccept.rfm.jobscript import KEPT_DATASETS, RANK_MARKER, RETRY_MARKER
-
-
-#: Why each test of this session skipped (unique name -> (class name, reason)): ReFrame
-#: skips a test whose fixture skipped before any hook of that test runs ("skipped due
-#: to skipped dependencies"), so the test records its fixture's reason from here.
-SKIPPED: dict[str, tuple[str, str]] = {}
 
 
 def fixture_skip_reason(test) -> str:

@@ -157,6 +157,11 @@ class BenchmarkTest(AcceptanceTest):
             how_to_get = how_to_get(self)
         if self.binaries.unavailable:
             self.skip_because(f"{name}: {self.binaries.unavailable}")
+        if provision.mode(self.current_partition.extras) == "modules":
+            if self.binaries.source_of(name) == "module:missing":
+                self.skip_because(provision.missing_from_modules(
+                    name, self.binaries.modules_listed(), self.binaries.modules_fix()))
+            return
         if provision.mode(self.current_partition.extras) != "path":
             return  # built or activated from Spack in the job
         if shutil.which(name) is None:

@@ -6,12 +6,13 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import subprocess
 
 import reframe as rfm
 import reframe.utility.sanity as sn
-from reframe.core.builtins import run_before, sanity_function, variable
+from reframe.core.builtins import run_after, run_before, sanity_function, variable
 
-from fsaccept.rfm.logged import Logged
+from fsaccept.rfm.logged import SKIPPED, Logged
 from fsaccept.suite import provision
 from fsaccept.suite import sites
 from fsaccept.suite import spack as spackenv
@@ -24,8 +25,11 @@ class BenchmarkBinaries(rfm.CompileOnlyRegressionTest, Logged):
     ``spack-build``: ``spack -e <env> install`` with ReFrame's Spack build
     system; ``spack-env``: an environment built beforehand; both then write the
     activation script every job sources.  ``path``: nothing to build, only the
-    record.  When Spack is missing, nothing fails here: ``unavailable`` says
-    why, and each check skips with that reason (a skipped fixture would hide it).
+    record.  ``modules``: each of the partition's modules loaded first, on its own, as
+    the jobs' shell will: one that does not load skips this fixture, naming it, and
+    with it every check (ReFrame itself would fail this build at its `module load`).
+    When Spack is missing, nothing fails here: ``unavailable`` says why, and each
+    check skips with that reason.
     """
 
     descr = "IOR, mdtest and fio for this partition, and their provenance"
@@ -42,13 +46,41 @@ class BenchmarkBinaries(rfm.CompileOnlyRegressionTest, Logged):
     #: Why the benchmarks cannot be provided, and the command that fixes it ("" if they can).
     unavailable = variable(str, value="", loggable=True)
 
+    #: Why this fixture skipped, and the fix ("" if it did not): the checks it skips
+    #: report it as their own (fsaccept.rfm.acceptance.fixture_skip_reason).
+    skip_reason = variable(str, value="", loggable=True)
+
+    @run_after("setup")
+    def load_the_modules(self):
+        """``benchmarks: modules``: load each module the partition's jobs will load, in a
+        shell started as theirs (the partition's prepare_cmds, ReFrame's environment),
+        before ReFrame writes them into this fixture's build script."""
+        if provision.mode(self.current_partition.extras) != "modules":
+            return
+        modules = self.modules_listed()
+        said = ""
+        if modules:
+            script = "\n".join([*self.current_partition.prepare_cmds,
+                                *provision.module_check_commands(modules)])
+            try:
+                said = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                                      timeout=300).stdout
+            except subprocess.TimeoutExpired:
+                said = "\n".join(f"{provision.MODULE_MARKER} {m} failed: `module load` did "
+                                 "not return within 300 s" for m in modules)
+        why = provision.module_problems(modules, said, self.modules_fix())
+        if why:
+            self.skip_reason = why
+            SKIPPED[self.unique_name] = (type(self).__name__, why)
+            self.skip(why)
+
     @run_before("compile")
     def choose_build(self):
         extras = self.current_partition.extras
         # Systems that share hardware share one build (extras `spack_system`).
         system = extras.get("spack_system", self.current_system.name)
         mode = provision.mode(extras)
-        if mode != "path" and shutil.which("spack") is None:
+        if mode in ("spack-build", "spack-env") and shutil.which("spack") is None:
             emulated = "emulated" in self.current_partition.features
             self.unavailable = (f"Spack not found (partition extras benchmarks: {mode}): "
                                 + sites.spack_fix(emulated, system))
@@ -66,6 +98,15 @@ class BenchmarkBinaries(rfm.CompileOnlyRegressionTest, Logged):
             self.postbuild_cmds = record
         else:
             self.build_system.commands = record
+
+    def modules_listed(self) -> list[str]:
+        """The modules ReFrame loads in this partition's jobs: the partition's, then its
+        environment's."""
+        return [*self.current_partition.local_env.modules, *self.current_environ.modules]
+
+    def modules_fix(self) -> str:
+        return sites.modules_fix("emulated" in self.current_partition.features,
+                                 self.current_system.name, self.current_partition.name)
 
     @sanity_function
     def record_provenance(self):

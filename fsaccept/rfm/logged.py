@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import reframe as rfm
 
+#: Why each test of this session skipped (unique name -> (class name, reason)): ReFrame
+#: skips a test whose fixture skipped before any hook of that test runs ("skipped due
+#: to skipped dependencies"), so the test records its fixture's reason from here.
+SKIPPED: dict[str, tuple[str, str]] = {}
+
 #: ReFrame's deprecated alias of ``env_vars`` (logged and reported as ``env_vars``).
 DEPRECATED_ALIAS = "variables"
 

@@ -71,6 +71,14 @@ def spack_built(state: Path | None = None) -> bool:
     return os.access(ior_view(state), os.X_OK)
 
 
+def built_modules(state: Path | None = None) -> tuple[list[str], Path | None]:
+    """The benchmarks' Lmod modules (``ior/4.0.0``, ``fio/3.37``) and the directory for
+    MODULEPATH where set-up had Spack write them all (None before it has)."""
+    names = provision.module_names()
+    root = (state or state_dir()) / "spack" / provision.MODULES_DIR  # MODULES_ROOT, read now
+    return names, provision.lmod_core(names, root)
+
+
 def ior_fix(emulated: bool, state: Path | None = None) -> str:
     """How to get IOR (with mdtest and md-workbench) for a check that did not find it:
     on the emulated cluster exactly which ``--system`` to add, or which set-up command to
@@ -97,6 +105,35 @@ def spack_fix(emulated: bool, system: str) -> str:
     return ("put Spack on PATH in config/systems/<site>.py (e.g. a module in the system's "
             f"`modules`) or build the benchmarks with `scripts/setup --spack <Spack> "
             f"--spack-system {system}` (docs/user/spack.md)")
+
+
+def modules_fix(emulated: bool, system: str, partition: str) -> str:
+    """How to get the Lmod modules a partition's ``benchmarks: modules`` loads."""
+    if emulated:
+        return ("generate them with `scripts/setup --spack <Spack tarball, checkout or "
+                f"'path'>` (after the build it writes them into {provision.MODULES_ROOT}; "
+                f"docs/user/spack.md), check the names in system {system}'s `modules` "
+                f"(lab/systems/), or add `--system {SPACK_SYSTEM}`")
+    return (f"check system {system}, partition {partition} in config/systems/<site>.py: "
+            "each name in `modules` as `module avail` shows it, MODULEPATH reaching it, and "
+            "each benchmark on PATH once loaded (docs/user/site-setup.md#modules)")
+
+
+def takes_modules(system: dict[str, Any]) -> bool:
+    """Whether a partition of ``system`` takes its benchmarks from Lmod modules."""
+    return any(p.get("extras", {}).get("benchmarks") == "modules"
+               for p in system.get("partitions", []))
+
+
+def modules_settings(systems: list[str]) -> list[dict[str, Any]]:
+    """ReFrame's ``general`` entry for systems whose benchmarks come from modules:
+    ReFrame writes `module load` lines into the jobs and loads nothing itself (by
+    default it loads each module in its own process first, and a missing one would fail
+    the session's first step, and with it every check); fsaccept's first step loads each
+    one and skips, naming it (fsaccept.suite.provision.module_problems).  ReFrame then
+    needs no Lmod of its own (no LMOD_CMD) either.  None without such a system."""
+    return [{"target_systems": list(systems), "resolve_module_conflicts": False}] if systems \
+        else []
 
 
 def quick_polling(systems: list[str]) -> dict[str, Any]:

@@ -23,7 +23,10 @@ CI) runs :func:`setup`:
    system's externals) included by absolute path;
 4. ``spack install`` in that environment, progress on the console, the full
    log in ``.state/spack/logs/``;
-5. ``.state/spack/bin/spack``: a wrapper that runs this Spack with these
+5. Lmod modules of the benchmarks (``ior/4.0.0``, ``fio/3.37``: nothing else),
+   written by ``spack module lmod refresh`` into ``.state/spack/modules/<arch>/Core``,
+   which the ``local-gluster`` system loads as a site's software (:func:`modules_config`);
+6. ``.state/spack/bin/spack``: a wrapper that runs this Spack with these
    scopes, which the ``local-spack`` system puts on PATH for its jobs.
 
 A second run with the same inputs reuses what is built (a stamp); another
@@ -50,6 +53,7 @@ from pathlib import Path
 
 import yaml
 
+from fsaccept.benchmarks import registry
 from fsaccept.suite import provision as benchmarks
 
 STATE = benchmarks.SPACK_STATE
@@ -143,6 +147,28 @@ def config_files(state: Path, mirror: Path | None, build_jobs: int,
     if builtin is not None:
         files["repos.yaml"] = {"repos": {"builtin": str(builtin)}}
     return files
+
+
+def modules_config(state: Path, compilers: list[str]) -> dict:
+    """``modules.yaml`` (user scope): Lmod module files of the benchmarks only, every one
+    in ``<state>/modules/<arch>/Core`` and named as a site names them (``ior/4.0.0``)."""
+    return {"modules": {"default": {
+        "roots": {"lmod": str(state / benchmarks.MODULES_DIR)},
+        "enable": ["lmod"],
+        "lmod": {
+            "core_compilers": list(dict.fromkeys(compilers)),
+            # `hierarchy::` replaces Spack's default [mpi]: IOR's module would otherwise
+            # sit below the (external, module-less) MPI's, not in Core.
+            "hierarchy:": [],
+            "hash_length": 0,
+            "projections": {"all": benchmarks.MODULE_PROJECTION},
+            # Every package excluded but the benchmarks: no module for a dependency or
+            # an external (the system's MPI comes from the system).
+            "exclude": ["@:"],
+            "include": list(registry.spack_packages()),
+            "all": {"autoload": "none"},
+        },
+    }}}
 
 
 def spack_environment(state: Path, python: str) -> dict[str, str]:
@@ -584,6 +610,15 @@ def _install(root: Path, version: str, repo: PackageRepository | None,
             (view_bin(system, state) / "ior").exists():
         _write_wrapper(root, state, python)
         _say(f"environment {env_dir} up to date ({origin}, {root})")
+        core = benchmarks.lmod_core(benchmarks.module_names(SPEC_DIR),
+                                    state / benchmarks.MODULES_DIR)
+        if core is None or not (state / "user" / "modules.yaml").is_file():
+            # Built by a set-up that wrote no modules yet.
+            (state / "logs").mkdir(exist_ok=True)
+            log = state / "logs" / f"modules-{system}-{time.strftime('%Y%m%dT%H%M%S')}.log"
+            write_modules(Spack(root, spack_environment(state, python), log), env_dir, state)
+        else:
+            _say(f"Lmod modules up to date in {core}")
         return env_dir
 
     (state / "logs").mkdir(exist_ok=True)
@@ -638,9 +673,34 @@ def _install(root: Path, version: str, repo: PackageRepository | None,
     _say("built: " + ", ".join(l.strip() for l in found.splitlines()
                                if "@" in l and not l.startswith("==>")) + f" ({origin})")
     (env_dir / ORIGIN_FILE).write_text(origin + "\n")
+    write_modules(run, env_dir, state, compilers)
     stamp_file.write_text(stamp)
     _write_wrapper(root, state, python)
     return env_dir
+
+
+def write_modules(run: Spack, env_dir: Path, state: Path,
+                  compilers: list[str] | None = None) -> Path:
+    """The benchmarks' Lmod modules, (re)generated from what the environment built;
+    returns the directory for MODULEPATH.  Kept when the configuration and the module
+    files are as a former set-up left them."""
+    if compilers is None:
+        compilers = compilers_found(run("compiler", "list"))
+    names = benchmarks.module_names(SPEC_DIR)
+    root = state / benchmarks.MODULES_DIR
+    config = yaml.safe_dump(modules_config(state, compilers), sort_keys=False)
+    path = state / "user" / "modules.yaml"
+    core = benchmarks.lmod_core(names, root)
+    if core is None or not path.is_file() or path.read_text() != config:
+        path.write_text(config)
+        run("-e", str(env_dir), "module", "lmod", "refresh", "--delete-tree", "-y",
+            what="generated the Lmod modules")
+        core = benchmarks.lmod_core(names, root)
+    if core is None:
+        raise SpackSetupError(f"`spack module lmod refresh` wrote no {' and '.join(names)} "
+                              f"below {root}: full log {run.log}")
+    _say(f"Lmod modules {', '.join(names)} in {core} (module use {core})")
+    return core
 
 
 def _write_wrapper(root: Path, state: Path, python: str) -> None:

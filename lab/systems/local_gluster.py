@@ -6,6 +6,10 @@ node mounts through a FUSE client of its own.  Its reference file is
 Select it with ``--system local-gluster`` (``scripts/acceptance --system local-gluster``
 brings the volume up).
 
+Benchmarks: as a site provides software, from Lmod modules (``module load ior/4.0.0
+fio/3.37``) once ``scripts/setup --spack ...`` has had Spack generate them for what it
+built (``.state/spack/modules``); until then the same Spack build as local-spack.
+
 Degraded mode (``scripts/acceptance --system local-gluster --degraded``) runs on the
 cluster's replicated volume (``--gluster-volume-type replica``, each brick a full copy;
 ``reference/local-gluster-replica.yaml``): the fault kills brick b2's daemon, the
@@ -17,6 +21,7 @@ import shlex
 
 from fsaccept.core.paths import REPO_ROOT
 from fsaccept.suite.provision import SPACK_STATE
+from fsaccept.suite.sites import built_modules
 from lab.emulated import emulated_system
 
 _cluster = shlex.quote(str(REPO_ROOT / "scripts" / "local-cluster"))
@@ -29,12 +34,19 @@ DEGRADED = {
     "healed": f"{_cluster} healed",
 }
 
+#: The benchmarks' modules (``ior/4.0.0``, ``fio/3.37``) and the directory for
+#: MODULEPATH where set-up had Spack write them (None before it has).
+MODULES, MODULEPATH = built_modules()
+
 site_configuration = {
     'systems': [
-        # Same hardware as local-spack: the same Spack environment and build.
+        # Same hardware as local-spack: the same Spack environment and build, loaded
+        # as Lmod modules once set-up has generated them.
         emulated_system('local-gluster',
                         'Emulated cluster on a GlusterFS volume, one client per node',
-                        benchmarks='spack-build', features=('spack', 'gluster'),
+                        benchmarks='modules' if MODULEPATH else 'spack-build',
+                        modules=tuple(MODULES) if MODULEPATH else (), modulepath=MODULEPATH,
+                        features=('spack', 'gluster'),
                         env_vars=(['PATH', f'{SPACK_STATE / "bin"}:$PATH'],),
                         extras={'spack_system': 'local-spack', 'degraded': DEGRADED}),
     ],

@@ -134,3 +134,88 @@ def test_the_session_provenance_command_runs_in_a_shell(tmp_path):
 def test_untested_versions_are_labelled():
     assert version_note("ior", "4.1.0").startswith("untested: fsaccept's ior parser is tested on")
     assert version_note("ior", None) == "version unknown"
+
+
+# --- benchmarks: modules (Lmod) ------------------------------------------------------
+
+def test_the_benchmarks_modules_are_named_as_spack_projects_them():
+    assert benchmarks.module_names() == ["ior/4.0.0", "fio/3.37"]
+    assert benchmarks.MODULE_PROJECTION.format(name="ior", version="4.0.0") == "ior/4.0.0"
+
+
+def test_the_modulepath_directory_is_the_core_that_has_every_module(tmp_path):
+    names = ["ior/4.0.0", "fio/3.37"]
+    assert benchmarks.lmod_core(names, tmp_path) is None
+    core = tmp_path / "linux-debian12-x86_64" / "Core"
+    (core / "ior").mkdir(parents=True)
+    (core / "ior" / "4.0.0.lua").write_text("")
+    assert benchmarks.lmod_core(names, tmp_path) is None  # fio's is missing
+    (core / "fio").mkdir()
+    (core / "fio" / "3.37.lua").write_text("")
+    assert benchmarks.lmod_core(names, tmp_path) == core
+    assert benchmarks.lmod_core([], tmp_path) is None
+
+
+def test_with_modules_jobs_activate_nothing_and_the_provenance_says_module():
+    extras = {"benchmarks": "modules"}
+    assert mode(extras) == "modules"
+    assert activation_commands(extras, "/stage/fx") == []
+    [command] = benchmarks.session_commands(extras, "s")
+    assert 'echo "$b module:$(command -v $b || echo missing)"' in command
+    assert parse_provenance("ior module:/opt/ior/bin/ior\nfio module:missing\n") == {
+        "ior": "module:/opt/ior/bin/ior", "fio": "module:missing"}
+
+
+LMOD_UNKNOWN = ("fsaccept-module nosuch/1.0 failed: Lmod has detected the following error: "
+                'The following module(s) are unknown: "nosuch/1.0"  Please check the spelling '
+                'or version number. Also try "module spider ..." It is also possible your '
+                "cache file is out-of-date")
+
+
+def test_modules_that_load_are_no_problem():
+    said = "fsaccept-module ior/4.0.0 ok\nfsaccept-module fio/3.37 ok\n"
+    assert benchmarks.module_problems(["ior/4.0.0", "fio/3.37"], said, "FIX") == ""
+
+
+def test_a_module_that_does_not_exist_is_named_with_lmods_reason_and_the_fix():
+    said = "fsaccept-module ior/4.0.0 ok\n" + LMOD_UNKNOWN + "\n"
+    assert benchmarks.module_problems(["ior/4.0.0", "nosuch/1.0"], said, "FIX") == (
+        'module nosuch/1.0 cannot be loaded (The following module(s) are unknown: '
+        '"nosuch/1.0"): FIX')
+
+
+def test_a_module_never_tried_and_an_empty_list_are_named():
+    assert benchmarks.module_problems(["ior/4.0.0"], "", "FIX") == \
+        "module ior/4.0.0 cannot be loaded (not tried): FIX"
+    assert benchmarks.module_problems([], "", "FIX").startswith(
+        "partition extras benchmarks: modules, but neither the partition nor its environment "
+        "lists a module in `modules`: FIX")
+
+
+def test_no_lmod_in_the_jobs_shell_says_to_source_its_init():
+    said = "fsaccept-module ior/4.0.0 failed: bash: line 1: module: command not found\n"
+    why = benchmarks.module_problems(["ior/4.0.0"], said, "FIX")
+    assert why.startswith("Lmod is not set up in the jobs' shell (`module`: command not found)")
+    assert "prepare_cmds" in why and why.endswith("; FIX")
+
+
+def test_a_benchmark_no_module_provides_is_named_with_the_modules_loaded():
+    assert benchmarks.missing_from_modules("ior", ["ior/4.0.0", "fio/3.37"], "FIX") == (
+        "ior not on PATH after `module load ior/4.0.0 fio/3.37` (the partition's modules "
+        "loaded, but none provides ior): FIX")
+
+
+def test_the_module_check_runs_in_a_shell_and_reads_back(tmp_path):
+    import subprocess
+    # A stand-in for Lmod's `module` function: knows one module, fails as Lmod does.
+    fake = ('module() { [ "$2" = ior/4.0.0 ] && return 0; printf "%s\\n%s\\n" '
+            '"Lmod has detected the following error: The following module(s) are unknown: '
+            '\\"$2\\"" "Please check the spelling" >&2; return 1; }')
+    modules = ["ior/4.0.0", "no such/1"]
+    script = "\n".join([fake, *benchmarks.module_check_commands(modules)])
+    said = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin"}, check=True).stdout
+    assert said.splitlines()[0] == "fsaccept-module ior/4.0.0 ok"
+    assert benchmarks.module_problems(modules, said, "FIX") == (
+        'module no such/1 cannot be loaded (The following module(s) are unknown: '
+        '"no such/1"): FIX')

@@ -335,3 +335,63 @@ def test_the_lab_uses_the_slurm_backend_where_its_cluster_has_accounting(
         (tmp_path / "cluster" / "accounting").write_text(recorded + "\n")
     partition = emulated.emulated_system("x", "x", state=tmp_path)["partitions"][0]
     assert (partition["scheduler"], partition["access"]) == (backend, access)
+
+
+# --- Lmod modules (benchmarks: modules) ----------------------------------------------
+
+def modules_state(tmp_path):
+    """A state directory where set-up had Spack write the benchmarks' modules."""
+    state = emulated_state(tmp_path, spack_view=True)
+    core = state / "spack" / "modules" / "linux-debian12-x86_64" / "Core"
+    for name in ("ior/4.0.0", "fio/3.37"):
+        (core / name).parent.mkdir(parents=True, exist_ok=True)
+        (core / f"{name}.lua").write_text("")
+    return state, core
+
+
+def test_local_gluster_loads_the_modules_set_up_generated_with_lmod(tmp_path, monkeypatch):
+    state, core = modules_state(tmp_path)
+    monkeypatch.setenv("FSACCEPT_STATE_DIR", str(state))
+    conf = site("local-gluster")
+    assert conf.get("systems/0/modules_system") == "lmod"
+    assert conf.get("systems/0/partitions/0/extras")["benchmarks"] == "modules"
+    assert [m["name"] for m in conf.get("systems/0/partitions/0/modules")] == [
+        "ior/4.0.0", "fio/3.37"]
+    # The jobs' shell is no login shell: each job sources Lmod's init first.
+    assert conf.get("systems/0/partitions/0/prepare_cmds") == [f". {emulated.LMOD_INIT}"]
+    env_vars = dict(conf.get("systems/0/env_vars"))
+    assert env_vars["MODULEPATH"] == f"{core}:$MODULEPATH"
+    assert env_vars["LMOD_CMD"] == emulated.LMOD_CMD
+    # ReFrame writes `module load` into the jobs and loads nothing itself: fsaccept's
+    # first step names a module that does not load (a SKIP, not a failed build).
+    assert conf.get("general/0/resolve_module_conflicts") is False
+    assert conf.get("general/0/poll_rate_min") >= 1  # the lab's own general entry kept
+    # The other systems keep ReFrame's default, and no modules.
+    conf = site("local-spack")
+    assert conf.get("general/0/resolve_module_conflicts") is True
+    assert conf.get("systems/0/modules_system") == "nomod"
+
+
+def test_without_the_modules_local_gluster_takes_the_spack_build(tmp_path, monkeypatch):
+    monkeypatch.setenv("FSACCEPT_STATE_DIR", str(emulated_state(tmp_path, spack_view=True)))
+    conf = site("local-gluster")
+    assert conf.get("systems/0/modules_system") == "nomod"
+    assert conf.get("systems/0/partitions/0/extras")["benchmarks"] == "spack-build"
+    assert conf.get("systems/0/partitions/0/modules") == []
+
+
+def test_systems_taking_modules_are_the_ones_reframe_loads_nothing_for():
+    modules = {"name": "a", "partitions": [{"extras": {"benchmarks": "modules"}}]}
+    spack = {"name": "b", "partitions": [{"extras": {"benchmarks": "spack-build"}}, {}]}
+    assert sites.takes_modules(modules) and not sites.takes_modules(spack)
+    assert sites.modules_settings(["a"]) == [{"target_systems": ["a"],
+                                              "resolve_module_conflicts": False}]
+    assert sites.modules_settings([]) == []
+
+
+def test_a_module_that_does_not_load_says_how_to_get_it_on_a_site_and_here():
+    assert sites.modules_fix(False, "big", "compute").startswith(
+        "check system big, partition compute in config/systems/<site>.py: each name in "
+        "`modules` as `module avail` shows it")
+    here = sites.modules_fix(True, "local-gluster", "compute")
+    assert "scripts/setup --spack" in here and "--system local-spack" in here

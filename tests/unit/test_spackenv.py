@@ -1,6 +1,7 @@
 """The Spack set-up's pure parts and its refusals of bad input (no Spack runs here)."""
 
 import argparse
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -418,6 +419,9 @@ case "$1" in
   install) mkdir -p "$env_dir/.spack-env/view/bin" && touch "$env_dir/.spack-env/view/bin/ior"
            echo "[+] abcdefg ior@4.0.0 /opt/ior" ;;
   find) echo "ior@4.0.0/abcdefg"; echo "fio@3.37/hijklmn" ;;
+  module) [ -n "$FAKE_NO_MODULES" ] && exit 0
+          core="$SPACK_USER_CONFIG_PATH/../modules/linux-debian12-x86_64/Core"
+          mkdir -p "$core/ior" "$core/fio" && touch "$core/ior/4.0.0.lua" "$core/fio/3.37.lua" ;;
 esac
 exit 0
 """
@@ -491,3 +495,57 @@ def test_spack_config_that_would_outrank_fsaccepts_scope_is_refused(tmp_path, fa
         spackenv.setup(str(root), None, "local-spack", tmp_path / "state",
                        packages=str(fake_packages(tmp_path)))
     assert not (tmp_path / "spack.log").exists()  # Spack never ran
+
+
+def test_the_lmod_modules_are_the_benchmarks_only_in_core_below_the_state_directory(tmp_path):
+    lmod = spackenv.modules_config(tmp_path, ["gcc@12.2.0", "gcc@12.2.0"])["modules"]["default"]
+    assert lmod["enable"] == ["lmod"] and lmod["roots"] == {"lmod": str(tmp_path / "modules")}
+    lmod = lmod["lmod"]
+    assert lmod["core_compilers"] == ["gcc@12.2.0"]
+    # `hierarchy::` replaces Spack's default [mpi] (a list would be merged with it).
+    assert lmod["hierarchy:"] == [] and "hierarchy" not in lmod
+    assert lmod["hash_length"] == 0 and lmod["projections"] == {"all": "{name}/{version}"}
+    # Everything excluded but the benchmarks Spack builds (IOR brings mdtest).
+    assert lmod["exclude"] == ["@:"] and lmod["include"] == ["ior", "fio"]
+    assert lmod["all"] == {"autoload": "none"}  # the MPI is the system's: no module
+    dumped = yaml.safe_dump(spackenv.modules_config(tmp_path, ["gcc@12.2.0"]))
+    assert "'hierarchy:': []" in dumped  # the key Spack reads as `hierarchy::`
+
+
+def test_set_up_writes_the_modules_after_the_build_and_says_where(tmp_path, fake_1x, capsys):
+    root, mirror = fake_1x
+    state = tmp_path / "state"
+    packages = str(fake_packages(tmp_path / "a"))
+    spackenv.setup(str(root), str(mirror), "local-spack", state, packages=packages)
+    out = capsys.readouterr().out
+    core = state / "modules" / "linux-debian12-x86_64" / "Core"
+    assert f"Lmod modules ior/4.0.0, fio/3.37 in {core} (module use {core})" in out
+    assert yaml.safe_load((state / "user" / "modules.yaml").read_text()) == \
+        spackenv.modules_config(state, ["gcc@12.2.0"])
+    log = (tmp_path / "spack.log").read_text()
+    assert re.search(r"^-e \S+/env/local-spack module lmod refresh --delete-tree -y$", log, re.M)
+    assert log.index(" install ") < log.index(" module lmod refresh")
+    # Built before modules were written: an up-to-date set-up writes them.
+    shutil.rmtree(state / "modules")
+    (tmp_path / "spack.log").unlink()
+    spackenv.setup(str(root), str(mirror), "local-spack", state, packages=packages)
+    out = capsys.readouterr().out
+    assert "up to date" in out and f"Lmod modules ior/4.0.0, fio/3.37 in {core}" in out
+    assert " install" not in (tmp_path / "spack.log").read_text()
+    # And then nothing runs.
+    (tmp_path / "spack.log").unlink()
+    spackenv.setup(str(root), str(mirror), "local-spack", state, packages=packages)
+    assert f"Lmod modules up to date in {core}" in capsys.readouterr().out
+    assert not (tmp_path / "spack.log").exists()
+
+
+def test_a_refresh_that_writes_no_module_is_an_error_naming_the_directory_and_log(
+        tmp_path, fake_1x, monkeypatch):
+    root, mirror = fake_1x
+    monkeypatch.setenv("FAKE_NO_MODULES", "1")
+    state = tmp_path / "state"
+    with pytest.raises(spackenv.SpackSetupError,
+                       match=rf"^`spack module lmod refresh` wrote no ior/4.0.0 and fio/3.37 "
+                             rf"below {state}/modules: full log {state}/logs/install-"):
+        spackenv.setup(str(root), str(mirror), "local-spack", state,
+                       packages=str(fake_packages(tmp_path)))
