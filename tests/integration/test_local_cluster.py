@@ -96,8 +96,8 @@ def test_two_ups_at_once_start_one_cluster(cluster_env, tmp_path):
                                 text=True) for _ in range(2)]
         outs = [p.communicate(timeout=180) for p in ups]
         assert [p.returncode for p in ups] == [0, 0], outs
-        said = sorted(out for out, _ in outs)
-        assert "2 idle nodes" in said[1] and "already running with 2 nodes" in said[0], said
+        said = sorted(outs, key=lambda out: "already running" in out[0])
+        assert "2 idle nodes" in said[0][0] and "already running with 2 nodes" in said[1][0], said
         pids = [int(p.read_text()) for p in (tmp_path / "state/cluster").glob("*.pid")]
         assert len(pids) == 3 and all(pid_alive(p) for p in pids)
     finally:
