@@ -216,11 +216,14 @@ class Accounting:
     def _log_hint(self) -> str:
         return f" (logs: {self.layout.state_dir / 'log'})"
 
+    def _pidfiles(self) -> dict[str, Path]:
+        """Each accounting daemon's pid file, in the order ``down`` stops them."""
+        return {"slurmdbd": self.layout.dbd_pidfile, "mariadbd": self.layout.db_pidfile}
+
     def running(self) -> dict[str, int]:
         """The accounting daemons that run, with their pids."""
         live = {}
-        for name, pidfile in (("mariadbd", self.layout.db_pidfile),
-                              ("slurmdbd", self.layout.dbd_pidfile)):
+        for name, pidfile in self._pidfiles().items():
             pid = _live_pid(pidfile, name)
             if pid:
                 live[name] = pid
@@ -308,8 +311,8 @@ class Accounting:
     def down(self, timeout: float = 30) -> list[str]:
         """Stop slurmdbd, then MariaDB (those this cluster started, by pid file)."""
         stopped = []
-        for name in ("slurmdbd", "mariadbd"):
-            pid = self.running().get(name)
+        for name, pidfile in self._pidfiles().items():
+            pid = _live_pid(pidfile, name)
             if not pid:
                 continue
             try:
@@ -317,12 +320,9 @@ class Accounting:
             except ProcessLookupError:
                 continue
             deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline and _live_pid(
-                    self.layout.db_pidfile if name == "mariadbd" else self.layout.dbd_pidfile,
-                    name):
+            while time.monotonic() < deadline and _live_pid(pidfile, name) == pid:
                 time.sleep(0.2)
-            if _live_pid(self.layout.db_pidfile if name == "mariadbd"
-                         else self.layout.dbd_pidfile, name):
+            if _live_pid(pidfile, name) == pid:
                 os.kill(pid, signal.SIGKILL)
             stopped.append(name)
         return stopped
