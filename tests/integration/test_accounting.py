@@ -120,7 +120,7 @@ def test_a_node_an_administrator_sets_down_mid_job_makes_it_invalid(
 
 def test_a_job_that_never_starts_ends_invalid_saying_so(cluster_env, tmp_path):
     # Every node is taken by another job that outlasts the check's max_pending_time.
-    blocker = run(["sbatch", "--parsable", "-N4", "--exclusive", "-J", "not-fsaccept",
+    blocker = run(["sbatch", "--parsable", "-N4", "--exclusive", "-J", "not-fsaccept", "-o", "/dev/null",
                    "--wrap", "sleep 600"], env=cluster_env)
     assert blocker.returncode == 0, blocker.stderr
     try:
