@@ -10,12 +10,13 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 
 from fsaccept.rfm.acceptance import partition_nodes, slurm_job_options
+from fsaccept.rfm.accounted import Accounted
 from fsaccept.rfm.catalogued import CataloguedTest
 from fsaccept.rfm.logged import Logged
 
 
 @rfm.simple_test
-class MPILaunchSanity(rfm.RegressionTest, CataloguedTest, Logged):
+class MPILaunchSanity(rfm.RegressionTest, CataloguedTest, Accounted, Logged):
     valid_systems = ['+mpi']
     valid_prog_environs = ['+mpi']
     build_system = 'SingleSource'

@@ -106,6 +106,14 @@ def accounting_text(record: str) -> str:
             f"{f['ElapsedRaw']} s on {f['NodeList'] or 'no node'} from {f['Start']}")
 
 
+def settled(record: str, nodes: str) -> bool:
+    """Whether a job's accounting line is final as far as slurmctld can tell: sacct has a
+    record and, where slurmctld still knows the job's ``nodes``, the same nodes (slurmdbd
+    may record them after the job's end)."""
+    f = accounting_fields(record)
+    return bool(f) and (not nodes or f["NodeList"] == nodes)
+
+
 def never_started(record: str) -> bool:
     """Whether the job ended without ever starting (cancelled while it waited: ReFrame's
     ``max_pending_time``, ``ReqNodeNotAvail``, or an administrator)."""

@@ -25,6 +25,7 @@ from reframe.core.builtins import fixture, loggable, run_after, run_before, vari
 from fsaccept.core import guards, placement
 from fsaccept.suite import provision, reference
 from fsaccept.core.slurm import benchmark_job_name
+from fsaccept.rfm.accounted import Accounted
 from fsaccept.rfm.binaries import BenchmarkBinaries
 from fsaccept.rfm.catalogued import CataloguedTest
 from fsaccept.rfm.logged import SKIPPED, Logged
@@ -70,7 +71,7 @@ def slurm_job_options(test: rfm.RegressionTest) -> list[str]:
     ]
 
 
-class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Logged):
+class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logged):
     """Placement, reference and provenance common to every acceptance check."""
 
     #: Key of this test's entry under ``tests:`` in the reference file (the catalogue's).

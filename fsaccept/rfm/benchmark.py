@@ -79,11 +79,6 @@ class BenchmarkTest(AcceptanceTest):
     #: was being removed: not a reason to doubt the figure (the sanity stage finishes
     #: the removal; what it cannot remove is in ``data_left``).
     time_limit_after_benchmark = variable(str, value="", loggable=True)
-    #: The job's record in Slurm's accounting, as sacct prints it (``JobIDRaw|State|
-    #: ExitCode|ElapsedRaw|NodeList``, ``fsaccept.core.slurm.SACCT_FIELDS``): its state,
-    #: exit code and elapsed time beside the benchmark's figures.  "" without
-    #: accounting (ReFrame's ``slurm`` backend is the one that has it).
-    job_accounting = variable(str, value="", loggable=True)
     #: What every node of the job saw before the benchmark: its mount of the target
     #: (type, mount point, source) and, for direct I/O, whether O_DIRECT is honoured.
     node_mounts = variable(str, value="", loggable=True)
@@ -466,24 +461,6 @@ class BenchmarkTest(AcceptanceTest):
         return reason + (f": node {', '.join(down)} failed during the run (Slurm: down now)"
                          if down else "")
 
-    def record_accounting(self) -> None:
-        """Read the job's record from sacct, where the partition's backend is ``slurm``
-        (ReFrame saw the job end there, so the record is final)."""
-        jobid = str(self.job.jobid or "")
-        if self.current_partition.scheduler.registered_name != "slurm" or not jobid:
-            return
-        try:
-            proc = subprocess.run(slurm.sacct_command(jobid), capture_output=True,
-                                  text=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired) as err:
-            getlogger().warning(f"fsaccept: {self.display_name}: sacct: {err}")
-            return
-        self.job_accounting = slurm.sacct_record(proc.stdout, jobid)
-        if not self.job_accounting:
-            getlogger().warning(f"fsaccept: {self.display_name}: sacct has no record of "
-                                f"job {jobid} (exit {proc.returncode}: "
-                                f"{proc.stderr.strip()[:200]})")
-
     def job_failures(self, stderr: str) -> list[str]:
         """What Slurm says ended the job; a time limit that came once the benchmark
         had ended well (exit 0; no job step cancelled: during the removal of its data)
@@ -602,7 +579,6 @@ class BenchmarkTest(AcceptanceTest):
     @sanity_function
     def assert_valid(self):
         self.launch_retry = self.launch_retry_note()
-        self.record_accounting()
         reasons = self.invalid_reasons_list()
         if not reasons:
             reasons = self.bogus_figure_reasons()

@@ -73,3 +73,11 @@ def test_the_report_shows_it_for_people():
     assert _show("job_accounting", NEVER_STARTED) == "job 242: CANCELLED by 0 before it started"
     assert slurm.never_started(NEVER_STARTED) and not slurm.never_started(CANCELLED)
     assert _show("job_accounting", "") == "—"
+
+
+def test_a_record_is_settled_once_it_has_the_nodes_slurmctld_gave_the_job():
+    # slurmdbd first recorded a 4-node job as on n1 only, for ~0.5 s after its end.
+    assert not slurm.settled("505|COMPLETED|0:0|1|n1|2026-11-27T05:23:01", "n[1-4]")
+    assert slurm.settled("505|COMPLETED|0:0|1|n[1-4]|2026-11-27T05:23:01", "n[1-4]")
+    assert slurm.settled(NEVER_STARTED, "")  # slurmctld gave it no node
+    assert not slurm.settled("", "n[1-4]")  # no record yet
