@@ -139,6 +139,9 @@ def _build_parser(command: str = "") -> argparse.ArgumentParser:
     r.add_argument("--list", metavar="KEY", nargs="?", const="", default=None,
                    help="print the checks and their reference keys (Markdown tables); with "
                         "KEY, every option of the entry tests.KEY")
+    r.add_argument("--target", metavar="NAME",
+                   help="with several targets (targets:): the one --io500-dry-run, "
+                        "--scaling-checks and --degraded-checks are for")
     r.add_argument("--degraded-checks", action="store_true",
                    help="print a ReFrame -n pattern selecting the checks of a degraded-mode "
                         "session of FILE (scripts/acceptance --degraded)")
@@ -340,6 +343,8 @@ def _cmd_reference(args: argparse.Namespace) -> int:
 
     try:
         ref = reference.load_reference(args.file)
+        if args.target is not None:
+            ref = ref.for_target(args.target)
     except reference.ReferenceError as e:
         print(str(e), file=sys.stderr)
         return 2
@@ -355,7 +360,11 @@ def _cmd_reference(args: argparse.Namespace) -> int:
         return _io500_dry_run(ref)
     if args.scaling_checks:
         from fsaccept.suite import listing
-        print(listing.scaling_session_pattern(ref))
+        try:
+            print(listing.scaling_session_pattern(ref))
+        except reference.ReferenceError as err:
+            print(str(err), file=sys.stderr)
+            return 2
         return 0
     if not args.get:
         print(f"{args.file}: valid")

@@ -17,7 +17,6 @@ ReFrame makes one read per dataset: ``%dataset.nodes=4``).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from functools import cache
 
@@ -101,7 +100,7 @@ class SweepPoint(rfm.RegressionTestPlugin):
         x = self.point()
         self.sweep_point = str(self._point_value())
         key = self.reference_key
-        self.refdata = dataclasses.replace(self.refdata, entries={
+        self.refdata = self.refdata.with_entries({
             **self.refdata.entries,
             key: scaling.point_entry(self.refdata.entry(key, self.display_name),
                                      self.sweep_dimension, x)})
