@@ -51,6 +51,9 @@ class Threshold:
 
 #: A target's name under ``targets:``: an identifier (it goes into test names).
 TARGET_NAME = r"^[a-z][a-z0-9_]{0,31}$"
+#: The ReFrame parameter naming a test's target under ``targets:`` (``%fs_target=home``
+#: in its name; a loggable value in the run report); a single ``target:`` has none.
+TARGET_PARAMETER = "fs_target"
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,15 @@ class Reference:
             raise ReferenceError(f"{self.path}: {where}: no such target (the file has: "
                                  f"{have})")
         return replace(self, target_name=name)
+
+    def for_record(self, name: Any) -> "Reference | None":
+        """This file with the target a test recorded selected (``name``: its
+        ``TARGET_PARAMETER``, None or "" when it recorded none); None when the file has
+        no such target."""
+        name = name or ""
+        if name == self.target_name:
+            return self
+        return replace(self, target_name=name) if name in self.target_names else None
 
     @property
     def target(self) -> Target:
