@@ -145,9 +145,12 @@ class Reference:
         of that name."""
         if name not in self.target_names:
             have = ", ".join(n or "target" for n in self.target_names)
-            where = f"targets.{name}" if name else "target"
-            raise ReferenceError(f"{self.path}: {where}: no such target (the file has: "
-                                 f"{have})")
+            if not name:
+                raise ReferenceError(f"{self.path}: targets: the file names several file "
+                                     f"systems ({have}) and this use names none (a check "
+                                     "not parameterised over them: fsaccept.rfm.targets)")
+            raise ReferenceError(f"{self.path}: targets.{name}: no such target (the file "
+                                 f"has: {have})")
         return replace(self, target_name=name)
 
     def for_record(self, name: Any) -> "Reference | None":
