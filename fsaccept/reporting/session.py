@@ -13,7 +13,6 @@ from typing import Any
 
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, SCALING
-from fsaccept.core.reference import TARGET_PARAMETER
 from fsaccept.reporting.case import Case, TypedReport, typed
 from fsaccept.reporting.evidence import session_evidence
 from fsaccept.reporting.runreport import (PASS, RAN_A_JOB, SKIPPED, SessionCheck, Test,
@@ -96,7 +95,7 @@ def session_check(report: TypedReport | dict[str, Any], tests: list[Test],
                                   f"{target.target_fstype}")
     ran_on = {(spec_of_case(t.case).check, t.target) for t in tests if spec_of_case(t.case)}
     ran = {check for check, _ in ran_on}
-    missing = [t.check + _named(name, f" %{TARGET_PARAMETER}=")
+    missing = [t.check + _named(name, " on target ")
                for name in reference.target_names for t in registry.TESTS.values()
                if (t.check, name) not in ran_on
                and _required(t, reference.for_target(name),
