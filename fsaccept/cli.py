@@ -139,6 +139,9 @@ def _build_parser(command: str = "") -> argparse.ArgumentParser:
     r.add_argument("--list", metavar="KEY", nargs="?", const="", default=None,
                    help="print the checks and their reference keys (Markdown tables); with "
                         "KEY, every option of the entry tests.KEY")
+    r.add_argument("--has-test", metavar="KEY",
+                   help="exit 0 when a target of FILE has the entry tests.KEY, else 1 "
+                        "(scripts/acceptance: whether to load checks/io500)")
     r.add_argument("--target", metavar="NAME",
                    help="with several targets (targets:): the one --io500-dry-run, "
                         "--scaling-checks and --degraded-checks are for")
@@ -348,6 +351,8 @@ def _cmd_reference(args: argparse.Namespace) -> int:
     except reference.ReferenceError as e:
         print(str(e), file=sys.stderr)
         return 2
+    if args.has_test is not None:
+        return 0 if any(args.has_test in t.entries for t in ref.targets) else 1
     if args.degraded_checks:
         from fsaccept.suite import listing
         try:

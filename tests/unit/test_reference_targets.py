@@ -138,3 +138,14 @@ def test_the_schema_composes_a_named_target_from_the_single_one():
     assert set(named["properties"]) == set(main_schema["$defs"]["target"]["properties"]) | {
         "tests"}
     json.dumps(main_schema)  # still a JSON document
+
+
+def test_the_command_says_whether_any_target_has_a_test(tmp_path, two):
+    path = write(tmp_path, two)
+    assert main(["reference", str(path), "--has-test", "mdtest_easy"]) == 0
+    assert main(["reference", str(path), "--has-test", "io500"]) == 1
+    two["targets"]["home"]["tests"]["io500"] = yaml.safe_load(
+        (REFERENCE_DIR / "example-lustre.yaml").read_text())["tests"]["io500"]
+    assert main(["reference", str(write(tmp_path, two)), "--has-test", "io500"]) == 0
+    assert main(["reference", str(REFERENCE_DIR / "local.yaml"), "--has-test",
+                 "ior_write_bandwidth"]) == 0
