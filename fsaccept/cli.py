@@ -142,6 +142,10 @@ def _build_parser(command: str = "") -> argparse.ArgumentParser:
     r.add_argument("--has-test", metavar="KEY",
                    help="exit 0 when a target of FILE has the entry tests.KEY, else 1 "
                         "(scripts/acceptance: whether to load checks/io500)")
+    r.add_argument("--paths", action="store_true",
+                   help="print each target's path, one a line, in the file's order "
+                        "(scripts/acceptance measures the emulated disk's ceilings in the "
+                        "first)")
     r.add_argument("--target", metavar="NAME",
                    help="with several targets (targets:): the one --io500-dry-run, "
                         "--scaling-checks and --degraded-checks are for")
@@ -351,6 +355,9 @@ def _cmd_reference(args: argparse.Namespace) -> int:
     except reference.ReferenceError as e:
         print(str(e), file=sys.stderr)
         return 2
+    if args.paths:
+        print("\n".join(str(t.path) for t in ref.targets))
+        return 0
     if args.has_test is not None:
         return 0 if any(args.has_test in t.entries for t in ref.targets) else 1
     if args.degraded_checks:

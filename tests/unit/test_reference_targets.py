@@ -149,3 +149,10 @@ def test_the_command_says_whether_any_target_has_a_test(tmp_path, two):
     assert main(["reference", str(write(tmp_path, two)), "--has-test", "io500"]) == 0
     assert main(["reference", str(REFERENCE_DIR / "local.yaml"), "--has-test",
                  "ior_write_bandwidth"]) == 0
+
+
+def test_the_command_prints_each_targets_path(tmp_path, two, capsys):
+    assert main(["reference", str(write(tmp_path, two)), "--paths"]) == 0
+    assert capsys.readouterr().out == "/var/tmp\n/var/tmp/home\n"
+    assert main(["reference", str(REFERENCE_DIR / "local.yaml"), "--paths"]) == 0
+    assert capsys.readouterr().out == "/var/tmp\n"
