@@ -132,6 +132,9 @@ def _build_parser(command: str = "") -> argparse.ArgumentParser:
                    help="judge the run by this reference file's entry --test KEY as well "
                    "(its settings and threshold): the verdict the live check gives")
     p.add_argument("--test", metavar="KEY", help="with --reference: the entry tests.KEY")
+    p.add_argument("--target", metavar="NAME", default="",
+                   help="with --reference of several targets (targets:): the target whose "
+                        "entry --test KEY is")
     r = sub.add_parser("reference", help="validate a reference file (reference/<system>.yaml), "
                                          "or list the checks and their reference keys")
     r.add_argument("file", metavar="FILE", nargs="?")
@@ -224,7 +227,8 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     judged = {}
     if args.reference:
         try:
-            judged, rules, skipped = _judge(bench, result, args.reference, args.test)
+            judged, rules, skipped = _judge(bench, result, args.reference, args.test,
+                                            args.target)
         except ValueError as e:
             print(f"fsaccept: {e}", file=sys.stderr)
             return 2
@@ -320,18 +324,21 @@ def _within(judged: dict) -> bool:
         (judged.get("upper") is None or judged["value"] <= judged["upper"])
 
 
-def _judge(bench, result, reference_file: str, key: str | None):
+def _judge(bench, result, reference_file: str, key: str | None, target: str = ""):
     """(judged figure, INVALID reasons, rules not applied) of a parsed run by the
-    reference entry ``tests.<key>``; ValueError with the message otherwise."""
+    reference entry ``tests.<key>`` (of ``targets.<target>``); ValueError with the
+    message otherwise."""
     from fsaccept.benchmarks.registry import owner_of, tests_with_key
     from fsaccept.suite import reference
 
     if not key:
         raise ValueError("--reference needs --test KEY (e.g. ior_read_bandwidth)")
-    ref = reference.load_reference(reference_file)  # ReferenceError is a ValueError
+    # ReferenceError is a ValueError.
+    ref = reference.load_reference(reference_file).for_target(target)
     entry = ref.entry(key)
     if owner_of(key) is not bench:
-        raise ValueError(f"{ref.path}: tests.{key} is not a {bench.name} test")
+        raise ValueError(f"{ref.path}: {ref.target.tests_where}.{key} is not a "
+                         f"{bench.name} test")
     if not bench.reference_rules:
         return {}, [], [f"tests.{key}: the reference rules are not applied to "
                         f"{bench.name} output yet"]

@@ -249,7 +249,7 @@ def _validated(path: Path, raw: bytes, sha256: str) -> Reference:
     for target in targets:
         errors += _entry_rule_errors(target)
         errors += _target_errors(target, _section(data, target))
-    errors += _path_errors(data)
+    errors += _same_path_errors(targets) + _path_errors(data)
     errors += _nightly_errors(data, errors) + _several_errors(data)
     errors += _degraded_errors(data) + _sweeps_errors(data)
     if errors:
@@ -262,6 +262,20 @@ def _validated(path: Path, raw: bytes, sha256: str) -> Reference:
                                                     DEFAULT_TIME_LIMIT_MARGIN_MIN),
                      node_rounding=data.get("node_rounding", "up"),
                      drop_caches=data.get("drop_caches"), data=data, sha256=sha256)
+
+
+def _same_path_errors(targets: list[Target]) -> list[str]:
+    """Two targets with one path: a slip of copying (each file system has its own)."""
+    first: dict[str, Target] = {}
+    errors = []
+    for target in targets:
+        path = posixpath.normpath(str(target.path))
+        if path in first:
+            errors.append(f"{target.where}.path: {str(target.path)!r} is "
+                          f"{first[path].where}.path too: each target is a file system "
+                          "of its own")
+        first.setdefault(path, target)
+    return errors
 
 
 def _section(data: dict[str, Any], target: Target) -> dict[str, Any]:

@@ -84,6 +84,9 @@ def test_a_use_that_needs_one_target_says_so(tmp_path, two):
      "targets.home.tests.ior_write_bandwidth.block_size: '2TiB' is more than 1TiB"),
     (lambda d: d["targets"]["home"]["tests"].update(mdtest_eazy={}),
      "targets.home.tests: unknown key(s) 'mdtest_eazy'"),
+    (lambda d: d["targets"]["home"].update(path="/var/tmp/"),
+     "targets.home.path: '/var/tmp' is targets.scratch.path too: each target is a file "
+     "system of its own"),
     (lambda d: d.update(target={"path": "/var/tmp", "fstype": "ext4"}),
      "target: not allowed beside targets:"),
     (lambda d: d.update(tests={}), "tests: not allowed beside targets:"),
@@ -156,3 +159,18 @@ def test_the_command_prints_each_targets_path(tmp_path, two, capsys):
     assert capsys.readouterr().out == "/var/tmp\n/var/tmp/home\n"
     assert main(["reference", str(REFERENCE_DIR / "local.yaml"), "--paths"]) == 0
     assert capsys.readouterr().out == "/var/tmp\n"
+
+
+def test_a_captured_run_is_judged_by_one_targets_entry(tmp_path, two, capsys):
+    """``fsaccept parse ior LOG --reference FILE --target NAME --test KEY``."""
+    log = REFERENCE_DIR.parent / "tests" / "data" / "ior" / "write-stonewall-wearout.txt"
+    two["targets"]["home"]["tests"]["ior_write_bandwidth"].update(
+        ranks_per_node=4, transfer_size="1MiB", block_size="1MiB", deadline_s=3,
+        data_pattern="timestamp", threshold={"value": 1, "unit": "MiB/s"})
+    path = write(tmp_path, two)
+    argv = ["parse", "ior", str(log), "--reference", str(path), "--test",
+            "ior_write_bandwidth"]
+    assert main(argv + ["--target", "home"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "PASS"
+    assert main(argv) == 2
+    assert "this use names none" in capsys.readouterr().err

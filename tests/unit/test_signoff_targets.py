@@ -59,6 +59,8 @@ def two_targets(tmp_path, edit=lambda name, target: None):
         data.pop(key, None)
     data["targets"] = {name: {**copy.deepcopy(target), "tests": copy.deepcopy(tests)}
                        for name in TARGETS}
+    # Each its own directory (the captured volume's, and one below it).
+    data["targets"]["replicated"]["path"] = f"{target['path']}/replicated"
     for name in TARGETS:
         edit(name, data["targets"][name])
     path = tmp_path / "two.yaml"
