@@ -48,6 +48,8 @@ def swept_test(cls: type) -> type:
     test it does not sweep stays unregistered, and ReFrame makes no test of it."""
     ref = loading_reference()
     spec = registry.TESTS[cls.__name__]
+    if ref is not None and ref.named_targets:
+        return cls  # several targets: no sweeps: (refused with targets:)
     if ref is not None and (spec.key not in ref.swept_tests(registry.scaling_keys())
                             or not scaling.applies(spec.attrs["sweep_dimension"],
                                                    ref.target_fstype)):

@@ -89,3 +89,15 @@ def test_a_read_test_is_on_its_datasets_target():
 
     assert target_of_test(Dataset()) == "home" and target_of_test(Read()) == "home"
     assert target_of_test(Single()) == ""
+
+
+def test_no_sweep_is_made_with_several_targets(tmp_path):
+    """A file with targets: has no sweeps: (refused): checks/scaling makes no test."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "FSACCEPT_REFERENCE": str(_two(tmp_path))}
+    proc = subprocess.run([str(Path(sys.executable).parent / "reframe"), "-C",
+                           str(REPO / "config/settings.py"), "-c",
+                           str(REPO / "checks" / "scaling"), "-l", "--system", "local-spack"],
+                          capture_output=True, text=True, cwd=tempfile.gettempdir(), env=env,
+                          timeout=120)
+    assert proc.returncode == 0 and "Found 0 check(s)" in proc.stdout, proc.stdout[-2000:]
+    assert "WARNING" not in proc.stdout + proc.stderr
