@@ -13,18 +13,22 @@ import reframe as rfm
 from reframe.core.builtins import fixture
 
 from fsaccept.rfm.ior import IORBurstDataset, IORCheckpointTest, IORRestoreTest
+from fsaccept.rfm.targets import on_targets
 
 
 @rfm.simple_test
+@on_targets
 class IORCheckpointWrite(IORCheckpointTest):
     """Time to save a checkpoint, a file per rank (``checkpoint_time_s``)."""
 
 
+@on_targets
 class IORCheckpointDataset(IORBurstDataset):
     """The checkpoint the restore reads (its own: the restore runs and is judged alone)."""
 
 
 @rfm.simple_test
+@on_targets
 class IORCheckpointRestore(IORRestoreTest):
     """Time to restore a checkpoint on other nodes (``restore_time_s``); a shard read back
     wrong is a FAIL."""
@@ -33,16 +37,19 @@ class IORCheckpointRestore(IORRestoreTest):
 
 
 @rfm.simple_test
+@on_targets
 class IORCheckpointSharedWrite(IORCheckpointTest):
     """Time to save a checkpoint into one shared file (N-to-1; MPI-IO collective as the
     reference entry says)."""
 
 
+@on_targets
 class IORCheckpointSharedDataset(IORBurstDataset):
     """The shared-file checkpoint the shared restore reads."""
 
 
 @rfm.simple_test
+@on_targets
 class IORCheckpointSharedRestore(IORRestoreTest):
     """Time to restore a shared-file checkpoint on other nodes; a wrong transfer is a FAIL."""
 

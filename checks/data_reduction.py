@@ -10,9 +10,11 @@ reducing data is INVALID with the ratio in the reason.
 import reframe as rfm
 
 from fsaccept.rfm.probe import DataReductionProbe as _Probe
+from fsaccept.rfm.targets import on_targets
 
 
 @rfm.simple_test
+@on_targets
 class DataReductionProbe(_Probe):
     """Preflight: it runs before the benchmarks, and its ratios are findings that decide
     other tests' validity, never figures judged against a threshold."""

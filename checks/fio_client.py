@@ -20,15 +20,18 @@ host (``--system workstation``).
 import reframe as rfm
 
 from fsaccept.rfm.fio import FioTest
+from fsaccept.rfm.targets import on_targets
 
 
 @rfm.simple_test
+@on_targets
 class FioRandomReadDirect(FioTest):
     """4 KiB random read IOPS with O_DIRECT (direct=1), asynchronous, deep queue:
     the client-limited regime (``randread_4k_direct_iops``)."""
 
 
 @rfm.simple_test
+@on_targets
 class FioRandomReadBuffered(FioTest):
     """4 KiB random read IOPS through the page cache (direct=0): the cache regime
     (``randread_4k_buffered_iops``).  Files smaller than the node's memory are
@@ -36,17 +39,20 @@ class FioRandomReadBuffered(FioTest):
 
 
 @rfm.simple_test
+@on_targets
 class FioSequentialWrite(FioTest):
     """1 MiB sequential write bandwidth with O_DIRECT, fsync at the end
     (``seq_write_1m_direct_bw``, MiB/s)."""
 
 
 @rfm.simple_test
+@on_targets
 class FioSequentialRead(FioTest):
     """1 MiB sequential read bandwidth with O_DIRECT (``seq_read_1m_direct_bw``, MiB/s)."""
 
 
 @rfm.simple_test
+@on_targets
 class FioFsync(FioTest):
     """4 KiB writes, each followed by fsync, queue depth 1: IOPS
     (``fsync_4k_iops``), the writes' completion latency
@@ -55,6 +61,7 @@ class FioFsync(FioTest):
 
 
 @rfm.simple_test
+@on_targets
 class FioMetadata(FioTest):
     """File create, stat and delete rates per client with fio's filecreate,
     filestat and filedelete engines (``filecreate_ops``, ``filestat_ops``,

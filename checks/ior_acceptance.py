@@ -13,21 +13,25 @@ import reframe as rfm
 from reframe.core.builtins import fixture
 
 from fsaccept.rfm.ior import IORDataset, IORIntegrityTest, IORReadTest, IORTest
+from fsaccept.rfm.targets import on_targets
 
 
 @rfm.simple_test
+@on_targets
 class IORWriteBandwidth(IORTest):
     """Aggregate write bandwidth (MiB/s): IOR stonewalled at the deadline, then
     wear-out so every rank writes as much as the fastest.  Also reports the
     bandwidth up to the stonewall (``write_bandwidth_stonewall``)."""
 
 
+@on_targets
 class IORReadDatasetGeneration(IORDataset):
     """Stonewalled write of the read test's dataset; the pair count goes to a
     status file so the read reads exactly what was written."""
 
 
 @rfm.simple_test
+@on_targets
 class IORStonewalledRead(IORReadTest):
     """Aggregate read bandwidth (MiB/s) sustained for the whole deadline.  A read
     that ends earlier exhausted its dataset and is INVALID."""
@@ -36,26 +40,31 @@ class IORStonewalledRead(IORReadTest):
 
 
 @rfm.simple_test
+@on_targets
 class IORRandomWriteIOPS(IORTest):
     """Random 4 KiB write IOPS, stonewalled at the deadline."""
 
 
+@on_targets
 class IORRandomReadDatasetGeneration(IORDataset):
     """Full blocks written with large sequential transfers for the random read."""
 
 
 @rfm.simple_test
+@on_targets
 class IORRandomReadIOPS(IORReadTest):
     """Random 4 KiB read IOPS over a pre-written dataset, stonewalled."""
 
     dataset = fixture(IORRandomReadDatasetGeneration, scope='environment')
 
 
+@on_targets
 class IORIntegrityDataset(IORDataset):
     """Full blocks written with this session's data pattern (-G)."""
 
 
 @rfm.simple_test
+@on_targets
 class IORDataIntegrity(IORIntegrityTest):
     """Every transfer read back on another node and verified (-R): FAIL on any
     transfer read back wrong, with the count."""
@@ -64,17 +73,20 @@ class IORDataIntegrity(IORIntegrityTest):
 
 
 @rfm.simple_test
+@on_targets
 class IORSharedFileWrite(IORTest):
     """Aggregate write bandwidth (MiB/s) into one shared file (N-to-1), stonewalled with
     wear-out; API (POSIX or MPI-IO), collective or independent I/O, hints and Lustre
     striping as the reference entry says."""
 
 
+@on_targets
 class IORSharedReadDatasetGeneration(IORDataset):
     """Stonewalled write of the shared file the shared read reads."""
 
 
 @rfm.simple_test
+@on_targets
 class IORSharedFileRead(IORReadTest):
     """Aggregate read bandwidth (MiB/s) from one shared file, sustained for the deadline
     over the dataset its fixture wrote (read back on other nodes, -C)."""

@@ -10,8 +10,10 @@ judged is in ``fsaccept/rfm/md_workbench.py`` and ``fsaccept/benchmarks/md_workb
 import reframe as rfm
 
 from fsaccept.rfm.md_workbench import MdWorkbenchTest
+from fsaccept.rfm.targets import on_targets
 
 
 @rfm.simple_test
+@on_targets
 class MdWorkbench(MdWorkbenchTest):
     """Objects written by one rank are read by a rank on the next node (-O)."""

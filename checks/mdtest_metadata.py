@@ -21,13 +21,16 @@ stonewall; how they are run and judged is in ``fsaccept/rfm/mdtest.py``.
 import reframe as rfm
 
 from fsaccept.rfm.mdtest import MdtestTest
+from fsaccept.rfm.targets import on_targets
 
 
 @rfm.simple_test
+@on_targets
 class MdtestEasy(MdtestTest):
     """mdtest "easy": a directory per rank, so no two ranks share a directory."""
 
 
 @rfm.simple_test
+@on_targets
 class MdtestHard(MdtestTest):
     """mdtest "hard": every rank creates its files in one shared directory."""

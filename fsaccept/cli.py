@@ -132,6 +132,9 @@ def _build_parser(command: str = "") -> argparse.ArgumentParser:
                    help="judge the run by this reference file's entry --test KEY as well "
                    "(its settings and threshold): the verdict the live check gives")
     p.add_argument("--test", metavar="KEY", help="with --reference: the entry tests.KEY")
+    p.add_argument("--target", metavar="NAME", default="",
+                   help="with --reference of several targets (targets:): the target whose "
+                        "entry --test KEY is")
     r = sub.add_parser("reference", help="validate a reference file (reference/<system>.yaml), "
                                          "or list the checks and their reference keys")
     r.add_argument("file", metavar="FILE", nargs="?")
@@ -139,6 +142,16 @@ def _build_parser(command: str = "") -> argparse.ArgumentParser:
     r.add_argument("--list", metavar="KEY", nargs="?", const="", default=None,
                    help="print the checks and their reference keys (Markdown tables); with "
                         "KEY, every option of the entry tests.KEY")
+    r.add_argument("--has-test", metavar="KEY",
+                   help="exit 0 when a target of FILE has the entry tests.KEY, else 1 "
+                        "(scripts/acceptance: whether to load checks/io500)")
+    r.add_argument("--paths", action="store_true",
+                   help="print each target's path, one a line, in the file's order "
+                        "(scripts/acceptance measures the emulated disk's ceilings in the "
+                        "first)")
+    r.add_argument("--target", metavar="NAME",
+                   help="with several targets (targets:): the one --io500-dry-run, "
+                        "--scaling-checks and --degraded-checks are for")
     r.add_argument("--degraded-checks", action="store_true",
                    help="print a ReFrame -n pattern selecting the checks of a degraded-mode "
                         "session of FILE (scripts/acceptance --degraded)")
@@ -214,7 +227,8 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     judged = {}
     if args.reference:
         try:
-            judged, rules, skipped = _judge(bench, result, args.reference, args.test)
+            judged, rules, skipped = _judge(bench, result, args.reference, args.test,
+                                            args.target)
         except ValueError as e:
             print(f"fsaccept: {e}", file=sys.stderr)
             return 2
@@ -310,18 +324,21 @@ def _within(judged: dict) -> bool:
         (judged.get("upper") is None or judged["value"] <= judged["upper"])
 
 
-def _judge(bench, result, reference_file: str, key: str | None):
+def _judge(bench, result, reference_file: str, key: str | None, target: str = ""):
     """(judged figure, INVALID reasons, rules not applied) of a parsed run by the
-    reference entry ``tests.<key>``; ValueError with the message otherwise."""
+    reference entry ``tests.<key>`` (of ``targets.<target>``); ValueError with the
+    message otherwise."""
     from fsaccept.benchmarks.registry import owner_of, tests_with_key
     from fsaccept.suite import reference
 
     if not key:
         raise ValueError("--reference needs --test KEY (e.g. ior_read_bandwidth)")
-    ref = reference.load_reference(reference_file)  # ReferenceError is a ValueError
+    # ReferenceError is a ValueError.
+    ref = reference.load_reference(reference_file).for_target(target)
     entry = ref.entry(key)
     if owner_of(key) is not bench:
-        raise ValueError(f"{ref.path}: tests.{key} is not a {bench.name} test")
+        raise ValueError(f"{ref.path}: {ref.target.tests_where}.{key} is not a "
+                         f"{bench.name} test")
     if not bench.reference_rules:
         return {}, [], [f"tests.{key}: the reference rules are not applied to "
                         f"{bench.name} output yet"]
@@ -340,9 +357,16 @@ def _cmd_reference(args: argparse.Namespace) -> int:
 
     try:
         ref = reference.load_reference(args.file)
+        if args.target is not None:
+            ref = ref.for_target(args.target)
     except reference.ReferenceError as e:
         print(str(e), file=sys.stderr)
         return 2
+    if args.paths:
+        print("\n".join(str(t.path) for t in ref.targets))
+        return 0
+    if args.has_test is not None:
+        return 0 if any(args.has_test in t.entries for t in ref.targets) else 1
     if args.degraded_checks:
         from fsaccept.suite import listing
         try:
@@ -355,7 +379,11 @@ def _cmd_reference(args: argparse.Namespace) -> int:
         return _io500_dry_run(ref)
     if args.scaling_checks:
         from fsaccept.suite import listing
-        print(listing.scaling_session_pattern(ref))
+        try:
+            print(listing.scaling_session_pattern(ref))
+        except reference.ReferenceError as err:
+            print(str(err), file=sys.stderr)
+            return 2
         return 0
     if not args.get:
         print(f"{args.file}: valid")

@@ -15,8 +15,10 @@ fsaccept finds invalid is INVALID with the reasons (``fsaccept/rfm/io500.py``).
 import reframe as rfm
 
 from fsaccept.rfm.io500 import Io500Test
+from fsaccept.rfm.targets import on_targets
 
 
 @rfm.simple_test
+@on_targets
 class IO500(Io500Test):
     """IO500: its score (TOTAL, BW, MD) and phases, with the site's own binary."""

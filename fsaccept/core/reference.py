@@ -8,7 +8,7 @@ each benchmark's rules, is ``fsaccept.suite.reference``'s (it needs the benchmar
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -49,27 +49,76 @@ class Threshold:
         return (self.value, -self.tolerance, None, self.unit)
 
 
-@dataclass(frozen=True)
-class Reference:
-    """A validated reference file.  ``entries`` holds every test's entry as
-    written, validated by its benchmark's schema; each benchmark types its own
-    entries (e.g. ``fsaccept.benchmarks.ior.command.parameters``)."""
+#: A target's name under ``targets:``: an identifier (it goes into test names).
+TARGET_NAME = r"^[a-z][a-z0-9_]{0,31}$"
+#: The ReFrame parameter naming a test's target under ``targets:`` (``%fs_target=home``
+#: in its name; a loggable value in the run report); a single ``target:`` has none.
+TARGET_PARAMETER = "fs_target"
 
+
+@dataclass(frozen=True)
+class Target:
+    """One file system the tests write on, and the tests it runs.  A file's single
+    ``target:`` (with ``tests:``) is the target named ""; ``targets.<name>`` are named."""
+
+    name: str
     path: Path
-    system: str
-    target_path: Path
-    target_fstype: str
-    #: Every ReFrame system the file is for (``system:`` a name or a list).
-    systems: tuple[str, ...] = ()
+    fstype: str
     #: The mount point and source the target must be on, when the file pins them.
-    target_mount_point: str | None = None
-    target_source: str | None = None
+    mount_point: str | None = None
+    source: str | None = None
+    #: Every test's entry as written, validated by its benchmark's schema.
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
-    description: str = ""
     #: Refuse a test whose planned data exceeds this share of the target's free space.
     max_fill_fraction: float = DEFAULT_MAX_FILL_FRACTION
     #: What the file system can absorb at most (MiB/s); bounds deadline-bound phases.
     max_bandwidth_mib_s: float | None = None
+
+    @property
+    def where(self) -> str:
+        """Its keys' prefix in the file: ``target`` or ``targets.<name>``."""
+        return f"targets.{self.name}" if self.name else "target"
+
+    @property
+    def tests_where(self) -> str:
+        """Its tests' prefix in the file: ``tests`` or ``targets.<name>.tests``."""
+        return f"targets.{self.name}.tests" if self.name else "tests"
+
+    @classmethod
+    def of(cls, name: str, section: dict[str, Any], tests: dict[str, Any]) -> "Target":
+        """From a schema-valid ``target:`` (its ``tests:`` beside it) or ``targets.<name>``."""
+        return cls(name=name, path=Path(section["path"]), fstype=section["fstype"],
+                   mount_point=section.get("mount_point"), source=section.get("source"),
+                   entries=tests, max_fill_fraction=section.get("max_fill_fraction",
+                                                                DEFAULT_MAX_FILL_FRACTION),
+                   max_bandwidth_mib_s=section.get("max_bandwidth_mib_s"))
+
+
+def targets_of(data: dict[str, Any]) -> list[Target]:
+    """The targets of a schema-valid reference document, in the file's order."""
+    if "targets" in data:
+        return [Target.of(name, section, section["tests"])
+                for name, section in data["targets"].items()]
+    return [Target.of("", data["target"], data["tests"])]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A validated reference file: its targets (each with its tests' entries, validated
+    by their benchmarks' schemas; each benchmark types its own entries, e.g.
+    ``fsaccept.benchmarks.ior.command.parameters``) and the keys they share.  The
+    ``target_*`` properties, ``entries`` and ``entry`` are those of the selected target
+    (:meth:`for_target`); a file with a single ``target:`` has it selected."""
+
+    path: Path
+    system: str
+    #: Its file systems, in the file's order (one, named "", for ``target:``).
+    targets: tuple[Target, ...]
+    #: The target the ``target_*`` properties describe; None: not chosen yet.
+    target_name: str | None = ""
+    #: Every ReFrame system the file is for (``system:`` a name or a list).
+    systems: tuple[str, ...] = ()
+    description: str = ""
     #: Minutes added to a job's deadlines for its Slurm time limit.
     time_limit_margin_min: int = DEFAULT_TIME_LIMIT_MARGIN_MIN
     #: How a node fraction becomes a node count: "up" (default) or "down".
@@ -80,6 +129,83 @@ class Reference:
     data: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     #: SHA-256 of the bytes it was read from (what a sign-off verifies the file by).
     sha256: str = ""
+
+    @property
+    def target_names(self) -> tuple[str, ...]:
+        """The names of its targets ("" alone: a single ``target:``)."""
+        return tuple(t.name for t in self.targets)
+
+    @property
+    def named_targets(self) -> bool:
+        """Whether the file names its targets (``targets:``): tests then carry the name."""
+        return self.target_names != ("",)
+
+    def for_target(self, name: str) -> "Reference":
+        """This file with the target ``name`` selected; a clear error when it has none
+        of that name."""
+        if name not in self.target_names:
+            have = ", ".join(n or "target" for n in self.target_names)
+            if not name:
+                raise ReferenceError(f"{self.path}: targets: the file names several file "
+                                     f"systems ({have}) and this use names none (a check "
+                                     "not parameterised over them: fsaccept.rfm.targets)")
+            raise ReferenceError(f"{self.path}: targets.{name}: no such target (the file "
+                                 f"has: {have})")
+        return replace(self, target_name=name)
+
+    def for_record(self, name: Any) -> "Reference | None":
+        """This file with the target a test recorded selected (``name``: its
+        ``TARGET_PARAMETER``, None or "" when it recorded none); None when the file has
+        no such target."""
+        name = name or ""
+        if name == self.target_name:
+            return self
+        return replace(self, target_name=name) if name in self.target_names else None
+
+    @property
+    def target(self) -> Target:
+        """The selected target; a clear error when the file names several and none is
+        selected (a use that must say which)."""
+        for t in self.targets:
+            if t.name == self.target_name:
+                return t
+        raise ReferenceError(f"{self.path}: targets: the file names several file systems "
+                             f"({', '.join(self.target_names)}): this use needs one of them")
+
+    @property
+    def target_path(self) -> Path:
+        return self.target.path
+
+    @property
+    def target_fstype(self) -> str:
+        return self.target.fstype
+
+    @property
+    def target_mount_point(self) -> str | None:
+        return self.target.mount_point
+
+    @property
+    def target_source(self) -> str | None:
+        return self.target.source
+
+    @property
+    def max_fill_fraction(self) -> float:
+        return self.target.max_fill_fraction
+
+    @property
+    def max_bandwidth_mib_s(self) -> float | None:
+        return self.target.max_bandwidth_mib_s
+
+    @property
+    def entries(self) -> dict[str, dict[str, Any]]:
+        """The selected target's test entries."""
+        return self.target.entries
+
+    def with_entries(self, entries: dict[str, dict[str, Any]]) -> "Reference":
+        """This file with the selected target's entries replaced (a sweep's point)."""
+        target = replace(self.target, entries=entries)
+        return replace(self, targets=tuple(target if t.name == target.name else t
+                                           for t in self.targets))
 
     def check_system(self, system: str) -> None:
         """Refuse to use this file on another ReFrame system than it is written for."""
@@ -95,7 +221,7 @@ class Reference:
         except KeyError:
             by = f" (needed by {needed_by})" if needed_by else ""
             have = ", ".join(sorted(self.entries)) or "no tests"
-            raise ReferenceError(f"{self.path}: tests.{name}: missing{by}; "
+            raise ReferenceError(f"{self.path}: {self.target.tests_where}.{name}: missing{by}; "
                                  f"the file has: {have}") from None
 
     def thresholds(self, name: str) -> dict[str, Threshold]:

@@ -46,7 +46,8 @@ from fsaccept.reporting.session import session_check
 from fsaccept.reporting.sections import (GROUP_LIMIT, WORST_SHOWN, anchor_of, case_section,
                                          check_summaries, check_text, data_left_lines,
                                          POOLED, family_of, scaled,
-                                         per_node_values, summary_rows, summary_text)
+                                         per_node_values, summary_rows, summary_text,
+                                         target_sections, target_text)
 from fsaccept.reporting.verdicts import ACCEPTED, INCOMPLETE, PASS, RunReportError
 from fsaccept.suite.reference import ReferenceError, load_reference
 
@@ -267,8 +268,9 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
         "verdict": verdict,
         "blocking": blocking,
     }
-    return {"signoff": signoff, "sections": sections,
-            "rows": summary_rows([t for chk in checks if not chk.large for t in chk.tests]),
+    shown = [t for chk in checks if not chk.large for t in chk.tests]
+    return {"signoff": signoff, "sections": sections, "rows": summary_rows(shown),
+            "targets": target_sections(tests, shown, reference),
             "checks": checks, "grouped": any(len(chk.tests) > 1 for chk in checks),
             "group_limit": GROUP_LIMIT, "worst_shown": WORST_SHOWN,
             "node_plots": node_plots, "plots": all_plots, "assessments": assessments,
@@ -578,7 +580,11 @@ def main(argv: list[str] | None = None) -> int:
     ctx_verdict = (ctx["signoff"]["verdict"], ctx["signoff"]["blocking"])
     # Every line of recorded text folded (one_line), whatever line breaks it holds: only
     # the last line below says "overall verdict:".
-    if ctx["rows"]:
+    for target in ctx["targets"]:  # several file systems: one table each
+        print(target_text(target))
+        if target.rows:
+            print(summary_text(target.rows))
+    if ctx["rows"] and not ctx["targets"]:
         print(summary_text(ctx["rows"]))
     if ctx["grouped"]:
         print(check_text(ctx["checks"]))

@@ -30,7 +30,7 @@ from fsaccept.core import inputs
 from fsaccept.core.formatting import format_number
 from fsaccept.benchmarks.catalogue import ACCEPTANCE
 from fsaccept.core.pernode import OUTLIER_FIGURE
-from fsaccept.core.reference import ReferenceError
+from fsaccept.core.reference import TARGET_PARAMETER, ReferenceError
 from fsaccept.reporting.case import Case, TypedReport, typed
 from fsaccept.reporting.evidence import (SessionEvidence, degraded_dataset_reasons,
                                          evidence_reasons, session_evidence)
@@ -171,6 +171,39 @@ class Test:
     def tags(self) -> list[str]:
         return sorted(self.case.get("tags") or [])
 
+    @property
+    def target(self) -> str:
+        """The name of the target it ran on (``targets.<name>``; "": the single one)."""
+        return target_of(self.case)
+
+
+def target_of(tc: Case) -> str:
+    """The target a test case recorded (its ``TARGET_PARAMETER``; "": none, the file's
+    single ``target:``)."""
+    name = tc.get(TARGET_PARAMETER)
+    return name if isinstance(name, str) else ""
+
+
+def reference_of_case(tc: Case, reference: Any) -> tuple[Any, list[str]]:
+    """(the verified reference with the case's target selected, or None; why a case
+    names a target the file has not).  With several targets, a case that names none is
+    of no one file system (a pre-flight check, the binaries): None, unless it is an
+    acceptance test, which must name its target."""
+    if reference is None:
+        return None, []
+    selected = reference.for_record(target_of(tc))
+    if selected is not None:
+        return selected, []
+    named = ", ".join(n for n in reference.target_names if n) or "none: it has one target:"
+    if not target_of(tc):
+        spec = spec_of_case(tc)
+        if spec is None or spec.role != ACCEPTANCE:
+            return None, []
+        return None, [f"recorded no {TARGET_PARAMETER}, but the reference file has several "
+                      f"targets ({named})"]
+    return None, [f"recorded {TARGET_PARAMETER} {target_of(tc)[:40]!r}, but the reference "
+                  f"file's targets are {named}"]
+
 
 def test_key(testcase: Case) -> tuple[str, str, str, str]:
     """What identifies a test across repeats: name without ``%repeat_no=N``, system,
@@ -254,8 +287,10 @@ RAN_A_JOB = (PASS, FAIL, INVALID)
 def record_problems(tc: Case, reference: Any,
                      session: SessionEvidence | None) -> list[str]:
     """What in a test case's record contradicts its class (the catalogue) or its own
-    evidence (judged as the live check judged it)."""
-    return identity_problems(tc) + evidence_reasons(
+    evidence (judged as the live check judged it); the target it recorded among the
+    reference's."""
+    reference, wrong = reference_of_case(tc, reference)
+    return wrong + identity_problems(tc) + evidence_reasons(
         tc, spec_of_case(tc), reference.target_fstype if reference is not None else None,
         session or SessionEvidence(), reference)
 
@@ -300,9 +335,11 @@ def looser_thresholds(tc: Case, reference: Any) -> list[str]:
     test case did not apply at least as strictly (value and tolerance as ReFrame applies
     them): 'write_bandwidth: recorded ≥ 10 MiB/s, the reference file says ≥ 45 MiB/s'."""
     spec = spec_of_case(tc)
+    # Its target's entries (a target the file lacks: record_problems says so).
+    reference, _ = reference_of_case(tc, reference)
     # Its class's entry, never the reference_key it recorded (identity_problems says
     # when they differ): a probe or a fixture has no threshold of its own.
-    if spec is None or spec.role != ACCEPTANCE:
+    if spec is None or spec.role != ACCEPTANCE or reference is None:
         return []
     key = spec.key
     try:
@@ -310,7 +347,8 @@ def looser_thresholds(tc: Case, reference: Any) -> list[str]:
         expected = (reference.degraded_thresholds(key) if spec.degraded
                     else reference.thresholds(key))
     except (ReferenceError, TypeError, ValueError) as err:
-        return [f"the reference file has no usable entry tests.{key}: {str(err)[:200]}"]
+        return [f"the reference file has no usable entry {reference.target.tests_where}."
+                f"{key}: {str(err)[:200]}"]
     recorded = figures_of(tc)
     out = _looser_than_fixed(spec, {f.name: f for f in recorded})
     by_name = {f.name: f for f in recorded}

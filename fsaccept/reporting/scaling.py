@@ -151,6 +151,8 @@ def scaling_section(tests: list[Test], reference: Any = None) -> ScalingSection:
     """Each sweep's curve from the session's tests, judged (``reference``: the verified
     file, for the points expected, ``min_efficiency`` and point thresholds; None: the
     defaults, and no point thresholds)."""
+    if reference is not None and reference.target_name is None:
+        reference = None  # several targets: a file with sweeps: has one (its loader's rule)
     sweeps = reference.sweeps if reference is not None else scaling.Sweeps()
     by_check: dict[str, list[Test]] = {}
     for t in tests:

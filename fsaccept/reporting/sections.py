@@ -20,7 +20,7 @@ from fsaccept.core.units import GIB
 from fsaccept.reporting.case import (RFM_KEYS, Case, is_figure_map,  # noqa: F401
                                      parse_per_node_text, per_node_of)
 from fsaccept.reporting.runreport import FigureRow, Test
-from fsaccept.reporting.verdicts import (REPEAT_PARAM, VERDICT_ORDER, Verdict,
+from fsaccept.reporting.verdicts import (NOT_RUN, REPEAT_PARAM, VERDICT_ORDER, Verdict,
                                          format_threshold, verdict_of, worst)
 
 # --------------------------------------------------------------------------- rows
@@ -77,6 +77,70 @@ def summary_rows(tests: list[Test]) -> list[SummaryRow]:
                 threshold=threshold, verdict=t.verdict if first else "",
                 reason=t.reason if first else "", anchor=anchor_of(t.name)))
     return rows
+
+
+@dataclass(frozen=True)
+class TargetSection:
+    """One file system of a reference file's ``targets:``: its tests' rows and verdict
+    (the worst of them; NOT RUN when none ran)."""
+
+    name: str
+    #: Where it is: '/scratch (lustre; mount point /scratch)', as the reference says,
+    #: else as its tests recorded it.
+    where: str
+    verdict: str
+    counts: list[tuple[str, int]]
+    rows: list[SummaryRow]
+
+    @property
+    def title(self) -> str:
+        """'Target scratch'; the tests of no one file system (pre-flight checks) apart."""
+        return f"Target {self.name}" if self.name else "Of no one file system"
+
+
+def target_sections(tests: list[Test], shown: list[Test], reference: Any = None
+                    ) -> list[TargetSection]:
+    """One section per named target (the reference's, in its order, then any other a
+    test recorded); none for a single ``target:``.  ``shown``: the tests that have rows
+    of their own (not those of a check summarised whole)."""
+    names = list(reference.target_names) if reference is not None else []
+    names += [n for n in dict.fromkeys(t.target for t in tests) if n not in names]
+    if not any(names):
+        return []
+    names.sort(key=bool)  # the pre-flight checks first, as they ran
+    out = []
+    for name in names:
+        mine = [t for t in tests if t.target == name]
+        if not name and not mine:
+            continue
+        verdicts = [t.verdict for t in mine]
+        counts = [(v, verdicts.count(v)) for v in VERDICT_ORDER if v in verdicts]
+        out.append(TargetSection(
+            name=name, where=_target_where(name, mine, reference),
+            verdict=worst(verdicts) if mine else NOT_RUN, counts=counts,
+            rows=summary_rows([t for t in shown if t.target == name])))
+    return out
+
+
+def _target_where(name: str, tests: list[Test], reference: Any) -> str:
+    selected = reference.for_record(name) if reference is not None else None
+    if selected is not None:
+        t = selected.target
+        pins = [t.fstype] + [f"{label} {value}" for label, value in
+                             (("mount point", t.mount_point), ("source", t.source)) if value]
+        return f"{t.path} ({'; '.join(pins)})"
+    recorded = next((t.case for t in tests if t.case.get("target_dir")), None)
+    if not name:
+        return "pre-flight checks and what every target shares"
+    if recorded is None:
+        return "—"
+    return (f"{recorded.get('target_dir')} (recorded: {recorded.get('target_fstype') or '—'}"
+            f"; mount point {recorded.get('target_mount') or '—'})")
+
+
+def target_text(section: TargetSection) -> str:
+    """A target's heading line for the terminal."""
+    return one_line(f"{section.title}: {section.where}: {section.verdict}")
 
 
 def summary_text(rows: list[SummaryRow]) -> str:

@@ -16,7 +16,8 @@ from fsaccept.benchmarks.catalogue import ACCEPTANCE, SCALING
 from fsaccept.reporting.case import Case, TypedReport, typed
 from fsaccept.reporting.evidence import session_evidence
 from fsaccept.reporting.runreport import (PASS, RAN_A_JOB, SKIPPED, SessionCheck, Test,
-                                          record_problems, spec_of_case, verdict_of)
+                                          record_problems, spec_of_case, target_of,
+                                          verdict_of)
 
 
 #: Seconds a case's job may end after the session's recorded end (clocks, rounding).
@@ -82,16 +83,24 @@ def session_check(report: TypedReport | dict[str, Any], tests: list[Test],
             reference.check_system(system)
         except ValueError as err:
             out.blocking.append(str(err)[:300])
-    overrides = sorted({str(tc.get("target_fstype_expected")) for tc in cases
-                        if tc.get("target_fstype_expected")} - {reference.target_fstype})
-    if overrides:
-        out.unverified.append(f"the run expected the target on {', '.join(overrides)} "
-                              "(FSACCEPT_TARGET_FSTYPE or target_fstype_expected), the "
-                              f"reference file says {reference.target_fstype}")
-    ran = {spec_of_case(t.case).check for t in tests if spec_of_case(t.case)}
-    missing = [t.check for t in registry.TESTS.values() if t.check not in ran
-               and _required(t, reference, degraded_session=ran & _DEGRADED_CHECKS)
-               and not _outside_the_sweep(t, reference, ran)]
+    for name in reference.target_names:  # a case naming another target: its own reason
+        target = reference.for_target(name)
+        overrides = sorted({str(tc.get("target_fstype_expected")) for tc in cases
+                            if tc.get("target_fstype_expected") and target_of(tc) == name}
+                           - {target.target_fstype})
+        if overrides:
+            out.unverified.append(f"the run expected the target{_named(name)} on "
+                                  f"{', '.join(overrides)} (FSACCEPT_TARGET_FSTYPE or "
+                                  "target_fstype_expected), the reference file says "
+                                  f"{target.target_fstype}")
+    ran_on = {(spec_of_case(t.case).check, t.target) for t in tests if spec_of_case(t.case)}
+    ran = {check for check, _ in ran_on}
+    missing = [t.check + _named(name, " on target ")
+               for name in reference.target_names for t in registry.TESTS.values()
+               if (t.check, name) not in ran_on
+               and _required(t, reference.for_target(name),
+                             degraded_session=ran & _DEGRADED_CHECKS)
+               and not _outside_the_sweep(t, reference.for_target(name), ran)]
     if missing:
         out.unverified.append(f"{len(missing)} acceptance test(s) the reference file defines "
                               f"did not run: {', '.join(missing)}")
@@ -99,6 +108,11 @@ def session_check(report: TypedReport | dict[str, Any], tests: list[Test],
 
 
 _DEGRADED_CHECKS = {t.check for t in registry.DEGRADED if t.degraded}
+
+
+def _named(name: str, before: str = " ") -> str:
+    """`` NAME`` of a named target ("" for a single ``target:``)."""
+    return f"{before}{name}" if name else ""
 
 
 _SCALING_CHECKS = {t.check for t in registry.SCALING_TESTS if t.role == SCALING}

@@ -23,13 +23,15 @@ import reframe as rfm
 from reframe.core.builtins import fixture, loggable, run_after, run_before, variable
 
 from fsaccept.core import guards, placement
-from fsaccept.suite import provision, reference
+from fsaccept.core.reference import TARGET_PARAMETER
 from fsaccept.core.slurm import benchmark_job_name
+from fsaccept.rfm import targets
 from fsaccept.rfm.accounted import Accounted
 from fsaccept.rfm.binaries import BenchmarkBinaries
 from fsaccept.rfm.catalogued import CataloguedTest
 from fsaccept.rfm.logged import SKIPPED, Logged
 from fsaccept.rfm.jobscript import KEPT_DATASETS, RANK_MARKER, RETRY_MARKER
+from fsaccept.suite import provision, reference
 
 
 def fixture_skip_reason(test) -> str:
@@ -94,7 +96,8 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
     #: them removes them.
     keep_data = variable(bool, value=False)
 
-    #: Directory to test instead of the reference file's ``target.path``.
+    #: Directory to test instead of the reference file's ``target.path`` (refused with
+    #: several targets: each has its own).
     target = variable(str, value=os.environ.get("FSACCEPT_TARGET", ""))
 
     #: Expected file-system type of ``target`` (default: the reference file's).
@@ -154,8 +157,17 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
         path = (self.reference_file or os.environ.get("FSACCEPT_REFERENCE")
                 or reference.reference_path(self.current_system.name))
         self.reference_path = str(path)
-        self.refdata = reference.load_reference(path)
-        self.refdata.check_system(self.current_system.name)
+        name = targets.target_of_test(self)
+        if TARGET_PARAMETER in type(self).var_space:  # a read: its dataset's target
+            setattr(self, TARGET_PARAMETER, name)
+        whole = reference.load_reference(path)
+        whole.check_system(self.current_system.name)
+        if whole.named_targets and self.target:
+            raise reference.ReferenceError(
+                f"{path}: targets: target={self.target!r} (FSACCEPT_TARGET) would put every "
+                "target's tests in one directory: give each target's path in the file")
+        # Its own target's part of the file (the only one with a single target:).
+        self.refdata = whole.for_target(name)
         self.reference_sha256 = self.refdata.sha256  # of the bytes validated, not a new read
         self.load_entry()
 

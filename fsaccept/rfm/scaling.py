@@ -17,52 +17,26 @@ ReFrame makes one read per dataset: ``%dataset.nodes=4``).
 
 from __future__ import annotations
 
-import dataclasses
-import os
-from functools import cache
 
 import reframe as rfm
-import reframe.core.runtime as rt
 from reframe.core.builtins import variable
-from reframe.core.exceptions import ReframeFatalError
 
 from fsaccept.benchmarks import registry
 from fsaccept.core import scaling
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.reference import Threshold
-from fsaccept.suite import reference
+from fsaccept.rfm.targets import loading_reference
 
 #: The ReFrame parameter of each dimension (``ranks_per_node`` is a variable already).
 PARAMETERS = {scaling.NODES: "nodes", scaling.RANKS: "ranks", scaling.TRANSFER: "transfer",
               scaling.STRIPE: "stripe"}
 
 
-def _loading_reference() -> reference.Reference | None:
-    """The reference file of the system ReFrame is loading the checks for (as the
-    tests will read it: ``$FSACCEPT_REFERENCE``, else ``reference/<system>.yaml``);
-    None when it cannot be read: the tests then refuse it at set-up, with its errors."""
-    try:
-        system = rt.runtime().system.name
-    except ReframeFatalError:  # no runtime: a unit test imports the checks
-        return None
-    return _load(str(os.environ.get("FSACCEPT_REFERENCE")
-                     or reference.reference_path(system)))
-
-
-@cache
-def _load(path: str) -> reference.Reference | None:
-    # Once per file while the checks load (each sweep's class asks).
-    try:
-        return reference.load_reference(path)
-    except (reference.ReferenceError, OSError):
-        return None
-
-
 def points(check: str) -> list:
     """The points of a sweep's check (by its class name), from the reference's ``sweeps:``
     section or its defaults; sizes as people write them ('1MiB', '4x1MiB')."""
     dimension = registry.TESTS[check].attrs["sweep_dimension"]
-    ref = _loading_reference()
+    ref = loading_reference()
     values = (ref.sweeps if ref is not None else scaling.Sweeps()).points[dimension]
     return [v if dimension in (scaling.NODES, scaling.RANKS) else
             scaling.label(dimension, v) for v in values]
@@ -72,8 +46,10 @@ def swept_test(cls: type) -> type:
     """``rfm.simple_test`` for a sweep's check whose test the reference sweeps (all of
     them when it cannot be read: set-up then refuses it, with its errors); a check of a
     test it does not sweep stays unregistered, and ReFrame makes no test of it."""
-    ref = _loading_reference()
+    ref = loading_reference()
     spec = registry.TESTS[cls.__name__]
+    if ref is not None and ref.named_targets:
+        return cls  # several targets: no sweeps: (refused with targets:)
     if ref is not None and (spec.key not in ref.swept_tests(registry.scaling_keys())
                             or not scaling.applies(spec.attrs["sweep_dimension"],
                                                    ref.target_fstype)):
@@ -101,7 +77,7 @@ class SweepPoint(rfm.RegressionTestPlugin):
         x = self.point()
         self.sweep_point = str(self._point_value())
         key = self.reference_key
-        self.refdata = dataclasses.replace(self.refdata, entries={
+        self.refdata = self.refdata.with_entries({
             **self.refdata.entries,
             key: scaling.point_entry(self.refdata.entry(key, self.display_name),
                                      self.sweep_dimension, x)})

@@ -25,8 +25,9 @@ from fsaccept.core.paths import REFERENCE_DIR  # noqa: F401 (re-exported)
 # The data model, re-exported: a caller that loads a file has its types in one import.
 from fsaccept.core.reference import (DEFAULT_MAX_FILL_FRACTION,  # noqa: F401
                                      DEFAULT_TIME_LIMIT_MARGIN_MIN, MAX_SIZE_BYTES,
-                                     Reference, ReferenceError, Threshold, entry_thresholds,
-                                     reference_path)
+                                     TARGET_NAME, Reference, ReferenceError, Target,
+                                     Threshold, entry_thresholds, reference_path,
+                                     targets_of)
 from fsaccept.core.units import format_size, parse_size
 
 if TYPE_CHECKING:
@@ -44,6 +45,12 @@ def _schemas() -> dict[str, dict[str, Any]]:
         for key, ref in bench.reference_keys.items():
             where = "patternProperties" if key.startswith("^") else "properties"
             tests[where][key] = {"$ref": ref}
+    # One of several targets: the keys of a single target and its tests, composed.
+    target = main["$defs"]["target"]
+    main["$defs"]["named_target"] = {
+        **target, "required": [*target["required"], "tests"],
+        "properties": {**target["properties"], "tests": {"$ref": "#/properties/tests"}}}
+    main["properties"]["targets"]["propertyNames"] = {"pattern": TARGET_NAME}
     return {"reference.schema.json": main, **registry.schemas()}
 
 
@@ -81,6 +88,10 @@ def _message(error: jsonschema.ValidationError) -> str:
     if error.validator == "type" and isinstance(error.instance, float) \
             and "integer" in str(error.validator_value) and error.instance.is_integer():
         return f"{error.instance!r} is not a whole number: write {int(error.instance)}"
+    if error.validator == "propertyNames" or (
+            error.validator == "pattern" and error.validator_value == TARGET_NAME):
+        return (f"target name {error.instance!r} is not an identifier (lower-case "
+                "letters, digits and _, a letter first, at most 32)")
     if error.validator == "const":
         return f"{error.instance!r} is not allowed here: use {error.validator_value!r}"
     if error.validator in ("additionalProperties", "unevaluatedProperties") \
@@ -103,9 +114,10 @@ def _known_keys(schema: dict[str, Any]) -> set[str]:
 
 
 def _resolve(ref: str) -> dict[str, Any]:
-    """The schema a ``name.schema.json#/$defs/x`` reference names."""
+    """The schema a ``name.schema.json#/$defs/x`` reference names (``#/...``: in the
+    reference schema)."""
     document, _, pointer = ref.partition("#")
-    node = _schemas()[document]
+    node = _schemas()[document or "reference.schema.json"]
     for part in pointer.strip("/").split("/") if pointer else []:
         node = node[part]
     return node
@@ -151,7 +163,10 @@ def _value_errors(data: Any, path: str = "") -> list[str]:
 def _size_errors(data: dict[str, Any]) -> list[str]:
     """Sizes beyond MAX_SIZE_BYTES (the schema checks their spelling)."""
     errors = []
+    named = data.get("targets") if isinstance(data.get("targets"), dict) else {}
     sections = [("tests", data.get("tests") or {}),
+                *((f"targets.{n}.tests", (t or {}).get("tests") or {})
+                  for n, t in named.items() if isinstance(t, dict)),
                 ("nightly.tests", (data.get("nightly") or {}).get("tests") or {})]
     for prefix, tests in sections:
         for name, entry in tests.items():
@@ -174,7 +189,12 @@ def _schema_errors(data: Any) -> list[str]:
     # An enum error beside a const error on the same key says the same thing less well.
     const_paths = {_key_path(e) for e in errors if e.validator == "const"}
     errors = [e for e in errors if not (e.validator == "enum" and _key_path(e) in const_paths)]
-    return [f"{_key_path(e)}: {_message(e)}" for e in errors]
+    # target: or tests: beside targets: (the schema's ``false``, which names no key).
+    refused = any(e.validator is None and e.schema is False for e in errors)
+    beside = [f"{key}: not allowed beside targets: (each target's keys and tests go under "
+              "targets.<name>)" for key in ("target", "tests") if refused and key in data]
+    return beside + [f"{_key_path(e)}: {_message(e)}" for e in errors
+                     if not (e.validator is None and e.schema is False)]
 
 
 def read_yaml(path: Path | str) -> Any:
@@ -224,58 +244,78 @@ def _validated(path: Path, raw: bytes, sha256: str) -> Reference:
     errors = validation_errors(data)
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
-    errors = _entry_rule_errors(data["tests"], data["target"]["fstype"])
-    errors += _target_errors(data["target"], data["tests"]) + _path_errors(data)
-    errors += _nightly_errors(data, errors) + _degraded_errors(data) + _sweeps_errors(data)
+    targets = targets_of(data)
+    errors = []
+    for target in targets:
+        errors += _entry_rule_errors(target)
+        errors += _target_errors(target, _section(data, target))
+    errors += _same_path_errors(targets) + _path_errors(data)
+    errors += _nightly_errors(data, errors) + _several_errors(data)
+    errors += _degraded_errors(data) + _sweeps_errors(data)
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
     systems = data["system"] if isinstance(data["system"], list) else [data["system"]]
     return Reference(path=path, system=systems[0], systems=tuple(systems),
-                     description=data.get("description", ""),
-                     target_path=Path(data["target"]["path"]),
-                     target_mount_point=data["target"].get("mount_point"),
-                     target_source=data["target"].get("source"),
-                     target_fstype=data["target"]["fstype"], entries=data["tests"],
-                     max_fill_fraction=data["target"].get("max_fill_fraction",
-                                                          DEFAULT_MAX_FILL_FRACTION),
-                     max_bandwidth_mib_s=data["target"].get("max_bandwidth_mib_s"),
+                     description=data.get("description", ""), targets=tuple(targets),
+                     target_name="" if "target" in data else None,
                      time_limit_margin_min=data.get("time_limit_margin_min",
                                                     DEFAULT_TIME_LIMIT_MARGIN_MIN),
                      node_rounding=data.get("node_rounding", "up"),
                      drop_caches=data.get("drop_caches"), data=data, sha256=sha256)
 
 
-def _entry_rule_errors(tests: dict[str, Any], fstype: str) -> list[str]:
-    """Rules the schema cannot express, each benchmark's own (``entry_rules``, and
-    ``target_rules`` against the target's type)."""
+def _same_path_errors(targets: list[Target]) -> list[str]:
+    """Two targets with one path: a slip of copying (each file system has its own)."""
+    first: dict[str, Target] = {}
     errors = []
-    for key, entry in tests.items():
-        bench = registry.owner_of(key)
-        if bench and bench.entry_rules:
-            errors += bench.entry_rules(f"tests.{key}", entry)
-        if bench and bench.target_rules:
-            errors += bench.target_rules(f"tests.{key}", entry, fstype)
+    for target in targets:
+        path = posixpath.normpath(str(target.path))
+        if path in first:
+            errors.append(f"{target.where}.path: {str(target.path)!r} is "
+                          f"{first[path].where}.path too: each target is a file system "
+                          "of its own")
+        first.setdefault(path, target)
     return errors
 
 
-def _target_errors(target: dict[str, Any], tests: dict[str, Any]) -> list[str]:
+def _section(data: dict[str, Any], target: Target) -> dict[str, Any]:
+    """The target's own keys as written: ``target:`` or ``targets.<name>``."""
+    return data["targets"][target.name] if target.name else data["target"]
+
+
+def _entry_rule_errors(target: Target) -> list[str]:
+    """Rules the schema cannot express, each benchmark's own (``entry_rules``, and
+    ``target_rules`` against the target's type)."""
+    errors = []
+    for key, entry in target.entries.items():
+        bench = registry.owner_of(key)
+        where = f"{target.tests_where}.{key}"
+        if bench and bench.entry_rules:
+            errors += bench.entry_rules(where, entry)
+        if bench and bench.target_rules:
+            errors += bench.target_rules(where, entry, target.fstype)
+    return errors
+
+
+def _target_errors(target: Target, section: dict[str, Any]) -> list[str]:
     """The run's guards on the target's text (``fsaccept.core.guards``): the path
-    (relative, control characters, a character a benchmark of the file's tests splits
+    (relative, control characters, a character a benchmark of the target's tests splits
     paths on), blanks or control characters in its type, mount point and source, and a
     path outside its mount point."""
     forbidden: dict[str, str] = {}
-    for key in tests:
+    for key in target.entries:
         bench = registry.owner_of(key)
         if bench:
-            forbidden.update({c: f"{why} (tests.{key})"
+            forbidden.update({c: f"{why} ({target.tests_where}.{key})"
                               for c, why in bench.unsafe_path_chars.items()
                               if c not in forbidden})
-    errors = _guard_errors(guards.check_path_text, target["path"], "target.path", forbidden)
+    errors = _guard_errors(guards.check_path_text, section["path"], f"{target.where}.path",
+                           forbidden)
     for key in ("fstype", "mount_point", "source"):
-        if key in target:
-            errors += _guard_errors(guards.check_field_text, target[key], f"target.{key}",
-                                    blanks=True)
-    return errors or _mount_point_errors(target)
+        if key in section:
+            errors += _guard_errors(guards.check_field_text, section[key],
+                                    f"{target.where}.{key}", blanks=True)
+    return errors or _mount_point_errors(target.where, section)
 
 
 def _guard_errors(check: Any, *args: Any, **kwargs: Any) -> list[str]:
@@ -286,17 +326,17 @@ def _guard_errors(check: Any, *args: Any, **kwargs: Any) -> list[str]:
     return []
 
 
-def _mount_point_errors(target: dict[str, Any]) -> list[str]:
+def _mount_point_errors(where: str, target: dict[str, Any]) -> list[str]:
     """A mount point as findmnt prints it (the guard compares the text), and the target
-    path on it."""
+    path on it (``where``: the target's keys' prefix)."""
     mount_point = target.get("mount_point")
     if mount_point is None:
         return []
     if posixpath.normpath(mount_point) != mount_point:
-        return [f"target.mount_point: {mount_point!r} is not how findmnt prints a mount "
+        return [f"{where}.mount_point: {mount_point!r} is not how findmnt prints a mount "
                 f"point: write {posixpath.normpath(mount_point)!r}"]
     if not guards.path_within(target["path"], mount_point):
-        return [f"target.path: {target['path']!r} is not below target.mount_point "
+        return [f"{where}.path: {target['path']!r} is not below {where}.mount_point "
                 f"{mount_point!r}: the tests would write on another file system"]
     return []
 
@@ -309,6 +349,9 @@ def _path_errors(data: Any, where: str = "") -> list[str]:
         here = f"{where}.{key}" if where else key
         if here == "target":
             continue  # checked with the target's own rules (_target_errors)
+        if where == "targets":  # a named target: its keys likewise, its tests here
+            errors += _path_errors((value or {}).get("tests"), f"{here}.tests")
+            continue
         if isinstance(value, str) and _PATH_KEY.search(key):
             errors += _guard_errors(guards.check_field_text, value, here)
         elif isinstance(value, list) and _PATH_KEY.search(key):
@@ -325,25 +368,47 @@ _PATH_KEY = re.compile(r"(^|_)(paths?|dirs?|directory|directories|mount_point)(_
 
 
 def nightly_merged(data: dict[str, Any], source: str = "reference") -> dict[str, Any]:
-    """The reference data of a nightly run: ``tests.<name>`` updated with
-    ``nightly.tests.<name>`` (``data`` is left as it is). An override of a test the file
-    lacks is a ReferenceError naming ``source``."""
+    """The reference data of a nightly run: ``tests.<name>`` (with several targets, each
+    ``targets.<target>.tests.<name>``) updated with ``nightly.tests.<name>`` (``data`` is
+    left as it is). An override of a test no target has is a ReferenceError naming
+    ``source``."""
     out = copy.deepcopy(data)
     overrides = ((data.get("nightly") or {}).get("tests")) or {}
+    sections = ([t.get("tests", {}) for t in out["targets"].values()]
+                if "targets" in out else [out.get("tests", {})])
     for name, keys in overrides.items():
-        if name not in out.get("tests", {}):
-            have = ", ".join(sorted(out.get("tests", {}))) or "none"
-            raise ReferenceError(f"{source}: nightly.tests.{name}: no such test under tests: "
-                                 f"(the file has: {have})")
-        out["tests"][name].update(copy.deepcopy(keys))
+        if not any(name in tests for tests in sections):
+            have = ", ".join(sorted({k for tests in sections for k in tests})) or "none"
+            under = "any target's tests:" if "targets" in out else "tests:"
+            raise ReferenceError(f"{source}: nightly.tests.{name}: no such test under "
+                                 f"{under} (the file has: {have})")
+        for tests in sections:
+            if name in tests:
+                tests[name].update(copy.deepcopy(keys))
     out["description"] = (str(data.get("description", "")) + " [nightly sizes]").strip()
     return out
+
+
+#: Sections that judge one target's tests, not yet given a meaning with several.
+_ONE_TARGET_SECTIONS = ("degraded", "sweeps")
+
+
+def _several_errors(data: dict[str, Any]) -> list[str]:
+    """With ``targets:``, the sections that judge a single target's tests are refused
+    (they do not say which target)."""
+    if "targets" not in data:
+        return []
+    return [f"{key}: not yet possible with targets: (it does not say which file system); "
+            "write a file with one target: for it" for key in _ONE_TARGET_SECTIONS
+            if key in data]
 
 
 def _degraded_errors(data: dict[str, Any]) -> list[str]:
     """Each test the ``degraded:`` section runs degraded has an entry under ``tests:``
     (its healthy thresholds) and a degraded-mode check in the catalogue."""
     listed = ((data.get("degraded") or {}).get("tests")) or {}
+    if "targets" in data:
+        return []  # refused whole (_several_errors)
     errors = []
     for key in listed:
         if key not in data["tests"]:
@@ -362,7 +427,7 @@ def _sweeps_errors(data: dict[str, Any]) -> list[str]:
     test swept (IOR's rule); each point threshold at a point of a swept test's curve, in
     its entry's unit, given once."""
     section = data.get("sweeps")
-    if not section:
+    if not section or "targets" in data:  # with targets: refused whole (_several_errors)
         return []
     sweepable = registry.scaling_keys()
     fstype = data["target"]["fstype"]
@@ -436,8 +501,8 @@ def _nightly_errors(data: dict[str, Any], known: list[str]) -> list[str]:
         merged = nightly_merged(data, "")
     except ReferenceError as err:
         return [str(err).removeprefix(": ")]
-    errors = validation_errors(merged) or _entry_rule_errors(merged["tests"],
-                                                                  merged["target"]["fstype"])
+    errors = validation_errors(merged) or [
+        e for target in targets_of(merged) for e in _entry_rule_errors(target)]
     return [f"nightly.tests: the test entries with the nightly values are not valid: {e}"
             for e in errors if e not in known]
 

@@ -326,8 +326,7 @@ def test_a_stripe_point_stripes_the_test_directory():
     ref = load_reference(REFERENCE_DIR / "example-lustre.yaml")
     entry = scaling.point_entry(ref.entry("ior_shared_write"), scaling.STRIPE, (4, 2**20))
     assert entry["stripe"] == {"count": 4, "size": 2**20}
-    import dataclasses
-    swept = dataclasses.replace(ref, entries={**ref.entries, "ior_shared_write": entry})
+    swept = ref.with_entries({**ref.entries, "ior_shared_write": entry})
     assert iorcmd.stripe_commands(iorcmd.parameters(swept, "ior_shared_write"), "$d") == [
         'lfs setstripe -c 4 -S 1048576 "$d"']
     assert scaling.label(scaling.STRIPE, (-1, 8 * 2**20)) == "-1x8MiB"

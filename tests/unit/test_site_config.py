@@ -287,7 +287,7 @@ def test_after_activating_reframe_lists_every_check_in_a_fresh_shell(tmp_path):
     assert proc.returncode == 0, out[-3000:]
     assert f"settings files:    '<builtin>', '{SETTINGS}'" in out, out[:2000]
     assert "selected system:   'local'" in out
-    names = re.findall(r"^@rfm\.simple_test\s+class (\w+)", "\n".join(
+    names = re.findall(r"^@rfm\.simple_test\s+(?:@on_targets\s+)?class (\w+)", "\n".join(
         p.read_text() for p in (REPO / "checks").glob("*.py")), re.M)
     assert len(names) >= 10
     assert f"Found {len(names)} check(s)" in out
