@@ -95,7 +95,7 @@ class TargetSection:
     @property
     def title(self) -> str:
         """'Target scratch'; the tests of no one file system (pre-flight checks) apart."""
-        return f"Target {self.name}" if self.name else "Of no one file system"
+        return f"Target {self.name}" if self.name else "Pre-flight checks"
 
 
 def target_sections(tests: list[Test], shown: list[Test], reference: Any = None
@@ -131,7 +131,7 @@ def _target_where(name: str, tests: list[Test], reference: Any) -> str:
         return f"{t.path} ({'; '.join(pins)})"
     recorded = next((t.case for t in tests if t.case.get("target_dir")), None)
     if not name:
-        return "pre-flight checks and what every target shares"
+        return "Of no one file system: the launch check and what every target shares."
     if recorded is None:
         return "—"
     return (f"{recorded.get('target_dir')} (recorded: {recorded.get('target_fstype') or '—'}"

@@ -84,7 +84,7 @@ def test_each_target_has_its_section_and_all_pass(tmp_path):
         "Target distributed: /mnt/fsaccept-gluster (fuse.glusterfs; mount point "
         "/mnt/fsaccept-gluster; source 127.0.0.2:fsaccept): PASS")
     md = signoff.render(ctx, "report.md.j2")
-    assert "### Target replicated: PASS" in md and "### Of no one file system: PASS" in md
+    assert "### Target replicated: PASS" in md and "### Pre-flight checks: PASS" in md
     assert "### Target distributed: PASS" in signoff.render(ctx, "report.html.j2").replace(
         '<h3>', '### ').replace(': <span class="verdict PASS">PASS</span></h3>', ": PASS")
 
