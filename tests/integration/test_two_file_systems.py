@@ -44,7 +44,9 @@ def test_a_session_over_two_file_systems_has_a_section_each_and_one_verdict(
             ran.setdefault(case["fs_target"], set()).add(case["name"].split()[0])
             assert case["result"] == "pass", (case["name"], case["fail_reason"])
     assert set(ran) == {"distributed", "local_disk"}
-    assert ran["local_disk"] == {"IORWriteBandwidth", "IORReadBandwidth", "MdtestEasy"}
+    # ior_read_bandwidth is IORStonewalledRead, on its dataset of the same target.
+    assert ran["local_disk"] >= {"IORWriteBandwidth", "IORStonewalledRead", "MdtestEasy"}
+    assert "MdtestHard" not in ran["local_disk"]
     assert {"IORWriteBandwidth", "MdtestHard", "FioSequentialWrite"} <= ran["distributed"]
     # Each job ran on its own target's file system.
     types = {c["fs_target"]: c.get("job_fstype") for c in cases
