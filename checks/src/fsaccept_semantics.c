@@ -1,0 +1,655 @@
+/* fsaccept's cross-node semantics check (docs/user/semantics.md).
+ *
+ * Every case has its writer and its reader on different ranks: with block
+ * distribution and one rank per node, rank r and rank r+1 are on different
+ * nodes.  MPI only coordinates (barriers, signals) and gathers the results:
+ * every file operation is plain POSIX on DIR.  Rank 0 prints one line per case:
+ *
+ *   fsaccept-semantics CASE writer=N reader=N value=V unit=U ok=1|0|unsupported detail=...
+ *
+ * Every wait is bounded (-b seconds: a case that never converges reports the
+ * bound and ok=0), and alarm(-a seconds) ends a run that hangs, saying where.
+ *
+ * Usage: fsaccept_semantics -d DIR [-t TRIALS] [-k RECORDS] [-r RENAMES]
+ *                           [-b BOUND_S] [-a ALARM_S]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#define VERSION "1"
+#define TAG "fsaccept-semantics"
+#define NAME_LEN 64
+#define DETAIL_LEN 240
+#define RECORD 64
+
+typedef struct {
+    double value; /* seconds, or a count of violations */
+    double p50;   /* visibility: the median trial (else -1) */
+    int ok;       /* 1 pass, 0 fail, 2 not supported */
+    int writer, reader; /* ranks (-1: every rank) */
+    char detail[DETAIL_LEN];
+} result_t;
+
+static int rank, size;
+static const char *dir;
+static int trials = 20, records = 100, renames = 200;
+static double bound_s = 10.0;
+static char (*names)[NAME_LEN];
+static volatile const char *current = "start";
+
+/* errno's symbolic name (strerrorname_np needs glibc 2.32). */
+static const char *errname(int e)
+{
+    static char other[16];
+    switch (e) {
+    case ENOENT: return "ENOENT";
+    case ESTALE: return "ESTALE";
+    case EAGAIN: return "EAGAIN";
+    case EACCES: return "EACCES";
+    case ENOTSUP: return "ENOTSUP";
+    case EEXIST: return "EEXIST";
+    case EIO: return "EIO";
+    case EBADF: return "EBADF";
+    case EPERM: return "EPERM";
+    case EINVAL: return "EINVAL";
+    case ENODATA: return "ENODATA";
+    case ENOLCK: return "ENOLCK";
+    case ENOTDIR: return "ENOTDIR";
+    default: snprintf(other, sizeof other, "errno%d", e); return other;
+    }
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void pause_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void on_alarm(int sig)
+{
+    char line[256];
+    int n = snprintf(line, sizeof line, TAG " abort rank=%d case=%s reason=alarm\n",
+                     rank, (const char *)current);
+    (void)sig;
+    if (write(STDOUT_FILENO, line, (size_t)n) < 0) { /* nothing more to do */ }
+    _exit(3);
+}
+
+static void path_of(char *out, size_t len, const char *name)
+{
+    snprintf(out, len, "%s/%s", dir, name);
+}
+
+/* Write the whole buffer to a new version of path (truncated), then close. */
+static int write_file(const char *path, const char *buf, size_t len, int flags)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | flags, 0644);
+    if (fd < 0)
+        return -errno;
+    ssize_t done = write(fd, buf, len);
+    int err = done == (ssize_t)len ? 0 : (done < 0 ? -errno : -EIO);
+    if (close(fd) != 0 && !err)
+        err = -errno;
+    return err;
+}
+
+/* Read up to len bytes of path from a fresh open; the count read, or -errno. */
+static ssize_t read_file(const char *path, char *buf, size_t len)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return -errno;
+    ssize_t got = 0, n;
+    while ((size_t)got < len && (n = read(fd, buf + got, len - (size_t)got)) > 0)
+        got += n;
+    if (n < 0)
+        got = -errno;
+    close(fd);
+    return got;
+}
+
+static void signal_rank(int to) { int x = 1; MPI_Send(&x, 1, MPI_INT, to, 7, MPI_COMM_WORLD); }
+static void wait_for(int from) { int x; MPI_Recv(&x, 1, MPI_INT, from, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE); }
+
+static void print(const char *name, const result_t *r, const char *unit)
+{
+    if (rank != 0)
+        return;
+    const char *w = r->writer < 0 ? "all" : names[r->writer];
+    const char *rd = r->reader < 0 ? "all" : names[r->reader];
+    const char *ok = r->ok == 2 ? "unsupported" : (r->ok ? "1" : "0");
+    if (r->p50 >= 0)
+        printf(TAG " %s writer=%s reader=%s value=%.6f p50=%.6f unit=%s ok=%s detail=%s\n",
+               name, w, rd, r->value, r->p50, unit, ok, r->detail);
+    else
+        printf(TAG " %s writer=%s reader=%s value=%.*f unit=%s ok=%s detail=%s\n",
+               name, w, rd, strcmp(unit, "s") ? 0 : 6, r->value, unit, ok, r->detail);
+    fflush(stdout);
+}
+
+/* The result as the rank that observed it has it, on every rank. */
+static void share(result_t *r, int from)
+{
+    MPI_Bcast(r, sizeof *r, MPI_BYTE, from, MPI_COMM_WORLD);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Close-to-open: the writer of trial t is rank t % size, its reader the next rank.
+ * Every rank read the old content first, so a stale cache would answer. */
+static void visibility(void)
+{
+    char path[4096], want[RECORD], got[RECORD];
+    double *delays = calloc((size_t)trials, sizeof *delays);
+    result_t r = {0, 0, 1, 0, 1, ""};
+    int worst = 0, failed = 0;
+    current = "visibility";
+    path_of(path, sizeof path, "visibility");
+    memset(want, 'v', sizeof want);
+    if (rank == 0)
+        write_file(path, want, sizeof want, O_TRUNC);
+    MPI_Barrier(MPI_COMM_WORLD);
+    read_file(path, got, sizeof got);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int t = 0; t < trials; t++) {
+        int w = t % size, rd = (t + 1) % size;
+        double delay = 0;
+        snprintf(want, sizeof want, "trial %06d writer %06d", t, w);
+        memset(want + strlen(want), '.', sizeof want - strlen(want));
+        if (rank == w) {
+            write_file(path, want, sizeof want, O_TRUNC);
+            signal_rank(rd);
+        } else if (rank == rd) {
+            wait_for(w);
+            double start = now();
+            for (;;) {
+                delay = now() - start;
+                if (read_file(path, got, sizeof got) == (ssize_t)sizeof got
+                    && memcmp(got, want, sizeof got) == 0)
+                    break;
+                if (delay > bound_s) { delay = -delay; break; }
+                pause_ms(1);
+            }
+        }
+        MPI_Bcast(&delay, 1, MPI_DOUBLE, rd, MPI_COMM_WORLD);
+        if (delay < 0) { failed++; delay = -delay; }
+        delays[t] = delay;
+        if (delay >= delays[worst]) worst = t;
+        /* Every rank reads the new content before the next trial: cached now. */
+        read_file(path, got, sizeof got);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    r.writer = worst % size;
+    r.reader = (worst + 1) % size;
+    r.value = delays[worst];
+    qsort(delays, (size_t)trials, sizeof *delays, cmp_double);
+    r.p50 = delays[trials / 2];
+    r.ok = !failed;
+    snprintf(r.detail, sizeof r.detail, "trials=%d not_seen_within_bound=%d bound_s=%g",
+             trials, failed, bound_s);
+    print("visibility", &r, "s");
+    free(delays);
+}
+
+/* Seconds until stat(path) on the reader gives size want (bounded; -bound if never). */
+static double until_size(const char *path, off_t want, off_t *seen)
+{
+    struct stat st;
+    double start = now(), t;
+    for (;;) {
+        t = now() - start;
+        if (stat(path, &st) == 0 && (*seen = st.st_size) == want)
+            return t;
+        if (t > bound_s)
+            return -t;
+        pause_ms(1);
+    }
+}
+
+/* Attribute coherency: rank 0 appends, then truncates; rank 1 polls stat. */
+static void attributes(void)
+{
+    char path[4096], block[4096];
+    struct stat st;
+    off_t seen = -1;
+    current = "attributes";
+    path_of(path, sizeof path, "attributes");
+    memset(block, 'a', sizeof block);
+    if (rank == 0)
+        write_file(path, block, 100, O_TRUNC);
+    MPI_Barrier(MPI_COMM_WORLD);
+    stat(path, &st); /* every rank holds the attributes now */
+    MPI_Barrier(MPI_COMM_WORLD);
+    const char *names_[2] = {"attr-append", "attr-truncate"};
+    off_t sizes[2] = {100 + (off_t)sizeof block, 10};
+    for (int step = 0; step < 2; step++) {
+        result_t r = {0, -1, 1, 0, 1, ""};
+        double t = 0;
+        current = names_[step];
+        if (rank == 0) {
+            int err = step == 0 ? write_file(path, block, sizeof block, O_APPEND)
+                                : (truncate(path, sizes[1]) ? -errno : 0);
+            if (err)
+                fprintf(stderr, TAG ": %s on %s: %s\n", names_[step], path, strerror(-err));
+            signal_rank(1);
+        } else if (rank == 1) {
+            wait_for(0);
+            t = until_size(path, sizes[step], &seen);
+            r.ok = t >= 0;
+            r.value = t < 0 ? -t : t;
+            snprintf(r.detail, sizeof r.detail, "size_expected=%lld size_seen=%lld bound_s=%g",
+                     (long long)sizes[step], (long long)seen, bound_s);
+        }
+        share(&r, 1);
+        print(names_[step], &r, "s");
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+}
+
+/* Locks: rank 0 holds the lock; rank 1 must be refused (a non-blocking try), then
+ * get it once rank 0 has released it (within the bound). */
+static void locks(int use_fcntl)
+{
+    char path[4096];
+    result_t r = {0, -1, 1, 0, 1, ""};
+    const char *name = use_fcntl ? "fcntl-lock" : "flock";
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+    current = name;
+    path_of(path, sizeof path, use_fcntl ? "fcntl-lock" : "flock");
+    if (rank == 0)
+        write_file(path, "lock", 4, O_TRUNC);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int fd = (rank <= 1) ? open(path, O_RDWR) : -1;
+    if (rank == 0) {
+        int got = use_fcntl ? fcntl(fd, F_SETLK, &fl) : flock(fd, LOCK_EX | LOCK_NB);
+        if (got != 0)
+            fprintf(stderr, TAG ": %s: the holder cannot lock %s: %s\n", name, path,
+                    strerror(errno));
+        signal_rank(1);
+        wait_for(1);
+        if (use_fcntl) { fl.l_type = F_UNLCK; fcntl(fd, F_SETLK, &fl); }
+        else flock(fd, LOCK_UN);
+        signal_rank(1);
+    } else if (rank == 1) {
+        wait_for(0);
+        int got = use_fcntl ? fcntl(fd, F_SETLK, &fl) : flock(fd, LOCK_EX | LOCK_NB);
+        int err = got ? errno : 0;
+        /* flock: EWOULDBLOCK; F_SETLK: EAGAIN or EACCES (POSIX allows both). */
+        int refused = got != 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EACCES);
+        if (got == 0) {
+            if (use_fcntl) { fl.l_type = F_UNLCK; fcntl(fd, F_SETLK, &fl); fl.l_type = F_WRLCK; }
+            else flock(fd, LOCK_UN);
+        }
+        signal_rank(0);
+        wait_for(0);
+        double start = now(), t = 0;
+        int acquired = 0;
+        while (!acquired && (t = now() - start) <= bound_s) {
+            acquired = (use_fcntl ? fcntl(fd, F_SETLK, &fl) : flock(fd, LOCK_EX | LOCK_NB)) == 0;
+            if (!acquired)
+                pause_ms(1);
+        }
+        r.value = !refused + !acquired;
+        r.ok = r.value == 0;
+        snprintf(r.detail, sizeof r.detail, "second_holder=%s errno=%s released_seen_s=%s%.6f",
+                 refused ? "refused" : "granted", got ? errname(err) : "none",
+                 acquired ? "" : ">", t);
+    }
+    if (fd >= 0)
+        close(fd);
+    share(&r, 1);
+    print(name, &r, "violations");
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* O_APPEND from every rank: RECORD-byte records "rank R seq S", then rank 0 reads. */
+static void appends(void)
+{
+    char path[4096], rec[RECORD];
+    result_t r = {0, -1, 1, -1, 0, ""};
+    current = "append";
+    path_of(path, sizeof path, "append");
+    if (rank == 0)
+        write_file(path, "", 0, O_TRUNC);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int fd = open(path, O_WRONLY | O_APPEND);
+    int short_writes = 0;
+    for (int s = 0; s < records; s++) {
+        memset(rec, 'a' + rank % 26, sizeof rec);
+        int n = snprintf(rec, sizeof rec, "rank %06d seq %08d ", rank, s);
+        rec[n] = 'a' + rank % 26;
+        rec[sizeof rec - 1] = '\n';
+        if (write(fd, rec, sizeof rec) != (ssize_t)sizeof rec)
+            short_writes++;
+    }
+    close(fd);
+    MPI_Allreduce(MPI_IN_PLACE, &short_writes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+        long total = (long)size * records, lost = 0, torn = 0, twice = 0, got = 0;
+        unsigned char *seen = calloc((size_t)total, 1);
+        int in = open(path, O_RDONLY);
+        ssize_t n;
+        while ((n = read(in, rec, sizeof rec)) > 0) {
+            int rk, sq, len = 0;
+            got++;
+            if (n != (ssize_t)sizeof rec
+                || sscanf(rec, "rank %6d seq %8d %n", &rk, &sq, &len) != 2
+                || rk < 0 || rk >= size || sq < 0 || sq >= records || rec[RECORD - 1] != '\n') {
+                torn++;
+                continue;
+            }
+            for (int i = len; i < RECORD - 1; i++)
+                if (rec[i] != 'a' + rk % 26) { torn++; goto next; }
+            if (seen[(long)rk * records + sq]++)
+                twice++;
+        next:;
+        }
+        close(in);
+        for (long i = 0; i < total; i++)
+            lost += !seen[i];
+        free(seen);
+        r.value = lost + torn + twice + short_writes;
+        r.ok = r.value == 0;
+        snprintf(r.detail, sizeof r.detail,
+                 "records_written=%ld records_read=%ld lost=%ld torn=%ld twice=%ld short_writes=%d",
+                 total, got, lost, torn, twice, short_writes);
+    }
+    share(&r, 0);
+    print("append", &r, "violations");
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* rename over an existing name: rank 0 renames new versions over it, rank 1 reads it
+ * again and again: never ENOENT, never a mix of two versions. */
+static void renaming(void)
+{
+    char path[4096], tmp[4096], buf[4096], got[4096];
+    result_t r = {0, -1, 1, 0, 1, ""};
+    current = "rename";
+    path_of(path, sizeof path, "rename");
+    if (rank == 0) {
+        memset(buf, 'A', sizeof buf);
+        write_file(path, buf, sizeof buf, O_TRUNC);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        double start = now();
+        for (int v = 1; v <= renames && now() - start <= bound_s; v++) {
+            snprintf(tmp, sizeof tmp, "%s/rename.tmp.%d", dir, v);
+            memset(buf, 'A' + v % 26, sizeof buf);
+            write_file(tmp, buf, sizeof buf, O_TRUNC);
+            if (rename(tmp, path) != 0)
+                fprintf(stderr, TAG ": rename %s: %s\n", tmp, strerror(errno));
+        }
+        signal_rank(1);
+    } else if (rank == 1) {
+        long reads = 0, enoent = 0, mixed = 0, other = 0;
+        int done = 0, flag = 0, last = 0;
+        MPI_Request req;
+        int x;
+        MPI_Irecv(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, &req);
+        while (!last) {
+            MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+            last = done; /* one more read after the writer has finished */
+            done = done || flag;
+            ssize_t n = read_file(path, got, sizeof got);
+            reads++;
+            if (n == -ENOENT) { enoent++; continue; }
+            if (n < 0) { other++; continue; }
+            int uniform = n == (ssize_t)sizeof got;
+            for (ssize_t i = 1; uniform && i < n; i++)
+                uniform = got[i] == got[0];
+            mixed += !uniform;
+        }
+        r.value = enoent + mixed + other;
+        r.ok = r.value == 0;
+        snprintf(r.detail, sizeof r.detail, "reads=%ld enoent=%ld mixed=%ld other_errors=%ld",
+                 reads, enoent, mixed, other);
+    }
+    share(&r, 1);
+    print("rename", &r, "violations");
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Unlink while open: rank 1 opens, rank 0 unlinks, rank 1 still reads it all. */
+static void unlink_open(void)
+{
+    char path[4096], buf[8192], got[8192];
+    result_t r = {0, -1, 1, 0, 1, ""};
+    current = "unlink-open";
+    path_of(path, sizeof path, "unlink-open");
+    memset(buf, 'u', sizeof buf);
+    if (rank == 0)
+        write_file(path, buf, sizeof buf, O_TRUNC);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        int fd = open(path, O_RDONLY), err = fd < 0 ? errno : 0;
+        signal_rank(0);
+        wait_for(0);
+        ssize_t got_n = 0, n = 0;
+        while (fd >= 0 && (size_t)got_n < sizeof got
+               && (n = read(fd, got + got_n, sizeof got - (size_t)got_n)) > 0)
+            got_n += n;
+        if (n < 0) err = errno;
+        if (fd >= 0) close(fd);
+        r.value = !(got_n == (ssize_t)sizeof got && memcmp(got, buf, sizeof got) == 0);
+        r.ok = r.value == 0;
+        snprintf(r.detail, sizeof r.detail, "bytes_expected=%zu bytes_read=%zd errno=%s",
+                 sizeof got, got_n, err ? errname(err) : "none");
+    } else if (rank == 0) {
+        wait_for(1);
+        if (unlink(path) != 0)
+            fprintf(stderr, TAG ": unlink %s: %s\n", path, strerror(errno));
+        signal_rank(1);
+    }
+    share(&r, 1);
+    print("unlink-open", &r, "violations");
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* O_EXCL create and mkdir races: every rank at once, TRIALS rounds: one winner each. */
+static void races(int use_mkdir)
+{
+    char path[4096];
+    result_t r = {0, -1, 1, -1, -1, ""};
+    const char *name = use_mkdir ? "mkdir-race" : "excl-race";
+    int bad_rounds = 0, odd_errors = 0, worst = 1;
+    current = name;
+    for (int t = 0; t < trials; t++) {
+        snprintf(path, sizeof path, "%s/%s.%d", dir, name, t);
+        MPI_Barrier(MPI_COMM_WORLD);
+        int won, err;
+        if (use_mkdir) {
+            won = mkdir(path, 0755) == 0;
+        } else {
+            int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
+            won = fd >= 0;
+            if (won) close(fd);
+        }
+        err = won ? 0 : errno;
+        int odd = !won && err != EEXIST;
+        int winners = won;
+        MPI_Allreduce(MPI_IN_PLACE, &winners, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &odd, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        odd_errors += odd;
+        if (winners != 1) {
+            bad_rounds++;
+            if (winners != 1 && (worst == 1 || winners > worst)) worst = winners;
+        }
+    }
+    r.value = bad_rounds;
+    r.ok = bad_rounds == 0 && odd_errors == 0;
+    r.value += odd_errors;
+    snprintf(r.detail, sizeof r.detail,
+             "rounds=%d ranks=%d rounds_without_one_winner=%d most_winners=%d other_errors=%d",
+             trials, size, bad_rounds, worst, odd_errors);
+    print(name, &r, "violations");
+}
+
+/* Hard link count, symbolic link target and a user xattr set on rank 0, seen on rank 1. */
+static void links(void)
+{
+    char file[4096], hard[4096], sym[4096], target[256], got[256];
+    const char *value = "fsaccept-xattr-value";
+    int xerr = 0;
+    current = "links";
+    path_of(file, sizeof file, "links");
+    path_of(hard, sizeof hard, "links.hard");
+    path_of(sym, sizeof sym, "links.sym");
+    snprintf(target, sizeof target, "links-target-%d", (int)getpid());
+    if (rank == 0) {
+        write_file(file, "links", 5, O_TRUNC);
+        MPI_Bcast(target, sizeof target, MPI_CHAR, 0, MPI_COMM_WORLD);
+    } else {
+        MPI_Bcast(target, sizeof target, MPI_CHAR, 0, MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    struct stat st;
+    stat(file, &st); /* cached with one link */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        if (link(file, hard) != 0) fprintf(stderr, TAG ": link: %s\n", strerror(errno));
+        if (symlink(target, sym) != 0) fprintf(stderr, TAG ": symlink: %s\n", strerror(errno));
+        if (setxattr(file, "user.fsaccept", value, strlen(value), 0) != 0) xerr = errno;
+    }
+    MPI_Bcast(&xerr, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    const char *cases[3] = {"hardlink", "symlink", "xattr"};
+    for (int c = 0; c < 3; c++) {
+        result_t r = {0, -1, 1, 0, 1, ""};
+        current = cases[c];
+        if (rank == 1) {
+            double start = now(), t;
+            int seen = 0, rerr = 0;
+            long nlink = -1;
+            ssize_t n = -1;
+            while (!seen && (t = now() - start) <= bound_s) {
+                if (c == 0) {
+                    seen = stat(file, &st) == 0 && (nlink = (long)st.st_nlink) == 2;
+                } else if (c == 1) {
+                    n = readlink(sym, got, sizeof got - 1);
+                    seen = n == (ssize_t)strlen(target) && memcmp(got, target, (size_t)n) == 0;
+                } else {
+                    if (xerr) break;
+                    n = getxattr(file, "user.fsaccept", got, sizeof got - 1);
+                    rerr = n < 0 ? errno : 0;
+                    if (rerr == ENOTSUP) break;
+                    seen = n == (ssize_t)strlen(value) && memcmp(got, value, (size_t)n) == 0;
+                }
+                if (!seen) pause_ms(1);
+            }
+            t = now() - start;
+            r.ok = seen;
+            r.value = seen ? t : (t > bound_s ? t : 0);
+            if (c == 0)
+                snprintf(r.detail, sizeof r.detail, "nlink_expected=2 nlink_seen=%ld bound_s=%g",
+                         nlink, bound_s);
+            else if (c == 1)
+                snprintf(r.detail, sizeof r.detail, "target_expected=%s seen=%s bound_s=%g",
+                         target, seen ? "same" : "other", bound_s);
+            else if (xerr || rerr == ENOTSUP) {
+                r.ok = 2;
+                snprintf(r.detail, sizeof r.detail, "user.fsaccept %s on the %s: %s",
+                         xerr ? "setxattr" : "getxattr", xerr ? "writer" : "reader",
+                         errname(xerr ? xerr : rerr));
+            } else
+                snprintf(r.detail, sizeof r.detail, "name=user.fsaccept seen=%s errno=%s bound_s=%g",
+                         seen ? "same" : "other", rerr ? errname(rerr) : "none", bound_s);
+        }
+        share(&r, 1);
+        print(cases[c], &r, "s");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+int main(int argc, char **argv)
+{
+    int alarm_s = 600, opt;
+    char me[NAME_LEN] = "", host[MPI_MAX_PROCESSOR_NAME];
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    while ((opt = getopt(argc, argv, "d:t:k:r:b:a:")) != -1) {
+        switch (opt) {
+        case 'd': dir = optarg; break;
+        case 't': trials = atoi(optarg); break;
+        case 'k': records = atoi(optarg); break;
+        case 'r': renames = atoi(optarg); break;
+        case 'b': bound_s = atof(optarg); break;
+        case 'a': alarm_s = atoi(optarg); break;
+        default: dir = NULL; optind = argc; break;
+        }
+    }
+    if (!dir || trials < 1 || records < 1 || renames < 1 || !(bound_s > 0) || alarm_s < 1
+        || size < 2) {
+        if (rank == 0)
+            fprintf(stderr, "usage: fsaccept_semantics -d DIR [-t TRIALS] [-k RECORDS] "
+                    "[-r RENAMES] [-b BOUND_S] [-a ALARM_S], on at least 2 ranks\n");
+        MPI_Finalize();
+        return 2;
+    }
+    struct stat dst;
+    int dir_err = stat(dir, &dst) != 0 ? errno : (!S_ISDIR(dst.st_mode) ? ENOTDIR
+                                                  : (access(dir, W_OK | X_OK) ? errno : 0));
+    MPI_Allreduce(MPI_IN_PLACE, &dir_err, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (dir_err) {
+        if (rank == 0)
+            printf(TAG " error dir=%s errno=%s detail=not a directory every rank can write\n",
+                   dir, errname(dir_err));
+        MPI_Finalize();
+        return 2;
+    }
+    signal(SIGALRM, on_alarm);
+    alarm((unsigned)alarm_s);
+    const char *node = getenv("SLURMD_NODENAME");
+    int len;
+    MPI_Get_processor_name(host, &len);
+    snprintf(me, sizeof me, "%.63s", node && *node ? node : host);
+    for (char *c = me; *c; c++)
+        if (*c == ' ' || *c == '=') *c = '_';
+    names = calloc((size_t)size, sizeof *names);
+    MPI_Allgather(me, NAME_LEN, MPI_CHAR, names, NAME_LEN, MPI_CHAR, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf(TAG " version " VERSION " ranks %d trials %d records %d renames %d bound_s %g "
+               "alarm_s %d dir %s\n", size, trials, records, renames, bound_s, alarm_s, dir);
+        for (int i = 0; i < size; i++)
+            printf(TAG " rank %d node %s\n", i, names[i]);
+        fflush(stdout);
+    }
+    visibility();
+    attributes();
+    locks(0);
+    locks(1);
+    appends();
+    renaming();
+    unlink_open();
+    races(0);
+    races(1);
+    links();
+    if (rank == 0)
+        printf(TAG " end\n");
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,2 @@
+mpirun --allow-run-as-root --oversubscribe -np 1 env SLURMD_NODENAME=n1 /tmp/sem-build/fsaccept_semantics -d /tmp/semcap/d -t 8 -k 50 -r 100 -b 5 -a 120 : -np 1 env SLURMD_NODENAME=n2 /tmp/sem-build/fsaccept_semantics -d /tmp/semcap/d -t 8 -k 50 -r 100 -b 5 -a 120 : -np 1 env SLURMD_NODENAME=n3 /tmp/sem-build/fsaccept_semantics -d /tmp/semcap/d -t 8 -k 50 -r 100 -b 5 -a 120 : -np 1 env SLURMD_NODENAME=n4 /tmp/sem-build/fsaccept_semantics -d /tmp/semcap/d -t 8 -k 50 -r 100 -b 5 -a 120
+exit=0

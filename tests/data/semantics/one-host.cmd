@@ -1,0 +1,2 @@
+mpirun --allow-run-as-root --oversubscribe -np 2 /tmp/sem-build/fsaccept_semantics -d /tmp/semcap/d -t 20 -k 100 -r 200 -b 5 -a 120
+exit=0
