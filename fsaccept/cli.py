@@ -103,9 +103,14 @@ def _io500():
     return spec.BENCHMARK
 
 
+def _semantics():
+    from fsaccept.benchmarks.semantics import spec
+    return spec.BENCHMARK
+
+
 #: Each benchmark ``fsaccept parse`` reads: its name -> its record (``Benchmark``).
 PARSED = {"ior": _ior, "mdtest": _mdtest, "md-workbench": _md_workbench, "fio": _fio,
-          "io500": _io500}
+          "io500": _io500, "semantics": _semantics}
 
 
 def _build_parser(command: str = "") -> argparse.ArgumentParser:

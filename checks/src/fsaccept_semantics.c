@@ -138,11 +138,11 @@ static void print(const char *name, const result_t *r, const char *unit)
     const char *rd = r->reader < 0 ? "all" : names[r->reader];
     const char *ok = r->ok == 2 ? "unsupported" : (r->ok ? "1" : "0");
     if (r->p50 >= 0)
-        printf(TAG " %s writer=%s reader=%s value=%.6f p50=%.6f unit=%s ok=%s detail=%s\n",
+        printf(TAG " %s writer=%s reader=%s value=%.9f p50=%.9f unit=%s ok=%s detail=%s\n",
                name, w, rd, r->value, r->p50, unit, ok, r->detail);
     else
         printf(TAG " %s writer=%s reader=%s value=%.*f unit=%s ok=%s detail=%s\n",
-               name, w, rd, strcmp(unit, "s") ? 0 : 6, r->value, unit, ok, r->detail);
+               name, w, rd, strcmp(unit, "s") ? 0 : 9, r->value, unit, ok, r->detail);
     fflush(stdout);
 }
 
@@ -186,9 +186,10 @@ static void visibility(void)
             wait_for(w);
             double start = now();
             for (;;) {
-                delay = now() - start;
-                if (read_file(path, got, sizeof got) == (ssize_t)sizeof got
-                    && memcmp(got, want, sizeof got) == 0)
+                int right = read_file(path, got, sizeof got) == (ssize_t)sizeof got
+                            && memcmp(got, want, sizeof got) == 0;
+                delay = now() - start; /* until the right content has been read */
+                if (right)
                     break;
                 if (delay > bound_s) { delay = -delay; break; }
                 pause_ms(1);
@@ -220,8 +221,9 @@ static double until_size(const char *path, off_t want, off_t *seen)
     struct stat st;
     double start = now(), t;
     for (;;) {
-        t = now() - start;
-        if (stat(path, &st) == 0 && (*seen = st.st_size) == want)
+        int right = stat(path, &st) == 0 && (*seen = st.st_size) == want;
+        t = now() - start; /* until the right size has been seen */
+        if (right)
             return t;
         if (t > bound_s)
             return -t;

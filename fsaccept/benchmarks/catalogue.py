@@ -194,6 +194,9 @@ class Benchmark:
     #: Its checks that scaling sweeps measure (``checks/scaling/``), fixtures included,
     #: each with the dimensions it is swept along (``fsaccept.core.scaling.DIMENSIONS``).
     scaling: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Its program is fsaccept's own, built by its check from ``checks/src/`` (ReFrame's
+    #: build system): no site, Spack or module provides it.
+    built_by_check: bool = False
 
     @property
     def schema_file(self) -> str:

@@ -150,6 +150,12 @@ def fstype_reasons(seen: str, expected: str, where: str) -> list[str]:
 
 
 #: What the per-node check says of a node whose O_DIRECT probe passed.
+#: File-system types whose data lives on this host's own disks or memory: on the
+#: emulated cluster its "nodes" share one page cache (one client), so a read "from
+#: another node" can still come from cache.
+LOCAL_FSTYPES = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "zfs", "f2fs",
+                           "overlay", "vfat", "ramfs"})
+
 ODIRECT_HONOURED = "O_DIRECT honoured"
 
 

@@ -119,10 +119,11 @@ def figure_failures(figures: list[Figure]) -> list[str]:
     return out
 
 
-#: Units of counts, which may be 0 (``outlier_nodes``, ``incorrect_transfers``); every
+#: Units of counts, which may be 0 (``outlier_nodes``, ``incorrect_transfers``, the
+#: semantics check's violations); every
 #: other figure is a rate or a
 #: time, which a test that did I/O cannot measure as 0.
-COUNT_UNITS = frozenset({"nodes", "transfers", ""})
+COUNT_UNITS = frozenset({"nodes", "transfers", "violations", ""})
 
 
 def bogus_figures(figures: list[Figure]) -> list[str]:

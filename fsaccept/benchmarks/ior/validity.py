@@ -17,6 +17,7 @@ from fsaccept.benchmarks.ior.command import PHASES, Phase, TestParameters, check
 from fsaccept.benchmarks.ior.figures import burst_reasons
 from fsaccept.benchmarks.ior.patterns import argv_of, last_option
 from fsaccept.benchmarks.ior.parse import IorRun, RankTimes, exact_bytes_moved
+from fsaccept.core import guards
 from fsaccept.core.reference import entry_thresholds
 from fsaccept.core.slurm import first_lines
 from fsaccept.core.units import GIB, MIB, format_size, parse_size
@@ -45,11 +46,9 @@ class IorExpectation:
     separate_clients: bool = False
 
 
-#: File-system types whose data lives on this host's own disks or memory: on the
-#: emulated cluster its "nodes" share one page cache, so a read "from another node"
-#: can still come from cache.
-LOCAL_FSTYPES = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "zfs", "f2fs",
-                           "overlay", "vfat", "ramfs"})
+#: File-system types whose data lives on this host's own disks or memory (``core``'s:
+#: the semantics check skips on them too).
+LOCAL_FSTYPES = guards.LOCAL_FSTYPES
 
 
 def output_expectation(run: IorRun, operation: str) -> IorExpectation:

@@ -1,0 +1,1 @@
+"""fsaccept's cross-node semantics check (``checks/src/fsaccept_semantics.c``)."""

@@ -1,0 +1,91 @@
+"""The semantics program's command line from a reference entry (``tests.semantics``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fsaccept.benchmarks.semantics import parse
+
+#: The program's file, built by the check (ReFrame's SingleSource) from ``checks/src/``.
+SOURCE = "fsaccept_semantics.c"
+EXECUTABLE = "fsaccept_semantics"
+
+#: Seconds beyond the cases' bounded waits before the program's own alarm ends it.
+ALARM_MARGIN_S = 60
+#: Bounded waits besides the visibility trials (attributes, locks, rename, links).
+OTHER_WAITS = 10
+
+
+@dataclass(frozen=True)
+class SemanticsParameters:
+    """The semantics entry of a reference file, typed (the program's flag in brackets)."""
+
+    name: str
+    node_fraction: float
+    trials: int = 20  #: [-t] visibility trials, and O_EXCL and mkdir race rounds
+    records: int = 100  #: [-k] O_APPEND records per rank
+    renames: int = 200  #: [-r] versions renamed over one name
+    bound_s: float = 10.0  #: [-b] the longest any wait for a change may take
+    max_visibility_s: float = 1.0  #: seconds a change may take to show on another node
+    xattrs: bool = True  #: the contract promises user xattrs (user.fsaccept)
+    ranks_per_node: int = 1  #: one rank per node: rank r and r+1 on different nodes
+
+
+def parameters(name: str, entry: dict[str, Any]) -> SemanticsParameters:
+    """The typed entry."""
+    plain = {k: v for k, v in entry.items() if k != "thresholds"}
+    return SemanticsParameters(name=name, **plain)
+
+
+def alarm_s(p: SemanticsParameters) -> int:
+    """Seconds after which the program ends itself, saying in which case."""
+    return int(p.bound_s * (p.trials + OTHER_WAITS)) + ALARM_MARGIN_S
+
+
+def semantics_options(p: SemanticsParameters, directory: str) -> list[str]:
+    """The program's arguments (a list: the directory one element)."""
+    return ["-d", directory, "-t", str(p.trials), "-k", str(p.records), "-r", str(p.renames),
+            "-b", f"{p.bound_s:g}", "-a", str(alarm_s(p))]
+
+
+def planned_bytes(p: SemanticsParameters, ranks: int) -> int:
+    """The most data alive at once: the appended records and a few small files."""
+    return ranks * p.records * 64 + 64 * 1024
+
+
+def deadline_s(p: SemanticsParameters) -> int:
+    """Seconds the job may run: up to the program's alarm."""
+    return alarm_s(p)
+
+
+def entry_rules(where: str, entry: dict[str, Any]) -> list[str]:
+    """What the schema cannot say: each wait's bound above the visibility threshold (a
+    change that never shows must fail the threshold, not look like a pass)."""
+    bound = entry.get("bound_s", SemanticsParameters.bound_s)
+    limit = entry.get("max_visibility_s", SemanticsParameters.max_visibility_s)
+    if isinstance(bound, (int, float)) and isinstance(limit, (int, float)) and bound <= limit:
+        return [f"{where}.bound_s: {bound:g} s is not above max_visibility_s {limit:g} s: "
+                "a change that never shows would stop at the bound and pass"]
+    return []
+
+
+def thresholds(p: SemanticsParameters) -> dict[str, tuple[float, float | None, float | None, str]]:
+    """The figures the entry judges -> ReFrame's (value, lower, upper, unit): every
+    delay a ceiling of ``max_visibility_s``; a case the file system does not support a
+    violation where the entry promises it (user xattrs).  The violation counts are the
+    catalogue's fixed thresholds."""
+    out: dict[str, tuple[float, float | None, float | None, str]] = {
+        parse.figure_of(c): (p.max_visibility_s, None, 0, parse.SECONDS)
+        for c, unit in parse.CASES.items() if unit == parse.SECONDS
+        and (p.xattrs or c not in parse.MAY_BE_UNSUPPORTED)}
+    if p.xattrs:
+        out.update({parse.unsupported_figure(c): (0, None, 0, parse.VIOLATIONS)
+                    for c in parse.MAY_BE_UNSUPPORTED})
+    return out
+
+
+def fixed_thresholds() -> dict[str, tuple[float, float | None, float | None, str]]:
+    """What POSIX promises whatever the reference says: no violation."""
+    return {parse.figure_of(c): (0, None, 0, parse.VIOLATIONS)
+            for c, unit in parse.CASES.items() if unit == parse.VIOLATIONS}

@@ -1,0 +1,269 @@
+"""The semantics program's output (``checks/src/fsaccept_semantics.c``) -> a typed run.
+
+Rank 0 prints a header, the node of every rank, one line per case and an end line::
+
+    fsaccept-semantics version 1 ranks 2 trials 20 records 100 renames 200 bound_s 5 ...
+    fsaccept-semantics rank 0 node n1
+    fsaccept-semantics visibility writer=n1 reader=n2 value=0.0021 p50=0.00002 unit=s ok=1 detail=...
+    fsaccept-semantics end
+
+Pure: text in, run out.  Every pattern is linear in the line it reads.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from fsaccept.core.findings import (INVALID, WARNING, Finding, Findings, Judged, json_safe,
+                                    line_findings)
+
+PREFIX = "fsaccept-semantics"
+#: The program's output format this parser reads.
+VERSION = "1"
+
+SECONDS, VIOLATIONS = "s", "violations"
+#: Each case the program runs, in its order, and the unit of its value: seconds until
+#: the reader saw the writer's change, or a count of violations.
+CASES = {
+    "visibility": SECONDS, "attr-append": SECONDS, "attr-truncate": SECONDS,
+    "flock": VIOLATIONS, "fcntl-lock": VIOLATIONS, "append": VIOLATIONS,
+    "rename": VIOLATIONS, "unlink-open": VIOLATIONS, "excl-race": VIOLATIONS,
+    "mkdir-race": VIOLATIONS, "hardlink": SECONDS, "symlink": SECONDS, "xattr": SECONDS,
+}
+#: Cases whose writer and reader are two ranks (the others: every rank writes).
+PAIRED = tuple(c for c in CASES if c not in ("append", "excl-race", "mkdir-race"))
+#: Cases a file system may not support (ENOTSUP): never PASS then.
+MAY_BE_UNSUPPORTED = ("xattr",)
+#: ``ok=`` of a case whose operation the file system does not support.
+UNSUPPORTED = "unsupported"
+
+
+def figure_of(case: str) -> str:
+    """A case's figure: ``visibility_max_s``, ``attr_append_s``, ``flock_violations``."""
+    base = case.replace("-", "_")
+    if case == "visibility":
+        return "visibility_max_s"
+    return f"{base}_s" if CASES[case] == SECONDS else f"{base}_{VIOLATIONS}"
+
+
+#: The visibility case's median trial, and a case the file system does not support.
+P50_FIGURE = "visibility_p50_s"
+
+
+def unsupported_figure(case: str) -> str:
+    return f"{case.replace('-', '_')}_unsupported"
+
+
+#: Every figure a run may report -> its unit; the first is the main figure.
+FIGURES: dict[str, str] = {
+    **{figure_of(c): CASES[c] for c in CASES}, P50_FIGURE: SECONDS,
+    **{unsupported_figure(c): VIOLATIONS for c in MAY_BE_UNSUPPORTED}}
+
+
+@dataclass
+class CaseResult:
+    """One case line, as printed."""
+
+    name: str
+    writer: str
+    reader: str
+    value: float
+    unit: str
+    ok: str  #: ``1``, ``0`` or ``unsupported``
+    detail: str
+    line: int
+    p50: float | None = None
+
+    @property
+    def supported(self) -> bool:
+        return self.ok != UNSUPPORTED
+
+    @property
+    def pair(self) -> str:
+        """'writer n1, reader n2' (``all``: every rank)."""
+        return f"writer {self.writer}, reader {self.reader}"
+
+
+@dataclass
+class SemanticsRun(Judged):
+    """Everything parsed from one run of the semantics program."""
+
+    version: str | None = None
+    ranks: int | None = None
+    trials: int | None = None
+    records: int | None = None
+    renames: int | None = None
+    bound_s: float | None = None
+    alarm_s: int | None = None
+    directory: str | None = None
+    nodes: dict[int, str] = field(default_factory=dict)  #: rank -> node
+    cases: dict[str, CaseResult] = field(default_factory=dict)
+    ended: bool = False
+    findings: list[Finding] = field(default_factory=Findings)
+
+    @property
+    def reasons(self) -> list[str]:
+        return [f"line {f.line}: {f.text}" if f.line else f.text
+                for f in self.findings if f.severity == INVALID]
+
+    def figures(self) -> dict[str, float]:
+        """Each case's value as printed (seconds, or violations), the visibility
+        case's median, and 1 for a case the file system does not support."""
+        out: dict[str, float] = {}
+        for case in self.cases.values():
+            if case.name in MAY_BE_UNSUPPORTED:
+                out[unsupported_figure(case.name)] = 0.0 if case.supported else 1.0
+            if case.supported:
+                out[figure_of(case.name)] = case.value
+            if case.p50 is not None:
+                out[P50_FIGURE] = case.p50
+        return out
+
+    def case_lines(self) -> str:
+        """The case lines as printed, one per line: the evidence the sign-off reads."""
+        return "\n".join(_format(c) for c in self.cases.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["findings"] = [asdict(f) for f in self.findings]
+        d["valid"], d["reasons"], d["figures"] = self.valid, self.reasons, self.figures()
+        return json_safe(d)
+
+
+def _format(c: CaseResult) -> str:
+    p50 = f" p50={c.p50!r}" if c.p50 is not None else ""
+    return (f"{PREFIX} {c.name} writer={c.writer} reader={c.reader} value={c.value!r}{p50} "
+            f"unit={c.unit} ok={c.ok} detail={c.detail}")
+
+
+_HEADER = re.compile(rf"^{PREFIX} version (\S+) ranks (\d+) trials (\d+) records (\d+) "
+                     r"renames (\d+) bound_s (\S+) alarm_s (\d+) dir (.*)$")
+_RANK = re.compile(rf"^{PREFIX} rank (\d+) node (\S+)$")
+# Each field a run of non-blanks followed by a blank: linear.
+_CASE = re.compile(rf"^{PREFIX} ([a-z-]+) writer=(\S+) reader=(\S+) value=(\S+)"
+                   r"(?: p50=(\S+))? unit=(\S+) ok=(\S+) detail=(.*)$")
+_SPECIAL = re.compile(rf"^{PREFIX} (version|rank|end|abort|error)\b")
+
+
+def _float(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _classify(line: str) -> tuple[str, str] | None:
+    """(severity, kind) of a launcher's or the system's line that bears on validity."""
+    if "MPI_ABORT was invoked" in line:
+        return INVALID, "mpi-abort"
+    if line.startswith(("srun: error", "slurmstepd")) and "error" in line:
+        return INVALID, "launcher"
+    if "Segmentation fault" in line or "exited on signal" in line:
+        return INVALID, "launcher"
+    if "exited with non-zero status" in line:
+        return INVALID, "launcher"
+    if line.startswith(f"{PREFIX}: "):  # the program's own complaint (stderr)
+        return WARNING, "program"
+    if line.startswith("usage: fsaccept_semantics"):
+        return INVALID, "usage"
+    return None
+
+
+def error_findings(text: str) -> list[Finding]:
+    """Findings in text that is not the program's own report (the job's stderr)."""
+    return line_findings(text, _classify)
+
+
+def parse_semantics(text: str) -> SemanticsRun:
+    """The run ``text`` holds; what cannot be trusted is a finding (INVALID)."""
+    run = SemanticsRun()
+    found = run.findings
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.startswith(PREFIX + " "):
+            cls = _classify(line)
+            if cls:
+                found.append(Finding(cls[0], cls[1], lineno, line))
+            continue
+        if "\x00" in line:
+            found.append(Finding(INVALID, "unreadable", lineno, line.replace("\x00", "\\0")))
+            continue
+        _line(run, line, lineno)
+    if run.version is None:
+        found.append(Finding(INVALID, "no-header", None,
+                             f"no '{PREFIX} version' line: not the semantics program's output"))
+    elif run.version != VERSION:
+        found.append(Finding(INVALID, "version", None,
+                             f"output format {run.version!r}, this parser reads {VERSION!r}"))
+    if run.version is not None and not run.ended:
+        found.append(Finding(INVALID, "truncated", None,
+                             f"no '{PREFIX} end' line: the run did not finish"))
+    missing = [c for c in CASES if c not in run.cases]
+    if run.version is not None and missing:
+        found.append(Finding(INVALID, "missing-case", None,
+                             f"no result for {', '.join(missing)}"))
+    return run
+
+
+def _line(run: SemanticsRun, line: str, lineno: int) -> None:
+    found = run.findings
+    special = _SPECIAL.match(line)
+    kind = special.group(1) if special else ""
+    if kind == "version":
+        m = _HEADER.match(line)
+        if not m or run.version is not None:
+            why = "a second header" if m else "unreadable header"
+            found.append(Finding(INVALID, "unreadable", lineno, f"{why}: {line}"))
+            return
+        run.version, run.directory = m.group(1), m.group(8)
+        run.ranks, run.trials, run.records, run.renames = (int(m.group(i)) for i in (2, 3, 4, 5))
+        run.bound_s, run.alarm_s = _float(m.group(6)), int(m.group(7))
+    elif kind == "rank":
+        m = _RANK.match(line)
+        if not m or int(m.group(1)) in run.nodes:
+            found.append(Finding(INVALID, "unreadable", lineno, line))
+            return
+        run.nodes[int(m.group(1))] = m.group(2)
+    elif kind == "end":
+        run.ended = True
+    elif kind in ("abort", "error"):
+        found.append(Finding(INVALID, kind, lineno, line))
+    else:
+        _case(run, line, lineno)
+
+
+def _case(run: SemanticsRun, line: str, lineno: int) -> None:
+    found = run.findings
+    m = _CASE.match(line)
+    if not m:
+        found.append(Finding(INVALID, "unreadable", lineno, line))
+        return
+    name, writer, reader, value, p50, unit, ok, detail = m.groups()
+    if name not in CASES:
+        found.append(Finding(INVALID, "unknown-case", lineno, line))
+        return
+    if name in run.cases:
+        found.append(Finding(INVALID, "duplicate", lineno,
+                             f"a second {name} line (the first: line {run.cases[name].line})"))
+        return
+    number, median = _float(value), _float(p50)
+    problems = []
+    if unit != CASES[name]:
+        problems.append(f"unit {unit!r}, not {CASES[name]!r}")
+    if ok not in ("1", "0", UNSUPPORTED) or (ok == UNSUPPORTED and name not in MAY_BE_UNSUPPORTED):
+        problems.append(f"ok={ok!r}")
+    for label, v in (("value", number), ("p50", median)):
+        if (label == "value" or p50 is not None) and (v is None or not math.isfinite(v) or v < 0):
+            problems.append(f"{label} {value if label == 'value' else p50!r} is not a "
+                            "finite number >= 0")
+    if name == "visibility" and p50 is None:
+        problems.append("no p50")
+    if problems:
+        found.append(Finding(INVALID, "bogus", lineno, f"{'; '.join(problems)}: {line}"))
+        return
+    run.cases[name] = CaseResult(name=name, writer=writer, reader=reader, value=number,
+                                 unit=unit, ok=ok, detail=detail, line=lineno, p50=median)

@@ -1,0 +1,28 @@
+"""The cross-node semantics check, declared once: its record and its catalogue of tests
+(``checks/semantics.py``): fsaccept's own program (``checks/src/fsaccept_semantics.c``,
+built by the check), one rank per node, each writer and its reader on different nodes."""
+
+from __future__ import annotations
+
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, Benchmark, TestSpec
+from fsaccept.benchmarks.semantics import command, parse, validity
+
+KEY = "semantics"
+
+TESTS = (
+    TestSpec(check="SemanticsProgram", role=FIXTURE, key=KEY, benchmark="semantics",
+             descr="the cross-node semantics program, built for this environment"),
+    TestSpec(check="CrossNodeSemantics", role=ACCEPTANCE, key=KEY, benchmark="semantics",
+             descr="cross-node semantics: visibility, attributes, locks, append, rename, "
+                   "unlink, create races, links, xattrs",
+             tags=("semantics",), figures=tuple(parse.FIGURES),
+             schema="semantics.schema.json", fixed_thresholds=command.fixed_thresholds(),
+             reduction_matters=False),
+)
+
+BENCHMARK = Benchmark(
+    # fsaccept's own program: built by the check from checks/src/, no Spack package.
+    name="semantics", binary=command.EXECUTABLE, spack_package="", version_name="semantics",
+    figure_kinds=("semantics",), parser=parse.parse_semantics, tests=TESTS,
+    entry_rules=command.entry_rules, reread_rules=validity.reread_reasons,
+    built_by_check=True)
