@@ -26,6 +26,10 @@ worthless.
   by Slurm (:func:`fsaccept.core.slurm.accounting_reasons`, as live);
 - a time limit noted after the benchmark (``time_limit_after_benchmark``): a note only
   when the benchmark had ended with exit 0;
+- the semantics program's case lines (``semantics_cases``): each figure the value its
+  line gives, each delay's ceiling no looser than the verified reference's
+  ``max_visibility_s``, and a case that fails by
+  :func:`fsaccept.benchmarks.semantics.validity.failures` never in a passed test;
 - IO500's results (``io500_result``): :func:`fsaccept.benchmarks.io500.validity.invalid_reasons`
   (its score recomputed from its phases), and its figures those the results give.
 
@@ -52,6 +56,9 @@ from fsaccept.benchmarks.ior.command import (PHASES, checkpoint_block, checkpoin
 from fsaccept.benchmarks.ior.command import parameters as ior_parameters
 from fsaccept.benchmarks.ior.figures import RANK_TEXT, Burst, rank_text
 from fsaccept.benchmarks.ior.patterns import argv_of, last_option
+from fsaccept.benchmarks.semantics import command as semantics_command
+from fsaccept.benchmarks.semantics import parse as semantics_parse
+from fsaccept.benchmarks.semantics import validity as semantics_validity
 from fsaccept.core import degraded, guards, placement, reduction, servers, slurm
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.reference import ReferenceError
@@ -205,6 +212,8 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
     out += _verify_reasons(case, spec)
     if spec.benchmark == "io500" and spec.role == ACCEPTANCE:
         out += io500_reasons(case)
+    if spec.benchmark == "semantics" and spec.role == ACCEPTANCE:
+        out += semantics_reasons(case, spec, reference)
     note = case.get("time_limit_after_benchmark")
     out += slurm.accounting_reasons(case.get("job_accounting"), case.job.jobid,
                                     str(note or ""))
@@ -441,4 +450,44 @@ def io500_reasons(case: Case) -> list[str]:
         if fig.value is not None and (value is None or abs(fig.value - value) > 1e-9):
             out.append(f"{fig.name} is recorded as {fig.value}, but its recorded IO500 "
                        f"results give {value if value is not None else 'none'}")
+    return out
+
+
+def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list[str]:
+    """The semantics program's case lines judged again, by the live check's functions:
+    its figures those the lines give; with the verified reference, each delay's ceiling
+    its ``max_visibility_s`` (no looser), and no failed case in a test recorded as
+    passed."""
+    text = case.get("semantics_cases")
+    if not isinstance(text, str) or not text:
+        return ["evidence missing: no semantics_cases, which the semantics check records"]
+    run = semantics_parse.parse_case_lines(text)
+    if not run.valid:
+        return [f"its recorded case lines (semantics_cases) cannot be read: "
+                f"{'; '.join(run.reasons)[:300]}"]
+    out = []
+    given = run.figures()
+    for fig in case.figures:
+        value = given.get(fig.name)
+        if fig.value is not None and (value is None or abs(fig.value - value) > 1e-9):
+            out.append(f"{fig.name} is recorded as {fig.value}, but its case lines give "
+                       f"{value if value is not None else 'none'}")
+    entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
+    if not isinstance(entry, dict):
+        return out
+    try:
+        params = semantics_command.parameters(spec.key, entry)
+    except (TypeError, ValueError) as err:
+        return out + [f"tests.{spec.key} cannot be read: {str(err)[:200]}"]
+    by_name = {f.name: f for f in case.figures}
+    for name, (value, _, upper, unit) in semantics_command.thresholds(params).items():
+        fig = by_name.get(name)
+        if fig is not None and (fig.upper_limit is None
+                                or fig.upper_limit > value * (1 + (upper or 0))):
+            out.append(f"{name}: the reference file says at most {value:g} {unit}, but the "
+                       "test was judged against "
+                       f"{fig.upper_limit if fig.upper_limit is not None else 'nothing'}")
+    failed = semantics_validity.failures(run, params)
+    if failed and case.get("result") == "pass":
+        out.append(f"recorded as passed, but its case lines fail: {'; '.join(failed)[:400]}")
     return out

@@ -209,6 +209,22 @@ def parse_semantics(text: str) -> SemanticsRun:
     return run
 
 
+def parse_case_lines(text: str) -> SemanticsRun:
+    """The case lines a check recorded (``semantics_cases``: :meth:`SemanticsRun.case_lines`),
+    without the header: what the sign-off judges again."""
+    run = SemanticsRun()
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if line.startswith(PREFIX + " ") and "\x00" not in line and not _SPECIAL.match(line):
+            _case(run, line, lineno)
+        else:
+            run.findings.append(Finding(INVALID, "unreadable", lineno, line.replace("\x00", "\\0")))
+    missing = [c for c in CASES if c not in run.cases]
+    if missing:
+        run.findings.append(Finding(INVALID, "missing-case", None,
+                                    f"no result for {', '.join(missing)}"))
+    return run
+
+
 def _line(run: SemanticsRun, line: str, lineno: int) -> None:
     found = run.findings
     special = _SPECIAL.match(line)

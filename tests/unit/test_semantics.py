@@ -1,0 +1,277 @@
+"""The cross-node semantics check: its parser on real captures (tests/data/semantics/)
+and hostile inputs, its rules, its judgement naming the node pair, and the sign-off's
+re-judgement of the recorded case lines."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from fsaccept.benchmarks import registry
+from fsaccept.benchmarks.semantics import command, parse, validity
+from fsaccept.benchmarks.semantics.parse import parse_semantics
+from fsaccept.reporting.case import case_of
+from fsaccept.reporting.evidence import semantics_reasons
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "semantics"
+SPEC = registry.TESTS["CrossNodeSemantics"]
+
+
+def _text(name: str) -> str:
+    return (DATA / f"{name}.txt").read_text()
+
+
+def _exp(run: parse.SemanticsRun) -> validity.SemanticsExpectation:
+    return validity.expectation_from_output(run)
+
+
+def _params(**entry) -> command.SemanticsParameters:
+    return command.parameters("semantics", {"node_fraction": 1.0, **entry})
+
+
+def _edit(text: str, case: str, old: str, new: str) -> str:
+    """A capture's case line edited in the test (never in the capture)."""
+    line = next(x for x in text.splitlines() if x.startswith(f"{parse.PREFIX} {case} "))
+    assert old in line
+    return text.replace(line, line.replace(old, new, 1), 1)
+
+
+@pytest.mark.parametrize("name, ranks", [("two-names", 2), ("four-ranks", 4)])
+def test_a_real_run_on_named_nodes_gives_every_case_and_is_valid(name, ranks):
+    run = parse_semantics(_text(name))
+    assert run.valid and run.ended and run.version == parse.VERSION, run.reasons
+    assert list(run.cases) == list(parse.CASES)
+    assert run.ranks == ranks and len(set(run.nodes.values())) == ranks
+    assert validity.invalid_reasons(run, _exp(run)) == []
+    assert validity.failures(run, _params()) == []
+    figures = run.figures()
+    assert set(figures) <= set(SPEC.figures) and SPEC.main_figure in figures
+    assert figures["xattr_unsupported"] == 0 and figures["flock_violations"] == 0
+    # Taken as printed: the visibility line's own numbers.
+    vis = run.cases["visibility"]
+    assert figures["visibility_max_s"] == vis.value and figures["visibility_p50_s"] == vis.p50
+    assert vis.writer != vis.reader
+
+
+def test_every_figure_has_a_threshold_live_and_in_the_catalogue():
+    judged = {**command.thresholds(_params()), **SPEC.fixed_thresholds}
+    assert set(judged) == set(SPEC.figures) - {parse.P50_FIGURE}
+    assert all(v == (0, None, 0, "violations") for v in SPEC.fixed_thresholds.values())
+    assert command.thresholds(_params(max_visibility_s=0.5))["visibility_max_s"] == (
+        0.5, None, 0, "s")
+    # xattrs not promised: neither the xattr delay nor its support is judged.
+    assert not {"xattr_s", "xattr_unsupported"} & set(command.thresholds(_params(xattrs=False)))
+
+
+def test_one_host_is_invalid_nothing_crossed_nodes():
+    run = parse_semantics(_text("one-host"))
+    assert run.valid  # the output itself is whole
+    reasons = validity.invalid_reasons(run, _exp(run))
+    assert any("same node vm" in r and "nothing crossed nodes" in r for r in reasons), reasons
+    assert any("one rank per node" in r for r in reasons)
+
+
+@pytest.mark.parametrize("name, kind", [
+    ("alarm", "abort"), ("missing-dir", "error"), ("usage", "usage"), ("one-rank", "usage")])
+def test_failed_runs_are_invalid_and_say_why(name, kind):
+    run = parse_semantics(_text(name))
+    assert not run.valid
+    assert kind in {f.kind for f in run.findings}
+    assert run.figures() == {} or name != "alarm"
+
+
+def test_the_alarm_names_the_case_it_stopped_in():
+    run = parse_semantics(_text("alarm"))
+    assert any("case=visibility reason=alarm" in r for r in run.reasons)
+    assert any("did not finish" in r for r in run.reasons)
+
+
+def test_a_failing_case_names_its_node_pair():
+    text = _edit(_text("two-names"), "visibility", "value=0.002094899", "value=3.5")
+    text = _edit(text, "flock", "value=0 ", "value=1 ")
+    run = parse_semantics(text)
+    failed = validity.failures(run, _params())
+    assert any(f.startswith("visibility: writer n1, reader n2: 3.5s (at most 1s")
+               for f in failed), failed
+    assert any(f.startswith("flock: writer n1, reader n2: 1 violations") for f in failed)
+
+
+def test_a_change_never_seen_fails_at_the_bound():
+    text = _edit(_text("two-names"), "attr-truncate", "value=0.000001462 unit=s ok=1",
+                 "value=5.000321 unit=s ok=0")
+    failed = validity.failures(parse_semantics(text), _params())
+    assert failed and failed[0].startswith("attr-truncate: writer n1, reader n2: 5.00032s")
+
+
+UNSUPPORTED = ("value=0.000007261 unit=s ok=1 detail=name=user.fsaccept seen=same "
+               "errno=none bound_s=5")
+
+
+def test_xattr_not_supported_is_never_a_pass():
+    text = _edit(_text("two-names"), "xattr", UNSUPPORTED,
+                 "value=0.000000000 unit=s ok=unsupported detail=user.fsaccept setxattr "
+                 "on the writer: ENOTSUP")
+    run = parse_semantics(text)
+    assert run.valid and "xattr_s" not in run.figures()
+    assert run.figures()["xattr_unsupported"] == 1
+    failed = validity.failures(run, _params())
+    assert failed == ["xattr: writer n1, reader n2: not supported (user.fsaccept setxattr "
+                      "on the writer: ENOTSUP), and the reference promises it"]
+    # Not promised: listed as such, not judged.
+    assert validity.failures(run, _params(xattrs=False)) == []
+    assert validity.not_promised(run, _params(xattrs=False))[0].startswith(
+        "xattr: not promised")
+
+
+def test_unsupported_is_only_an_outcome_of_a_case_that_may_be_unsupported():
+    text = _edit(_text("two-names"), "flock", "ok=1", "ok=unsupported")
+    assert "bogus" in {f.kind for f in parse_semantics(text).findings}
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "-inf", "1e999", "x"])
+def test_a_value_that_is_no_measurement_is_invalid(value):
+    run = parse_semantics(_edit(_text("two-names"), "visibility", "value=0.002094899",
+                                f"value={value}"))
+    assert not run.valid and "bogus" in {f.kind for f in run.findings}
+    assert "visibility_max_s" not in run.figures()
+    assert all(math.isfinite(v) for v in run.figures().values())
+
+
+def test_a_duplicate_case_line_is_invalid_and_the_first_counts():
+    text = _text("two-names")
+    line = next(x for x in text.splitlines() if x.startswith(f"{parse.PREFIX} rename "))
+    run = parse_semantics(text.replace(line, line + "\n" + line.replace("value=0", "value=0"), 1))
+    assert "duplicate" in {f.kind for f in run.findings} and not run.valid
+    run = parse_semantics(text + text)
+    assert not run.valid and {"duplicate", "unreadable"} <= {f.kind for f in run.findings}
+
+
+def test_every_cut_of_a_real_run_is_invalid_until_its_end_line():
+    text = _text("two-names")
+    end = text.index(f"{parse.PREFIX} end")
+    for cut in range(0, end, 37):
+        run = parse_semantics(text[:cut])
+        assert not run.valid, cut
+    assert parse_semantics(text[:end + len(f"{parse.PREFIX} end")]).valid
+
+
+@pytest.mark.parametrize("blob", [
+    b"\x00" * 1000, bytes(range(256)) * 20, b"fsaccept-semantics \x00\xff version 1\n",
+    b"\xff\xfe" + "fsaccept-semantics".encode("utf-16-le")])
+def test_binary_input_is_invalid_never_an_exception(blob):
+    run = parse_semantics(blob.decode("utf-8", errors="replace"))
+    assert not run.valid and run.figures() == {}
+    run.to_dict()
+
+
+def test_an_unknown_case_or_output_format_is_invalid():
+    text = _text("two-names")
+    assert "unknown-case" in {f.kind for f in parse_semantics(
+        text.replace(f"{parse.PREFIX} end", f"{parse.PREFIX} quota writer=n1 reader=n2 "
+                     "value=0 unit=s ok=1 detail=x\n" f"{parse.PREFIX} end")).findings}
+    run = parse_semantics(text.replace("version 1 ", "version 2 ", 1))
+    assert "version" in {f.kind for f in run.findings}
+
+
+def test_ranks_other_than_asked_are_invalid():
+    run = parse_semantics(_text("four-ranks"))
+    reasons = validity.invalid_reasons(run, validity.SemanticsExpectation(8, 8, 50, 100))
+    assert any("ranks, trials, records, renames (4, 8, 50, 100), (8, 8, 50, 100) asked" in r
+               for r in reasons)
+
+
+def test_reread_rules_hold_a_log_to_its_own_header():
+    run = parse_semantics(_text("one-host"))
+    reasons, not_applied = validity.reread_reasons(run)
+    assert any("same node vm" in r for r in reasons) and not_applied
+    assert validity.reread_reasons(parse_semantics(""))[0] == []
+
+
+def test_parsing_cost_is_linear_in_a_lines_length():
+    from . import stepcount
+    real = _text("two-names")
+    line = next(x for x in real.splitlines() if x.startswith(f"{parse.PREFIX} rename "))
+    stepcount.assert_linear(lambda n: real.replace(line, line + " writer=" * n, 1),
+                            parse_semantics, [parse], n=100)
+
+
+def test_the_command_is_a_list_with_the_program_alarm_after_every_bound():
+    p = _params(trials=5, bound_s=2)
+    opts = command.semantics_options(p, "/mnt/x y/semantics")
+    assert opts[:2] == ["-d", "/mnt/x y/semantics"]
+    assert opts[opts.index("-a") + 1] == str(command.alarm_s(p))
+    assert command.alarm_s(p) == 2 * (5 + command.OTHER_WAITS) + command.ALARM_MARGIN_S
+    assert command.deadline_s(p) == command.alarm_s(p)
+
+
+def test_the_entry_rule_wants_the_bound_above_the_threshold():
+    assert command.entry_rules("tests.semantics", {"bound_s": 1, "max_visibility_s": 1}) == [
+        "tests.semantics.bound_s: 1 s is not above max_visibility_s 1 s: a change that "
+        "never shows would stop at the bound and pass"]
+    assert command.entry_rules("tests.semantics", {"node_fraction": 1}) == []
+
+
+def test_a_reference_without_the_entry_stays_valid_and_one_with_it_is_checked(tmp_path):
+    import yaml
+
+    from fsaccept.suite.reference import ReferenceError, load_reference
+    repo = Path(__file__).resolve().parents[2] / "reference"
+    assert "semantics" not in load_reference(repo / "local.yaml").entries
+    assert load_reference(repo / "local-gluster.yaml").entries["semantics"][
+        "max_visibility_s"] == 1
+    data = yaml.safe_load((repo / "local-gluster.yaml").read_text())
+    data["tests"]["semantics"]["bound_s"] = 0.5
+    data["tests"]["semantics"]["colour"] = "red"
+    path = tmp_path / "sys.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ReferenceError) as err:
+        load_reference(path)
+    assert "tests.semantics: unknown key(s) 'colour'" in str(err.value)
+
+
+def _case(text: str, result: str = "pass", limit: float = 1.0):
+    run = parse_semantics(text)
+    fixed = SPEC.fixed_thresholds
+    perf = {}
+    for name, value in run.figures().items():
+        ref, lower, upper, unit = fixed.get(name) or command.thresholds(
+            _params(max_visibility_s=limit)).get(name) or (0, None, None, parse.FIGURES[name])
+        perf[f"local-gluster:compute:{name}"] = [value, ref, lower, upper, unit, result]
+    return case_of({"name": "CrossNodeSemantics", "result": result, "perfvalues": perf,
+                    "semantics_cases": run.case_lines()})
+
+
+class _Reference:
+    def __init__(self, **entry):
+        self.entries = {"semantics": {"node_fraction": 1.0, **entry}}
+
+
+def test_the_sign_off_judges_the_recorded_case_lines_again():
+    text = _text("two-names")
+    assert semantics_reasons(_case(text), SPEC, _Reference()) == []
+    # A passed test whose case lines fail.
+    failing = _edit(text, "visibility", "value=0.002094899", "value=3.5")
+    case = _case(failing)
+    reasons = semantics_reasons(case, SPEC, _Reference())
+    assert any("recorded as passed, but its case lines fail: visibility: writer n1, "
+               "reader n2" in r for r in reasons), reasons
+    # Judged looser than the verified reference says.
+    reasons = semantics_reasons(_case(text, limit=5), SPEC, _Reference(max_visibility_s=1))
+    assert any(r.startswith("visibility_max_s: the reference file says at most 1 s")
+               for r in reasons), reasons
+
+
+def test_the_sign_off_refuses_missing_or_edited_case_lines():
+    case = _case(_text("two-names"))
+    record = dict(case.record, semantics_cases="")
+    assert semantics_reasons(case_of(record), SPEC) == [
+        "evidence missing: no semantics_cases, which the semantics check records"]
+    edited = dict(case.record, semantics_cases=case.record["semantics_cases"].replace(
+        "value=0.002094899", "value=0.5"))
+    assert any("visibility_max_s is recorded as 0.002094899, but its case lines give 0.5" in r
+               for r in semantics_reasons(case_of(edited), SPEC))
+    cut = dict(case.record, semantics_cases=case.record["semantics_cases"][:200])
+    assert semantics_reasons(case_of(cut), SPEC)[0].startswith(
+        "its recorded case lines (semantics_cases) cannot be read")
