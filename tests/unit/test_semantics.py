@@ -275,3 +275,46 @@ def test_the_sign_off_refuses_missing_or_edited_case_lines():
     cut = dict(case.record, semantics_cases=case.record["semantics_cases"][:200])
     assert semantics_reasons(case_of(cut), SPEC)[0].startswith(
         "its recorded case lines (semantics_cases) cannot be read")
+
+
+# ------------------------------------------------------------------ the check and its program
+
+REPO = Path(__file__).resolve().parents[2]
+SOURCE = REPO / "checks" / "src" / command.SOURCE
+
+
+def test_the_program_prints_every_case_the_parser_reads():
+    text = SOURCE.read_text()
+    assert all(f'"{case}"' in text for case in parse.CASES)
+    assert f'#define VERSION "{parse.VERSION}"' in text and f'"{parse.PREFIX}"' in text
+
+
+def test_the_check_is_listed_with_its_program_as_a_fixture():
+    """``reframe --list`` sets up nothing (no Slurm, no job): the check only loads."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run([str(Path(sys.executable).parent / "reframe"), "-C",
+                           str(REPO / "config" / "settings.py"), "--system", "local", "-c",
+                           str(REPO / "checks"), "-t", "semantics", "-l"],
+                          capture_output=True, text=True, env=env, timeout=120, cwd=REPO)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "- CrossNodeSemantics /" in proc.stdout and "^SemanticsProgram " in proc.stdout
+    assert "Found 1 check(s)" in proc.stdout
+
+
+def test_no_site_module_or_spack_is_asked_for_the_program():
+    from fsaccept.suite import provision
+    assert command.EXECUTABLE not in registry.binaries()
+    [line] = provision.session_commands({"benchmarks": "path"}, "local")
+    assert command.EXECUTABLE not in line
+    assert not registry.BENCHMARKS["semantics"].spack_package
+
+
+@pytest.mark.skipif(not __import__("shutil").which("mpicc"), reason="no mpicc here")
+def test_the_program_builds_without_a_warning(tmp_path):
+    import subprocess
+    proc = subprocess.run(["mpicc", "-O2", "-Wall", "-Wextra", "-o", str(tmp_path / "p"),
+                           str(SOURCE)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
