@@ -318,3 +318,29 @@ def test_the_program_builds_without_a_warning(tmp_path):
     proc = subprocess.run(["mpicc", "-O2", "-Wall", "-Wextra", "-o", str(tmp_path / "p"),
                            str(SOURCE)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and not proc.stderr, proc.stderr
+
+
+class _Skipped(Exception):
+    pass
+
+
+def _fake_test(fstype: str, entries: dict):
+    from types import SimpleNamespace
+
+    def skip_because(reason):
+        raise _Skipped(reason)
+    return SimpleNamespace(expected_fstype=lambda: fstype, reference_key="semantics",
+                           refdata=SimpleNamespace(entries=entries, path="reference/x.yaml"),
+                           skip_because=skip_because)
+
+
+@pytest.mark.parametrize("fstype, entries, why", [
+    ("ext4", {"semantics": {"node_fraction": 1}}, "the target is ext4, a local file system: "
+     "one client serves every node, so no change crosses nodes"),
+    ("fuse.glusterfs", {}, "reference/x.yaml: no tests.semantics: the reference promises no "
+     "cross-node semantics (docs/user/semantics.md)")])
+def test_one_client_or_no_entry_skips_with_the_reason(fstype, entries, why):
+    from fsaccept.rfm.semantics import SemanticsTest
+    with pytest.raises(_Skipped) as skipped:
+        SemanticsTest.load_entry(_fake_test(fstype, entries))
+    assert str(skipped.value) == why
