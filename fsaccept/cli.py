@@ -149,7 +149,11 @@ def _build_parser(command: str = "") -> argparse.ArgumentParser:
                         "KEY, every option of the entry tests.KEY")
     r.add_argument("--has-test", metavar="KEY",
                    help="exit 0 when a target of FILE has the entry tests.KEY, else 1 "
-                        "(scripts/acceptance: whether to load checks/io500)")
+                        "(e.g. whether a file asks for an IO500 score)")
+    r.add_argument("--check-dirs", action="store_true",
+                   help="print the check folders a main session of FILE loads, one a line: "
+                        "checks, and each opt-in benchmark's (checks/io500, "
+                        "checks/semantics) whose test a target defines (scripts/acceptance)")
     r.add_argument("--paths", action="store_true",
                    help="print each target's path, one a line, in the file's order "
                         "(scripts/acceptance measures the emulated disk's ceilings in the "
@@ -372,6 +376,10 @@ def _cmd_reference(args: argparse.Namespace) -> int:
         return 0
     if args.has_test is not None:
         return 0 if any(args.has_test in t.entries for t in ref.targets) else 1
+    if args.check_dirs:
+        from fsaccept.suite import listing
+        print("\n".join(listing.main_session_dirs(ref)))
+        return 0
     if args.degraded_checks:
         from fsaccept.suite import listing
         try:

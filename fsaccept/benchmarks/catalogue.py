@@ -197,6 +197,11 @@ class Benchmark:
     #: Its program is fsaccept's own, built by its check from ``checks/src/`` (ReFrame's
     #: build system): no site, Spack or module provides it.
     built_by_check: bool = False
+    #: Its checks' folder under ``checks/`` when they are opt-in (IO500: the site's own
+    #: binary; semantics: it needs a client per node): loaded only for a reference file
+    #: that defines one of its tests (``fsaccept reference FILE --check-dirs``).  ""
+    #: for checks in ``checks/`` itself, which every session loads.
+    checks_dir: str = ""
 
     @property
     def schema_file(self) -> str:

@@ -1,5 +1,5 @@
 """The cross-node semantics check's ReFrame test: fsaccept's own program (built by the
-check's fixture from ``checks/src/fsaccept_semantics.c``), one rank per node on the node
+check's fixture from ``checks/semantics/src/fsaccept_semantics.c``), one rank per node on the node
 fraction the reference gives; each case's value is a figure, judged against
 ``max_visibility_s`` (a delay) or 0 (violations).  Skipped where one client serves every
 node (a local file system: nothing crosses nodes) or the reference promises nothing."""

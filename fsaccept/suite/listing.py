@@ -140,6 +140,15 @@ def degraded_session_pattern(reference: Any) -> str:
     return "^(" + "|".join(checks) + r")\b"
 
 
+def main_session_dirs(reference: Any) -> list[str]:
+    """The check folders a main session of ``reference`` loads (ReFrame's ``-c``):
+    ``checks``, then each opt-in benchmark's ``checks/<dir>`` (the catalogue's
+    ``checks_dir``) when a target of the file defines one of its tests."""
+    keys = {key for target in reference.targets for key in target.entries}
+    return ["checks"] + [f"checks/{b.checks_dir}" for b in registry.BENCHMARKS.values()
+                         if b.checks_dir and keys & set(b.reference_keys)]
+
+
 def scaling_session_pattern(reference: Any) -> str:
     """A ReFrame ``-n`` pattern for a scaling-sweep session of ``reference``: the
     preflight checks (the data-reduction probe too: a sweep's figures are rates), the

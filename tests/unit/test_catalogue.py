@@ -23,11 +23,10 @@ def _check_classes() -> dict[str, type]:
 
     import reframe.core.pipeline as pipeline
     out = {}
-    # The opt-in directories too (-c checks/degraded, -c checks/io500, -c checks/scaling).
+    # The opt-in directories too (-c checks/degraded, checks/io500, checks/scaling,
+    # checks/semantics): every folder under checks/ but the C sources'.
     for path in sorted((REPO / "checks").glob("*.py")) + sorted(
-            (REPO / "checks" / "degraded").glob("*.py")) + sorted(
-            (REPO / "checks" / "io500").glob("*.py")) + sorted(
-            (REPO / "checks" / "scaling").glob("*.py")):
+            (REPO / "checks").glob("*/*.py")):
         spec = importlib.util.spec_from_file_location(f"_checks_{path.stem}", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module  # ReFrame asks inspect for each class's file

@@ -280,7 +280,7 @@ def test_the_sign_off_refuses_missing_or_edited_case_lines():
 # ------------------------------------------------------------------ the check and its program
 
 REPO = Path(__file__).resolve().parents[2]
-SOURCE = REPO / "checks" / "src" / command.SOURCE
+SOURCE = REPO / "checks" / "semantics" / "src" / command.SOURCE
 
 
 def test_the_program_prints_every_case_the_parser_reads():
@@ -297,11 +297,28 @@ def test_the_check_is_listed_with_its_program_as_a_fixture():
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.run([str(Path(sys.executable).parent / "reframe"), "-C",
                            str(REPO / "config" / "settings.py"), "--system", "local", "-c",
-                           str(REPO / "checks"), "-t", "semantics", "-l"],
+                           str(REPO / "checks" / "semantics"), "-t", "semantics", "-l"],
                           capture_output=True, text=True, env=env, timeout=120, cwd=REPO)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "- CrossNodeSemantics /" in proc.stdout and "^SemanticsProgram " in proc.stdout
     assert "Found 1 check(s)" in proc.stdout
+
+
+def test_opt_in_folders_follow_the_reference_entries(tmp_path):
+    """``checks/semantics`` is loaded only for a file that defines tests.semantics (a
+    local file system's skip would leave the session INCOMPLETE), as checks/io500."""
+    from fsaccept.suite import listing, reference
+    ref_dir = REPO / "reference"
+    gluster = reference.load_reference(ref_dir / "local-gluster.yaml")
+    assert listing.main_session_dirs(gluster) == ["checks", "checks/semantics"]
+    local = reference.load_reference(ref_dir / "local.yaml")
+    assert listing.main_session_dirs(local) == ["checks"]
+    for d in listing.main_session_dirs(reference.load_reference(ref_dir / "example-lustre.yaml")):
+        assert (REPO / d).is_dir(), d
+
+
+def test_a_plain_checks_run_does_not_load_it():
+    assert not list((REPO / "checks").glob("semantics*.py"))
 
 
 def test_no_site_module_or_spack_is_asked_for_the_program():

@@ -52,7 +52,7 @@ UNSAFE_PATH_CHARS = {
 BENCHMARK = Benchmark(
     # No Spack package: the site's own build.  Its figures are its own score, judged by
     # its own rules and fsaccept's (validity), not by IOR's known bugs.
-    name="io500", binary="io500", spack_package="", version_name="io500",
+    name="io500", binary="io500", spack_package="", version_name="io500", checks_dir="io500",
     figure_kinds=(), parser=parse.parse_text, path_parser=parse.read_io500,
     version_note=version_note, reread_rules=validity.reread_reasons, tests=TESTS,
     entry_rules=config.entry_errors, unsafe_path_chars=UNSAFE_PATH_CHARS,

@@ -1,1 +1,1 @@
-"""fsaccept's cross-node semantics check (``checks/src/fsaccept_semantics.c``)."""
+"""fsaccept's cross-node semantics check (``checks/semantics/src/fsaccept_semantics.c``)."""

@@ -1,4 +1,4 @@
-"""The semantics program's output (``checks/src/fsaccept_semantics.c``) -> a typed run.
+"""The semantics program's output (``checks/semantics/src/fsaccept_semantics.c``) -> a typed run.
 
 Rank 0 prints a header, the node of every rank, one line per case and an end line::
 

@@ -1,5 +1,5 @@
 """The cross-node semantics check, declared once: its record and its catalogue of tests
-(``checks/semantics.py``): fsaccept's own program (``checks/src/fsaccept_semantics.c``,
+(``checks/semantics/semantics.py``): fsaccept's own program (``checks/semantics/src/fsaccept_semantics.c``,
 built by the check), one rank per node, each writer and its reader on different nodes."""
 
 from __future__ import annotations
@@ -25,4 +25,7 @@ BENCHMARK = Benchmark(
     name="semantics", binary=command.EXECUTABLE, spack_package="", version_name="semantics",
     figure_kinds=("semantics",), parser=parse.parse_semantics, tests=TESTS,
     entry_rules=command.entry_rules, reread_rules=validity.reread_reasons,
-    built_by_check=True)
+    built_by_check=True,
+    # Opt-in: a reference without tests.semantics (one client serving every node) does
+    # not load it, so its skip never makes a session INCOMPLETE.
+    checks_dir="semantics")
