@@ -484,7 +484,8 @@ class LocalCluster:
             return fs
         return f"{fs} ({volume_type}{f', {brick_size} bricks' if brick_size else ''})"
 
-    def start_slurmd(self, name: str, mount: bool = True) -> None:
+    def start_slurmd(self, name: str, mount: bool = True,
+                     options: tuple[str, ...] | None = None) -> None:
         """Start ``slurmd -N name`` in the foreground under :func:`reap_orphans`.
 
         Every ``srun`` leaves a child (its shepherd) that is orphaned when srun
@@ -500,7 +501,7 @@ class LocalCluster:
         if self.layout.fs == "gluster":
             # The node's own mount namespace and FUSE client (a revived node: a new one).
             self.gluster.stop_client(name)
-            prefix = self.gluster.layout.node_wrapper(name, mount=mount)
+            prefix = self.gluster.layout.node_wrapper(name, mount=mount, options=options)
         with open(log, "ab") as out:
             subprocess.Popen([*prefix, sys.executable, str(Path(__file__).resolve()),
                               REAP_COMMAND, "slurmd", "-D", "-N", name],
@@ -536,6 +537,25 @@ class LocalCluster:
         self.wait_ready(timeout)
         return (f"node {name}: restarted without its GlusterFS client "
                 f"({self.gluster.layout.mount_point} is a bare directory there)")
+
+    def node_remounted(self, name: str, options: tuple[str, ...] | None,
+                       timeout: float = 60) -> str:
+        """Restart node ``name`` with a client of its own mounted with ``options``
+        (``attribute-timeout=10``...; None: the lab's own): one node that differs from
+        the others, as a site's misconfigured client does (`up` restores the lab's)."""
+        if self.layout.fs != "gluster":
+            raise ClusterError("remount needs a cluster brought up with --fs gluster")
+        if name not in self.layout.node_names:
+            raise ClusterError(f"no node {name!r} in this cluster")
+        if options is None:
+            options = self.gluster.layout.client_options
+        gfs.client_flags(options)  # refused before the node is stopped
+        self.stop_slurmd(name)
+        self.gluster.stop_client(name)
+        self.start_slurmd(name, options=options)
+        self.wait_ready(timeout)
+        return (f"node {name}: restarted with its GlusterFS client mounted with "
+                f"{','.join(options) or 'the defaults'}")
 
     def wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -734,12 +754,15 @@ def main(argv: list[str] | None = None) -> int:
         description="A real multi-node Slurm cluster emulated on this host.")
     parser.add_argument("command", choices=["up", "down", "status", "env", "fail",
                                             "fail-client", "fail-brick", "unmount",
+                                            "remount",
                                             "restore-bricks", "healed"])
     parser.add_argument("node", nargs="?",
                         help="for `fail`: the node to kill (slurmd and its job steps), to "
                              "test how a run survives a node failure; `fail-client`: the "
                              "node whose GlusterFS client to kill; `unmount`: the node to "
-                             "restart without its client; `fail-brick`: the brick (b1...) "
+                             "restart without its client; `remount`: the node to restart "
+                             "with a client mounted with --mount-options; "
+                             "`fail-brick`: the brick (b1...) "
                              "whose daemon to kill; `up` revives each.  `restore-bricks` "
                              "restarts killed brick daemons; `healed` exits 0 once the "
                              "volume reports nothing left to heal")
@@ -756,6 +779,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="for `up --fs gluster`: each brick a loop-mounted ext4 image of "
                              "SIZE (e.g. 256M) under .state/gluster/images, removed by `down` "
                              "(default: what the running cluster has, else directories)")
+    parser.add_argument("--mount-options", default=None, metavar="OPTS",
+                        help="for `remount`: the node's GlusterFS client mount options, "
+                             "comma-separated as mount -o takes them (e.g. "
+                             "attribute-timeout=10,entry-timeout=10; '': GlusterFS's "
+                             "defaults; not given: the lab's, "
+                             f"{','.join(gfs.CLIENT_OPTIONS)})")
     parser.add_argument("--accounting", default=None, metavar="MODE",
                         help="for `up`: `slurmdbd` runs Slurm accounting (slurmdbd and "
                              "MariaDB, under .state/accounting), `none` runs without, as a "
@@ -815,6 +844,13 @@ def main(argv: list[str] | None = None) -> int:
             done, said = cluster.gluster.healed()
             print(said)
             return 0 if done else 1
+        elif args.command == "remount":
+            if not args.node:
+                raise ClusterError("remount needs a node name, e.g. `local-cluster remount n2 "
+                                   "--mount-options attribute-timeout=10`")
+            options = tuple(o for o in args.mount_options.split(",") if o) \
+                if args.mount_options is not None else None
+            print(cluster.node_remounted(args.node, options))
         elif args.command in ("fail-client", "fail-brick", "unmount"):
             if not args.node:
                 raise ClusterError(f"{args.command} needs a node (or brick) name")

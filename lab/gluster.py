@@ -54,6 +54,22 @@ BRICK_PORTS = (200, 299)
 VOLUME_TYPES = ("distribute", "replica", "disperse")
 
 
+#: The volume options that make the nodes' clients behave as one shared file system
+#: (docs/user/semantics.md, what GlusterFS does): GlusterFS's defaults cache a file's
+#: attributes and content for 1 s on each client (md-cache, quick-read), so another node
+#: saw a closed file's new content ~1 s late; and open-behind opens a file only at its
+#: first read, so a file unlinked on another node after the open read ENOENT.  With the
+#: upcall cache invalidation on and open-behind off, both cases pass.
+COHERENCE = (("features.cache-invalidation", "on"), ("performance.cache-invalidation", "on"),
+             ("performance.quick-read-cache-invalidation", "on"),
+             ("performance.open-behind", "off"))
+#: The nodes' client mount options: the kernel keeps no attributes (FUSE's
+#: attribute-timeout, 1 s by default), so another node's link count, size and mtime show
+#: at once; the entry cache stays (entry-timeout=0 made a rename seen from another node
+#: miss the name more often).
+CLIENT_OPTIONS = ("attribute-timeout=0",)
+
+
 class GlusterError(Exception):
     """A problem the user can act on; printed as one line, no traceback."""
 
@@ -73,6 +89,8 @@ class GlusterLayout:
     brick_size: str = ""
     address: str = ADDRESS
     mount_point: Path = MOUNT_POINT
+    #: Each node's client mount options (``local-cluster remount`` gives one node others).
+    client_options: tuple[str, ...] = CLIENT_OPTIONS
 
     @classmethod
     def for_port_base(cls, state_dir: Path, port_base: int, **kw) -> "GlusterLayout":
@@ -166,29 +184,51 @@ class GlusterLayout:
         return ["volume", "create", self.volume, *shape,
                 *[f"{self.address}:{b}" for b in self.brick_dirs], "force"]
 
-    def client_argv(self, node: str) -> list[str]:
+    def client_argv(self, node: str, options: tuple[str, ...] = ()) -> list[str]:
+        """The FUSE client's command line; ``options``: mount options as ``mount -o``
+        takes them (``attribute-timeout=10``, ``acl``), given to it as ``--name[=value]``."""
         return ["glusterfs", f"--volfile-server={self.address}",
                 f"--volfile-id={self.volume}",
                 f"--pid-file={self.client_pidfile(node)}",
                 f"--log-file={self.log_dir / f'client-{node}.log'}",
-                str(self.mount_point)]
+                *client_flags(options), str(self.mount_point)]
 
-    def node_wrapper(self, node: str, mount: bool = True) -> list[str]:
+    def node_wrapper(self, node: str, mount: bool = True,
+                     options: tuple[str, ...] | None = None) -> list[str]:
         """Prefix that runs a command (the node's slurmd) in a mount namespace of its
         own, where the volume is mounted by a client of its own (``mount=False``: a
-        node that lost its client; the path is then the bare directory below)."""
+        node that lost its client; the path is then the bare directory below;
+        ``options``: its client's mount options, see :meth:`client_argv`; None: the
+        lab's, ``client_options``)."""
+        options = self.client_options if options is None else options
         mp = str(self.mount_point)
         script = ['umount -l "$1" 2>/dev/null']  # the login node's client, copied in
         if mount:
-            script += ['"$2" "$3" "$4" "$5" "$6" "$1" || exit 97',
+            # $7: the client's flags, split on spaces (client_flags allows no other
+            # space, quote or wildcard in them).
+            script += ['"$2" "$3" "$4" "$5" "$6" $7 "$1" || exit 97',
                        # The client forks and mounts in the background: wait for it.
                        'i=0; until [ "$(findmnt -n -o FSTYPE -M "$1")" = fuse.glusterfs ]; do '
                        'i=$((i+1)); [ $i -gt 200 ] && exit 98; sleep 0.05; done']
-        script += ['shift 6', 'exec "$@"']
+        script += ['shift 7', 'exec "$@"']
         # slave: mounts made on the host later (a test's loop mount) reach the node, as
         # a site's shared mounts reach its nodes; the node's own client stays its own.
         return ["unshare", "-m", "--propagation", "slave", "--", "sh", "-c",
-                "; ".join(script), "fsaccept-node", mp, *self.client_argv(node)[:5]]
+                "; ".join(script), "fsaccept-node", mp, *self.client_argv(node)[:5],
+                " ".join(client_flags(options))]
+
+
+#: A client mount option as ``mount -o`` takes it: a name, and a plain value.
+MOUNT_OPTION = re.compile(r"[a-z][a-z0-9-]*(=[A-Za-z0-9.]+)?")
+
+
+def client_flags(options: tuple[str, ...]) -> list[str]:
+    """``attribute-timeout=10`` -> ``--attribute-timeout=10``; anything else is refused."""
+    bad = [o for o in options if not MOUNT_OPTION.fullmatch(o)]
+    if bad:
+        raise GlusterError(f"mount option {bad[0]!r} is not name or name=value "
+                           "(letters, digits, '-', '.')")
+    return [f"--{o}" for o in options]
 
 
 def _bytes(size: str) -> int:
@@ -421,6 +461,8 @@ class Gluster:
             self.cli("volume", "set", layout.volume, "performance.strict-o-direct", "on")
             notes.append(f"volume {layout.volume} ({layout.volume_type}, "
                          f"{layout.bricks} bricks under {layout.brick_dirs[0].parent})")
+        for option, value in COHERENCE:  # each up: a volume made before has them too
+            self.cli("volume", "set", layout.volume, option, value)
         if layout.volume_type != "distribute":
             # The self-heal daemon crawls its index on a brick's return and then every
             # heal-timeout (600 s by default): an entry left after the first crawl (a

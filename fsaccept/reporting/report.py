@@ -38,6 +38,7 @@ from fsaccept.reporting.degraded import degraded_section
 from fsaccept.reporting.io500 import io500_section
 from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot, timeline_plot
 from fsaccept.reporting.reduction import data_reduction_lines
+from fsaccept.reporting.semantics import semantics_section
 from fsaccept.reporting.scaling import curve_plot, is_beyond, scaling_section, swept
 from fsaccept.reporting.case import TypedReport, typed
 from fsaccept.reporting.runreport import (Test, job_script, overall_verdict, read_run_report,
@@ -277,6 +278,7 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
             "plots_left_out": plots_left_out, "max_plots": MAX_PLOTS,
             "tests": tests, "has_ceilings": bool(ceilings),
             "data_reduction": data_reduction_lines(tests),
+            "semantics": semantics_section(tests, reference),
             "degraded": degraded, "degraded_plot": degraded_plot,
             "io500": io500_section(tests),
             "scaling": sweep, "scaling_curves": list(zip(sweep.curves, scaling_plots)),

@@ -30,7 +30,7 @@ class SemanticsTest(BenchmarkTest):
     semantics_cases = variable(str, value="", loggable=True)
     #: Each case that failed, with its node pair ("; " between them).
     semantics_failures = variable(str, value="", loggable=True)
-    #: Cases the reference does not promise (user xattrs with ``xattrs: false``).
+    #: Cases the reference does not promise (``not_promised:``), with what was seen.
     not_promised = variable(str, value="", loggable=True)
 
     #: Figures that count violations: 0 is a measurement.
@@ -82,7 +82,7 @@ class SemanticsTest(BenchmarkTest):
         return parse.figure_of("visibility")
 
     def threshold_references(self) -> dict[str, tuple]:
-        return {**command.thresholds(self.params), **self.spec.fixed_thresholds}
+        return command.thresholds(self.params)
 
     def semantics_run(self) -> parse.SemanticsRun:
         """The program's report, parsed once (with the job's stderr findings)."""

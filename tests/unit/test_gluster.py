@@ -84,14 +84,25 @@ def test_node_wrapper_mounts_the_volume_in_a_namespace_of_its_own(tmp_path):
     assert args == ["fsaccept-node", "/mnt/fsaccept-gluster-18000", "glusterfs",
                     "--volfile-server=127.0.70.80", "--volfile-id=fsaccept",
                     f"--pid-file={tmp_path / 'run' / 'client-n2.pid'}",
-                    f"--log-file={tmp_path / 'log' / 'client-n2.log'}"]
-    assert '"$2" "$3" "$4" "$5" "$6" "$1" || exit 97' in script
-    assert "fuse.glusterfs" in script and script.endswith('shift 6; exec "$@"')
+                    f"--log-file={tmp_path / 'log' / 'client-n2.log'}",
+                    "--attribute-timeout=0"]
+    assert '"$2" "$3" "$4" "$5" "$6" $7 "$1" || exit 97' in script
+    assert "fuse.glusterfs" in script and script.endswith('shift 7; exec "$@"')
+
+
+def test_a_node_client_takes_mount_options_and_refuses_shell_characters(tmp_path):
+    lay = GlusterLayout(tmp_path, 17000)
+    argv = lay.node_wrapper("n2", options=("attribute-timeout=10", "acl"))
+    assert argv[-1] == "--attribute-timeout=10 --acl"
+    assert lay.client_argv("n2", ("acl",))[-2:] == ["--acl", str(lay.mount_point)]
+    for bad in ("a b", "x=$(reboot)", "x=*", "-o", "", "x='1'"):
+        with pytest.raises(GlusterError, match="mount option"):
+            lay.node_wrapper("n2", options=(bad,))
 
 
 def test_node_wrapper_without_mount_leaves_the_bare_directory(tmp_path):
     script = GlusterLayout(tmp_path, 17000).node_wrapper("n3", mount=False)[7]
-    assert script == 'umount -l "$1" 2>/dev/null; shift 6; exec "$@"'
+    assert script == 'umount -l "$1" 2>/dev/null; shift 7; exec "$@"'
 
 
 # -- bad input: refused before anything is created or started -------------------------

@@ -56,13 +56,17 @@ def test_a_real_run_on_named_nodes_gives_every_case_and_is_valid(name, ranks):
 
 
 def test_every_figure_has_a_threshold_live_and_in_the_catalogue():
-    judged = {**command.thresholds(_params()), **SPEC.fixed_thresholds}
+    judged = command.thresholds(_params())
     assert set(judged) == set(SPEC.figures) - {parse.P50_FIGURE}
-    assert all(v == (0, None, 0, "violations") for v in SPEC.fixed_thresholds.values())
+    assert all(v == (0, None, 0, "violations") for k, v in judged.items()
+               if parse.FIGURES[k] == parse.VIOLATIONS)
     assert command.thresholds(_params(max_visibility_s=0.5))["visibility_max_s"] == (
         0.5, None, 0, "s")
     # xattrs not promised: neither the xattr delay nor its support is judged.
-    assert not {"xattr_s", "xattr_unsupported"} & set(command.thresholds(_params(xattrs=False)))
+    assert not {"xattr_s", "xattr_unsupported"} & set(command.thresholds(
+        _params(not_promised={"xattr": "the contract is silent"})))
+    assert "rename_violations" not in command.thresholds(
+        _params(not_promised={"rename": "DHT"}))
 
 
 def test_one_host_is_invalid_nothing_crossed_nodes():
@@ -120,9 +124,21 @@ def test_xattr_not_supported_is_never_a_pass():
     assert failed == ["xattr: writer n1, reader n2: not supported (user.fsaccept setxattr "
                       "on the writer: ENOTSUP), and the reference promises it"]
     # Not promised: listed as such, not judged.
-    assert validity.failures(run, _params(xattrs=False)) == []
-    assert validity.not_promised(run, _params(xattrs=False))[0].startswith(
-        "xattr: not promised")
+    silent = _params(not_promised={"xattr": "the contract is silent"})
+    assert validity.failures(run, silent) == []
+    assert validity.not_promised(run, silent) == [
+        "xattr: not promised (the contract is silent); seen: user.fsaccept setxattr on the "
+        "writer: ENOTSUP"]
+
+
+def test_a_case_not_promised_is_listed_with_what_was_seen_and_never_judged():
+    text = _edit(_text("two-names"), "rename", "ok=1", "ok=0")
+    run = parse_semantics(text)
+    assert validity.failures(run, _params())[0].startswith("rename: writer ")
+    p = _params(not_promised={"rename": "GlusterFS DHT"})
+    assert validity.failures(run, p) == []
+    [listed] = validity.not_promised(run, p)
+    assert listed.startswith("rename: not promised (GlusterFS DHT); seen: ")
 
 
 def test_unsupported_is_only_an_outcome_of_a_case_that_may_be_unsupported():
@@ -233,10 +249,9 @@ def test_a_reference_without_the_entry_stays_valid_and_one_with_it_is_checked(tm
 
 def _case(text: str, result: str = "pass", limit: float = 1.0):
     run = parse_semantics(text)
-    fixed = SPEC.fixed_thresholds
     perf = {}
     for name, value in run.figures().items():
-        ref, lower, upper, unit = fixed.get(name) or command.thresholds(
+        ref, lower, upper, unit = command.thresholds(
             _params(max_visibility_s=limit)).get(name) or (0, None, None, parse.FIGURES[name])
         perf[f"local-gluster:compute:{name}"] = [value, ref, lower, upper, unit, result]
     return case_of({"name": "CrossNodeSemantics", "result": result, "perfvalues": perf,
@@ -361,3 +376,29 @@ def test_one_client_or_no_entry_skips_with_the_reason(fstype, entries, why):
     with pytest.raises(_Skipped) as skipped:
         SemanticsTest.load_entry(_fake_test(fstype, entries))
     assert str(skipped.value) == why
+
+
+class _Targets(_Reference):
+    def for_target(self, name):
+        assert name == ""
+        return self
+
+
+def test_the_report_section_judges_each_case_from_its_lines_by_the_reference():
+    from fsaccept.reporting.runreport import Test
+    from fsaccept.reporting.semantics import UNVERIFIED, semantics_section
+    from fsaccept.reporting.verdicts import verdict_of
+    text = _edit(_text("two-names"), "hardlink", "ok=1", "ok=0")
+    case = _case(text, result="pass")  # a recorded pass is not taken on trust
+    test = Test("CrossNodeSemantics", [case], [verdict_of(case)])
+    rows = {r.case: r for r in semantics_section([test], _Targets(
+        not_promised={"rename": "the volume moves names"}))}
+    assert list(rows) == list(parse.CASES)
+    assert rows["hardlink"].verdict == "FAIL" and rows["hardlink"].pair == "writer n1, reader n2"
+    assert rows["visibility"].verdict == "PASS" and rows["visibility"].promise == "≤ 1 s"
+    assert rows["rename"].verdict == "not promised"
+    assert rows["rename"].promise == "not promised: the volume moves names"
+    # Without a verified reference nothing is judged.
+    assert {r.promise for r in semantics_section([test])} == {UNVERIFIED}
+    # Another benchmark's test, or one without lines: no section.
+    assert semantics_section([Test("x", [case_of({"name": "IORWriteBandwidth"})], [])]) == []

@@ -16,7 +16,7 @@ TESTS = (
              descr="cross-node semantics: visibility, attributes, locks, append, rename, "
                    "unlink, create races, links, xattrs",
              tags=("semantics",), figures=tuple(parse.FIGURES),
-             schema="semantics.schema.json", fixed_thresholds=command.fixed_thresholds(),
+             schema="semantics.schema.json",
              reduction_matters=False),
 )
 

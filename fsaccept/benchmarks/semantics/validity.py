@@ -61,15 +61,16 @@ def invalid_reasons(run: SemanticsRun, exp: SemanticsExpectation) -> list[str]:
 
 
 def failures(run: SemanticsRun, p: command.SemanticsParameters) -> list[str]:
-    """Each case that failed, with its node pair and what was seen: the FAIL's reasons
-    (the figures' thresholds decide the verdict; this says where)."""
+    """Each promised case that failed, with its node pair and what was seen: the FAIL's
+    reasons (the figures' thresholds decide the verdict; this says where)."""
     out = []
-    limits = {**command.thresholds(p), **command.fixed_thresholds()}
+    limits = command.thresholds(p)
     for case in run.cases.values():
+        if not command.promised(p, case.name):
+            continue
         if not case.supported:
-            if p.xattrs or case.name not in parse.MAY_BE_UNSUPPORTED:
-                out.append(f"{case.name}: {case.pair}: not supported ({case.detail}), "
-                           "and the reference promises it")
+            out.append(f"{case.name}: {case.pair}: not supported ({case.detail}), "
+                       "and the reference promises it")
             continue
         limit = limits.get(parse.figure_of(case.name))
         if limit is None:
@@ -82,7 +83,13 @@ def failures(run: SemanticsRun, p: command.SemanticsParameters) -> list[str]:
 
 
 def not_promised(run: SemanticsRun, p: command.SemanticsParameters) -> list[str]:
-    """Cases the reference does not promise: listed as such, never as PASS."""
-    return [f"{c.name}: not promised ({'supported' if c.supported else c.detail})"
-            for c in run.cases.values()
-            if c.name in parse.MAY_BE_UNSUPPORTED and not p.xattrs]
+    """Cases the reference does not promise, with what was seen and the reference's
+    words: listed as such, never as PASS."""
+    out = []
+    for c in run.cases.values():
+        if command.promised(p, c.name):
+            continue
+        unit = "s" if c.unit == parse.SECONDS else f" {c.unit}"
+        seen = f"{c.value:g}{unit} on {c.pair}" if c.supported else c.detail
+        out.append(f"{c.name}: not promised ({p.not_promised[c.name]}); seen: {seen}")
+    return out
