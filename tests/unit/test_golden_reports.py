@@ -8,7 +8,8 @@ with the plots' PNG data left out, the plots' names and titles), and the nightly
 lines (each test's verdict line, the figures it compares, the trend points) and the
 per-node values the plots draw. Only what depends on the moment and place of rendering
 is masked: the output directory, the checkout's path, the harness version and commit,
-the PNG bytes (matplotlib's, not fsaccept's).
+the PNG bytes (matplotlib's, not fsaccept's).  A reference file a capture names outside
+tests/data is never read: it is judged as changed since the run (only_data_references).
 
 Regenerate after a deliberate change of the reports (and read the diff):
 ``FSACCEPT_REGEN_GOLDEN=1 python -m pytest tests/unit/test_golden_reports.py``.
@@ -86,8 +87,25 @@ def _compare(golden: Path, text: str) -> None:
     assert text == golden.read_text(), f"{golden}: the report differs from the golden one"
 
 
+#: What the sign-off reads of a reference file the capture names outside tests/data (the
+#: checkout it was captured in): never that file, which changes, or is absent on another
+#: machine.  The capture is then judged as a run whose reference file has changed.
+ELSEWHERE = b"# a reference file outside tests/data: not read by the golden test\n"
+
+
+@pytest.fixture
+def only_data_references(monkeypatch):
+    read = signoff._read_reference
+
+    def inside_data(reads, path):
+        if not Path(path).resolve().is_relative_to(DATA):
+            return ELSEWHERE
+        return read(reads, path)
+    monkeypatch.setattr(signoff, "_read_reference", inside_data)
+
+
 @pytest.mark.parametrize("name,reference", CASES)
-def test_report_is_golden(name, reference, tmp_path):
+def test_report_is_golden(name, reference, tmp_path, only_data_references):
     stem = Path(name).stem + ("+reference" if reference else "")
     _compare(GOLDEN / f"{stem}.report.txt", _rendered(name, reference, tmp_path / "out"))
 
