@@ -23,7 +23,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted(p.name for p in (REPO / "scripts").iterdir()
                  if p.is_file() and os.access(p, os.X_OK))
-BENCH = sorted(p.name for p in (REPO / "bench").glob("bench_*.py"))
+BENCH = sorted(p.name for p in (REPO / "bench").glob("*.py"))
 REAL_VENV = Path(sys.executable).parent
 
 #: What each script's usage starts with (the first line of its header comment, or
