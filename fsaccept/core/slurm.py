@@ -121,12 +121,22 @@ def never_started(record: str) -> bool:
     return bool(f) and f["Start"] in ("None", "Unknown", "") and f["ElapsedRaw"] == "0"
 
 
-def accounting_reasons(record: str, jobid: str, time_limit_note: str = "") -> list[str]:
+#: ReFrame's scheduler backend that reads Slurm's accounting: a job it ran has a record.
+ACCOUNTED_SCHEDULER = "slurm"
+
+
+def accounting_reasons(record: str, jobid: str, time_limit_note: str = "",
+                       scheduler: str = "") -> list[str]:
     """Why a job's accounting record makes its figures doubtful: a record of another job,
     one that is not sacct's, or a job that Slurm ended (time limit, node failure...).  A
     time limit noted after the benchmark had ended well (``time_limit_after_benchmark``)
-    is no reason.  No record ("": no accounting) says nothing."""
+    is no reason.  No record says nothing where the job ran without accounting (the
+    ``squeue`` backend); a job ``scheduler`` ``slurm`` ran must have one."""
     if record is None or record == "":
+        if scheduler == ACCOUNTED_SCHEDULER and jobid:
+            return [f"evidence missing: job {jobid} ran through ReFrame's slurm backend, "
+                    "which reads Slurm's accounting, and no job_accounting was recorded "
+                    "(sacct had no record of it)"]
         return []
     f = accounting_fields(record)
     if not f or not f["ElapsedRaw"].isdigit():

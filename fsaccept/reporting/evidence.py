@@ -216,7 +216,7 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
         out += semantics_reasons(case, spec, reference)
     note = case.get("time_limit_after_benchmark")
     out += slurm.accounting_reasons(case.get("job_accounting"), case.job.jobid,
-                                    str(note or ""))
+                                    str(note or ""), str(case.get("scheduler") or ""))
     if note:
         status = re.search(r"after the benchmark had ended \(exit (\S+?)\)", str(note))
         if not status or status.group(1) != "0":

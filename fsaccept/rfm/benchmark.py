@@ -561,7 +561,8 @@ class BenchmarkTest(AcceptanceTest):
         reasons = [self.name_failed_nodes(r) for r in self.job_failures(stderr)]
         # What Slurm's accounting says ended the job, when its output did not say it.
         reasons = reasons or slurm.accounting_reasons(
-            self.job_accounting, str(self.job.jobid or ""), self.time_limit_after_benchmark)
+            self.job_accounting, str(self.job.jobid or ""), self.time_limit_after_benchmark,
+            self.current_partition.scheduler.registered_name)
         if slurm.never_started(self.job_accounting):  # nothing ran: nothing else to judge
             return reasons
         mounts = self.record_node_checks()

@@ -119,6 +119,10 @@ HOSTILE = {
         "session_info.num_cases is 2, but the run report holds 1"),
     "a case of another system": (
         lambda d: _edit_write(d, system="other"), "systems"),
+    "run through the slurm backend, its accounting removed": (
+        lambda d: _edit_write(d, scheduler="slurm", job_accounting=""),
+        "ran through ReFrame's slurm backend, which reads Slurm's accounting, and no "
+        "job_accounting was recorded"),
 }
 
 

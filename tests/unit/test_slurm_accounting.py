@@ -36,6 +36,13 @@ def test_a_job_that_ended_by_itself_gives_no_reason():
     assert slurm.accounting_reasons("241|FAILED|2:0|5|n1|2026-11-27T04:21:06", "241") == []
     assert slurm.accounting_reasons("", "241") == []  # no accounting
     assert slurm.accounting_reasons(None, "241") == []
+    assert slurm.accounting_reasons("", "241", scheduler="squeue") == []
+
+
+def test_a_job_of_the_slurm_backend_without_its_record_is_evidence_missing():
+    [reason] = slurm.accounting_reasons("", "241", scheduler="slurm")
+    assert reason.startswith("evidence missing: job 241 ran through ReFrame's slurm backend")
+    assert slurm.accounting_reasons("", "", scheduler="slurm") == []  # no job ran
 
 
 @pytest.mark.parametrize("record, jobid, words", [
