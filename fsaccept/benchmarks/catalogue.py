@@ -69,6 +69,9 @@ class TestSpec:
     #: node), judged against the reference's ``degraded:`` fraction of its healthy
     #: thresholds, and required only in a degraded-mode session.
     degraded: bool = False
+    #: Its folder under ``checks/`` when it alone of its benchmark is opt-in (fio's soak:
+    #: ``checks/soak``); a whole benchmark's is its record's ``checks_dir``.
+    checks_dir: str = ""
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

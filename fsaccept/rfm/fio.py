@@ -124,11 +124,14 @@ class FioTest(BenchmarkTest):
         # Overrides AcceptanceTest.set_threshold (same name, same place in the
         # pipeline): latency thresholds are upper bounds.
         self.outlier_fraction = self.params.outlier_fraction
-        refs = fiocmd.reframe_references(
+        self.reference = {"*": self.fio_references()}
+
+    def fio_references(self) -> dict[str, tuple]:
+        """ReFrame's reference of every judged figure (the entry's thresholds)."""
+        return fiocmd.reframe_references(
             self.refdata.thresholds(self.reference_key), self.specs,
             outlier_detection=self.outlier_fraction > 0,
             where=f"{self.reference_path}: tests.{self.reference_key}.thresholds")
-        self.reference = {"*": refs}
 
     #: The data fio wrote, e.g. "fio random (irreducible)" (none for the metadata test).
     data_pattern = variable(str, value="", loggable=True)
@@ -154,7 +157,8 @@ class FioTest(BenchmarkTest):
 
     def command_line(self) -> str:
         opts = fiocmd.fio_options(self.params, os.path.join(self.target_dir, "<node>"))
-        return shlex.join([self.fio_binary, *opts, "--output=fio-<node>.json"])
+        return shlex.join([self.fio_binary, *opts, "--output=fio-<node>.json"]).replace(
+            fiocmd.NODE_PLACEHOLDER, "<node>")
 
     def extra_info_cmds(self) -> list[str]:
         fio_bin = shlex.quote(self.fio_binary)
@@ -172,7 +176,8 @@ class FioTest(BenchmarkTest):
     def write_node_script(self):
         dir_arg = "--directory=@FSACCEPT_DIR@"
         opts = fiocmd.fio_options(self.params, "@FSACCEPT_DIR@")
-        fio_line = shlex.join([self.fio_binary, *opts]).replace(dir_arg, '--directory="$dir"')
+        fio_line = shlex.join([self.fio_binary, *opts]).replace(
+            dir_arg, '--directory="$dir"').replace(fiocmd.NODE_PLACEHOLDER, '"$node"')
         script = "\n".join([
             "#!/bin/bash",
             "# One fio per node (fsaccept.rfm.fio): run once on every node by the launcher.",

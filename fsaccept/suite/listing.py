@@ -142,11 +142,12 @@ def degraded_session_pattern(reference: Any) -> str:
 
 def main_session_dirs(reference: Any) -> list[str]:
     """The check folders a main session of ``reference`` loads (ReFrame's ``-c``):
-    ``checks``, then each opt-in benchmark's ``checks/<dir>`` (the catalogue's
-    ``checks_dir``) when a target of the file defines one of its tests."""
+    ``checks``, then each opt-in folder ``checks/<dir>`` (the catalogue's ``checks_dir``,
+    of a test or of its whole benchmark) whose test a target of the file defines."""
     keys = {key for target in reference.targets for key in target.entries}
-    return ["checks"] + [f"checks/{b.checks_dir}" for b in registry.BENCHMARKS.values()
-                         if b.checks_dir and keys & set(b.reference_keys)]
+    dirs = [t.checks_dir or registry.BENCHMARKS[t.benchmark].checks_dir
+            for t in registry.TESTS.values() if t.key in keys and t.benchmark]
+    return ["checks"] + [f"checks/{d}" for d in dict.fromkeys(dirs) if d]
 
 
 def scaling_session_pattern(reference: Any) -> str:

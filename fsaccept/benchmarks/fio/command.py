@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fsaccept.benchmarks.fio.figures import FigureSpec
+from fsaccept.core import soak as soak_core
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.reference import entry_thresholds
 from fsaccept.core.units import KIB, MIB, format_size, parse_size
@@ -37,6 +38,8 @@ class Kind:
     fsync: int = 0  #: fio ``fsync=N``: fsync after every N writes
     end_fsync: bool = False  #: fsync when the job ends (counted in its runtime)
     metadata: bool = False  #: filecreate/filestat/filedelete jobs, no data
+    #: A soak: fio's interval logs kept and the time series judged (``fsaccept.core.soak``).
+    soak: bool = False
 
 
 KINDS: dict[str, Kind] = {
@@ -50,7 +53,22 @@ KINDS: dict[str, Kind] = {
     # 4 KiB writes, each followed by fsync, queue depth 1 (a database log).
     "fsync": Kind("write", 4 * KIB, False, "psync", 1, "fsync", fsync=1),
     "metadata": Kind("write", 4 * KIB, False, "filecreate", 1, "metadata", metadata=True),
+    # Hours of 1 MiB direct writes at a site, minutes in CI: the time series is judged
+    # (stalls, drift, a slow node), the run's mean bandwidth too.
+    "soak": Kind("write", MIB, True, "libaio", 4, "direct", soak=True),
 }
+
+#: A soak entry's limits besides fio's options (``docs/user/soak.md``); its duration is
+#: ``runtime_s``.
+SOAK_KEYS = ("interval_s", "max_stall_s", "max_drift", "max_node_shortfall")
+#: The prefix of each node's interval logs, in the stage directory: ``soak-<node>_bw.1.log``.
+SOAK_LOG = "soak-"
+#: Where the node's name goes in the fio line (the node script puts ``$node`` there).
+NODE_PLACEHOLDER = "@FSACCEPT_NODE@"
+#: The soak's judged figures -> unit: the longest time a client went without progress,
+#: the bandwidth's drift over the run and the slowest node's shortfall (in %).
+SOAK_FIGURES = {"soak_longest_stall_s": "s", "soak_drift_pct": "%",
+                "soak_node_shortfall_pct": "%"}
 
 
 #: What fio writes (its data tests; fio lays out a read test's files with it too) ->
@@ -91,6 +109,8 @@ class FioParameters:
     files: int | None = None  #: metadata: files per job (fio ``nrfiles=``)
     outlier_fraction: float = DEFAULT_OUTLIER_FRACTION
     data_pattern: str = "random"  #: a key of :data:`DATA_PATTERNS`
+    #: A soak's limits (``None`` for the other kinds).
+    soak: soak_core.Settings | None = None
 
     @property
     def spec(self) -> Kind:
@@ -129,6 +149,19 @@ def parameters(name: str, kind: str, entry: dict[str, Any], where: str = "") -> 
                 raise FioEntryError(f"{key}.{need}: required for a {kind} test")
         if "files" in entry:
             raise FioEntryError(f"{key}.files: only for the metadata test")
+    given = [x for x in SOAK_KEYS if x in entry]
+    if given and not k.soak:
+        raise FioEntryError(f"{key}.{given[0]}: only for the soak (tests.fio_soak)")
+    settings = None
+    if k.soak:
+        if entry.get("time_based") is False:
+            raise FioEntryError(f"{key}.time_based: a soak runs for runtime_s")
+        settings = soak_core.Settings.of({"duration_s": entry.get("runtime_s"),
+                                          **{x: entry[x] for x in given}})
+        if settings.max_stall_s < settings.interval_s:
+            raise FioEntryError(f"{key}.max_stall_s: {settings.max_stall_s:g} s is below "
+                                f"interval_s {settings.interval_s:g} s: a stall is seen to "
+                                "the interval")
     try:
         block = parse_size(entry.get("block_size", k.block_size))
         size = parse_size(entry["file_size"]) if "file_size" in entry else None
@@ -143,7 +176,7 @@ def parameters(name: str, kind: str, entry: dict[str, Any], where: str = "") -> 
         numjobs=entry.get("numjobs", 1), file_size=size, runtime_s=entry.get("runtime_s"),
         time_based=entry.get("time_based", not k.metadata), files=entry.get("files"),
         outlier_fraction=float(entry.get("outlier_fraction", DEFAULT_OUTLIER_FRACTION)),
-        data_pattern=entry.get("data_pattern", "random"))
+        data_pattern=entry.get("data_pattern", "random"), soak=settings)
 
 
 def fio_options(p: FioParameters, directory: str) -> list[str]:
@@ -168,6 +201,10 @@ def fio_options(p: FioParameters, directory: str) -> list[str]:
         opts.append(f"--fsync={k.fsync}")
     if k.end_fsync:
         opts.append("--end_fsync=1")
+    if p.soak is not None:
+        log = SOAK_LOG + NODE_PLACEHOLDER
+        opts += [f"--write_bw_log={log}", f"--write_lat_log={log}",
+                 f"--log_avg_msec={round(p.soak.interval_s * 1000)}"]
     return opts
 
 
@@ -234,7 +271,33 @@ def figure_patterns(kind: str) -> tuple[str, ...]:
                       ioengine=k.ioengine, iodepth=k.iodepth)
     label = f"_{size_label(k.block_size)}_"
     return (*("^" + re.escape(name).replace(re.escape(label), "_[0-9.]+[bkmgt]_", 1) + "$"
-              for name in judged_figures(figure_specs(p))), OUTLIER_FIGURE)
+              for name in judged_figures(figure_specs(p))), OUTLIER_FIGURE,
+            *(SOAK_FIGURES if k.soak else ()))
+
+
+def soak_references(s: soak_core.Settings) -> dict[str, tuple[float, float | None,
+                                                              float | None, str]]:
+    """A soak's judged figures as ReFrame references: each at most its limit."""
+    limits = {"soak_longest_stall_s": s.max_stall_s, "soak_drift_pct": 100 * s.max_drift,
+              "soak_node_shortfall_pct": 100 * s.max_node_shortfall}
+    return {name: (limits[name], None, 0, unit) for name, unit in SOAK_FIGURES.items()}
+
+
+def soak_figures(judgements: list[soak_core.Judgement]) -> dict[str, float]:
+    """The judged figures of a soak's judgements (a judgement that judged nothing, e.g.
+    the shortfall of one node, gives none)."""
+    out = {}
+    for j in judgements:
+        if j.value is None:
+            continue
+        if j.what == "stall":
+            out["soak_longest_stall_s"] = j.value
+        elif j.what == "drift":
+            out["soak_drift_pct"] = max(out.get("soak_drift_pct", 0), 100 * abs(j.value))
+        elif j.what == "shortfall":
+            out["soak_node_shortfall_pct"] = max(out.get("soak_node_shortfall_pct", 0),
+                                                 100 * j.value)
+    return out
 
 
 def reframe_references(thresholds: dict[str, Any], specs: list[FigureSpec],

@@ -8,10 +8,11 @@ from fsaccept.benchmarks.catalogue import ACCEPTANCE, Benchmark, TestSpec
 from fsaccept.benchmarks.fio import command, parse
 
 
-def _fio(check: str, kind: str, descr: str, tags: tuple[str, ...] = ("client",)) -> TestSpec:
+def _fio(check: str, kind: str, descr: str, tags: tuple[str, ...] = ("client",),
+         checks_dir: str = "") -> TestSpec:
     return TestSpec(check=check, role=ACCEPTANCE, key=f"fio_{kind}", benchmark="fio",
                     descr=descr, tags=tags, figures=command.figure_patterns(kind),
-                    attrs={"kind": kind}, schema="fio.schema.json")
+                    attrs={"kind": kind}, schema="fio.schema.json", checks_dir=checks_dir)
 
 
 TESTS = (
@@ -25,6 +26,9 @@ TESTS = (
     # A per-client metadata rate (the parallel metadata figures are mdtest's).
     _fio("FioMetadata", "metadata", "fio file create/stat/delete rates (no mdtest needed)",
          tags=("client", "metadata")),
+    # Opt-in (checks/soak): minutes to hours; run when the reference has tests.fio_soak.
+    _fio("FioSoak", "soak", "fio 1 MiB direct writes for runtime_s, judged on their time "
+         "series: stalls, drift, a slow node", tags=("client", "soak"), checks_dir="soak"),
 )
 
 BENCHMARK = Benchmark(
