@@ -62,6 +62,9 @@ class TestSpec:
     #: ReFrame's (value, lower, upper, unit) (data integrity: no transfer read back wrong).
     fixed_thresholds: Mapping[str, tuple[float, float | None, float | None, str]] = field(
         default_factory=dict)
+    #: Figures of other units than counts whose 0 is a measurement (a soak's longest
+    #: stall, its drift): never "0 although I/O was done".
+    may_be_zero: tuple[str, ...] = ()
     #: Whether its figure means nothing when measured with data the file system reduces
     #: (a rate); the integrity check's count of wrong transfers does not depend on it.
     reduction_matters: bool = True

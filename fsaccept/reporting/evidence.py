@@ -30,6 +30,9 @@ worthless.
   line gives, each delay's ceiling no looser than the verified reference's
   ``max_visibility_s``, and a case that fails by
   :func:`fsaccept.benchmarks.semantics.validity.failures` never in a passed test;
+- a soak's record (``soak_record``): judged again by :func:`fsaccept.core.soak.judge`,
+  its settings those of the verified reference's entry (no looser), each judged figure
+  the value the record gives, and a judgement that fails never in a passed test;
 - IO500's results (``io500_result``): :func:`fsaccept.benchmarks.io500.validity.invalid_reasons`
   (its score recomputed from its phases), and its figures those the results give.
 
@@ -48,6 +51,7 @@ from typing import Any
 
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, SCALING, TestSpec
+from fsaccept.benchmarks.fio import command as fio_command
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
 from fsaccept.benchmarks.io500 import parse as io500_parse
 from fsaccept.benchmarks.io500 import validity as io500_validity
@@ -59,7 +63,7 @@ from fsaccept.benchmarks.ior.patterns import argv_of, last_option
 from fsaccept.benchmarks.semantics import command as semantics_command
 from fsaccept.benchmarks.semantics import parse as semantics_parse
 from fsaccept.benchmarks.semantics import validity as semantics_validity
-from fsaccept.core import degraded, guards, placement, reduction, servers, slurm
+from fsaccept.core import degraded, guards, placement, reduction, servers, slurm, soak
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.reference import ReferenceError
 from fsaccept.core.units import format_size
@@ -214,6 +218,9 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
         out += io500_reasons(case)
     if spec.benchmark == "semantics" and spec.role == ACCEPTANCE:
         out += semantics_reasons(case, spec, reference)
+    kind = spec.attrs.get("kind") if spec.benchmark == "fio" else None
+    if kind in FIO_KINDS and FIO_KINDS[kind].soak:
+        out += soak_reasons(case, spec, reference)
     note = case.get("time_limit_after_benchmark")
     out += slurm.accounting_reasons(case.get("job_accounting"), case.job.jobid,
                                     str(note or ""), str(case.get("scheduler") or ""))
@@ -490,4 +497,49 @@ def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list
     failed = semantics_validity.failures(run, params)
     if failed and case.get("result") == "pass":
         out.append(f"recorded as passed, but its case lines fail: {'; '.join(failed)[:400]}")
+    return out
+
+
+def soak_evidence_of(case: Case) -> tuple[soak.Evidence | None, str]:
+    """A soak's recorded record (``soak_record``), read; (None, why) when it cannot be."""
+    text = case.get("soak_record")
+    if not isinstance(text, str) or not text:
+        return None, "evidence missing: no soak_record, which the soak records"
+    try:
+        return soak.Evidence.from_dict(_record_json(text)), ""
+    except (ValueError, soak.EvidenceError) as err:
+        return None, f"its soak record (soak_record) cannot be read: {str(err)[:300]}"
+
+
+def soak_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list[str]:
+    """A soak's record judged again, by the live check's functions: its settings those
+    of the verified reference's entry, its figures those the judgements give, and no
+    failed judgement in a test recorded as passed."""
+    evidence, why = soak_evidence_of(case)
+    if evidence is None:
+        return [why]
+    out = []
+    judged = soak.judge(evidence)
+    out += [f"its soak record: {j.what}: {r}" for j in judged if j.verdict == soak.INVALID
+            for r in j.reasons]
+    given = fio_command.soak_figures(judged)
+    for fig in case.figures:
+        if fig.name not in fio_command.SOAK_FIGURES or fig.value is None:
+            continue
+        value = given.get(fig.name, 0.0)
+        if abs(fig.value - value) > 1e-9 * max(1.0, abs(value)):
+            out.append(f"{fig.name} is recorded as {fig.value}, but its soak record gives "
+                       f"{value}")
+    entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
+    if isinstance(entry, dict):
+        try:
+            want = fio_command.parameters(spec.key, spec.attrs["kind"], entry).soak
+        except (ValueError, KeyError, TypeError) as err:
+            return out + [f"tests.{spec.key} cannot be read: {str(err)[:200]}"]
+        if want is not None and evidence.settings != want:
+            out.append(f"its soak record was judged with {vars(evidence.settings)}, the "
+                       f"reference file says {vars(want)}")
+    failed = [r for j in judged if j.verdict == soak.FAIL for r in j.reasons]
+    if failed and case.get("result") == "pass":
+        out.append(f"recorded as passed, but its soak record fails: {'; '.join(failed)[:400]}")
     return out

@@ -39,6 +39,8 @@ from fsaccept.reporting.io500 import io500_section
 from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot, timeline_plot
 from fsaccept.reporting.reduction import data_reduction_lines
 from fsaccept.reporting.semantics import semantics_section
+from fsaccept.reporting.soak import plots as soak_plots
+from fsaccept.reporting.soak import soak_sections
 from fsaccept.reporting.scaling import curve_plot, is_beyond, scaling_section, swept
 from fsaccept.reporting.case import TypedReport, typed
 from fsaccept.reporting.runreport import (Test, job_script, overall_verdict, read_run_report,
@@ -240,6 +242,18 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
             degraded_plot = Plot(_plot_file("degraded-mode-timeline", "\0degraded", plot_files),
                                  "Degraded mode: faults and recoveries", png)
             all_plots.append(degraded_plot)
+    soaks = []
+    for name, section in soak_sections(tests):
+        drawn = []
+        for figure, png in (soak_plots(section).items() if plots else ()):
+            if len(all_plots) >= max_plots:
+                plots_left_out += 1
+                continue
+            drawn.append(Plot(_plot_file(f"soak-{name}-{figure}".replace(" ", "-"),
+                                         f"\0soak\0{name}\0{figure}", plot_files),
+                              f"{name}: {figure} over the run", png))
+            all_plots.append(drawn[-1])
+        soaks.append({"name": name, "section": section, "plots": drawn})
     scaling_plots = []
     for curve in sweep.curves if plots else ():
         png = None if len(all_plots) >= max_plots else curve_plot(curve)
@@ -279,6 +293,7 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
             "tests": tests, "has_ceilings": bool(ceilings),
             "data_reduction": data_reduction_lines(tests),
             "semantics": semantics_section(tests, reference),
+            "soaks": soaks,
             "degraded": degraded, "degraded_plot": degraded_plot,
             "io500": io500_section(tests),
             "scaling": sweep, "scaling_curves": list(zip(sweep.curves, scaling_plots)),

@@ -71,6 +71,25 @@ def soak_section(evidence: soak.Evidence) -> SoakSection:
     return SoakSection(evidence, soak.judge(evidence))
 
 
+def soak_sections(tests: list[Any]) -> list[tuple[str, SoakSection]]:
+    """(test name, its section) of each soak that recorded a readable record, re-judged
+    from that record (one that cannot be read is the test's INVALID reason, not a
+    section)."""
+    from fsaccept.benchmarks.fio.command import KINDS
+    from fsaccept.reporting.evidence import soak_evidence_of
+    from fsaccept.reporting.verdicts import spec_of_case
+    out = []
+    for t in tests:
+        spec = spec_of_case(t.case)
+        kind = spec.attrs.get("kind") if spec is not None and spec.benchmark == "fio" else None
+        if kind not in KINDS or not KINDS[kind].soak:
+            continue
+        evidence, _ = soak_evidence_of(t.case)
+        if evidence is not None:
+            out.append((t.name, soak_section(evidence)))
+    return out
+
+
 #: Clients the judges named that the legend names (the others drawn, counted).
 NAMED_IN_LEGEND = 3
 

@@ -126,14 +126,16 @@ def figure_failures(figures: list[Figure]) -> list[str]:
 COUNT_UNITS = frozenset({"nodes", "transfers", "violations", ""})
 
 
-def bogus_figures(figures: list[Figure]) -> list[str]:
+def bogus_figures(figures: list[Figure], may_be_zero: tuple[str, ...] = ()) -> list[str]:
     """'write_bandwidth -1987.01 MiB/s is negative' for each figure that cannot have
-    been measured (not finite, negative, 0 for a rate or a time): never PASS or FAIL."""
+    been measured (not finite, negative, 0 for a rate or a time unless the test's record
+    says 0 is a measurement, ``may_be_zero``): never PASS or FAIL."""
     out = []
     for f in figures:
         if f.value is None:
             continue
-        why = figure_problem(f.value, io_done=f.unit not in COUNT_UNITS)
+        why = figure_problem(f.value, io_done=f.unit not in COUNT_UNITS
+                             and f.name not in may_be_zero)
         if why:
             out.append(f"{f.name} {f.value!r} {f.unit}: {why}, not a measurement")
     return out
@@ -257,7 +259,9 @@ def verdict_of(testcase: Case) -> Verdict:
     reason = testcase.get("fail_reason")
     figures = list(testcase.figures)
     if result == "pass" or (result == "fail" and phase == "performance"):
-        bogus = bogus_figures(figures) + unjudgeable_figures(testcase, figures)
+        spec = spec_of_case(testcase)
+        bogus = bogus_figures(figures, spec.may_be_zero if spec is not None else ()) \
+            + unjudgeable_figures(testcase, figures)
         if bogus:
             return Verdict(INVALID, "; ".join(bogus))
     if result == "pass":

@@ -36,6 +36,9 @@ class FioSoakTest(FioTest):
     #: Each judgement that did not pass, with its reasons (when, which nodes).
     soak_failures = variable(str, value="", loggable=True)
 
+    #: A stall of 0 s, a drift of 0 %: measurements (the catalogue's ``may_be_zero``).
+    counts = FioTest.counts | frozenset(fiocmd.SOAK_FIGURES)
+
     def fio_references(self) -> dict[str, tuple]:
         """The entry's thresholds and the soak's limits (each figure at most its limit)."""
         return {**super().fio_references(), **fiocmd.soak_references(self.params.soak)}

@@ -343,3 +343,84 @@ def test_a_series_with_nothing_drawable_has_no_plot():
     s = _series([0.0] * 4)
     s.buckets = {k: np.full(s.n_buckets, np.nan) for k in s.buckets}
     assert section.series_plot(s) is None
+
+
+# --------------------------------------------------------------------------- the check's parts
+
+def test_a_soak_entry_is_typed_and_its_limits_refused_elsewhere():
+    from fsaccept.benchmarks.fio import command
+    p = command.parameters("fio_soak", "soak", {"node_fraction": 1, "file_size": "64MiB",
+                                                 "runtime_s": 40, "max_stall_s": 5})
+    assert p.soak == soak.Settings(duration_s=40, max_stall_s=5)
+    opts = command.fio_options(p, "/d")
+    assert "--log_avg_msec=1000" in opts
+    assert f"--write_bw_log={command.SOAK_LOG}{command.NODE_PLACEHOLDER}" in opts
+    assert command.soak_references(p.soak) == {
+        "soak_longest_stall_s": (5, None, 0, "s"), "soak_drift_pct": (10.0, None, 0, "%"),
+        "soak_node_shortfall_pct": (30.0, None, 0, "%")}
+    with pytest.raises(command.FioEntryError, match=r"tests.fio_seq_write.max_stall_s: only"):
+        command.parameters("fio_seq_write", "seq_write", {
+            "node_fraction": 1, "file_size": "1MiB", "runtime_s": 1, "max_stall_s": 5})
+    with pytest.raises(command.FioEntryError, match="is below interval_s"):
+        command.parameters("fio_soak", "soak", {"node_fraction": 1, "file_size": "1MiB",
+                                                "runtime_s": 9, "interval_s": 2,
+                                                "max_stall_s": 1})
+    assert command.entry_errors("tests.fio_soak", {"node_fraction": 1, "file_size": "1MiB",
+                                                   "runtime_s": 9, "time_based": False})
+
+
+def test_the_judged_figures_and_the_catalogue_agree():
+    from fsaccept.benchmarks import registry
+    from fsaccept.benchmarks.fio import command
+    spec = registry.TESTS["FioSoak"]
+    assert spec.checks_dir == "soak" and set(spec.may_be_zero) == set(command.SOAK_FIGURES)
+    assert all(spec.reports(f) for f in command.SOAK_FIGURES)
+    figs = command.soak_figures(soak.judge(evidence("job1-stopped", max_stall_s=2)))
+    assert figs["soak_longest_stall_s"] == pytest.approx(2.28)
+    assert set(figs) <= set(command.SOAK_FIGURES)
+
+
+def _soak_case(ev: soak.Evidence, result: str = "pass", **figures):
+    from fsaccept.benchmarks.fio import command
+    from fsaccept.reporting.case import case_of
+    given = {**command.soak_figures(soak.judge(ev)), **figures}
+    perf = {f"local-gluster:compute:{k}": [v, 100, None, 0, command.SOAK_FIGURES[k], result]
+            for k, v in given.items()}
+    return case_of({"name": "FioSoak", "result": result, "perfvalues": perf,
+                    "soak_record": json.dumps(ev.to_dict())})
+
+
+class _Reference:
+    def __init__(self, **entry):
+        self.entries = {"fio_soak": {"node_fraction": 1, "file_size": "1MiB",
+                                     "runtime_s": 10, **entry}}
+
+
+def test_the_sign_off_judges_the_recorded_soak_again():
+    from fsaccept.benchmarks import registry
+    from fsaccept.reporting.evidence import soak_reasons
+    spec = registry.TESTS["FioSoak"]
+    stopped = evidence("job1-stopped", max_stall_s=2)
+    # Recorded as passed while its record fails; a figure edited; a looser record.
+    reasons = soak_reasons(_soak_case(stopped), spec, _Reference(max_stall_s=2))
+    assert any(r.startswith("recorded as passed, but its soak record fails: no progress")
+               for r in reasons), reasons
+    edited = soak_reasons(_soak_case(stopped, result="fail", soak_longest_stall_s=1.0),
+                          spec, _Reference(max_stall_s=2))
+    assert any("soak_longest_stall_s is recorded as 1.0, but its soak record gives 2.28"
+               in r for r in edited), edited
+    looser = soak_reasons(_soak_case(stopped, result="fail"), spec,
+                          _Reference(max_stall_s=1))
+    assert any("the reference file says" in r for r in looser), looser
+    assert soak_reasons(_soak_case(stopped, result="fail"), spec,
+                        _Reference(max_stall_s=2)) == []
+    missing = _soak_case(stopped)
+    missing.record["soak_record"] = "{"
+    assert soak_reasons(missing, spec)[0].startswith("its soak record (soak_record) cannot")
+
+
+def test_a_zero_stall_is_a_measurement_in_the_sign_off():
+    from fsaccept.reporting.verdicts import PASS, verdict_of
+    ev = evidence("one-job", max_stall_s=1)
+    case = _soak_case(ev)
+    assert case.figures and verdict_of(case).verdict == PASS, verdict_of(case)

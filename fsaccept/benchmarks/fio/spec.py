@@ -12,7 +12,9 @@ def _fio(check: str, kind: str, descr: str, tags: tuple[str, ...] = ("client",),
          checks_dir: str = "") -> TestSpec:
     return TestSpec(check=check, role=ACCEPTANCE, key=f"fio_{kind}", benchmark="fio",
                     descr=descr, tags=tags, figures=command.figure_patterns(kind),
-                    attrs={"kind": kind}, schema="fio.schema.json", checks_dir=checks_dir)
+                    attrs={"kind": kind}, schema="fio.schema.json", checks_dir=checks_dir,
+                    may_be_zero=tuple(command.SOAK_FIGURES) if command.KINDS[kind].soak
+                    else ())
 
 
 TESTS = (
