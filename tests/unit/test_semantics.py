@@ -661,3 +661,17 @@ def test_the_namespace_line_parses_in_linear_time():
     stepcount.assert_linear(lambda n: real.replace(line, line.replace(
         " wrong=0 ", " wrong=0" + "wrong=" * n + " ", 1), 1), parse_semantics, [parse], n=100)
 
+
+def test_the_bench_reads_the_programs_listing_line():
+    """bench/namespace_listing.py times the program's -L: the namespace cases' own
+    listing function (``walk``), without MPI."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "namespace_listing", REPO / "bench" / "namespace_listing.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    m = bench.LISTING.match(_text("listing"))
+    assert m and m.group(1) == "1000" and m.group(2) == "0" and float(m.group(4)) > 0
+    assert not bench.LISTING.match(_text("listing-missing"))
+    source = SOURCE.read_text()
+    assert source.count("timed_walk(path, &w)") == 2  # the check's reader and -L
