@@ -463,8 +463,8 @@ def io500_reasons(case: Case) -> list[str]:
 def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list[str]:
     """The semantics program's case lines judged again, by the live check's functions:
     its figures those the lines give; with the verified reference, each delay's ceiling
-    its ``max_visibility_s`` (no looser), and no failed case in a test recorded as
-    passed."""
+    its ``max_visibility_s`` and each rate's floor its ``min_*_rate`` (no looser), and no
+    failed case in a test recorded as passed."""
     text = case.get("semantics_cases")
     if not isinstance(text, str) or not text:
         return ["evidence missing: no semantics_cases, which the semantics check records"]
@@ -487,10 +487,16 @@ def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list
     except (TypeError, ValueError) as err:
         return out + [f"tests.{spec.key} cannot be read: {str(err)[:200]}"]
     by_name = {f.name: f for f in case.figures}
-    for name, (value, _, upper, unit) in semantics_command.thresholds(params).items():
+    for name, (value, lower, upper, unit) in semantics_command.thresholds(params).items():
         fig = by_name.get(name)
-        if fig is not None and (fig.upper_limit is None
-                                or fig.upper_limit > value * (1 + (upper or 0))):
+        if fig is None:
+            continue
+        if lower is not None:  # a floor (a namespace case's rate)
+            if fig.lower_limit is None or fig.lower_limit < value * (1 + lower):
+                out.append(f"{name}: the reference file says at least {value:g} {unit}, but "
+                           "the test was judged against "
+                           f"{fig.lower_limit if fig.lower_limit is not None else 'nothing'}")
+        elif fig.upper_limit is None or fig.upper_limit > value * (1 + (upper or 0)):
             out.append(f"{name}: the reference file says at most {value:g} {unit}, but the "
                        "test was judged against "
                        f"{fig.upper_limit if fig.upper_limit is not None else 'nothing'}")

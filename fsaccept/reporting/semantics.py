@@ -72,12 +72,19 @@ def _row(test: str, case: parse.CaseResult, params: command.SemanticsParameters 
             else f"not supported ({case.detail})")
     if case.name == "visibility" and case.p50 is not None:
         seen += f" (p50 {format_number(case.p50)} s)"
+    if case.wrong is not None:
+        seen += f" ({format_number(case.wrong)} wrong entries)"
     if params is None:
         return CaseRow(test, case.name, case.pair, seen, UNVERIFIED, "—")
     if not command.promised(params, case.name):
         return CaseRow(test, case.name, case.pair, seen,
                        f"not promised: {params.not_promised[case.name]}", "not promised")
     limit = limits.get(parse.figure_of(case.name))
-    promise = "supported" if limit is None else f"≤ {format_number(limit[0])} {unit}"
+    if limit is None:
+        promise = "supported"
+    elif case.unit == parse.RATE:
+        promise = f"≥ {format_number(limit[0])} {unit}, every entry listed"
+    else:
+        promise = f"≤ {format_number(limit[0])} {unit}"
     return CaseRow(test, case.name, case.pair, seen, promise,
                    "FAIL" if case.name in failed else "PASS")

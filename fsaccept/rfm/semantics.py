@@ -1,7 +1,8 @@
 """The cross-node semantics check's ReFrame test: fsaccept's own program (built by the
 check's fixture from ``checks/semantics/src/fsaccept_semantics.c``), one rank per node on the node
 fraction the reference gives; each case's value is a figure, judged against
-``max_visibility_s`` (a delay) or 0 (violations).  Skipped where one client serves every
+``max_visibility_s`` (a delay), 0 (violations) or a ``min_*_rate`` floor (a namespace
+listing's entries/s).  Skipped where one client serves every
 node (a local file system: nothing crosses nodes) or the reference promises nothing."""
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ class SemanticsTest(BenchmarkTest):
     # Provenance and evidence (loggable: perflog and run report).
     trials = variable(int, value=0, loggable=True)
     max_visibility_s = variable(float, value=0.0, loggable=True)
+    #: The namespace cases' sizes: the flat directory's files, the tree's entries.
+    namespace_files = variable(int, value=0, loggable=True)
+    namespace_tree_entries = variable(int, value=0, loggable=True)
     #: The program's case lines as printed: the sign-off judges them again.
     semantics_cases = variable(str, value="", loggable=True)
     #: Each case that failed, with its node pair ("; " between them).
@@ -65,6 +69,8 @@ class SemanticsTest(BenchmarkTest):
     def set_semantics_command(self):
         p = self.params
         self.trials, self.max_visibility_s = p.trials, p.max_visibility_s
+        self.namespace_files = p.namespace_files
+        self.namespace_tree_entries = p.namespace_tree_entries
         self.executable = os.path.join(self.program.stagedir, command.EXECUTABLE)
         self.executable_opts = command.semantics_options(
             p, os.path.join(self.target_dir, "semantics"))
@@ -101,7 +107,8 @@ class SemanticsTest(BenchmarkTest):
     def benchmark_reasons(self) -> list[str]:
         p = self.params
         return validity.invalid_reasons(self.semantics_run(), validity.SemanticsExpectation(
-            tasks=self.num_tasks, trials=p.trials, records=p.records, renames=p.renames))
+            tasks=self.num_tasks, trials=p.trials, records=p.records, renames=p.renames,
+            files=p.namespace_files, tree_entries=p.namespace_tree_entries))
 
     @run_before("performance")
     def set_perf_variables(self):

@@ -5,6 +5,7 @@ re-judgement of the recorded case lines."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -27,15 +28,38 @@ def _exp(run: parse.SemanticsRun) -> validity.SemanticsExpectation:
     return validity.expectation_from_output(run)
 
 
+#: The rate floors every promised namespace case needs (entries/s).
+FLOORS = {key: 100 for key in command.RATE_FLOORS.values()}
+
+
 def _params(**entry) -> command.SemanticsParameters:
-    return command.parameters("semantics", {"node_fraction": 1.0, **entry})
+    return command.parameters("semantics", {"node_fraction": 1.0, **FLOORS, **entry})
+
+
+def _line(text: str, case: str) -> str:
+    return next(x for x in text.splitlines() if x.startswith(f"{parse.PREFIX} {case} "))
 
 
 def _edit(text: str, case: str, old: str, new: str) -> str:
     """A capture's case line edited in the test (never in the capture)."""
-    line = next(x for x in text.splitlines() if x.startswith(f"{parse.PREFIX} {case} "))
+    line = _line(text, case)
     assert old in line
     return text.replace(line, line.replace(old, new, 1), 1)
+
+
+def _set(text: str, case: str, **fields: str) -> str:
+    """A capture's case line with fields (``value=``, ``ok=``, ``wrong=``...) set, in the
+    test (never in the capture)."""
+    line = new = _line(text, case)
+    for key, value in fields.items():
+        assert re.search(rf" {key}=\S+", new), (key, new)
+        new = re.sub(rf" {key}=\S+", lambda _: f" {key}={value}", new, count=1)
+    return text.replace(line, new, 1)
+
+
+def _value(text: str, case: str) -> str:
+    """A case's value as the capture prints it."""
+    return re.search(r" value=(\S+)", _line(text, case)).group(1)
 
 
 @pytest.mark.parametrize("name, ranks", [("two-names", 2), ("four-ranks", 4)])
@@ -60,6 +84,11 @@ def test_every_figure_has_a_threshold_live_and_in_the_catalogue():
     assert set(judged) == set(SPEC.figures) - {parse.P50_FIGURE}
     assert all(v == (0, None, 0, "violations") for k, v in judged.items()
                if parse.FIGURES[k] == parse.VIOLATIONS)
+    # A rate is a floor: no upper bound.
+    assert all(v == (100, 0, None, parse.RATE) for k, v in judged.items()
+               if parse.FIGURES[k] == parse.RATE)
+    assert {k for k, unit in parse.FIGURES.items() if unit == parse.RATE} == {
+        parse.figure_of(c) for c in parse.COUNTED}
     assert command.thresholds(_params(max_visibility_s=0.5))["visibility_max_s"] == (
         0.5, None, 0, "s")
     # xattrs not promised: neither the xattr delay nor its support is judged.
@@ -93,8 +122,8 @@ def test_the_alarm_names_the_case_it_stopped_in():
 
 
 def test_a_failing_case_names_its_node_pair():
-    text = _edit(_text("two-names"), "visibility", "value=0.002094899", "value=3.5")
-    text = _edit(text, "flock", "value=0 ", "value=1 ")
+    text = _set(_text("two-names"), "visibility", value="3.5")
+    text = _set(text, "flock", value="1")
     run = parse_semantics(text)
     failed = validity.failures(run, _params())
     assert any(f.startswith("visibility: writer n1, reader n2: 3.5s (at most 1s")
@@ -103,20 +132,17 @@ def test_a_failing_case_names_its_node_pair():
 
 
 def test_a_change_never_seen_fails_at_the_bound():
-    text = _edit(_text("two-names"), "attr-truncate", "value=0.000001462 unit=s ok=1",
-                 "value=5.000321 unit=s ok=0")
+    text = _set(_text("two-names"), "attr-truncate", value="5.000321", ok="0")
     failed = validity.failures(parse_semantics(text), _params())
     assert failed and failed[0].startswith("attr-truncate: writer n1, reader n2: 5.00032s")
 
 
-UNSUPPORTED = ("value=0.000007261 unit=s ok=1 detail=name=user.fsaccept seen=same "
-               "errno=none bound_s=5")
-
-
 def test_xattr_not_supported_is_never_a_pass():
-    text = _edit(_text("two-names"), "xattr", UNSUPPORTED,
-                 "value=0.000000000 unit=s ok=unsupported detail=user.fsaccept setxattr "
-                 "on the writer: ENOTSUP")
+    real = _text("two-names")
+    line = _line(real, "xattr")
+    text = real.replace(line, line[:line.index(" value=")] + (
+        " value=0.000000000 unit=s ok=unsupported detail=user.fsaccept setxattr on the "
+        "writer: ENOTSUP"), 1)
     run = parse_semantics(text)
     assert run.valid and "xattr_s" not in run.figures()
     assert run.figures()["xattr_unsupported"] == 1
@@ -148,8 +174,7 @@ def test_unsupported_is_only_an_outcome_of_a_case_that_may_be_unsupported():
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "-inf", "1e999", "x"])
 def test_a_value_that_is_no_measurement_is_invalid(value):
-    run = parse_semantics(_edit(_text("two-names"), "visibility", "value=0.002094899",
-                                f"value={value}"))
+    run = parse_semantics(_set(_text("two-names"), "visibility", value=value))
     assert not run.valid and "bogus" in {f.kind for f in run.findings}
     assert "visibility_max_s" not in run.figures()
     assert all(math.isfinite(v) for v in run.figures().values())
@@ -187,15 +212,21 @@ def test_an_unknown_case_or_output_format_is_invalid():
     assert "unknown-case" in {f.kind for f in parse_semantics(
         text.replace(f"{parse.PREFIX} end", f"{parse.PREFIX} quota writer=n1 reader=n2 "
                      "value=0 unit=s ok=1 detail=x\n" f"{parse.PREFIX} end")).findings}
-    run = parse_semantics(text.replace("version 1 ", "version 2 ", 1))
+    run = parse_semantics(text.replace("version 2 ", "version 3 ", 1))
     assert "version" in {f.kind for f in run.findings}
 
 
 def test_ranks_other_than_asked_are_invalid():
     run = parse_semantics(_text("four-ranks"))
-    reasons = validity.invalid_reasons(run, validity.SemanticsExpectation(8, 8, 50, 100))
-    assert any("ranks, trials, records, renames (4, 8, 50, 100), (8, 8, 50, 100) asked" in r
-               for r in reasons)
+    reasons = validity.invalid_reasons(run, validity.SemanticsExpectation(
+        8, 8, 50, 100, 300, 120))
+    assert any("ranks, trials, records, renames, files, tree entries (4, 8, 50, 100, 300, "
+               "120), (8, 8, 50, 100, 300, 120) asked" in r for r in reasons), reasons
+    # Another directory size than asked is as wrong as another rank count.
+    reasons = validity.invalid_reasons(run, validity.SemanticsExpectation(
+        4, 8, 50, 100, 1000, 120))
+    assert any("(4, 8, 50, 100, 300, 120), (4, 8, 50, 100, 1000, 120) asked" in r
+               for r in reasons), reasons
 
 
 def test_reread_rules_hold_a_log_to_its_own_header():
@@ -218,15 +249,55 @@ def test_the_command_is_a_list_with_the_program_alarm_after_every_bound():
     opts = command.semantics_options(p, "/mnt/x y/semantics")
     assert opts[:2] == ["-d", "/mnt/x y/semantics"]
     assert opts[opts.index("-a") + 1] == str(command.alarm_s(p))
-    assert command.alarm_s(p) == 2 * (5 + command.OTHER_WAITS) + command.ALARM_MARGIN_S
+    assert opts[opts.index("-n") + 1] == str(p.namespace_files)
+    assert opts[opts.index("-m") + 1] == str(p.namespace_tree_entries)
+    # Each namespace case: its entries created, listed and removed at a tenth of its floor.
+    namespace = command.NAMESPACE_SLACK * (p.namespace_files + p.namespace_tree_entries) / 100
+    assert command.alarm_s(p) == int(2 * (5 + command.OTHER_WAITS) + namespace) + \
+        command.ALARM_MARGIN_S
     assert command.deadline_s(p) == command.alarm_s(p)
+    # A case not promised has no floor: the alarm allows for UNJUDGED_RATE.
+    silent = _params(trials=5, bound_s=2, not_promised={"namespace-walk": "silent"},
+                     min_walk_rate=None)
+    assert command.alarm_s(silent) == int(2 * (5 + command.OTHER_WAITS) + command.NAMESPACE_SLACK * (
+        p.namespace_files / 100 + p.namespace_tree_entries / command.UNJUDGED_RATE)) + \
+        command.ALARM_MARGIN_S
 
 
 def test_the_entry_rule_wants_the_bound_above_the_threshold():
-    assert command.entry_rules("tests.semantics", {"bound_s": 1, "max_visibility_s": 1}) == [
+    assert command.entry_rules("tests.semantics", {"bound_s": 1, "max_visibility_s": 1,
+                                                   **FLOORS}) == [
         "tests.semantics.bound_s: 1 s is not above max_visibility_s 1 s: a change that "
         "never shows would stop at the bound and pass"]
-    assert command.entry_rules("tests.semantics", {"node_fraction": 1}) == []
+    assert command.entry_rules("tests.semantics", {"node_fraction": 1, **FLOORS}) == []
+
+
+def test_a_promised_namespace_case_needs_its_rate_floor():
+    """Every promised figure is judged: a namespace case without a floor is refused,
+    unless the contract does not promise it."""
+    assert command.entry_rules("tests.semantics", {"node_fraction": 1}) == [
+        f"tests.semantics.{command.RATE_FLOORS[c]}: missing: the {c} case is promised, so "
+        f"its rate needs a floor (entries/s), or list {c} under not_promised"
+        for c in parse.COUNTED]
+    silent = {"node_fraction": 1, "not_promised": {c: "silent" for c in parse.COUNTED}}
+    assert command.entry_rules("tests.semantics", silent) == []
+    judged = command.thresholds(command.parameters("semantics", silent))
+    assert not {parse.figure_of(c) for c in parse.COUNTED} & set(judged)
+    assert not {parse.wrong_figure(c) for c in parse.COUNTED} & set(judged)
+
+
+def test_the_catalogue_of_cases_is_the_one_place():
+    """The schema's not_promised names, the floors' and sizes' keys: each case of CASES,
+    each a field of the typed entry."""
+    import dataclasses
+    import json
+    schema = json.loads((REPO / "fsaccept/benchmarks/semantics/schema.json").read_text())
+    assert schema["properties"]["not_promised"]["propertyNames"]["enum"] == list(parse.CASES)
+    fields = {f.name for f in dataclasses.fields(command.SemanticsParameters)}
+    for table in (command.RATE_FLOORS, command.SIZES):
+        assert set(table) == set(parse.COUNTED) and set(table.values()) <= fields
+        assert set(table.values()) <= set(schema["properties"])
+    assert parse.COUNTED == tuple(c for c, u in parse.CASES.items() if u == parse.RATE)
 
 
 def test_a_reference_without_the_entry_stays_valid_and_one_with_it_is_checked(tmp_path):
@@ -245,14 +316,30 @@ def test_a_reference_without_the_entry_stays_valid_and_one_with_it_is_checked(tm
     with pytest.raises(ReferenceError) as err:
         load_reference(path)
     assert "tests.semantics: unknown key(s) 'colour'" in str(err.value)
+    # A promised namespace case without its floor, a floor that is no rate.
+    data = yaml.safe_load((repo / "local-gluster.yaml").read_text())
+    del data["tests"]["semantics"]["min_walk_rate"]
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ReferenceError) as err:
+        load_reference(path)
+    assert "tests.semantics.min_walk_rate: missing: the namespace-walk case is promised" in \
+        str(err.value)
+    for bad in (0, -5, float("nan"), float("inf"), "fast", True):
+        data = yaml.safe_load((repo / "local-gluster.yaml").read_text())
+        data["tests"]["semantics"]["min_list_rate"] = bad
+        path.write_text(yaml.safe_dump(data))
+        with pytest.raises(ReferenceError) as err:
+            load_reference(path)
+        assert "min_list_rate" in str(err.value), bad
 
 
-def _case(text: str, result: str = "pass", limit: float = 1.0):
+def _case(text: str, result: str = "pass", limit: float = 1.0, floor: float = 100):
     run = parse_semantics(text)
     perf = {}
+    params = _params(max_visibility_s=limit, min_list_rate=floor)
     for name, value in run.figures().items():
-        ref, lower, upper, unit = command.thresholds(
-            _params(max_visibility_s=limit)).get(name) or (0, None, None, parse.FIGURES[name])
+        ref, lower, upper, unit = command.thresholds(params).get(name) or (
+            0, None, None, parse.FIGURES[name])
         perf[f"local-gluster:compute:{name}"] = [value, ref, lower, upper, unit, result]
     return case_of({"name": "CrossNodeSemantics", "result": result, "perfvalues": perf,
                     "semantics_cases": run.case_lines()})
@@ -260,14 +347,14 @@ def _case(text: str, result: str = "pass", limit: float = 1.0):
 
 class _Reference:
     def __init__(self, **entry):
-        self.entries = {"semantics": {"node_fraction": 1.0, **entry}}
+        self.entries = {"semantics": {"node_fraction": 1.0, **FLOORS, **entry}}
 
 
 def test_the_sign_off_judges_the_recorded_case_lines_again():
     text = _text("two-names")
     assert semantics_reasons(_case(text), SPEC, _Reference()) == []
     # A passed test whose case lines fail.
-    failing = _edit(text, "visibility", "value=0.002094899", "value=3.5")
+    failing = _set(text, "visibility", value="3.5")
     case = _case(failing)
     reasons = semantics_reasons(case, SPEC, _Reference())
     assert any("recorded as passed, but its case lines fail: visibility: writer n1, "
@@ -276,6 +363,15 @@ def test_the_sign_off_judges_the_recorded_case_lines_again():
     reasons = semantics_reasons(_case(text, limit=5), SPEC, _Reference(max_visibility_s=1))
     assert any(r.startswith("visibility_max_s: the reference file says at most 1 s")
                for r in reasons), reasons
+    # A rate judged against a lower floor than the verified reference's.
+    reasons = semantics_reasons(_case(text, floor=10), SPEC, _Reference(min_list_rate=100))
+    assert reasons == ["namespace_list_rate: the reference file says at least 100 "
+                       "entries/s, but the test was judged against 10.0"], reasons
+    # A namespace case whose count was wrong, in a test recorded as passed.
+    wrong = _set(text, "namespace-list", wrong="5", ok="0")
+    reasons = semantics_reasons(_case(wrong), SPEC, _Reference())
+    assert any("recorded as passed, but its case lines fail: namespace-list: writer n1, "
+               "reader n2: 5 wrong entries" in r for r in reasons), reasons
 
 
 def test_the_sign_off_refuses_missing_or_edited_case_lines():
@@ -283,9 +379,10 @@ def test_the_sign_off_refuses_missing_or_edited_case_lines():
     record = dict(case.record, semantics_cases="")
     assert semantics_reasons(case_of(record), SPEC) == [
         "evidence missing: no semantics_cases, which the semantics check records"]
-    edited = dict(case.record, semantics_cases=case.record["semantics_cases"].replace(
-        "value=0.002094899", "value=0.5"))
-    assert any("visibility_max_s is recorded as 0.002094899, but its case lines give 0.5" in r
+    recorded = case.record["semantics_cases"]
+    edited = dict(case.record, semantics_cases=_set(recorded, "visibility", value="0.5"))
+    value = float(_value(recorded, "visibility"))
+    assert any(f"visibility_max_s is recorded as {value}, but its case lines give 0.5" in r
                for r in semantics_reasons(case_of(edited), SPEC))
     cut = dict(case.record, semantics_cases=case.record["semantics_cases"][:200])
     assert semantics_reasons(case_of(cut), SPEC)[0].startswith(
@@ -389,6 +486,7 @@ def test_the_report_section_judges_each_case_from_its_lines_by_the_reference():
     from fsaccept.reporting.semantics import UNVERIFIED, semantics_section
     from fsaccept.reporting.verdicts import verdict_of
     text = _edit(_text("two-names"), "hardlink", "ok=1", "ok=0")
+    text = _set(text, "namespace-walk", wrong="2", ok="0")
     case = _case(text, result="pass")  # a recorded pass is not taken on trust
     test = Test("CrossNodeSemantics", [case], [verdict_of(case)])
     rows = {r.case: r for r in semantics_section([test], _Targets(
@@ -398,7 +496,182 @@ def test_the_report_section_judges_each_case_from_its_lines_by_the_reference():
     assert rows["visibility"].verdict == "PASS" and rows["visibility"].promise == "≤ 1 s"
     assert rows["rename"].verdict == "not promised"
     assert rows["rename"].promise == "not promised: the volume moves names"
+    assert rows["namespace-list"].verdict == "PASS"
+    assert rows["namespace-list"].promise == "≥ 100 entries/s, every entry listed"
+    assert rows["namespace-list"].seen.endswith(" entries/s (0 wrong entries)")
+    assert rows["namespace-walk"].verdict == "FAIL"
+    assert rows["namespace-walk"].seen.endswith(" entries/s (2 wrong entries)")
     # Without a verified reference nothing is judged.
     assert {r.promise for r in semantics_section([test])} == {UNVERIFIED}
     # Another benchmark's test, or one without lines: no section.
     assert semantics_section([Test("x", [case_of({"name": "IORWriteBandwidth"})], [])]) == []
+
+
+# ------------------------------------------------------------------ namespace scale
+
+
+@pytest.mark.parametrize("name", ["two-names", "four-ranks"])
+def test_a_real_listing_counts_every_entry_and_gives_its_rate(name):
+    text = _text(name)
+    run = parse_semantics(text)
+    figures = run.figures()
+    for case, size in (("namespace-list", run.files), ("namespace-walk", run.tree_entries)):
+        c = run.cases[case]
+        assert c.wrong == 0 and c.ok == "1" and c.writer != c.reader
+        assert f"entries_expected={size} entries_seen={size} errors=0 " in c.detail
+        assert figures[parse.figure_of(case)] == c.value > 0
+        assert figures[parse.wrong_figure(case)] == 0
+        assert parse.FIGURES[parse.figure_of(case)] == parse.RATE
+    # The writer removed what it made, and said how long it took.
+    assert "remove_errors=0" in run.cases["namespace-list"].detail
+    assert validity.failures(run, _params()) == []
+
+
+def test_a_wrong_count_fails_naming_the_pair_and_what_was_seen():
+    text = _text("two-names")
+    run = parse_semantics(text)
+    files = run.files
+    line = _line(text, "namespace-list")
+    edited = text.replace(line, _set(line, "namespace-list", wrong="3", ok="0").replace(
+        f"entries_seen={files} ", f"entries_seen={files - 3} "), 1)
+    run = parse_semantics(edited)
+    assert run.valid, run.reasons
+    assert run.figures()["namespace_list_violations"] == 3
+    [failed] = validity.failures(run, _params())
+    assert failed.startswith("namespace-list: writer n1, reader n2: 3 wrong entries, ")
+    assert f"(at least 100 entries/s; entries_expected={files} entries_seen={files - 3} " \
+        in failed
+    # Judged by its own figure: a count of violations, 0 the limit.
+    assert command.thresholds(_params())["namespace_list_violations"] == (
+        0, None, 0, parse.VIOLATIONS)
+
+
+def test_a_reader_that_listed_nothing_fails_and_has_no_rate():
+    """A rate of 0 is no measurement (INVALID by the bogus-figure rule), so the case's
+    wrong entries carry the FAIL."""
+    text = _set(_text("two-names"), "namespace-walk", value="0.000", wrong="501", ok="0")
+    run = parse_semantics(text)
+    assert run.valid, run.reasons
+    figures = run.figures()
+    assert "namespace_walk_rate" not in figures and figures["namespace_walk_violations"] == 501
+    assert validity.failures(run, _params())[0].startswith(
+        "namespace-walk: writer n1, reader n2: 501 wrong entries, 0 entries/s")
+
+
+def test_a_rate_below_its_floor_fails():
+    text = _text("two-names")
+    rate = parse_semantics(text).cases["namespace-list"].value
+    [failed] = validity.failures(parse_semantics(text), _params(min_list_rate=rate * 2))
+    assert failed.startswith(f"namespace-list: writer n1, reader n2: 0 wrong entries, "
+                             f"{rate:g} entries/s (at least {rate * 2:g} entries/s; ")
+    assert validity.failures(parse_semantics(text), _params(min_list_rate=rate)) == []
+
+
+@pytest.mark.parametrize("fields, why", [
+    ({"value": "nan"}, "is not a finite number"),
+    ({"value": "inf"}, "is not a finite number"),
+    ({"value": "-1"}, "is not a finite number"),
+    ({"value": "x"}, "is not a finite number"),
+    ({"value": "0"}, "a rate of 0 with every entry listed"),
+    ({"wrong": "-1"}, "is not a count of entries"),
+    ({"wrong": "nan"}, "is not a count of entries"),
+    ({"wrong": "1.5"}, "is not a count of entries"),
+    ({"wrong": "007"}, "is not a count of entries"),
+    ({"wrong": "9" * 40}, "is not a count of entries"),
+    ({"wrong": "2"}, "ok=1 with 2 wrong entries"),
+    ({"ok": "0"}, "ok=0 with 0 wrong entries"),
+    ({"ok": "unsupported"}, "ok='unsupported'"),
+    ({"unit": "s"}, "unit 's', not 'entries/s'"),
+])
+def test_a_namespace_line_that_is_no_measurement_is_invalid(fields, why):
+    run = parse_semantics(_set(_text("two-names"), "namespace-list", **fields))
+    assert not run.valid
+    [bogus] = [f for f in run.findings if f.kind == "bogus"]
+    assert why in bogus.text, bogus.text
+    assert not {"namespace_list_rate", "namespace_list_violations"} & set(run.figures())
+    assert all(math.isfinite(v) for v in run.figures().values())
+
+
+def test_the_wrong_field_belongs_to_a_namespace_case_only():
+    text = _text("two-names")
+    no_count = text.replace(" wrong=0 unit=entries/s", " unit=entries/s", 1)
+    run = parse_semantics(no_count)
+    assert any("wrong=None is not a count" in f.text for f in run.findings)
+    line = _line(text, "flock")
+    run = parse_semantics(text.replace(line, line.replace(" unit=", " wrong=0 unit=", 1), 1))
+    assert any("wrong= on a case that counts no entries" in f.text for f in run.findings)
+
+
+@pytest.mark.parametrize("case", ["namespace-list", "namespace-walk"])
+def test_a_missing_or_duplicate_namespace_case_is_invalid(case):
+    text = _text("two-names")
+    line = _line(text, case)
+    run = parse_semantics(text.replace(line + "\n", "", 1))
+    assert not run.valid and any(f"no result for {case}" in r for r in run.reasons)
+    run = parse_semantics(text.replace(line, line + "\n" + line, 1))
+    assert "duplicate" in {f.kind for f in run.findings}
+    # The sign-off's re-read of recorded lines holds them to the same catalogue.
+    lines = parse_semantics(text).case_lines()
+    kept = "\n".join(x for x in lines.splitlines() if not x.startswith(f"{parse.PREFIX} {case} "))
+    assert any(f"no result for {case}" in r for r in parse.parse_case_lines(kept).reasons)
+
+
+def test_recorded_case_lines_keep_the_count():
+    run = parse_semantics(_set(_text("two-names"), "namespace-list", wrong="4", ok="0"))
+    again = parse.parse_case_lines(run.case_lines())
+    assert again.valid and again.figures() == run.figures()
+    assert again.cases["namespace-list"].wrong == 4
+
+
+def test_an_output_of_the_former_format_is_refused():
+    """Format 1 had no namespace cases and no sizes in its header."""
+    text = _text("two-names").replace("version 2 ", "version 1 ", 1)
+    assert "version" in {f.kind for f in parse_semantics(text).findings}
+    old = re.sub(r" files \d+ tree_entries \d+", "", _text("two-names"), count=1)
+    assert not parse_semantics(old).valid
+
+
+def test_a_case_not_promised_lists_its_rate_and_count():
+    text = _set(_text("two-names"), "namespace-walk", wrong="7", ok="0")
+    p = _params(not_promised={"namespace-walk": "the contract names no tree"})
+    run = parse_semantics(text)
+    assert validity.failures(run, p) == []
+    [listed] = validity.not_promised(run, p)
+    assert listed.startswith("namespace-walk: not promised (the contract names no tree); "
+                             "seen: ")
+    assert listed.endswith(" entries/s, 7 wrong entries on writer n1, reader n2")
+
+
+def test_the_alarm_in_a_namespace_case_names_it():
+    run = parse_semantics(_text("namespace-alarm"))
+    assert not run.valid
+    assert any("case=namespace-list reason=alarm" in r for r in run.reasons)
+    assert run.files == 5000000
+
+
+def test_a_file_count_the_program_refuses_is_its_usage():
+    run = parse_semantics(_text("bad-files"))
+    assert not run.valid and "usage" in {f.kind for f in run.findings}
+
+
+def test_the_namespace_line_parses_in_linear_time():
+    from . import stepcount
+    real = _text("two-names")
+    line = _line(real, "namespace-list")
+    stepcount.assert_linear(lambda n: real.replace(line, line.replace(
+        " wrong=0 ", " wrong=0" + "wrong=" * n + " ", 1), 1), parse_semantics, [parse], n=100)
+
+
+def test_the_bench_reads_the_programs_listing_line():
+    """bench/namespace_listing.py times the program's -L: the namespace cases' own
+    listing function (``walk``), without MPI."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "namespace_listing", REPO / "bench" / "namespace_listing.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    m = bench.LISTING.match(_text("listing"))
+    assert m and m.group(1) == "1000" and m.group(2) == "0" and float(m.group(4)) > 0
+    assert not bench.LISTING.match(_text("listing-missing"))
+    source = SOURCE.read_text()
+    assert source.count("timed_walk(path, &w)") == 2  # the check's reader and -L

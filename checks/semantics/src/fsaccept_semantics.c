@@ -7,13 +7,22 @@
  *
  *   fsaccept-semantics CASE writer=N reader=N value=V unit=U ok=1|0|unsupported detail=...
  *
+ * (the namespace cases' value is a rate, and a field wrong=K before unit= counts
+ * the entries the reader did not list or stat as the writer made them).
+ *
  * Every wait is bounded (-b seconds: a case that never converges reports the
  * bound and ok=0), and alarm(-a seconds) ends a run that hangs, saying where.
  *
  * Usage: fsaccept_semantics -d DIR [-t TRIALS] [-k RECORDS] [-r RENAMES]
- *                           [-b BOUND_S] [-a ALARM_S]
+ *                           [-n FILES] [-m TREE_ENTRIES] [-b BOUND_S] [-a ALARM_S]
+ *        fsaccept_semantics -L DIR
+ *
+ * -L lists DIR once as the namespace cases' reader does (the same function),
+ * without MPI, and prints its count and rate: bench/namespace_listing.py times it
+ * beside find.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
@@ -28,23 +37,28 @@
 #include <time.h>
 #include <unistd.h>
 
-#define VERSION "1"
+#define VERSION "2"
 #define TAG "fsaccept-semantics"
 #define NAME_LEN 64
 #define DETAIL_LEN 240
 #define RECORD 64
+#define RATE "entries/s"
+/* Entries of a namespace tree per directory: entry i holds entries FANOUT*i+1.. */
+#define FANOUT 10
 
 typedef struct {
-    double value; /* seconds, or a count of violations */
+    double value; /* seconds, a count of violations, or entries/s */
     double p50;   /* visibility: the median trial (else -1) */
     int ok;       /* 1 pass, 0 fail, 2 not supported */
     int writer, reader; /* ranks (-1: every rank) */
     char detail[DETAIL_LEN];
+    long wrong;   /* namespace cases: entries not listed or stat'ed as made */
 } result_t;
 
 static int rank, size;
 static const char *dir;
 static int trials = 20, records = 100, renames = 200;
+static long ns_files = 1000, ns_tree = 500;
 static double bound_s = 10.0;
 static char (*names)[NAME_LEN];
 static volatile const char *current = "start";
@@ -140,6 +154,9 @@ static void print(const char *name, const result_t *r, const char *unit)
     if (r->p50 >= 0)
         printf(TAG " %s writer=%s reader=%s value=%.9f p50=%.9f unit=%s ok=%s detail=%s\n",
                name, w, rd, r->value, r->p50, unit, ok, r->detail);
+    else if (!strcmp(unit, RATE))
+        printf(TAG " %s writer=%s reader=%s value=%.3f wrong=%ld unit=%s ok=%s detail=%s\n",
+               name, w, rd, r->value, r->wrong, unit, ok, r->detail);
     else
         printf(TAG " %s writer=%s reader=%s value=%.*f unit=%s ok=%s detail=%s\n",
                name, w, rd, strcmp(unit, "s") ? 0 : 9, r->value, unit, ok, r->detail);
@@ -164,7 +181,7 @@ static void visibility(void)
 {
     char path[4096], want[RECORD], got[RECORD];
     double *delays = calloc((size_t)trials, sizeof *delays);
-    result_t r = {0, 0, 1, 0, 1, ""};
+    result_t r = {0, 0, 1, 0, 1, "", 0};
     int worst = 0, failed = 0;
     current = "visibility";
     path_of(path, sizeof path, "visibility");
@@ -248,7 +265,7 @@ static void attributes(void)
     const char *names_[2] = {"attr-append", "attr-truncate"};
     off_t sizes[2] = {100 + (off_t)sizeof block, 10};
     for (int step = 0; step < 2; step++) {
-        result_t r = {0, -1, 1, 0, 1, ""};
+        result_t r = {0, -1, 1, 0, 1, "", 0};
         double t = 0;
         current = names_[step];
         if (rank == 0) {
@@ -276,7 +293,7 @@ static void attributes(void)
 static void locks(int use_fcntl)
 {
     char path[4096];
-    result_t r = {0, -1, 1, 0, 1, ""};
+    result_t r = {0, -1, 1, 0, 1, "", 0};
     const char *name = use_fcntl ? "fcntl-lock" : "flock";
     struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
     current = name;
@@ -331,7 +348,7 @@ static void locks(int use_fcntl)
 static void appends(void)
 {
     char path[4096], rec[RECORD];
-    result_t r = {0, -1, 1, -1, 0, ""};
+    result_t r = {0, -1, 1, -1, 0, "", 0};
     current = "append";
     path_of(path, sizeof path, "append");
     if (rank == 0)
@@ -389,7 +406,7 @@ static void appends(void)
 static void renaming(void)
 {
     char path[4096], tmp[4096], buf[4096], got[4096];
-    result_t r = {0, -1, 1, 0, 1, ""};
+    result_t r = {0, -1, 1, 0, 1, "", 0};
     current = "rename";
     path_of(path, sizeof path, "rename");
     if (rank == 0) {
@@ -440,7 +457,7 @@ static void renaming(void)
 static void unlink_open(void)
 {
     char path[4096], buf[8192], got[8192];
-    result_t r = {0, -1, 1, 0, 1, ""};
+    result_t r = {0, -1, 1, 0, 1, "", 0};
     current = "unlink-open";
     path_of(path, sizeof path, "unlink-open");
     memset(buf, 'u', sizeof buf);
@@ -476,7 +493,7 @@ static void unlink_open(void)
 static void races(int use_mkdir)
 {
     char path[4096];
-    result_t r = {0, -1, 1, -1, -1, ""};
+    result_t r = {0, -1, 1, -1, -1, "", 0};
     const char *name = use_mkdir ? "mkdir-race" : "excl-race";
     int bad_rounds = 0, odd_errors = 0, worst = 1;
     current = name;
@@ -540,7 +557,7 @@ static void links(void)
     MPI_Bcast(&xerr, 1, MPI_INT, 0, MPI_COMM_WORLD);
     const char *cases[3] = {"hardlink", "symlink", "xattr"};
     for (int c = 0; c < 3; c++) {
-        result_t r = {0, -1, 1, 0, 1, ""};
+        result_t r = {0, -1, 1, 0, 1, "", 0};
         current = cases[c];
         if (rank == 1) {
             double start = now(), t;
@@ -586,29 +603,200 @@ static void links(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* ---------------------------------------------------------------- namespace scale */
+
+typedef struct {
+    long entries; /* every name but . and .. */
+    long errors;  /* names that could not be stat'ed, directories not opened or read */
+} walk_t;
+
+/* List the directory open at fd as the namespace cases' reader does: readdir, and an
+ * fstatat (not following symbolic links) of every entry; a directory is walked in turn.
+ * Closes fd.  -L runs this very function (bench/namespace_listing.py). */
+static void walk(int fd, walk_t *w)
+{
+    DIR *d = fdopendir(fd);
+    struct dirent *e;
+    struct stat st;
+    if (!d) {
+        w->errors++;
+        close(fd);
+        return;
+    }
+    for (;;) {
+        errno = 0;
+        if (!(e = readdir(d))) {
+            if (errno)
+                w->errors++;
+            break;
+        }
+        const char *n = e->d_name;
+        if (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2])))
+            continue;
+        w->entries++;
+        if (fstatat(dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            w->errors++;
+        } else if (S_ISDIR(st.st_mode)) {
+            int sub = openat(dirfd(d), n, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+            if (sub < 0)
+                w->errors++;
+            else
+                walk(sub, w);
+        }
+    }
+    closedir(d);
+}
+
+/* Seconds to walk path; its count in *w. */
+static double timed_walk(const char *path, walk_t *w)
+{
+    double start = now();
+    int fd = open(path, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        w->errors++;
+    else
+        walk(fd, w);
+    return now() - start;
+}
+
+/* The namespace tree's entry i (1..ns_tree) is e<i>, in entry (i-1)/FANOUT's directory
+ * (0: the top); it is a directory when it holds entries itself, else an empty file.
+ * Creates (remove=0) or removes (remove=1) the entries under entry i at path; the
+ * count of failures. */
+static long tree(const char *path, long i, int remove)
+{
+    char child[4096 + 32];
+    long failed = 0;
+    for (long c = FANOUT * i + 1; c <= FANOUT * i + FANOUT && c <= ns_tree; c++) {
+        snprintf(child, sizeof child, "%s/e%ld", path, c);
+        int is_dir = FANOUT * c + 1 <= ns_tree;
+        if (remove) {
+            if (is_dir)
+                failed += tree(child, c, 1);
+            failed += (is_dir ? rmdir(child) : unlink(child)) != 0;
+        } else if (is_dir) {
+            failed += mkdir(child, 0755) != 0;
+            failed += tree(child, c, 0);
+        } else {
+            failed += write_file(child, "", 0, O_EXCL) != 0;
+        }
+    }
+    return failed;
+}
+
+/* The flat directory's N empty files f<i>: created or removed; the count of failures. */
+static long flat(const char *path, int remove)
+{
+    char file[4096 + 32];
+    long failed = 0;
+    for (long i = 0; i < ns_files; i++) {
+        snprintf(file, sizeof file, "%s/f%ld", path, i);
+        failed += (remove ? unlink(file) : write_file(file, "", 0, O_EXCL)) != 0;
+    }
+    return failed;
+}
+
+/* Namespace scale: rank 0 creates a directory of ns_files empty files (namespace-list)
+ * or a tree of ns_tree entries (namespace-walk); then rank 1, on another node, walks it
+ * with readdir and an fstatat of every entry.  The count must be exact (wrong: the
+ * entries missing, extra or not stat'ed); the figure is its rate.  Rank 0 removes what
+ * it made; both its times are in the detail. */
+static void namespace_case(int is_tree)
+{
+    const char *name = is_tree ? "namespace-walk" : "namespace-list";
+    long want = is_tree ? ns_tree : ns_files, made_wrong = 0, removed_wrong = 0;
+    char path[4096];
+    result_t r = {0, -1, 1, 0, 1, "", 0};
+    double create_s = 0, remove_s = 0, start;
+    current = name;
+    path_of(path, sizeof path, name);
+    if (rank == 0) {
+        start = now();
+        if (mkdir(path, 0755) != 0)
+            made_wrong = want + 1;
+        else
+            made_wrong = is_tree ? tree(path, 0, 0) : flat(path, 0);
+        create_s = now() - start;
+        if (made_wrong)
+            fprintf(stderr, TAG ": %s: %ld of %ld entries not created in %s\n", name,
+                    made_wrong, want, path);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 1) {
+        walk_t w = {0, 0};
+        double t = timed_walk(path, &w);
+        r.wrong = labs(want - w.entries) + w.errors;
+        r.ok = r.wrong == 0;
+        r.value = t > 0 ? (double)w.entries / t : 0;
+        snprintf(r.detail, sizeof r.detail,
+                 "entries_expected=%ld entries_seen=%ld errors=%ld list_s=%.6f",
+                 want, w.entries, w.errors, t);
+    }
+    share(&r, 1);
+    if (rank == 0) {
+        start = now();
+        removed_wrong = is_tree ? tree(path, 0, 1) : flat(path, 1);
+        removed_wrong += rmdir(path) != 0;
+        remove_s = now() - start;
+        if (removed_wrong)
+            fprintf(stderr, TAG ": %s: %ld entries of %s not removed\n", name,
+                    removed_wrong, path);
+        size_t used = strlen(r.detail);
+        snprintf(r.detail + used, sizeof r.detail - used,
+                 " create_s=%.6f create_errors=%ld remove_s=%.6f remove_errors=%ld",
+                 create_s, made_wrong, remove_s, removed_wrong);
+    }
+    print(name, &r, RATE);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* -L DIR: the reader's listing alone, once, without MPI: 0 when every entry was
+ * stat'ed, 1 when some could not be, 2 when DIR is no directory. */
+static int list_only(const char *path)
+{
+    walk_t w = {0, 0};
+    struct stat st;
+    int err = stat(path, &st) != 0 ? errno : (!S_ISDIR(st.st_mode) ? ENOTDIR : 0);
+    if (err) {
+        printf(TAG " error dir=%s errno=%s detail=not a directory to list\n", path,
+               errname(err));
+        return 2;
+    }
+    double t = timed_walk(path, &w);
+    printf(TAG " listing entries=%ld errors=%ld seconds=%.9f rate=%.3f dir=%s\n",
+           w.entries, w.errors, t, t > 0 ? (double)w.entries / t : 0.0, path);
+    return w.errors ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     int alarm_s = 600, opt;
     char me[NAME_LEN] = "", host[MPI_MAX_PROCESSOR_NAME];
+    if (argc == 3 && !strcmp(argv[1], "-L"))
+        return list_only(argv[2]);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    while ((opt = getopt(argc, argv, "d:t:k:r:b:a:")) != -1) {
+    while ((opt = getopt(argc, argv, "d:t:k:r:n:m:b:a:")) != -1) {
         switch (opt) {
         case 'd': dir = optarg; break;
         case 't': trials = atoi(optarg); break;
         case 'k': records = atoi(optarg); break;
         case 'r': renames = atoi(optarg); break;
+        case 'n': ns_files = atol(optarg); break;
+        case 'm': ns_tree = atol(optarg); break;
         case 'b': bound_s = atof(optarg); break;
         case 'a': alarm_s = atoi(optarg); break;
         default: dir = NULL; optind = argc; break;
         }
     }
-    if (!dir || trials < 1 || records < 1 || renames < 1 || !(bound_s > 0) || alarm_s < 1
+    if (!dir || trials < 1 || records < 1 || renames < 1 || ns_files < 1 || ns_tree < 1
+        || !(bound_s > 0) || alarm_s < 1
         || size < 2) {
         if (rank == 0)
             fprintf(stderr, "usage: fsaccept_semantics -d DIR [-t TRIALS] [-k RECORDS] "
-                    "[-r RENAMES] [-b BOUND_S] [-a ALARM_S], on at least 2 ranks\n");
+                    "[-r RENAMES] [-n FILES] [-m TREE_ENTRIES] [-b BOUND_S] [-a ALARM_S], on "
+                    "at least 2 ranks; or -L DIR\n");
         MPI_Finalize();
         return 2;
     }
@@ -634,8 +822,9 @@ int main(int argc, char **argv)
     names = calloc((size_t)size, sizeof *names);
     MPI_Allgather(me, NAME_LEN, MPI_CHAR, names, NAME_LEN, MPI_CHAR, MPI_COMM_WORLD);
     if (rank == 0) {
-        printf(TAG " version " VERSION " ranks %d trials %d records %d renames %d bound_s %g "
-               "alarm_s %d dir %s\n", size, trials, records, renames, bound_s, alarm_s, dir);
+        printf(TAG " version " VERSION " ranks %d trials %d records %d renames %d files %ld "
+               "tree_entries %ld bound_s %g alarm_s %d dir %s\n", size, trials, records,
+               renames, ns_files, ns_tree, bound_s, alarm_s, dir);
         for (int i = 0; i < size; i++)
             printf(TAG " rank %d node %s\n", i, names[i]);
         fflush(stdout);
@@ -650,6 +839,8 @@ int main(int argc, char **argv)
     races(0);
     races(1);
     links();
+    namespace_case(0);
+    namespace_case(1);
     if (rank == 0)
         printf(TAG " end\n");
     MPI_Finalize();

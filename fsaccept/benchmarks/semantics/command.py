@@ -17,6 +17,11 @@ EXECUTABLE = "fsaccept_semantics"
 ALARM_MARGIN_S = 60
 #: Bounded waits besides the visibility trials (attributes, locks, rename, links).
 OTHER_WAITS = 10
+#: The namespace cases are not bounded waits: the alarm allows for creating, listing
+#: and removing every entry at a tenth of the rate floor (at a tenth of
+#: ``UNJUDGED_RATE`` where no floor is given: a case not promised).
+NAMESPACE_SLACK = 10
+UNJUDGED_RATE = 100.0
 
 
 @dataclass(frozen=True)
@@ -30,33 +35,62 @@ class SemanticsParameters:
     renames: int = 200  #: [-r] versions renamed over one name
     bound_s: float = 10.0  #: [-b] the longest any wait for a change may take
     max_visibility_s: float = 1.0  #: seconds a change may take to show on another node
+    namespace_files: int = 1000  #: [-n] empty files in the flat directory (namespace-list)
+    namespace_tree_entries: int = 500  #: [-m] entries of the tree (namespace-walk)
+    #: The floors of the namespace cases' rates (entries/s), required where promised.
+    min_list_rate: float | None = None
+    min_walk_rate: float | None = None
     #: Cases the contract does not promise -> its words (or why): measured and listed
     #: as "not promised", never judged, never PASS.
     not_promised: dict[str, str] = dataclasses.field(default_factory=dict)
     ranks_per_node: int = 1  #: one rank per node: rank r and r+1 on different nodes
 
 
+#: Each counted case (:data:`parse.COUNTED`) -> the entry's key of its rate floor, and
+#: of its number of entries.
+RATE_FLOORS = {"namespace-list": "min_list_rate", "namespace-walk": "min_walk_rate"}
+SIZES = {"namespace-list": "namespace_files", "namespace-walk": "namespace_tree_entries"}
+
+
 def parameters(name: str, entry: dict[str, Any]) -> SemanticsParameters:
-    """The typed entry (a whole number of seconds, as YAML gives ``1``, made a float)."""
-    floats = {f.name for f in dataclasses.fields(SemanticsParameters) if f.type == "float"}
-    plain = {k: float(v) if k in floats else v for k, v in entry.items()
+    """The typed entry (a whole number of seconds or entries/s, as YAML gives ``1``,
+    made a float)."""
+    floats = {f.name for f in dataclasses.fields(SemanticsParameters)
+              if f.type in ("float", "float | None")}
+    plain = {k: float(v) if k in floats and v is not None else v for k, v in entry.items()
              if k != "thresholds"}
     return SemanticsParameters(name=name, **plain)
 
 
+def rate_floor(p: SemanticsParameters, case: str) -> float | None:
+    """A counted case's rate floor (entries/s), None when the entry gives none."""
+    return getattr(p, RATE_FLOORS[case])
+
+
+def namespace_entries(p: SemanticsParameters, case: str) -> int:
+    """The entries a counted case creates and lists."""
+    return getattr(p, SIZES[case])
+
+
 def alarm_s(p: SemanticsParameters) -> int:
-    """Seconds after which the program ends itself, saying in which case."""
-    return int(p.bound_s * (p.trials + OTHER_WAITS)) + ALARM_MARGIN_S
+    """Seconds after which the program ends itself, saying in which case: every bounded
+    wait, and each namespace case's three passes (create, list, remove) at a tenth of its
+    floor."""
+    namespace = sum(NAMESPACE_SLACK * namespace_entries(p, c)
+                    / (rate_floor(p, c) or UNJUDGED_RATE) for c in parse.COUNTED)
+    return int(p.bound_s * (p.trials + OTHER_WAITS) + namespace) + ALARM_MARGIN_S
 
 
 def semantics_options(p: SemanticsParameters, directory: str) -> list[str]:
     """The program's arguments (a list: the directory one element)."""
     return ["-d", directory, "-t", str(p.trials), "-k", str(p.records), "-r", str(p.renames),
+            "-n", str(p.namespace_files), "-m", str(p.namespace_tree_entries),
             "-b", f"{p.bound_s:g}", "-a", str(alarm_s(p))]
 
 
 def planned_bytes(p: SemanticsParameters, ranks: int) -> int:
-    """The most data alive at once: the appended records and a few small files."""
+    """The most data alive at once: the appended records and a few small files (the
+    namespace cases' files are empty)."""
     return ranks * p.records * 64 + 64 * 1024
 
 
@@ -67,13 +101,23 @@ def deadline_s(p: SemanticsParameters) -> int:
 
 def entry_rules(where: str, entry: dict[str, Any]) -> list[str]:
     """What the schema cannot say: each wait's bound above the visibility threshold (a
-    change that never shows must fail the threshold, not look like a pass)."""
+    change that never shows must fail the threshold, not look like a pass), and a rate
+    floor for each namespace case the contract promises (every promised figure is
+    judged)."""
+    out = []
     bound = entry.get("bound_s", SemanticsParameters.bound_s)
     limit = entry.get("max_visibility_s", SemanticsParameters.max_visibility_s)
     if isinstance(bound, (int, float)) and isinstance(limit, (int, float)) and bound <= limit:
-        return [f"{where}.bound_s: {bound:g} s is not above max_visibility_s {limit:g} s: "
-                "a change that never shows would stop at the bound and pass"]
-    return []
+        out.append(f"{where}.bound_s: {bound:g} s is not above max_visibility_s {limit:g} s: "
+                   "a change that never shows would stop at the bound and pass")
+    silent = entry.get("not_promised")
+    silent = silent if isinstance(silent, dict) else {}
+    for case in parse.COUNTED:
+        if case not in silent and RATE_FLOORS[case] not in entry:
+            out.append(f"{where}.{RATE_FLOORS[case]}: missing: the {case} case is promised, "
+                       f"so its rate needs a floor ({parse.RATE}), or list {case} under "
+                       "not_promised")
+    return out
 
 
 def promised(p: SemanticsParameters, case: str) -> bool:
@@ -83,11 +127,18 @@ def promised(p: SemanticsParameters, case: str) -> bool:
 def thresholds(p: SemanticsParameters) -> dict[str, tuple[float, float | None, float | None, str]]:
     """The figures the entry judges -> ReFrame's (value, lower, upper, unit), for each
     case the contract promises: a delay a ceiling of ``max_visibility_s``, a violation
-    count 0 whatever the file says, and a case the file system may not support (user
-    xattrs) a violation when it does not."""
+    count 0 whatever the file says, a case the file system may not support (user
+    xattrs) a violation when it does not, and a namespace case's rate a floor (its
+    ``min_*_rate``; no upper bound) and its wrong entries 0."""
     out: dict[str, tuple[float, float | None, float | None, str]] = {}
     for case, unit in parse.CASES.items():
         if not promised(p, case):
+            continue
+        if unit == parse.RATE:
+            floor = rate_floor(p, case)
+            if floor is not None:  # never None once entry_rules have passed
+                out[parse.figure_of(case)] = (floor, 0, None, unit)
+            out[parse.wrong_figure(case)] = (0, None, 0, parse.VIOLATIONS)
             continue
         limit = p.max_visibility_s if unit == parse.SECONDS else 0
         out[parse.figure_of(case)] = (limit, None, 0, unit)

@@ -2,9 +2,10 @@
 
 Rank 0 prints a header, the node of every rank, one line per case and an end line::
 
-    fsaccept-semantics version 1 ranks 2 trials 20 records 100 renames 200 bound_s 5 ...
+    fsaccept-semantics version 2 ranks 2 trials 20 records 100 renames 200 files 2000 ...
     fsaccept-semantics rank 0 node n1
     fsaccept-semantics visibility writer=n1 reader=n2 value=0.0021 p50=0.00002 unit=s ok=1 detail=...
+    fsaccept-semantics namespace-list writer=n1 reader=n2 value=155085.2 wrong=0 unit=entries/s ok=1 detail=...
     fsaccept-semantics end
 
 Pure: text in, run out.  Every pattern is linear in the line it reads.
@@ -22,17 +23,22 @@ from fsaccept.core.findings import (INVALID, WARNING, Finding, Findings, Judged,
 
 PREFIX = "fsaccept-semantics"
 #: The program's output format this parser reads.
-VERSION = "1"
+VERSION = "2"
 
-SECONDS, VIOLATIONS = "s", "violations"
+SECONDS, VIOLATIONS, RATE = "s", "violations", "entries/s"
 #: Each case the program runs, in its order, and the unit of its value: seconds until
-#: the reader saw the writer's change, or a count of violations.
+#: the reader saw the writer's change, a count of violations, or the entries per second
+#: the reader listed and stat'ed.
 CASES = {
     "visibility": SECONDS, "attr-append": SECONDS, "attr-truncate": SECONDS,
     "flock": VIOLATIONS, "fcntl-lock": VIOLATIONS, "append": VIOLATIONS,
     "rename": VIOLATIONS, "unlink-open": VIOLATIONS, "excl-race": VIOLATIONS,
     "mkdir-race": VIOLATIONS, "hardlink": SECONDS, "symlink": SECONDS, "xattr": SECONDS,
+    "namespace-list": RATE, "namespace-walk": RATE,
 }
+#: Cases whose value is a rate: their line also counts the entries the reader did not
+#: list or stat as the writer made them (``wrong=K``), a figure of its own.
+COUNTED = tuple(c for c, unit in CASES.items() if unit == RATE)
 #: Cases whose writer and reader are two ranks (the others: every rank writes).
 PAIRED = tuple(c for c in CASES if c not in ("append", "excl-race", "mkdir-race"))
 #: Cases a file system may not support (ENOTSUP): never PASS then.
@@ -42,11 +48,13 @@ UNSUPPORTED = "unsupported"
 
 
 def figure_of(case: str) -> str:
-    """A case's figure: ``visibility_max_s``, ``attr_append_s``, ``flock_violations``."""
+    """A case's figure: ``visibility_max_s``, ``attr_append_s``, ``flock_violations``,
+    ``namespace_list_rate``."""
     base = case.replace("-", "_")
     if case == "visibility":
         return "visibility_max_s"
-    return f"{base}_s" if CASES[case] == SECONDS else f"{base}_{VIOLATIONS}"
+    return {SECONDS: f"{base}_s", VIOLATIONS: f"{base}_{VIOLATIONS}",
+            RATE: f"{base}_rate"}[CASES[case]]
 
 
 #: The visibility case's median trial, and a case the file system does not support.
@@ -57,10 +65,16 @@ def unsupported_figure(case: str) -> str:
     return f"{case.replace('-', '_')}_unsupported"
 
 
+def wrong_figure(case: str) -> str:
+    """A counted case's entries not listed or stat'ed as made: ``namespace_list_violations``."""
+    return f"{case.replace('-', '_')}_{VIOLATIONS}"
+
+
 #: Every figure a run may report -> its unit; the first is the main figure.
 FIGURES: dict[str, str] = {
     **{figure_of(c): CASES[c] for c in CASES}, P50_FIGURE: SECONDS,
-    **{unsupported_figure(c): VIOLATIONS for c in MAY_BE_UNSUPPORTED}}
+    **{unsupported_figure(c): VIOLATIONS for c in MAY_BE_UNSUPPORTED},
+    **{wrong_figure(c): VIOLATIONS for c in COUNTED}}
 
 
 @dataclass
@@ -76,6 +90,7 @@ class CaseResult:
     detail: str
     line: int
     p50: float | None = None
+    wrong: int | None = None  #: a counted case's entries not listed or stat'ed as made
 
     @property
     def supported(self) -> bool:
@@ -96,6 +111,8 @@ class SemanticsRun(Judged):
     trials: int | None = None
     records: int | None = None
     renames: int | None = None
+    files: int | None = None
+    tree_entries: int | None = None
     bound_s: float | None = None
     alarm_s: int | None = None
     directory: str | None = None
@@ -110,13 +127,17 @@ class SemanticsRun(Judged):
                 for f in self.findings if f.severity == INVALID]
 
     def figures(self) -> dict[str, float]:
-        """Each case's value as printed (seconds, or violations), the visibility
-        case's median, and 1 for a case the file system does not support."""
+        """Each case's value as printed (seconds, violations, or a rate), the visibility
+        case's median, 1 for a case the file system does not support, and a counted
+        case's wrong entries.  A rate of 0 (the reader listed nothing: its wrong
+        entries fail it) is no measurement of a rate, and no figure."""
         out: dict[str, float] = {}
         for case in self.cases.values():
             if case.name in MAY_BE_UNSUPPORTED:
                 out[unsupported_figure(case.name)] = 0.0 if case.supported else 1.0
-            if case.supported:
+            if case.wrong is not None:
+                out[wrong_figure(case.name)] = float(case.wrong)
+            if case.supported and not (case.unit == RATE and case.value == 0):
                 out[figure_of(case.name)] = case.value
             if case.p50 is not None:
                 out[P50_FIGURE] = case.p50
@@ -135,16 +156,19 @@ class SemanticsRun(Judged):
 
 def _format(c: CaseResult) -> str:
     p50 = f" p50={c.p50!r}" if c.p50 is not None else ""
-    return (f"{PREFIX} {c.name} writer={c.writer} reader={c.reader} value={c.value!r}{p50} "
-            f"unit={c.unit} ok={c.ok} detail={c.detail}")
+    wrong = f" wrong={c.wrong}" if c.wrong is not None else ""
+    return (f"{PREFIX} {c.name} writer={c.writer} reader={c.reader} value={c.value!r}{p50}"
+            f"{wrong} unit={c.unit} ok={c.ok} detail={c.detail}")
 
 
 _HEADER = re.compile(rf"^{PREFIX} version (\S+) ranks (\d+) trials (\d+) records (\d+) "
-                     r"renames (\d+) bound_s (\S+) alarm_s (\d+) dir (.*)$")
+                     r"renames (\d+) files (\d+) tree_entries (\d+) bound_s (\S+) alarm_s (\d+) "
+                     r"dir (.*)$")
 _RANK = re.compile(rf"^{PREFIX} rank (\d+) node (\S+)$")
 # Each field a run of non-blanks followed by a blank: linear.
 _CASE = re.compile(rf"^{PREFIX} ([a-z-]+) writer=(\S+) reader=(\S+) value=(\S+)"
-                   r"(?: p50=(\S+))? unit=(\S+) ok=(\S+) detail=(.*)$")
+                   r"(?: p50=(\S+))?(?: wrong=(\S+))? unit=(\S+) ok=(\S+) detail=(.*)$")
+_COUNT = re.compile(r"^(0|[1-9][0-9]{0,17})$")
 _SPECIAL = re.compile(rf"^{PREFIX} (version|rank|end|abort|error)\b")
 
 
@@ -235,9 +259,10 @@ def _line(run: SemanticsRun, line: str, lineno: int) -> None:
             why = "a second header" if m else "unreadable header"
             found.append(Finding(INVALID, "unreadable", lineno, f"{why}: {line}"))
             return
-        run.version, run.directory = m.group(1), m.group(8)
-        run.ranks, run.trials, run.records, run.renames = (int(m.group(i)) for i in (2, 3, 4, 5))
-        run.bound_s, run.alarm_s = _float(m.group(6)), int(m.group(7))
+        run.version, run.directory = m.group(1), m.group(10)
+        (run.ranks, run.trials, run.records, run.renames, run.files,
+         run.tree_entries) = (int(m.group(i)) for i in range(2, 8))
+        run.bound_s, run.alarm_s = _float(m.group(8)), int(m.group(9))
     elif kind == "rank":
         m = _RANK.match(line)
         if not m or int(m.group(1)) in run.nodes:
@@ -258,7 +283,7 @@ def _case(run: SemanticsRun, line: str, lineno: int) -> None:
     if not m:
         found.append(Finding(INVALID, "unreadable", lineno, line))
         return
-    name, writer, reader, value, p50, unit, ok, detail = m.groups()
+    name, writer, reader, value, p50, wrong, unit, ok, detail = m.groups()
     if name not in CASES:
         found.append(Finding(INVALID, "unknown-case", lineno, line))
         return
@@ -278,8 +303,21 @@ def _case(run: SemanticsRun, line: str, lineno: int) -> None:
                             "finite number >= 0")
     if name == "visibility" and p50 is None:
         problems.append("no p50")
+    count = None
+    if name in COUNTED:
+        if wrong is None or not _COUNT.match(wrong):
+            problems.append(f"wrong={wrong!r} is not a count of entries")
+        else:
+            count = int(wrong)
+            if ok != ("1" if count == 0 else "0"):
+                problems.append(f"ok={ok} with {count} wrong entries")
+            if count == 0 and number == 0:
+                problems.append("a rate of 0 with every entry listed")
+    elif wrong is not None:
+        problems.append("wrong= on a case that counts no entries")
     if problems:
         found.append(Finding(INVALID, "bogus", lineno, f"{'; '.join(problems)}: {line}"))
         return
     run.cases[name] = CaseResult(name=name, writer=writer, reader=reader, value=number,
-                                 unit=unit, ok=ok, detail=detail, line=lineno, p50=median)
+                                 unit=unit, ok=ok, detail=detail, line=lineno, p50=median,
+                                 wrong=count)

@@ -17,14 +17,16 @@ class SemanticsExpectation:
     trials: int
     records: int
     renames: int
+    files: int
+    tree_entries: int
 
 
 def expectation_from_output(run: SemanticsRun) -> SemanticsExpectation | None:
     """The expectation a re-read output is held to, from its own header."""
-    if None in (run.ranks, run.trials, run.records, run.renames):
+    asked = (run.ranks, run.trials, run.records, run.renames, run.files, run.tree_entries)
+    if None in asked:
         return None
-    return SemanticsExpectation(tasks=run.ranks, trials=run.trials, records=run.records,
-                                renames=run.renames)
+    return SemanticsExpectation(*asked)
 
 
 def reread_reasons(run: SemanticsRun) -> tuple[list[str], list[str]]:
@@ -43,11 +45,11 @@ def invalid_reasons(run: SemanticsRun, exp: SemanticsExpectation) -> list[str]:
     reasons = list(run.reasons)
     if run.version is None:
         return reasons
-    asked = (exp.tasks, exp.trials, exp.records, exp.renames)
-    ran = (run.ranks, run.trials, run.records, run.renames)
+    asked = (exp.tasks, exp.trials, exp.records, exp.renames, exp.files, exp.tree_entries)
+    ran = (run.ranks, run.trials, run.records, run.renames, run.files, run.tree_entries)
     if ran != asked:
-        reasons.append(f"the program ran ranks, trials, records, renames {ran}, "
-                       f"{asked} asked")
+        reasons.append(f"the program ran ranks, trials, records, renames, files, tree "
+                       f"entries {ran}, {asked} asked")
     if len(set(run.nodes.values())) < len(run.nodes) or len(run.nodes) != run.ranks:
         reasons.append(f"{len(run.nodes)} rank lines on {len(set(run.nodes.values()))} nodes "
                        f"for {run.ranks} ranks: one rank per node is needed")
@@ -58,6 +60,10 @@ def invalid_reasons(run: SemanticsRun, exp: SemanticsExpectation) -> list[str]:
                        f"({', '.join(c.name for c in same)}): one client answered both, "
                        "nothing crossed nodes")
     return reasons
+
+
+def _quantity(value: float, unit: str) -> str:
+    return f"{value:g}s" if unit == parse.SECONDS else f"{value:g} {unit}"
 
 
 def failures(run: SemanticsRun, p: command.SemanticsParameters) -> list[str]:
@@ -73,12 +79,19 @@ def failures(run: SemanticsRun, p: command.SemanticsParameters) -> list[str]:
                        "and the reference promises it")
             continue
         limit = limits.get(parse.figure_of(case.name))
+        if case.unit == parse.RATE:
+            floor = limit[0] if limit is not None else None
+            if case.ok == "0" or (floor is not None and case.value < floor):
+                at_least = f"at least {_quantity(floor, case.unit)}; " if floor is not None \
+                    else ""
+                out.append(f"{case.name}: {case.pair}: {case.wrong} wrong entries, "
+                           f"{_quantity(case.value, case.unit)} ({at_least}{case.detail})")
+            continue
         if limit is None:
             continue
         if case.value > limit[0] or case.ok == "0":
-            unit = "s" if case.unit == parse.SECONDS else f" {case.unit}"
-            out.append(f"{case.name}: {case.pair}: {case.value:g}{unit} (at most "
-                       f"{limit[0]:g}{unit}; {case.detail})")
+            out.append(f"{case.name}: {case.pair}: {_quantity(case.value, case.unit)} (at "
+                       f"most {_quantity(limit[0], case.unit)}; {case.detail})")
     return out
 
 
@@ -89,7 +102,8 @@ def not_promised(run: SemanticsRun, p: command.SemanticsParameters) -> list[str]
     for c in run.cases.values():
         if command.promised(p, c.name):
             continue
-        unit = "s" if c.unit == parse.SECONDS else f" {c.unit}"
-        seen = f"{c.value:g}{unit} on {c.pair}" if c.supported else c.detail
+        wrong = f", {c.wrong} wrong entries" if c.wrong is not None else ""
+        seen = f"{_quantity(c.value, c.unit)}{wrong} on {c.pair}" if c.supported \
+            else c.detail
         out.append(f"{c.name}: not promised ({p.not_promised[c.name]}); seen: {seen}")
     return out
