@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
+from fsaccept.core import mountopts
 from fsaccept.core.units import GIB, MIB
 
 
@@ -99,10 +100,13 @@ def check_mount_text(fields: dict[str, str | None], where: str) -> None:
 
 def check_target(path: Path, expected_fstype: str, reference: Path,
                  mount_point: str | None = None, source: str | None = None,
-                 forbidden: dict[str, str] | None = None) -> Mount:
+                 forbidden: dict[str, str] | None = None,
+                 mount_options: tuple[list[str], list[str]] = ([], [])) -> Mount:
     """Refuse a target that does not exist, is not a writable directory, or
     lives on another file system than the reference file says (type, and the
-    mount point and source when it pins them).  Where the tests write,
+    mount point and source when it pins them), or whose mount here (the login
+    node's) lacks an option of ``mount_options`` (required, forbidden) or has a
+    forbidden one (:mod:`fsaccept.core.mountopts`, as each node's check).  Where the tests write,
     ``<target>/fsaccept``, must really be on that file system too (a symbolic
     link must not send the writes elsewhere).  ``forbidden``: characters the
     benchmark cannot take in a path (see :func:`check_path_text`).  Returns the
@@ -128,6 +132,18 @@ def check_target(path: Path, expected_fstype: str, reference: Path,
     if source and found.source != source:
         raise GuardError(f"{where} is on {found.source}, but the reference file pins "
                          f"target.source {source}")
+    required, forbidden_options = mount_options
+    if required or forbidden_options:
+        try:
+            seen = mountopts.read(os.path.realpath(path), found.target, found.fstype)
+        except RuntimeError as err:
+            raise GuardError(f"{where}: {err}") from None
+        problems = mountopts.problems(*seen, list(required), list(forbidden_options))
+        if problems:
+            raise GuardError(f"{where}: here (the login node), the "
+                             f"{mountopts.sentence(found.target, problems)} "
+                             f"({mountopts.record(*seen)}), against the reference file's "
+                             "mount_options")
     data_root = path / "fsaccept"
     if data_root.exists() or data_root.is_symlink():
         real = mount_of(data_root)

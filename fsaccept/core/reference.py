@@ -73,6 +73,10 @@ class Target:
     max_fill_fraction: float = DEFAULT_MAX_FILL_FRACTION
     #: What the file system can absorb at most (MiB/s); bounds deadline-bound phases.
     max_bandwidth_mib_s: float | None = None
+    #: The mount options every node's mount (and the login node's) must have, and those
+    #: it must not have (``mount_options``: fsaccept.core.mountopts).
+    required_options: tuple[str, ...] = ()
+    forbidden_options: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
@@ -87,11 +91,14 @@ class Target:
     @classmethod
     def of(cls, name: str, section: dict[str, Any], tests: dict[str, Any]) -> "Target":
         """From a schema-valid ``target:`` (its ``tests:`` beside it) or ``targets.<name>``."""
+        options = section.get("mount_options") or {}
         return cls(name=name, path=Path(section["path"]), fstype=section["fstype"],
                    mount_point=section.get("mount_point"), source=section.get("source"),
                    entries=tests, max_fill_fraction=section.get("max_fill_fraction",
                                                                 DEFAULT_MAX_FILL_FRACTION),
-                   max_bandwidth_mib_s=section.get("max_bandwidth_mib_s"))
+                   max_bandwidth_mib_s=section.get("max_bandwidth_mib_s"),
+                   required_options=tuple(options.get("required", ())),
+                   forbidden_options=tuple(options.get("forbidden", ())))
 
 
 def targets_of(data: dict[str, Any]) -> list[Target]:

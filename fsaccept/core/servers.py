@@ -94,6 +94,14 @@ FUNCTION = r"""fsaccept_servers() {
 """
 
 
+def node_python(module: str) -> list[str]:
+    """The command that runs ``module``'s ``main(argv)`` on a node with this Python,
+    isolated from the job's environment (``-I``), importing this checkout's fsaccept."""
+    runner = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
+              f"from {module} import main; main(sys.argv[1:])")
+    return [sys.executable, "-I", "-c", runner, _ROOT]
+
+
 def probe(chosen: Probe | str | None) -> str:
     """The bash function ``fsaccept_servers`` of a probe (a file-system type: its
     built-in one; "" when there is none).  It runs the probe with this Python, isolated
@@ -102,9 +110,7 @@ def probe(chosen: Probe | str | None) -> str:
     chosen = _chosen(chosen)
     if chosen is None:
         return ""
-    runner = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
-              "from fsaccept.core.servers import main; main(sys.argv[1:])")
-    run_it = shlex.join([sys.executable, "-I", "-c", runner, _ROOT, chosen.name])
+    run_it = shlex.join([*node_python("fsaccept.core.servers"), chosen.name])
     return FUNCTION.replace("@RUN@", run_it, 1).replace(
         "@COMMANDS@", shlex.join(chosen.commands), 1)
 

@@ -4,7 +4,9 @@ report whose test says ``pass`` is INVALID when its own evidence says the figure
 worthless.
 
 - the nodes' view of the target before the benchmark (``node_mounts``):
-  :func:`fsaccept.core.guards.node_mount_reasons`;
+  :func:`fsaccept.core.guards.node_mount_reasons`, and each node's recorded mount
+  options against the verified reference's ``mount_options``:
+  :func:`fsaccept.core.mountopts.node_reasons`;
 - the storage servers after it (``servers_after``): :func:`fsaccept.core.servers.degraded`,
   and for a degraded-mode test :func:`fsaccept.core.degraded.not_degraded_after`, matched
   to the job's node list;
@@ -63,7 +65,8 @@ from fsaccept.benchmarks.ior.patterns import argv_of, last_option
 from fsaccept.benchmarks.semantics import command as semantics_command
 from fsaccept.benchmarks.semantics import parse as semantics_parse
 from fsaccept.benchmarks.semantics import validity as semantics_validity
-from fsaccept.core import degraded, guards, placement, reduction, servers, slurm, soak
+from fsaccept.core import (degraded, guards, mountopts, placement, reduction, servers,
+                           slurm, soak)
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.reference import ReferenceError
 from fsaccept.core.units import format_size
@@ -191,6 +194,11 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
             out += guards.node_mount_reasons(answers, fstype, str(mount),
                                              list(case.job.nodelist),
                                              _direct_io(case, spec))
+            if reference is not None:  # its mount options, by the live check's judge
+                target = reference.target
+                out += mountopts.node_reasons(answers, str(mount),
+                                              list(target.required_options),
+                                              list(target.forbidden_options))
             # The job refuses a node whose client has lost a server: an answer that
             # says one is down is not one a live run records.
             down = [a for a in answers if "(down " in a]

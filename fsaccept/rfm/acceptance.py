@@ -185,13 +185,16 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
     def guard_target(self):
         """Refuse, before any job, a target that is missing, read-only, on
         another file system than expected (type; mount point and source when
-        the reference pins them), reached through a symbolic link to another
+        the reference pins them), mounted here without an option the reference
+        requires or with one it forbids, reached through a symbolic link to another
         file system, or whose path the benchmark cannot take (a mistyped path
         must never fill a home file system)."""
         mount = guards.check_target(
             self.target_root(), self.expected_fstype(),
             self.refdata.path, mount_point=self.refdata.target_mount_point,
-            source=self.refdata.target_source, forbidden=self.unsafe_path_chars)
+            source=self.refdata.target_source, forbidden=self.unsafe_path_chars,
+            mount_options=(list(self.refdata.target.required_options),
+                           list(self.refdata.target.forbidden_options)))
         self.target_fstype, self.target_mount = mount.fstype, mount.target
 
     def expected_fstype(self) -> str:

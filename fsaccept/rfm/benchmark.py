@@ -27,7 +27,7 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import SanityError
 from reframe.core.logging import getlogger
 
-from fsaccept.core import (guards, pernode, placement, servers, slurm,
+from fsaccept.core import (guards, mountopts, pernode, placement, servers, slurm,
                            versions)
 from fsaccept.suite import provision
 from fsaccept.core.findings import figure_problem
@@ -80,7 +80,8 @@ class BenchmarkTest(AcceptanceTest):
     #: the removal; what it cannot remove is in ``data_left``).
     time_limit_after_benchmark = variable(str, value="", loggable=True)
     #: What every node of the job saw before the benchmark: its mount of the target
-    #: (type, mount point, source) and, for direct I/O, whether O_DIRECT is honoured.
+    #: (type, mount point, source; its options when the reference declares
+    #: ``mount_options``) and, for direct I/O, whether O_DIRECT is honoured.
     node_mounts = variable(str, value="", loggable=True)
     #: What every node's client said of the storage servers after the benchmark (file
     #: systems with a probe: fsaccept.core.servers; "" for the others): before it, the
@@ -194,7 +195,11 @@ class BenchmarkTest(AcceptanceTest):
     def _node_check(self) -> tuple[str, list[str]]:
         """The per-node check's bash script and its arguments (see NODE_CHECK_SCRIPT)."""
         expected = self.expected_fstype()
-        script = servers.probe(self._server_probe) + NODE_CHECK_SCRIPT.replace(
+        target = self.refdata.target
+        options = mountopts.function(list(target.required_options),
+                                     list(target.forbidden_options),
+                                     servers.node_python("fsaccept.core.mountopts"))
+        script = servers.probe(self._server_probe) + options + NODE_CHECK_SCRIPT.replace(
             "$NODE_CHECK_MARKER", NODE_CHECK_MARKER)
         return script, [str(self.target_root()), expected, self.target_mount,
                         "1" if self.uses_direct_io() else "0"]
@@ -257,9 +262,12 @@ class BenchmarkTest(AcceptanceTest):
         self.node_mounts = "; ".join(servers.grouped(ok))
         if not ok:  # no per-node check in this job (a launcher other than srun)
             return []
+        target = self.refdata.target
         return guards.node_mount_reasons(ok, self.expected_fstype(), self.target_mount,
                                          list(self.job.nodelist or []),
-                                         self.uses_direct_io())
+                                         self.uses_direct_io()) + mountopts.node_reasons(
+            ok, self.target_mount, list(target.required_options),
+            list(target.forbidden_options))
 
     def servers_after_cmds(self) -> list[str]:
         """Job lines that ask every node's client, once the benchmark has ended, whether

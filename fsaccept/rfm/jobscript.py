@@ -31,7 +31,10 @@ NODE_CHECK_MARKER = "fsaccept-node-check"
 #: $5 = 1 to probe O_DIRECT): prints "<marker> NODE ok ..." or "<marker> NODE bad WHY".
 #: Nothing is written on a node whose mount is wrong, or whose client does not reach
 #: every storage server (the file system's ``fsaccept_servers``, prepended when it has
-#: one: fsaccept.core.servers).  The O_DIRECT probe writes 1,000
+#: one: fsaccept.core.servers), or whose mount lacks an option the reference requires or
+#: has one it forbids (``fsaccept_mount_options``, prepended when the reference declares
+#: ``mount_options``: fsaccept.core.mountopts; its answer's ``options=... [client=...]``
+#: is recorded).  The O_DIRECT probe writes 1,000
 #: bytes with O_DIRECT into the data directory: storage that really receives them refuses
 #: the misaligned write at once (EINVAL); a client that caches "direct" writes accepts
 #: it and fails only at close (GlusterFS's write-behind without
@@ -51,6 +54,13 @@ if declare -F fsaccept_servers >/dev/null; then
     echo "$m bad the file system is degraded: ${servers#down }"; exit 0; fi
   servers="(${servers#* })"
 fi
+options=""
+if declare -F fsaccept_mount_options >/dev/null; then
+  options=$(fsaccept_mount_options "$2" "$mp" "$fs")
+  if [[ "$options" != ok\ * ]]; then
+    echo "$m ${options:-bad the mount-options check said nothing}"; exit 0; fi
+  options="${options#ok }"
+fi
 odirect=""
 if [ "$5" = 1 ]; then
   p="$1/.fsaccept-odirect-probe.${SLURMD_NODENAME:-$(hostname -s)}"
@@ -68,7 +78,7 @@ if [ "$5" = 1 ]; then
   fi
   rm -f -- "$p"
 fi
-echo "$m ok $fs $mp $src${servers:+ $servers}${odirect:+ $odirect}"
+echo "$m ok $fs $mp $src${options:+ $options}${servers:+ $servers}${odirect:+ $odirect}"
 """
 #: Starts the line (on stdout and stderr) a job prints before it launches its benchmark
 #: step once more (see ``BenchmarkTest.retry_crashed_launch``): what came before it on

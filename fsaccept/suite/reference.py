@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fsaccept.benchmarks import registry
-from fsaccept.core import guards, scaling, yamlfile
+from fsaccept.core import guards, mountopts, scaling, yamlfile
 from fsaccept.core.paths import REFERENCE_DIR  # noqa: F401 (re-exported)
 # The data model, re-exported: a caller that loads a file has its types in one import.
 from fsaccept.core.reference import (DEFAULT_MAX_FILL_FRACTION,  # noqa: F401
@@ -77,7 +77,11 @@ def _is_integer(_checker: Any, instance: Any) -> bool:
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:
-    return ".".join(str(p) for p in error.absolute_path) or "(top level)"
+    """``target.mount_options.required[1]``: keys joined by dots, list items indexed."""
+    out = ""
+    for part in error.absolute_path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else str(part)
+    return out or "(top level)"
 
 
 def _message(error: jsonschema.ValidationError) -> str:
@@ -92,6 +96,11 @@ def _message(error: jsonschema.ValidationError) -> str:
             error.validator == "pattern" and error.validator_value == TARGET_NAME):
         return (f"target name {error.instance!r} is not an identifier (lower-case "
                 "letters, digits and _, a letter first, at most 32)")
+    if error.validator == "pattern" and error.schema is _schemas()[
+            "reference.schema.json"]["$defs"]["mount_option"]:
+        return (f"{error.instance!r} is not a mount option: a name (letters, digits, "
+                "_ . + -) and, optionally, =value (letters, digits, _ . : / + @ -); no "
+                "comma, blank, quote or shell character")
     if error.validator == "const":
         return f"{error.instance!r} is not allowed here: use {error.validator_value!r}"
     if error.validator in ("additionalProperties", "unevaluatedProperties") \
@@ -315,6 +324,9 @@ def _target_errors(target: Target, section: dict[str, Any]) -> list[str]:
         if key in section:
             errors += _guard_errors(guards.check_field_text, section[key],
                                     f"{target.where}.{key}", blanks=True)
+    errors += mountopts.spec_errors(f"{target.where}.mount_options",
+                                    list(target.required_options),
+                                    list(target.forbidden_options))
     return errors or _mount_point_errors(target.where, section)
 
 

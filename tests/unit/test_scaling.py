@@ -85,15 +85,15 @@ def test_a_full_section_is_typed(tmp_path):
 @pytest.mark.parametrize("sweeps, message", [
     ({"nodes": [1, 2, float("nan")]}, "sweeps.nodes[2]: nan is not a finite number"),
     ({"min_efficiency": float("nan")}, "sweeps.min_efficiency: nan is not a finite number"),
-    ({"nodes": [1, -2, 4]}, "sweeps.nodes.1: -2 is less than the minimum of 1"),
+    ({"nodes": [1, -2, 4]}, "sweeps.nodes[1]: -2 is less than the minimum of 1"),
     ({"nodes": [1, 2, 2]}, "sweeps.nodes[2]: 2 is point 1 already"),
     ({"transfer_sizes": ["1MiB", 1048576]}, "sweeps.transfer_sizes[1]: 1MiB is point 0"),
     ({"nodes": [4, 1, 2]}, "sweeps.nodes[1]: 1 comes after 4: write the points in "
                            "ascending order"),
     ({"nodes": [4]}, "sweeps.nodes: [4] is too short"),
-    ({"nodes": [1.5, 3]}, "sweeps.nodes.0: 1.5 is not of type 'integer'"),
+    ({"nodes": [1.5, 3]}, "sweeps.nodes[0]: 1.5 is not of type 'integer'"),
     ({"nodes": "1,2,4"}, "sweeps.nodes: '1,2,4' is not of type 'array'"),
-    ({"transfer_sizes": ["64KB", "1MiB"]}, "sweeps.transfer_sizes.0: '64KB' is not a "
+    ({"transfer_sizes": ["64KB", "1MiB"]}, "sweeps.transfer_sizes[0]: '64KB' is not a "
                                            "binary size"),
     ({"min_efficiency": 1.5}, "sweeps.min_efficiency: 1.5 is greater than the maximum of 1"),
     ({"min_efficiency": 0}, "sweeps.min_efficiency: 0 is less than or equal to the minimum"),
@@ -125,7 +125,7 @@ def test_a_full_section_is_typed(tmp_path):
      "sweeps.thresholds[0].test: 'ior_write_bandwidth' is not swept (swept: mdtest_easy)"),
     ({"thresholds": [{"test": "mdtest_easy", "nodes": 2, "ranks_per_node": 2,
                       "threshold": {"value": 1, "unit": "ops/s"}}]},
-     "sweeps.thresholds.0: {"),
+     "sweeps.thresholds[0]: {"),
     ({"thresholds": [{"test": "mdtest_easy", "nodes": 2,
                       "threshold": {"value": 1, "unit": "ops/s"}}] * 2},
      "sweeps.thresholds[1]: the same point as sweeps.thresholds[0]"),
@@ -308,7 +308,7 @@ def test_on_lustre_the_shared_file_tests_get_the_default_stripe_matrix(tmp_path)
 
 @pytest.mark.parametrize("stripes, message", [
     ({"counts": [0, 4]}, "sweeps.stripes.counts[0]: 0 is no stripe count"),
-    ({"counts": [-2]}, "sweeps.stripes.counts.0: -2 is less than the minimum of -1"),
+    ({"counts": [-2]}, "sweeps.stripes.counts[0]: -2 is less than the minimum of -1"),
     ({"counts": [4, 4]}, "sweeps.stripes.counts[1]: 4 is count 0 already"),
     ({"sizes": ["1MiB", "100KiB"]}, "sweeps.stripes.sizes[1]: 100KiB is not a multiple of "
                                     "64KiB"),
