@@ -555,7 +555,10 @@ class Gluster:
                 raise GlusterError(f"{mp} is already a mount point ({found[1]} from "
                                    f"{found[2]}): fsaccept mounts its volume there")
         mp.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(self.layout.client_argv("login"), capture_output=True,
+        # The nodes' mount options: a reference's mount_options judge the login node's
+        # mount too (fsaccept.core.guards), before any job.
+        proc = subprocess.run(self.layout.client_argv("login", self.layout.client_options),
+                              capture_output=True,
                               text=True, timeout=60)
         if proc.returncode != 0:
             raise GlusterError(f"mounting {self.layout.source} at {mp} failed: "

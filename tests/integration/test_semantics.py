@@ -34,12 +34,21 @@ def test_the_lab_volume_behaves_as_one_file_system(gluster_env, tmp_path):
 
 
 def test_a_node_that_caches_attributes_fails_naming_the_pair(gluster_env, tmp_path):
+    """n2's client caches attributes for 10 s: the hardlink case FAILs on n1 -> n2.  With
+    a reference that forbids that option (target.mount_options), the same node is refused
+    before the job writes anything: INVALID, naming the node and the option."""
     _, layout = gluster_env
+    for sub in ("cached", "forbidden"):
+        (tmp_path / sub).mkdir()
     remount = run([str(LOCAL_CLUSTER), "remount", "n2", "--mount-options",
                    "attribute-timeout=10,entry-timeout=10"], timeout=120)
     assert remount.returncode == 0, remount.stderr
     try:
-        proc, cases = semantics(tmp_path, layout)
+        proc, cases = semantics(tmp_path / "cached", layout)
+        forbidding = gluster_reference(tmp_path, layout, lambda d: d["target"].update(
+            mount_options={"forbidden": ["attribute-timeout=10"]}))
+        refused, refused_cases = run_gluster_checks(
+            "semantics", tmp_path / "forbidden", "-n", "CrossNodeSemantics", env=forbidding)
     finally:
         back = run([str(LOCAL_CLUSTER), "remount", "n2"], timeout=120)
         assert back.returncode == 0, back.stderr
@@ -48,3 +57,7 @@ def test_a_node_that_caches_attributes_fails_naming_the_pair(gluster_env, tmp_pa
     assert "hardlink: writer n1, reader n2: " in case["semantics_failures"], \
         case["semantics_failures"]
     assert "hardlink: writer n1, reader n2" in proc.stdout + proc.stderr
+    out = refused.stdout + refused.stderr
+    assert refused_cases["CrossNodeSemantics"]["result"] == "fail", out[-3000:]
+    assert (f"node n2: mount of {layout.mount_point} has forbidden option "
+            "attribute-timeout=10") in out, out[-3000:]
