@@ -527,14 +527,7 @@ class LocalCluster:
     def node_without_mount(self, name: str, timeout: float = 60) -> str:
         """Restart node ``name`` in a namespace without the volume's client: the
         classic acceptance-day fault of a node that lost its mount (`up` restores it)."""
-        if self.layout.fs != "gluster":
-            raise ClusterError("unmount needs a cluster brought up with --fs gluster")
-        if name not in self.layout.node_names:
-            raise ClusterError(f"no node {name!r} in this cluster")
-        self.stop_slurmd(name)
-        self.gluster.stop_client(name)
-        self.start_slurmd(name, mount=False)
-        self.wait_ready(timeout)
+        self._restart_node(name, "unmount", timeout, mount=False)
         return (f"node {name}: restarted without its GlusterFS client "
                 f"({self.gluster.layout.mount_point} is a bare directory there)")
 
@@ -543,19 +536,25 @@ class LocalCluster:
         """Restart node ``name`` with a client of its own mounted with ``options``
         (``attribute-timeout=10``...; None: the lab's own): one node that differs from
         the others, as a site's misconfigured client does (`up` restores the lab's)."""
+        if options is None and self.layout.fs == "gluster":
+            options = self.gluster.layout.client_options
+        self._restart_node(name, "remount", timeout, options=options)
+        return (f"node {name}: restarted with its GlusterFS client mounted with "
+                f"{','.join(options or ()) or 'the defaults'}")
+
+    def _restart_node(self, name: str, command: str, timeout: float, mount: bool = True,
+                      options: tuple[str, ...] | None = None) -> None:
+        """Node ``name``'s slurmd and GlusterFS client stopped, then started again as
+        asked; refused, before anything stops, off GlusterFS or for an unknown node."""
         if self.layout.fs != "gluster":
-            raise ClusterError("remount needs a cluster brought up with --fs gluster")
+            raise ClusterError(f"{command} needs a cluster brought up with --fs gluster")
         if name not in self.layout.node_names:
             raise ClusterError(f"no node {name!r} in this cluster")
-        if options is None:
-            options = self.gluster.layout.client_options
-        gfs.client_flags(options)  # refused before the node is stopped
+        gfs.client_flags(options or ())  # refused before the node is stopped
         self.stop_slurmd(name)
         self.gluster.stop_client(name)
-        self.start_slurmd(name, options=options)
+        self.start_slurmd(name, mount=mount, options=options)
         self.wait_ready(timeout)
-        return (f"node {name}: restarted with its GlusterFS client mounted with "
-                f"{','.join(options) or 'the defaults'}")
 
     def wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
