@@ -35,6 +35,11 @@ worthless.
 - a soak's record (``soak_record``): judged again by :func:`fsaccept.core.soak.judge`,
   its settings those of the verified reference's entry (no looser), each judged figure
   the value the record gives, and a judgement that fails never in a passed test;
+- an interference test's record (``interference_record``): judged again by
+  :func:`fsaccept.core.interference.judge` (the overlap proven from the steps' own
+  clocks, the ratio of two p99s that are latencies), its settings those of the verified
+  reference's entry, each figure the value the record gives, and a judgement that is not
+  PASS never in a passed test;
 - IO500's results (``io500_result``): :func:`fsaccept.benchmarks.io500.validity.invalid_reasons`
   (its score recomputed from its phases), and its figures those the results give.
 
@@ -65,8 +70,8 @@ from fsaccept.benchmarks.ior.patterns import argv_of, last_option
 from fsaccept.benchmarks.semantics import command as semantics_command
 from fsaccept.benchmarks.semantics import parse as semantics_parse
 from fsaccept.benchmarks.semantics import validity as semantics_validity
-from fsaccept.core import (degraded, guards, mountopts, placement, reduction, servers,
-                           slurm, soak)
+from fsaccept.core import (degraded, guards, interference, mountopts, placement, reduction,
+                           servers, slurm, soak)
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.reference import ReferenceError
 from fsaccept.core.units import format_size
@@ -229,6 +234,8 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
     kind = spec.attrs.get("kind") if spec.benchmark == "fio" else None
     if kind in FIO_KINDS and FIO_KINDS[kind].soak:
         out += soak_reasons(case, spec, reference)
+    if kind in FIO_KINDS and FIO_KINDS[kind].interference:
+        out += interference_reasons(case, spec, reference)
     note = case.get("time_limit_after_benchmark")
     out += slurm.accounting_reasons(case.get("job_accounting"), case.job.jobid,
                                     str(note or ""), str(case.get("scheduler") or ""))
@@ -556,4 +563,53 @@ def soak_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list[str]
     failed = [r for j in judged if j.verdict == soak.FAIL for r in j.reasons]
     if failed and case.get("result") == "pass":
         out.append(f"recorded as passed, but its soak record fails: {'; '.join(failed)[:400]}")
+    return out
+
+
+def interference_evidence_of(case: Case) -> tuple[interference.Evidence | None, str]:
+    """An interference test's recorded record (``interference_record``), read; (None,
+    why) when it cannot be."""
+    text = case.get("interference_record")
+    if not isinstance(text, str) or not text:
+        return None, ("evidence missing: no interference_record, which the interference "
+                      "test records")
+    try:
+        return interference.Evidence.from_dict(_record_json(text)), ""
+    except (ValueError, interference.EvidenceError) as err:
+        return None, (f"its interference record (interference_record) cannot be read: "
+                      f"{str(err)[:300]}")
+
+
+def interference_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list[str]:
+    """An interference test's record judged again, by the live check's functions: an
+    INVALID judgement (did not overlap, no load, a p99 that is no latency) is a reason,
+    its figures those the record gives, its settings those of the verified reference's
+    entry, and no failed judgement in a test recorded as passed."""
+    evidence, why = interference_evidence_of(case)
+    if evidence is None:
+        return [why]
+    judged = interference.judge(evidence)
+    out = [f"its interference record: {j.what}: {r}" for j in judged
+           if j.verdict == interference.INVALID for r in j.reasons]
+    given = fio_command.interference_figures(evidence)
+    for fig in case.figures:
+        if fig.name not in fio_command.INTERFERENCE_FIGURES or fig.value is None:
+            continue
+        value = given.get(fig.name)
+        if value is None or abs(fig.value - value) > 1e-9 * max(1.0, abs(value)):
+            out.append(f"{fig.name} is recorded as {fig.value}, but its interference record "
+                       f"gives {value if value is not None else 'none'}")
+    entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
+    if isinstance(entry, dict):
+        try:
+            split = fio_command.parameters(spec.key, spec.attrs["kind"], entry).interference
+        except (ValueError, KeyError, TypeError) as err:
+            return out + [f"tests.{spec.key} cannot be read: {str(err)[:200]}"]
+        if split is not None and evidence.settings != split.settings:
+            out.append(f"its interference record was judged with {vars(evidence.settings)}, "
+                       f"the reference file says {vars(split.settings)}")
+    failed = [r for j in judged if j.verdict == interference.FAIL for r in j.reasons]
+    if failed and case.get("result") == "pass":
+        out.append("recorded as passed, but its interference record fails: "
+                   f"{'; '.join(failed)[:400]}")
     return out

@@ -39,6 +39,7 @@ from fsaccept.reporting.io500 import io500_section
 from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot, timeline_plot
 from fsaccept.reporting.reduction import data_reduction_lines
 from fsaccept.reporting.semantics import semantics_section
+from fsaccept.reporting.interference import interference_sections
 from fsaccept.reporting.soak import plots as soak_plots
 from fsaccept.reporting.soak import soak_sections
 from fsaccept.reporting.scaling import curve_plot, is_beyond, scaling_section, swept
@@ -294,6 +295,8 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
             "data_reduction": data_reduction_lines(tests),
             "semantics": semantics_section(tests, reference),
             "soaks": soaks,
+            "interferences": [{"name": name, "section": section}
+                              for name, section in interference_sections(tests)],
             "degraded": degraded, "degraded_plot": degraded_plot,
             "io500": io500_section(tests),
             "scaling": sweep, "scaling_curves": list(zip(sweep.curves, scaling_plots)),

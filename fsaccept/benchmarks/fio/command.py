@@ -9,11 +9,13 @@ are passed in bytes (fio's ``k``/``m`` suffixes depend on ``kb_base``).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from fsaccept.benchmarks.fio.figures import FigureSpec
+from fsaccept.core import interference as interference_core
 from fsaccept.core import soak as soak_core
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.reference import entry_thresholds
@@ -40,6 +42,9 @@ class Kind:
     metadata: bool = False  #: filecreate/filestat/filedelete jobs, no data
     #: A soak: fio's interval logs kept and the time series judged (``fsaccept.core.soak``).
     soak: bool = False
+    #: A noisy neighbour: this kind is the victim, seq_write's options the aggressor
+    #: (``fsaccept.core.interference``).
+    interference: bool = False
 
 
 KINDS: dict[str, Kind] = {
@@ -56,6 +61,11 @@ KINDS: dict[str, Kind] = {
     # Hours of 1 MiB direct writes at a site, minutes in CI: the time series is judged
     # (stalls, drift, a slow node), the run's mean bandwidth too.
     "soak": Kind("write", MIB, True, "libaio", 4, "direct", soak=True),
+    # A noisy neighbour: what an interactive user feels (4 KiB direct random reads at
+    # queue depth 1, one at a time) alone, then beside an aggressor's direct 1 MiB writes
+    # on the other nodes of the job (docs/user/interference.md).
+    "interference": Kind("randread", 4 * KIB, True, "psync", 1, "direct",
+                         interference=True),
 }
 
 #: A soak entry's limits besides fio's options (``docs/user/soak.md``); its duration is
@@ -69,6 +79,24 @@ NODE_PLACEHOLDER = "@FSACCEPT_NODE@"
 #: the bandwidth's drift over the run and the slowest node's shortfall (in %).
 SOAK_FIGURES = {"soak_longest_stall_s": "s", "soak_drift_pct": "%",
                 "soak_node_shortfall_pct": "%"}
+
+#: An interference entry's keys besides fio's options (``docs/user/interference.md``):
+#: the victim's ``file_size`` and ``runtime_s`` (each of its two runs) are fio's.
+INTERFERENCE_KEYS = ("victim_nodes", "aggressor_file_size", "lead_s", "max_p99_ratio",
+                     "min_overlap")
+#: Defaults: victim nodes (the rest of the job's nodes are aggressors), and seconds the
+#: aggressor writes before the victim starts (and the margin it writes on after).
+DEFAULT_VICTIM_NODES = 1
+DEFAULT_LEAD_S = 5
+#: The aggressor's kind: its options are this kind's, sized by ``aggressor_file_size``.
+AGGRESSOR_KIND = "seq_write"
+#: The interference test's figures -> unit, its main figure first: the worst victim
+#: node's p99 under load over its p99 alone, the worst p99 alone and under load, the
+#: aggressors' bandwidth while they shared the file system (summed), and the least share
+#: of a victim's run under load the aggressor covered (in %).
+INTERFERENCE_FIGURES = {"victim_p99_ratio": "ratio", "victim_p99_alone_us": "us",
+                        "victim_p99_loaded_us": "us", "aggressor_shared_bw": "MiB/s",
+                        "interference_overlap_pct": "%"}
 
 
 #: What fio writes (its data tests; fio lays out a read test's files with it too) ->
@@ -111,6 +139,8 @@ class FioParameters:
     data_pattern: str = "random"  #: a key of :data:`DATA_PATTERNS`
     #: A soak's limits (``None`` for the other kinds).
     soak: soak_core.Settings | None = None
+    #: An interference test's limits and split (``None`` for the other kinds).
+    interference: InterferenceSplit | None = None
 
     @property
     def spec(self) -> Kind:
@@ -152,6 +182,7 @@ def parameters(name: str, kind: str, entry: dict[str, Any], where: str = "") -> 
     given = [x for x in SOAK_KEYS if x in entry]
     if given and not k.soak:
         raise FioEntryError(f"{key}.{given[0]}: only for the soak (tests.fio_soak)")
+    split = _interference_split(key, entry, k)
     settings = None
     if k.soak:
         if entry.get("time_based") is False:
@@ -176,7 +207,122 @@ def parameters(name: str, kind: str, entry: dict[str, Any], where: str = "") -> 
         numjobs=entry.get("numjobs", 1), file_size=size, runtime_s=entry.get("runtime_s"),
         time_based=entry.get("time_based", not k.metadata), files=entry.get("files"),
         outlier_fraction=float(entry.get("outlier_fraction", DEFAULT_OUTLIER_FRACTION)),
-        data_pattern=entry.get("data_pattern", "random"), soak=settings)
+        data_pattern=entry.get("data_pattern", "random"), soak=settings,
+        interference=split)
+
+
+@dataclass(frozen=True)
+class InterferenceSplit:
+    """An interference entry's own keys, with their defaults."""
+
+    settings: interference_core.Settings
+    victim_nodes: int = DEFAULT_VICTIM_NODES
+    aggressor_file_size: int = 0
+    lead_s: int = DEFAULT_LEAD_S
+
+
+def _interference_split(key: str, entry: dict[str, Any], k: Kind) -> InterferenceSplit | None:
+    given = [x for x in INTERFERENCE_KEYS if x in entry]
+    if given and not k.interference:
+        raise FioEntryError(f"{key}.{given[0]}: only for the interference test "
+                            "(tests.fio_interference)")
+    if not k.interference:
+        return None
+    for need in ("max_p99_ratio", "aggressor_file_size"):
+        if need not in entry:
+            raise FioEntryError(f"{key}.{need}: required for the interference test")
+    if entry.get("time_based") is False:
+        raise FioEntryError(f"{key}.time_based: the victim runs for runtime_s, twice")
+    for fixed, value in (("iodepth", 1), ("numjobs", 1)):
+        if entry.get(fixed, value) != value:
+            raise FioEntryError(f"{key}.{fixed}: the victim is one reader at queue depth 1 "
+                                f"(what an interactive user feels); {fixed} is {value}")
+    try:
+        aggressor = parse_size(entry["aggressor_file_size"])
+    except ValueError as err:
+        raise FioEntryError(f"{key}.aggressor_file_size: {err}") from None
+    if aggressor % KINDS[AGGRESSOR_KIND].block_size:
+        raise FioEntryError(f"{key}.aggressor_file_size: {format_size(aggressor)} is not a "
+                            f"multiple of {format_size(KINDS[AGGRESSOR_KIND].block_size)}")
+    ratio, overlap = entry["max_p99_ratio"], entry.get(
+        "min_overlap", interference_core.DEFAULT_MIN_OVERLAP)
+    if not ratio >= 1:
+        raise FioEntryError(f"{key}.max_p99_ratio: {ratio!r} is below 1: a p99 under load "
+                            "is judged against its p99 alone")
+    if not interference_core.DEFAULT_MIN_OVERLAP <= overlap <= 1:
+        raise FioEntryError(f"{key}.min_overlap: {overlap!r} is not "
+                            f"{interference_core.DEFAULT_MIN_OVERLAP} to 1")
+    return InterferenceSplit(interference_core.Settings(float(ratio), float(overlap)),
+                             entry.get("victim_nodes", DEFAULT_VICTIM_NODES), aggressor,
+                             entry.get("lead_s", DEFAULT_LEAD_S))
+
+
+def split_nodes(nodes: list[str], victim_nodes: int) -> tuple[list[str], list[str]]:
+    """(victims, aggressors) of a job's nodes, in their order: the first ``victim_nodes``
+    are victims, the rest aggressors; FioEntryError when either group would be empty."""
+    if not 1 <= victim_nodes < len(nodes):
+        raise FioEntryError(f"victim_nodes {victim_nodes} of {len(nodes)} node(s): the "
+                            "interference test needs at least one victim and one aggressor "
+                            "node (raise node_fraction, or lower victim_nodes)")
+    return nodes[:victim_nodes], nodes[victim_nodes:]
+
+
+def aggressor_parameters(p: FioParameters) -> FioParameters:
+    """The aggressor's fio parameters of an interference test: :data:`AGGRESSOR_KIND`'s
+    options on ``aggressor_file_size``, writing for ``lead_s`` before the victim starts,
+    its ``runtime_s``, and two ``lead_s`` after (the victim's own start-up, the clocks)."""
+    if p.interference is None:
+        raise ValueError(f"{p.name}: not an interference test")
+    k = KINDS[AGGRESSOR_KIND]
+    split = p.interference
+    return FioParameters(
+        name=f"{p.name}_aggressor", kind=AGGRESSOR_KIND, node_fraction=p.node_fraction,
+        block_size=k.block_size, ioengine=k.ioengine, iodepth=k.iodepth,
+        file_size=split.aggressor_file_size,
+        runtime_s=int(p.runtime_s or 0) + 3 * split.lead_s, time_based=True,
+        outlier_fraction=0.0, data_pattern=p.data_pattern)
+
+
+#: The prefix of each aggressor node's bandwidth log, in the stage directory
+#: (``aggressor-<node>_bw.1.log``), and its window (ms): the aggressor's bandwidth over the
+#: victims' run under load is read from it (``fsaccept.benchmarks.fio.interference``).
+AGGRESSOR_LOG = "aggressor-"
+AGGRESSOR_LOG_MS = 1000
+
+
+def aggressor_options(p: FioParameters, directory: str) -> list[str]:
+    """The aggressor's fio arguments for one node (:func:`aggressor_parameters`), with its
+    bandwidth log in the wall clock (``log_unix_epoch``: set beside the victims' spans)."""
+    return fio_options(aggressor_parameters(p), directory) + [
+        f"--write_bw_log={AGGRESSOR_LOG}{NODE_PLACEHOLDER}",
+        f"--log_avg_msec={AGGRESSOR_LOG_MS}", "--log_unix_epoch=1"]
+
+
+def interference_references(split: InterferenceSplit
+                            ) -> dict[str, tuple[float, float | None, float | None, str]]:
+    """The interference test's judged figure as a ReFrame reference: the p99 ratio at
+    most ``max_p99_ratio`` (the overlap is an INVALID reason, not a threshold)."""
+    return {"victim_p99_ratio": (split.settings.max_p99_ratio, None, 0, "ratio")}
+
+
+def interference_figures(evidence: interference_core.Evidence) -> dict[str, float]:
+    """The interference test's figures from its record (those it cannot give, e.g. a
+    ratio of a p99 that is 0, are left out: the judgements say why)."""
+    out: dict[str, float] = {}
+    ratios = [v.ratio for v in evidence.victims]
+    if ratios and all(math.isfinite(r) for r in ratios):
+        out["victim_p99_ratio"] = max(ratios)
+        out["victim_p99_alone_us"] = max(v.p99_alone_us for v in evidence.victims)
+        out["victim_p99_loaded_us"] = max(v.p99_loaded_us for v in evidence.victims)
+    shared = interference_core.aggressor_bandwidth(evidence)
+    if evidence.aggressors and math.isfinite(shared):
+        out["aggressor_shared_bw"] = shared
+    load = evidence.load()
+    spans = [v.loaded for v in evidence.victims]
+    if spans and all(s.sane for s in spans) and all(a.span.sane for a in evidence.aggressors):
+        out["interference_overlap_pct"] = 100 * min(
+            interference_core.covered_fraction(s, load) for s in spans)
+    return out
 
 
 def fio_options(p: FioParameters, directory: str) -> list[str]:
@@ -270,6 +416,8 @@ def figure_patterns(kind: str) -> tuple[str, ...]:
     p = FioParameters(name="", kind=kind, node_fraction=1.0, block_size=k.block_size,
                       ioengine=k.ioengine, iodepth=k.iodepth)
     label = f"_{size_label(k.block_size)}_"
+    if k.interference:
+        return tuple(f"^{name}$" for name in INTERFERENCE_FIGURES)
     return (*("^" + re.escape(name).replace(re.escape(label), "_[0-9.]+[bkmgt]_", 1) + "$"
               for name in judged_figures(figure_specs(p))), OUTLIER_FIGURE,
             *(SOAK_FIGURES if k.soak else ()))
