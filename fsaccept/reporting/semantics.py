@@ -80,7 +80,10 @@ def _row(test: str, case: parse.CaseResult, params: command.SemanticsParameters 
         return CaseRow(test, case.name, case.pair, seen,
                        f"not promised: {params.not_promised[case.name]}", "not promised")
     limit = limits.get(parse.figure_of(case.name))
-    if limit is None:
+    words = command.promise_words(params, case.name)
+    if words is not None:
+        promise = words
+    elif limit is None:
         promise = "supported"
     elif case.unit == parse.RATE:
         promise = f"≥ {format_number(limit[0])} {unit}, every entry listed"

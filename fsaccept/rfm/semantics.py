@@ -1,8 +1,8 @@
 """The cross-node semantics check's ReFrame test: fsaccept's own program (built by the
 check's fixture from ``checks/semantics/src/fsaccept_semantics.c``), one rank per node on the node
 fraction the reference gives; each case's value is a figure, judged against
-``max_visibility_s`` (a delay), 0 (violations) or a ``min_*_rate`` floor (a namespace
-listing's entries/s).  Skipped where one client serves every
+``max_visibility_s`` (a delay), 0 (violations: root squash and an ACL's denial among
+them) or a ``min_*_rate`` floor (a namespace listing's entries/s).  Skipped where one client serves every
 node (a local file system: nothing crosses nodes) or the reference promises nothing."""
 
 from __future__ import annotations
@@ -106,9 +106,8 @@ class SemanticsTest(BenchmarkTest):
 
     def benchmark_reasons(self) -> list[str]:
         p = self.params
-        return validity.invalid_reasons(self.semantics_run(), validity.SemanticsExpectation(
-            tasks=self.num_tasks, trials=p.trials, records=p.records, renames=p.renames,
-            files=p.namespace_files, tree_entries=p.namespace_tree_entries))
+        return validity.invalid_reasons(self.semantics_run(),
+                                        validity.expectation(p, self.num_tasks))
 
     @run_before("performance")
     def set_perf_variables(self):

@@ -6,6 +6,7 @@ GlusterFS client of its own, so each case's writer and reader are two clients.
 - One node's client mounted with attribute-timeout=10,entry-timeout=10 (a site's
   misconfigured client): FAIL, naming the case and the node pair.  Cache invalidation
   still shows content and size at once; the link count waits for the kernel's cache.
+- Root squash and an ACL promised where the lab has neither: FAIL, naming each case.
 """
 
 import pytest
@@ -61,3 +62,24 @@ def test_a_node_that_caches_attributes_fails_naming_the_pair(gluster_env, tmp_pa
     assert refused_cases["CrossNodeSemantics"]["result"] == "fail", out[-3000:]
     assert (f"node n2: mount of {layout.mount_point} has forbidden option "
             "attribute-timeout=10") in out, out[-3000:]
+
+
+def test_root_squash_and_acls_promised_where_the_lab_has_neither_fail(gluster_env, tmp_path):
+    """The lab's volume squashes no root and its clients have no acl option today: a
+    reference that promises both FAILs, naming each case and its node pair (root's file
+    owned by 0; the ACL refused or not enforced), never a PASS."""
+    _, layout = gluster_env
+
+    def promise(data):
+        entry = data["tests"]["semantics"]
+        entry.update(root_squash_uid=65534, acl_test_uid=4242)
+        for case in ("root-squash", "acl-deny"):
+            entry["not_promised"].pop(case)
+    proc, cases = run_gluster_checks("semantics", tmp_path, "-n", "CrossNodeSemantics",
+                                     env=gluster_reference(tmp_path, layout, promise))
+    case = cases["CrossNodeSemantics"]
+    assert case["result"] == "fail", proc.stdout[-3000:]
+    failures = case["semantics_failures"]
+    assert "root-squash: writer n1, reader n2: 1 violations" in failures, failures
+    assert "owner=0 expected=65534" in failures
+    assert "acl-deny: writer n1, reader n2: " in failures, failures

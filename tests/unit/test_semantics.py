@@ -30,10 +30,34 @@ def _exp(run: parse.SemanticsRun) -> validity.SemanticsExpectation:
 
 #: The rate floors every promised namespace case needs (entries/s).
 FLOORS = {key: 100 for key in command.RATE_FLOORS.values()}
+#: The uid the captures' ACL denies (-u 4242).
+ACL = {"acl_test_uid": 4242}
+#: Every key a promised case needs: the floors and root squash's anonymous uid (and
+#: the captures' ACL uid, which the default 65534 would clash with).
+NEEDED = {**FLOORS, "root_squash_uid": 65534, **ACL}
+#: The captures ran as root on a local disk: root is not squashed there.
+NO_SQUASH = {"root-squash": "a local disk squashes no root"}
+
+
+def _entry(**entry) -> dict:
+    """An entry of the captures' machine: root squash not promised, besides what the
+    test lists under not_promised."""
+    return {"node_fraction": 1.0, **FLOORS, **ACL, **entry,
+            "not_promised": {**NO_SQUASH, **entry.get("not_promised", {})}}
 
 
 def _params(**entry) -> command.SemanticsParameters:
-    return command.parameters("semantics", {"node_fraction": 1.0, **FLOORS, **entry})
+    return command.parameters("semantics", _entry(**entry))
+
+
+def _promising_all(**entry) -> command.SemanticsParameters:
+    """An entry that promises every case."""
+    return command.parameters("semantics", {"node_fraction": 1.0, **NEEDED, **entry})
+
+
+def _listed(run: parse.SemanticsRun, p: command.SemanticsParameters) -> list[str]:
+    """The cases listed as not promised, but root squash (never promised in _params)."""
+    return [x for x in validity.not_promised(run, p) if not x.startswith("root-squash:")]
 
 
 def _line(text: str, case: str) -> str:
@@ -80,7 +104,7 @@ def test_a_real_run_on_named_nodes_gives_every_case_and_is_valid(name, ranks):
 
 
 def test_every_figure_has_a_threshold_live_and_in_the_catalogue():
-    judged = command.thresholds(_params())
+    judged = command.thresholds(_promising_all())
     assert set(judged) == set(SPEC.figures) - {parse.P50_FIGURE}
     assert all(v == (0, None, 0, "violations") for k, v in judged.items()
                if parse.FIGURES[k] == parse.VIOLATIONS)
@@ -152,7 +176,7 @@ def test_xattr_not_supported_is_never_a_pass():
     # Not promised: listed as such, not judged.
     silent = _params(not_promised={"xattr": "the contract is silent"})
     assert validity.failures(run, silent) == []
-    assert validity.not_promised(run, silent) == [
+    assert _listed(run, silent) == [
         "xattr: not promised (the contract is silent); seen: user.fsaccept setxattr on the "
         "writer: ENOTSUP"]
 
@@ -163,7 +187,7 @@ def test_a_case_not_promised_is_listed_with_what_was_seen_and_never_judged():
     assert validity.failures(run, _params())[0].startswith("rename: writer ")
     p = _params(not_promised={"rename": "GlusterFS DHT"})
     assert validity.failures(run, p) == []
-    [listed] = validity.not_promised(run, p)
+    [listed] = _listed(run, p)
     assert listed.startswith("rename: not promised (GlusterFS DHT); seen: ")
 
 
@@ -212,7 +236,7 @@ def test_an_unknown_case_or_output_format_is_invalid():
     assert "unknown-case" in {f.kind for f in parse_semantics(
         text.replace(f"{parse.PREFIX} end", f"{parse.PREFIX} quota writer=n1 reader=n2 "
                      "value=0 unit=s ok=1 detail=x\n" f"{parse.PREFIX} end")).findings}
-    run = parse_semantics(text.replace("version 2 ", "version 3 ", 1))
+    run = parse_semantics(text.replace(f"version {parse.VERSION} ", "version 9 ", 1))
     assert "version" in {f.kind for f in run.findings}
 
 
@@ -266,20 +290,22 @@ def test_the_command_is_a_list_with_the_program_alarm_after_every_bound():
 
 def test_the_entry_rule_wants_the_bound_above_the_threshold():
     assert command.entry_rules("tests.semantics", {"bound_s": 1, "max_visibility_s": 1,
-                                                   **FLOORS}) == [
+                                                   **NEEDED}) == [
         "tests.semantics.bound_s: 1 s is not above max_visibility_s 1 s: a change that "
         "never shows would stop at the bound and pass"]
-    assert command.entry_rules("tests.semantics", {"node_fraction": 1, **FLOORS}) == []
+    assert command.entry_rules("tests.semantics", {"node_fraction": 1, **NEEDED}) == []
 
 
 def test_a_promised_namespace_case_needs_its_rate_floor():
     """Every promised figure is judged: a namespace case without a floor is refused,
     unless the contract does not promise it."""
-    assert command.entry_rules("tests.semantics", {"node_fraction": 1}) == [
+    rules = command.entry_rules("tests.semantics", {"node_fraction": 1, "root_squash_uid": 1})
+    assert rules == [
         f"tests.semantics.{command.RATE_FLOORS[c]}: missing: the {c} case is promised, so "
         f"its rate needs a floor (entries/s), or list {c} under not_promised"
         for c in parse.COUNTED]
-    silent = {"node_fraction": 1, "not_promised": {c: "silent" for c in parse.COUNTED}}
+    silent = {"node_fraction": 1, "root_squash_uid": 1,
+              "not_promised": {c: "silent" for c in parse.COUNTED}}
     assert command.entry_rules("tests.semantics", silent) == []
     judged = command.thresholds(command.parameters("semantics", silent))
     assert not {parse.figure_of(c) for c in parse.COUNTED} & set(judged)
@@ -297,6 +323,11 @@ def test_the_catalogue_of_cases_is_the_one_place():
     for table in (command.RATE_FLOORS, command.SIZES):
         assert set(table) == set(parse.COUNTED) and set(table.values()) <= fields
         assert set(table.values()) <= set(schema["properties"])
+    keys = {key for key, _ in command.PROMISE_KEYS.values()} | set(command.UIDS.values())
+    assert keys <= fields and keys <= set(schema["properties"])
+    assert set(command.PROMISE_KEYS) | set(command.UIDS) <= set(parse.CASES)
+    assert set(command.UIDS) == set(parse.UID_DETAIL) == set(parse.UID_WORDS)
+    assert set(parse.UID_DETAIL) <= set(parse.MAY_BE_UNSUPPORTED)
     assert parse.COUNTED == tuple(c for c, u in parse.CASES.items() if u == parse.RATE)
 
 
@@ -347,7 +378,7 @@ def _case(text: str, result: str = "pass", limit: float = 1.0, floor: float = 10
 
 class _Reference:
     def __init__(self, **entry):
-        self.entries = {"semantics": {"node_fraction": 1.0, **FLOORS, **entry}}
+        self.entries = {"semantics": _entry(**entry)}
 
 
 def test_the_sign_off_judges_the_recorded_case_lines_again():
@@ -501,6 +532,14 @@ def test_the_report_section_judges_each_case_from_its_lines_by_the_reference():
     assert rows["namespace-list"].seen.endswith(" entries/s (0 wrong entries)")
     assert rows["namespace-walk"].verdict == "FAIL"
     assert rows["namespace-walk"].seen.endswith(" entries/s (2 wrong entries)")
+    assert rows["root-squash"].verdict == "not promised"
+    assert rows["acl-deny"].verdict == "PASS"
+    assert rows["acl-deny"].promise == "uid 4242 refused by the ACL (EACCES)"
+    promising = _Targets(root_squash_uid=65534)
+    promising.entries["semantics"]["not_promised"] = {}
+    rows = {r.case: r for r in semantics_section([test], promising)}
+    assert rows["root-squash"].verdict == "FAIL"
+    assert rows["root-squash"].promise == "root's file owned by uid 65534"
     # Without a verified reference nothing is judged.
     assert {r.promise for r in semantics_section([test])} == {UNVERIFIED}
     # Another benchmark's test, or one without lines: no section.
@@ -624,10 +663,14 @@ def test_recorded_case_lines_keep_the_count():
 
 
 def test_an_output_of_the_former_format_is_refused():
-    """Format 1 had no namespace cases and no sizes in its header."""
-    text = _text("two-names").replace("version 2 ", "version 1 ", 1)
-    assert "version" in {f.kind for f in parse_semantics(text).findings}
+    """Format 1 had no namespace cases and no sizes in its header; format 2 no
+    root-squash and acl-deny cases and no uids in its header."""
+    for former in ("1", "2"):
+        text = _text("two-names").replace(f"version {parse.VERSION} ", f"version {former} ", 1)
+        assert "version" in {f.kind for f in parse_semantics(text).findings}
     old = re.sub(r" files \d+ tree_entries \d+", "", _text("two-names"), count=1)
+    assert not parse_semantics(old).valid
+    old = re.sub(r" squash_uid \d+ acl_uid \d+", "", _text("two-names"), count=1)
     assert not parse_semantics(old).valid
 
 
@@ -636,10 +679,10 @@ def test_a_case_not_promised_lists_its_rate_and_count():
     p = _params(not_promised={"namespace-walk": "the contract names no tree"})
     run = parse_semantics(text)
     assert validity.failures(run, p) == []
-    [listed] = validity.not_promised(run, p)
+    [listed] = _listed(run, p)
     assert listed.startswith("namespace-walk: not promised (the contract names no tree); "
                              "seen: ")
-    assert listed.endswith(" entries/s, 7 wrong entries on writer n1, reader n2")
+    assert " entries/s, 7 wrong entries on writer n1, reader n2 (entries_expected=" in listed
 
 
 def test_the_alarm_in_a_namespace_case_names_it():
@@ -675,3 +718,187 @@ def test_the_bench_reads_the_programs_listing_line():
     assert not bench.LISTING.match(_text("listing-missing"))
     source = SOURCE.read_text()
     assert source.count("timed_walk(path, &w)") == 2  # the check's reader and -L
+
+
+# ------------------------------------------------------------------ contract features
+
+
+def test_a_real_run_tells_root_squash_and_the_acl_apart():
+    """Run as root on a local disk: root is not squashed (the case fails where promised,
+    naming what it saw), and the ACL denied uid 4242 while the control opened."""
+    run = parse_semantics(_text("two-names"))
+    assert (run.squash_uid, run.acl_uid) == (65534, 4242)
+    squash, acl = run.cases["root-squash"], run.cases["acl-deny"]
+    assert squash.uid == 65534 and squash.ok == "0" and squash.value == 1
+    assert squash.detail.startswith("owner=0 expected=65534 ")
+    assert acl.uid == 4242 and acl.ok == "1" and acl.value == 0
+    assert "denied_open=EACCES control_open=granted" in acl.detail
+    figures = run.figures()
+    assert figures["root_squash_violations"] == 1 and figures["root_squash_unsupported"] == 0
+    assert figures["acl_deny_violations"] == 0 and figures["acl_deny_unsupported"] == 0
+    failed = validity.failures(run, _promising_all(acl_test_uid=4242))
+    assert failed == ["root-squash: writer n1, reader n2: 1 violations (at most 0 violations; "
+                      "owner=0 expected=65534 writer_euid=0 errno=none)"]
+    # Not promised: listed with what was seen.
+    [listed] = validity.not_promised(run, _params(acl_test_uid=4242))
+    assert listed == ("root-squash: not promised (a local disk squashes no root); seen: 1 "
+                      "violations on writer n1, reader n2 (owner=0 expected=65534 "
+                      "writer_euid=0 errno=none)")
+
+
+def test_a_squashed_root_passes():
+    """Edited in the test (the capture machine squashes no root): the owner the anonymous
+    uid, ok=1."""
+    text = _set(_edit(_text("two-names"), "root-squash", "owner=0 ", "owner=65534 "),
+                "root-squash", value="0", ok="1")
+    run = parse_semantics(text)
+    assert run.valid, run.reasons
+    assert validity.failures(run, _promising_all(acl_test_uid=4242)) == []
+
+
+def test_not_run_as_root_is_never_a_pass():
+    """A real run as nobody: nothing to squash, and no uid to become: both unsupported,
+    a FAIL where promised, and their figures not judged as passes."""
+    run = parse_semantics(_text("not-root"))
+    assert run.valid, run.reasons
+    assert not run.cases["root-squash"].supported and not run.cases["acl-deny"].supported
+    assert "writer_euid=65534" in run.cases["root-squash"].detail
+    assert "become=EPERM" in run.cases["acl-deny"].detail
+    figures = run.figures()
+    assert figures["root_squash_unsupported"] == figures["acl_deny_unsupported"] == 1
+    assert "root_squash_violations" not in figures and "acl_deny_violations" not in figures
+    failed = validity.failures(run, _promising_all(acl_test_uid=4242))
+    assert [f.split(":", 1)[0] for f in failed] == ["root-squash", "acl-deny"]
+    assert all("not supported (" in f and "the reference promises it" in f for f in failed)
+    judged = command.thresholds(_promising_all())
+    assert judged["root_squash_unsupported"] == judged["acl_deny_unsupported"] == (
+        0, None, 0, parse.VIOLATIONS)
+
+
+@pytest.mark.parametrize("detail, seen", [
+    ("uid=4242 owner=0 create=none setxattr=EOPNOTSUPP", "unsupported"),
+    ("uid=4242 owner=0 create=none setxattr=none become=none denied_open=granted "
+     "control_open=granted", "0"),
+    ("uid=4242 owner=0 create=none setxattr=none become=none denied_open=EACCES "
+     "control_open=EACCES", "0")])
+def test_an_acl_that_is_not_enforced_or_proves_nothing_fails(detail, seen):
+    """ENOTSUP on the ACL xattr (no ACLs), an open the ACL should have refused, or a
+    control the uid could not open either (a directory it cannot search): never PASS."""
+    value = "0" if seen == "unsupported" else "1"
+    text = _set(_text("two-names"), "acl-deny", value=value, ok=seen)
+    line = _line(text, "acl-deny")
+    text = text.replace(line, line[:line.index("detail=") + 7] + detail, 1)
+    run = parse_semantics(text)
+    assert run.valid, run.reasons
+    [failed] = validity.failures(run, _params())
+    assert failed.startswith("acl-deny: writer n1, reader n2: ")
+    assert validity.failures(run, _params(not_promised={"acl-deny": "no acl mount option"})) == []
+
+
+def test_a_run_asked_for_another_uid_than_the_reference_fails_and_is_invalid_live():
+    run = parse_semantics(_text("two-names"))
+    failed = validity.failures(run, _promising_all(root_squash_uid=99, acl_test_uid=4242))
+    assert any(f.startswith("root-squash: writer n1, reader n2: run with uid 65534, the "
+                            "reference names 99") for f in failed), failed
+    failed = validity.failures(run, _promising_all(acl_test_uid=65534))
+    assert any(f.startswith("acl-deny: writer n1, reader n2: run with uid 4242, the "
+                            "reference names 65534") for f in failed), failed
+    asked = validity.expectation(_promising_all(root_squash_uid=99, acl_test_uid=4242), 2)
+    exp = validity.expectation_from_output(run)
+    asked = validity.SemanticsExpectation(exp.tasks, exp.trials, exp.records, exp.renames,
+                                          exp.files, exp.tree_entries, 99, 4242)
+    assert validity.invalid_reasons(run, asked) == [
+        "the program ran with squash uid 65534 and ACL uid 4242, 99 and 4242 asked"]
+    assert validity.invalid_reasons(run, exp) == []
+
+
+def test_the_command_passes_both_uids():
+    opts = command.semantics_options(_promising_all(root_squash_uid=99, acl_test_uid=7), "/d")
+    assert opts[opts.index("-s") + 1] == "99" and opts[opts.index("-u") + 1] == "7"
+    # Root squash not promised and no uid named: the usual anonymous uid, never judged.
+    opts = command.semantics_options(command.parameters("semantics", {
+        "node_fraction": 1, "not_promised": NO_SQUASH}), "/d")
+    assert opts[opts.index("-s") + 1] == str(command.ANON_UID)
+    assert opts[opts.index("-u") + 1] == "65534"  # acl_test_uid's default
+
+
+def test_promised_root_squash_needs_its_uid_and_the_acl_another():
+    rules = command.entry_rules("tests.semantics", {"node_fraction": 1, **FLOORS})
+    assert rules == ["tests.semantics.root_squash_uid: missing: the root-squash case is "
+                     "promised, so it needs the anonymous uid the contract names (e.g. "
+                     "65534), or list root-squash under not_promised"]
+    assert command.entry_rules("tests.semantics", {
+        "node_fraction": 1, **FLOORS, "not_promised": NO_SQUASH}) == []
+    # The ACL's uid is the anonymous uid: the squashed root owns the file, and a named
+    # user's entry never applies to the owner.
+    [clash] = command.entry_rules("tests.semantics", {"node_fraction": 1, **NEEDED,
+                                                      "acl_test_uid": 65534})
+    assert clash.startswith("tests.semantics.acl_test_uid: 65534 is root_squash_uid too: ")
+    assert command.entry_rules("tests.semantics", {
+        "node_fraction": 1, **NEEDED, "acl_test_uid": 65534,
+        "not_promised": {"acl-deny": "no ACLs"}}) == []
+    assert command.entry_rules("tests.semantics", {"node_fraction": 1, **NEEDED}) == []
+
+
+@pytest.mark.parametrize("case, old, new, why", [
+    ("root-squash", "owner=0 expected=65534", "owner=0", "does not begin with owner=<uid|none>"),
+    ("root-squash", "owner=0 expected=65534", "owner=0 expected=0", "does not begin with"),
+    ("root-squash", "owner=0 expected=65534", "owner=-1 expected=65534", "does not begin with"),
+    ("root-squash", "owner=0 expected=65534", "owner=0 expected=99999999999", "does not begin"),
+    ("root-squash", "owner=0 expected=65534", "owner=0 expected=65534x", "does not begin"),
+    ("root-squash", "owner=0 expected=65534", "owner=0 expected=65534 ok=1", "ok=1 with owner 0, not 65534"),
+    ("root-squash", "detail=owner", "detail=$(rm -rf /) owner", "does not begin"),
+    ("acl-deny", "uid=4242", "uid=0", "does not begin with uid=<uid>"),
+    ("acl-deny", "uid=4242", "uid=nan", "does not begin with uid=<uid>"),
+    ("acl-deny", "uid=4242", "uid=4242\x00", "unreadable"),
+    ("acl-deny", "ok=1", "ok=maybe", "ok='maybe'"),
+])
+def test_a_feature_line_that_is_no_measurement_is_invalid(case, old, new, why):
+    text = _edit(_text("two-names"), case, old, new)
+    if "ok=1 with owner" in why:  # the line claims a pass its owner contradicts
+        text = _set(text, case, ok="1", value="0")
+    run = parse_semantics(text)
+    assert not run.valid
+    assert any(why in f.text or why == f.kind for f in run.findings), run.findings
+    assert parse.figure_of(case) not in run.figures()
+
+
+def test_a_bad_uid_is_the_programs_usage():
+    run = parse_semantics(_text("bad-uid"))
+    assert not run.valid and "usage" in {f.kind for f in run.findings}
+    assert "-s SQUASH_UID" in _text("bad-uid")
+
+
+def test_a_header_uid_that_is_no_uid_is_unreadable():
+    text = _text("two-names")
+    for bad in ("squash_uid -1 ", "squash_uid 99999999999 ", "squash_uid x "):
+        run = parse_semantics(text.replace("squash_uid 65534 ", bad, 1))
+        assert not run.valid and "unreadable" in {f.kind for f in run.findings}
+
+
+def test_the_reference_files_declare_the_features(tmp_path):
+    import yaml
+
+    from fsaccept.suite.reference import ReferenceError, load_reference
+    repo = REPO / "reference"
+    lab = load_reference(repo / "local-gluster.yaml").entries["semantics"]
+    assert {"root-squash", "acl-deny"} <= set(lab["not_promised"])
+    lustre = load_reference(repo / "example-lustre.yaml").entries["semantics"]
+    assert "not_promised" not in lustre or not {"root-squash", "acl-deny"} & set(
+        lustre["not_promised"])
+    assert lustre["root_squash_uid"] != lustre["acl_test_uid"]
+    data = yaml.safe_load((repo / "local-gluster.yaml").read_text())
+    del data["tests"]["semantics"]["not_promised"]["root-squash"]
+    path = tmp_path / "sys.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ReferenceError) as err:
+        load_reference(path)
+    assert "tests.semantics.root_squash_uid: missing: the root-squash case is promised" in \
+        str(err.value)
+    for bad in (0, -1, 2 ** 32, 1.5, "nobody", True, None):
+        data = yaml.safe_load((repo / "example-lustre.yaml").read_text())
+        data["tests"]["semantics"]["root_squash_uid"] = bad
+        path.write_text(yaml.safe_dump(data))
+        with pytest.raises(ReferenceError) as err:
+            load_reference(path)
+        assert "root_squash_uid" in str(err.value), bad

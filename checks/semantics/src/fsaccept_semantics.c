@@ -15,7 +15,13 @@
  *
  * Usage: fsaccept_semantics -d DIR [-t TRIALS] [-k RECORDS] [-r RENAMES]
  *                           [-n FILES] [-m TREE_ENTRIES] [-b BOUND_S] [-a ALARM_S]
+ *                           [-s SQUASH_UID] [-u ACL_UID]
  *        fsaccept_semantics -L DIR
+ *
+ * The last two cases are contract features: root-squash (a file root creates on one
+ * node is owned, seen from another, by the anonymous uid -s) and acl-deny (a POSIX
+ * ACL entry user:U:--- set on one node denies uid U, -u, on another).  Each needs
+ * root: run otherwise, it prints ok=unsupported and says why.
  *
  * -L lists DIR once as the namespace cases' reader does (the same function),
  * without MPI, and prints its count and rate: bench/namespace_listing.py times it
@@ -23,21 +29,25 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <endian.h>
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <mpi.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
-#define VERSION "2"
+#define VERSION "3"
 #define TAG "fsaccept-semantics"
 #define NAME_LEN 64
 #define DETAIL_LEN 240
@@ -60,6 +70,8 @@ static const char *dir;
 static int trials = 20, records = 100, renames = 200;
 static long ns_files = 1000, ns_tree = 500;
 static double bound_s = 10.0;
+/* root-squash: the uid root's files must be owned by; acl-deny: the uid denied. */
+static long squash_uid = 65534, acl_uid = 65534;
 static char (*names)[NAME_LEN];
 static volatile const char *current = "start";
 
@@ -750,6 +762,176 @@ static void namespace_case(int is_tree)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* ---------------------------------------------------------------- contract features */
+
+/* Root squash: rank 0, as root, creates a file; rank 1 stats it: its owner must be the
+ * anonymous uid (-s).  A writer that is not root has nothing to squash: unsupported. */
+static void root_squash(void)
+{
+    char path[4096];
+    result_t r = {0, -1, 1, 0, 1, "", 0};
+    int w[2] = {(int)geteuid(), 0}; /* the writer's euid, and its create error */
+    current = "root-squash";
+    path_of(path, sizeof path, "root-squash");
+    if (rank == 0 && w[0] == 0)
+        w[1] = -write_file(path, "root", 4, O_TRUNC);
+    MPI_Bcast(w, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 1) {
+        struct stat st;
+        int err = w[1];
+        long owner = -1;
+        if (w[0] == 0 && !err) {
+            double start = now();
+            for (;;) { /* the new name may take a moment to show here */
+                err = stat(path, &st) == 0 ? 0 : errno;
+                if (!err || err != ENOENT || now() - start > bound_s)
+                    break;
+                pause_ms(1);
+            }
+            if (!err)
+                owner = (long)st.st_uid;
+        }
+        r.ok = w[0] != 0 ? 2 : owner == squash_uid;
+        r.value = r.ok == 0;
+        char seen[24] = "none";
+        if (owner >= 0)
+            snprintf(seen, sizeof seen, "%ld", owner);
+        snprintf(r.detail, sizeof r.detail, "owner=%s expected=%ld writer_euid=%d errno=%s%s",
+                 seen, squash_uid, w[0], err ? errname(err) : "none",
+                 w[0] != 0 ? " the writer is not root: nothing to squash" : "");
+    }
+    share(&r, 1);
+    print("root-squash", &r, "violations");
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* The kernel's POSIX ACL xattr format (linux/posix_acl_xattr.h, linux/posix_acl.h):
+ * a little-endian version 2, then entries {u16 tag, u16 perm, u32 id}, by tag. */
+#define ACL_XATTR "system.posix_acl_access"
+enum { ACL_V2 = 2, TAG_USER_OBJ = 0x01, TAG_USER = 0x02, TAG_GROUP_OBJ = 0x04,
+       TAG_MASK = 0x10, TAG_OTHER = 0x20, PERM_RW = 6 };
+
+static size_t acl_entry(unsigned char *p, unsigned tag, unsigned perm, uint32_t id)
+{
+    uint16_t t = htole16((uint16_t)tag), m = htole16((uint16_t)perm);
+    uint32_t i = htole32(id);
+    memcpy(p, &t, 2);
+    memcpy(p + 2, &m, 2);
+    memcpy(p + 4, &i, 4);
+    return 8;
+}
+
+/* A file of mode 0666 whatever the umask: every uid may read it by its mode. */
+static int create_0666(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0)
+        return errno;
+    int err = fchmod(fd, 0666) != 0 ? errno : 0;
+    if (write(fd, "acl\n", 4) != 4 && !err)
+        err = errno ? errno : EIO;
+    if (close(fd) != 0 && !err)
+        err = errno;
+    return err;
+}
+
+/* In a child that becomes uid U (no groups, gid U): 0 or the errno of becoming U, of
+ * opening the denied file and of opening the control. */
+static void open_as(const char *denied, const char *control, int out[3])
+{
+    int fds[2];
+    out[0] = out[1] = out[2] = 0;
+    if (pipe(fds) != 0) { out[0] = errno; return; }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        out[0] = errno;
+    } else if (pid == 0) { /* the child: no MPI here */
+        int res[3] = {0, 0, 0}, fd;
+        uid_t u = (uid_t)acl_uid;
+        if (setgroups(0, NULL) != 0 || setresgid((gid_t)u, (gid_t)u, (gid_t)u) != 0
+            || setresuid(u, u, u) != 0 || geteuid() != u) {
+            res[0] = errno ? errno : EPERM;
+        } else {
+            if ((fd = open(denied, O_RDONLY)) >= 0) close(fd); else res[1] = errno;
+            if ((fd = open(control, O_RDONLY)) >= 0) close(fd); else res[2] = errno;
+        }
+        if (write(fds[1], res, sizeof res) < 0) { /* the parent reads nothing */ }
+        _exit(0);
+    } else {
+        int status;
+        close(fds[1]);
+        fds[1] = -1;
+        if (read(fds[0], out, 3 * sizeof *out) != (ssize_t)(3 * sizeof *out))
+            out[0] = ECHILD;
+        waitpid(pid, &status, 0);
+    }
+    close(fds[0]);
+    if (fds[1] >= 0) close(fds[1]);
+}
+
+/* POSIX ACLs: rank 0 creates two files of mode 0666 and sets on the first the access
+ * ACL user::rw- user:U:--- group::rw- mask::rw- other::rw- (-u U); rank 1 forks a
+ * child that becomes uid U and opens both for reading.  The first must be refused
+ * with EACCES; the second (the control: the same mode, no ACL) must open, or the
+ * refusal proves nothing (a directory U cannot search).  A file system that refuses
+ * the ACL with ENOTSUP, or a reader that cannot become U (not root): unsupported. */
+static void acl_deny(void)
+{
+    char denied[4096], control[4096];
+    result_t r = {0, -1, 1, 0, 1, "", 0};
+    int w[3] = {0, 0, -1}; /* the writer's create error, setxattr error, file owner */
+    current = "acl-deny";
+    path_of(denied, sizeof denied, "acl-deny");
+    path_of(control, sizeof control, "acl-control");
+    if (rank == 0) {
+        unsigned char acl[4 + 5 * 8];
+        uint32_t version = htole32(ACL_V2);
+        size_t n = 4;
+        struct stat st;
+        memcpy(acl, &version, 4);
+        n += acl_entry(acl + n, TAG_USER_OBJ, PERM_RW, (uint32_t)-1);
+        n += acl_entry(acl + n, TAG_USER, 0, (uint32_t)acl_uid);
+        n += acl_entry(acl + n, TAG_GROUP_OBJ, PERM_RW, (uint32_t)-1);
+        n += acl_entry(acl + n, TAG_MASK, PERM_RW, (uint32_t)-1);
+        n += acl_entry(acl + n, TAG_OTHER, PERM_RW, (uint32_t)-1);
+        w[0] = create_0666(denied);
+        if (!w[0])
+            w[0] = create_0666(control);
+        if (!w[0] && setxattr(denied, ACL_XATTR, acl, n, 0) != 0)
+            w[1] = errno;
+        if (!w[0] && stat(denied, &st) == 0)
+            w[2] = (int)st.st_uid;
+    }
+    MPI_Bcast(w, 3, MPI_INT, 0, MPI_COMM_WORLD);
+    if (rank == 1) {
+        int got[3] = {0, 0, 0};
+        char owner[24] = "none";
+        if (w[2] >= 0)
+            snprintf(owner, sizeof owner, "%d", w[2]);
+        if (!w[0] && !w[1])
+            open_as(denied, control, got);
+        if (w[1] == ENOTSUP || got[0] == EPERM) {
+            r.ok = 2; /* the file system has no ACLs, or the reader cannot become U */
+        } else {
+            r.value = w[0] || w[1] || got[0] ? 1 : (got[1] != EACCES) + (got[2] != 0);
+            r.ok = r.value == 0;
+        }
+        const char *opened[2];
+        for (int i = 0; i < 2; i++)
+            opened[i] = w[0] || w[1] || got[0] ? "none" : got[1 + i] ? errname(got[1 + i])
+                                                                     : "granted";
+        snprintf(r.detail, sizeof r.detail,
+                 "uid=%ld owner=%s create=%s setxattr=%s become=%s denied_open=%s "
+                 "control_open=%s", acl_uid, owner, w[0] ? errname(w[0]) : "none",
+                 w[1] ? errname(w[1]) : "none", got[0] ? errname(got[0]) : "none",
+                 opened[0], opened[1]);
+    }
+    share(&r, 1);
+    print("acl-deny", &r, "violations");
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* -L DIR: the reader's listing alone, once, without MPI: 0 when every entry was
  * stat'ed, 1 when some could not be, 2 when DIR is no directory. */
 static int list_only(const char *path)
@@ -777,7 +959,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    while ((opt = getopt(argc, argv, "d:t:k:r:n:m:b:a:")) != -1) {
+    while ((opt = getopt(argc, argv, "d:t:k:r:n:m:b:a:s:u:")) != -1) {
         switch (opt) {
         case 'd': dir = optarg; break;
         case 't': trials = atoi(optarg); break;
@@ -787,16 +969,19 @@ int main(int argc, char **argv)
         case 'm': ns_tree = atol(optarg); break;
         case 'b': bound_s = atof(optarg); break;
         case 'a': alarm_s = atoi(optarg); break;
+        case 's': squash_uid = atol(optarg); break;
+        case 'u': acl_uid = atol(optarg); break;
         default: dir = NULL; optind = argc; break;
         }
     }
     if (!dir || trials < 1 || records < 1 || renames < 1 || ns_files < 1 || ns_tree < 1
-        || !(bound_s > 0) || alarm_s < 1
-        || size < 2) {
+        || !(bound_s > 0) || alarm_s < 1 || squash_uid < 1 || squash_uid > 4294967294L
+        || acl_uid < 1 || acl_uid > 4294967294L || size < 2) {
         if (rank == 0)
             fprintf(stderr, "usage: fsaccept_semantics -d DIR [-t TRIALS] [-k RECORDS] "
-                    "[-r RENAMES] [-n FILES] [-m TREE_ENTRIES] [-b BOUND_S] [-a ALARM_S], on "
-                    "at least 2 ranks; or -L DIR\n");
+                    "[-r RENAMES] [-n FILES] [-m TREE_ENTRIES] [-b BOUND_S] [-a ALARM_S] "
+                    "[-s SQUASH_UID] [-u ACL_UID] (uids 1..4294967294), on at least 2 ranks; "
+                    "or -L DIR\n");
         MPI_Finalize();
         return 2;
     }
@@ -823,8 +1008,9 @@ int main(int argc, char **argv)
     MPI_Allgather(me, NAME_LEN, MPI_CHAR, names, NAME_LEN, MPI_CHAR, MPI_COMM_WORLD);
     if (rank == 0) {
         printf(TAG " version " VERSION " ranks %d trials %d records %d renames %d files %ld "
-               "tree_entries %ld bound_s %g alarm_s %d dir %s\n", size, trials, records,
-               renames, ns_files, ns_tree, bound_s, alarm_s, dir);
+               "tree_entries %ld bound_s %g alarm_s %d squash_uid %ld acl_uid %ld dir %s\n",
+               size, trials, records, renames, ns_files, ns_tree, bound_s, alarm_s,
+               squash_uid, acl_uid, dir);
         for (int i = 0; i < size; i++)
             printf(TAG " rank %d node %s\n", i, names[i]);
         fflush(stdout);
@@ -841,6 +1027,8 @@ int main(int argc, char **argv)
     links();
     namespace_case(0);
     namespace_case(1);
+    root_squash();
+    acl_deny();
     if (rank == 0)
         printf(TAG " end\n");
     MPI_Finalize();

@@ -15,13 +15,17 @@ EXECUTABLE = "fsaccept_semantics"
 
 #: Seconds beyond the cases' bounded waits before the program's own alarm ends it.
 ALARM_MARGIN_S = 60
-#: Bounded waits besides the visibility trials (attributes, locks, rename, links).
-OTHER_WAITS = 10
+#: Bounded waits besides the visibility trials (attributes, locks, rename, links, the
+#: root-squash reader's first stat).
+OTHER_WAITS = 11
 #: The namespace cases are not bounded waits: the alarm allows for creating, listing
 #: and removing every entry at a tenth of the rate floor (at a tenth of
 #: ``UNJUDGED_RATE`` where no floor is given: a case not promised).
 NAMESPACE_SLACK = 10
 UNJUDGED_RATE = 100.0
+#: The owner the root-squash case expects where the reference names no anonymous uid
+#: (the case is then not promised: measured, never judged): nobody's usual uid.
+ANON_UID = 65534
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,11 @@ class SemanticsParameters:
     #: The floors of the namespace cases' rates (entries/s), required where promised.
     min_list_rate: float | None = None
     min_walk_rate: float | None = None
+    #: [-s] the anonymous uid root's files are owned by: required where root-squash is
+    #: promised (the contract names it: NFS's anonuid, GlusterFS's server.anonuid).
+    root_squash_uid: int | None = None
+    #: [-u] the non-root uid the acl-deny case's ACL denies (no account is needed).
+    acl_test_uid: int = 65534
     #: Cases the contract does not promise -> its words (or why): measured and listed
     #: as "not promised", never judged, never PASS.
     not_promised: dict[str, str] = dataclasses.field(default_factory=dict)
@@ -50,6 +59,19 @@ class SemanticsParameters:
 #: of its number of entries.
 RATE_FLOORS = {"namespace-list": "min_list_rate", "namespace-walk": "min_walk_rate"}
 SIZES = {"namespace-list": "namespace_files", "namespace-walk": "namespace_tree_entries"}
+#: Each case that needs contract data where promised -> the entry's key, and what it
+#: is: a promised case without it is refused at load (every promise is judged).
+PROMISE_KEYS = {
+    **{case: (key, f"its rate needs a floor ({parse.RATE})") for case, key in RATE_FLOORS.items()},
+    "root-squash": ("root_squash_uid", "it needs the anonymous uid the contract names "
+                    "(e.g. 65534)"),
+}
+#: Each case whose line names the uid it was asked for (:data:`parse.UID_DETAIL`) -> the
+#: entry's field that gives it.
+UIDS = {"root-squash": "root_squash_uid", "acl-deny": "acl_test_uid"}
+#: What each :data:`UIDS` case promises, in words (the report's row), for its uid.
+UID_PROMISES = {"root-squash": "root's file owned by uid {uid}",
+                "acl-deny": "uid {uid} refused by the ACL (EACCES)"}
 
 
 def parameters(name: str, entry: dict[str, Any]) -> SemanticsParameters:
@@ -72,6 +94,19 @@ def namespace_entries(p: SemanticsParameters, case: str) -> int:
     return getattr(p, SIZES[case])
 
 
+def asked_uid(p: SemanticsParameters, case: str) -> int:
+    """The uid a :data:`UIDS` case is run with: root-squash's expected owner (``-s``,
+    :data:`ANON_UID` where the entry names none), acl-deny's denied uid (``-u``)."""
+    uid = getattr(p, UIDS[case])
+    return ANON_UID if uid is None else uid
+
+
+def promise_words(p: SemanticsParameters, case: str) -> str | None:
+    """What a :data:`UIDS` case promises, in words; None for any other case."""
+    words = UID_PROMISES.get(case)
+    return words.format(uid=asked_uid(p, case)) if words else None
+
+
 def alarm_s(p: SemanticsParameters) -> int:
     """Seconds after which the program ends itself, saying in which case: every bounded
     wait, and each namespace case's three passes (create, list, remove) at a tenth of its
@@ -85,7 +120,8 @@ def semantics_options(p: SemanticsParameters, directory: str) -> list[str]:
     """The program's arguments (a list: the directory one element)."""
     return ["-d", directory, "-t", str(p.trials), "-k", str(p.records), "-r", str(p.renames),
             "-n", str(p.namespace_files), "-m", str(p.namespace_tree_entries),
-            "-b", f"{p.bound_s:g}", "-a", str(alarm_s(p))]
+            "-b", f"{p.bound_s:g}", "-a", str(alarm_s(p)),
+            "-s", str(asked_uid(p, "root-squash")), "-u", str(asked_uid(p, "acl-deny"))]
 
 
 def planned_bytes(p: SemanticsParameters, ranks: int) -> int:
@@ -103,7 +139,8 @@ def entry_rules(where: str, entry: dict[str, Any]) -> list[str]:
     """What the schema cannot say: each wait's bound above the visibility threshold (a
     change that never shows must fail the threshold, not look like a pass), and a rate
     floor for each namespace case the contract promises (every promised figure is
-    judged)."""
+    judged: a rate floor, root squash's anonymous uid), and an ACL test uid that
+    root's files are not owned by."""
     out = []
     bound = entry.get("bound_s", SemanticsParameters.bound_s)
     limit = entry.get("max_visibility_s", SemanticsParameters.max_visibility_s)
@@ -112,11 +149,17 @@ def entry_rules(where: str, entry: dict[str, Any]) -> list[str]:
                    "a change that never shows would stop at the bound and pass")
     silent = entry.get("not_promised")
     silent = silent if isinstance(silent, dict) else {}
-    for case in parse.COUNTED:
-        if case not in silent and RATE_FLOORS[case] not in entry:
-            out.append(f"{where}.{RATE_FLOORS[case]}: missing: the {case} case is promised, "
-                       f"so its rate needs a floor ({parse.RATE}), or list {case} under "
-                       "not_promised")
+    for case, (key, needs) in PROMISE_KEYS.items():
+        if case not in silent and key not in entry:
+            out.append(f"{where}.{key}: missing: the {case} case is promised, so {needs}, "
+                       f"or list {case} under not_promised")
+    squash, acl = UIDS["root-squash"], UIDS["acl-deny"]
+    acl_uid = entry.get(acl, SemanticsParameters.acl_test_uid)
+    if "acl-deny" not in silent and entry.get(squash) is not None \
+            and entry.get(squash) == acl_uid:
+        out.append(f"{where}.{acl}: {acl_uid} is {squash} too: root's files are owned by "
+                   "that uid where root is squashed, and a named user's ACL entry never "
+                   "applies to a file's owner; name another uid")
     return out
 
 

@@ -2,10 +2,11 @@
 
 Rank 0 prints a header, the node of every rank, one line per case and an end line::
 
-    fsaccept-semantics version 2 ranks 2 trials 20 records 100 renames 200 files 2000 ...
+    fsaccept-semantics version 3 ranks 2 trials 20 records 100 renames 200 files 2000 ...
     fsaccept-semantics rank 0 node n1
     fsaccept-semantics visibility writer=n1 reader=n2 value=0.0021 p50=0.00002 unit=s ok=1 detail=...
     fsaccept-semantics namespace-list writer=n1 reader=n2 value=155085.2 wrong=0 unit=entries/s ok=1 detail=...
+    fsaccept-semantics root-squash writer=n1 reader=n2 value=1 unit=violations ok=0 detail=owner=0 expected=65534 ...
     fsaccept-semantics end
 
 Pure: text in, run out.  Every pattern is linear in the line it reads.
@@ -23,26 +24,38 @@ from fsaccept.core.findings import (INVALID, WARNING, Finding, Findings, Judged,
 
 PREFIX = "fsaccept-semantics"
 #: The program's output format this parser reads.
-VERSION = "2"
+VERSION = "3"
 
 SECONDS, VIOLATIONS, RATE = "s", "violations", "entries/s"
 #: Each case the program runs, in its order, and the unit of its value: seconds until
 #: the reader saw the writer's change, a count of violations, or the entries per second
-#: the reader listed and stat'ed.
+#: the reader listed and stat'ed.  The last two are contract features: root squash and
+#: a POSIX ACL's denial.
 CASES = {
     "visibility": SECONDS, "attr-append": SECONDS, "attr-truncate": SECONDS,
     "flock": VIOLATIONS, "fcntl-lock": VIOLATIONS, "append": VIOLATIONS,
     "rename": VIOLATIONS, "unlink-open": VIOLATIONS, "excl-race": VIOLATIONS,
     "mkdir-race": VIOLATIONS, "hardlink": SECONDS, "symlink": SECONDS, "xattr": SECONDS,
     "namespace-list": RATE, "namespace-walk": RATE,
+    "root-squash": VIOLATIONS, "acl-deny": VIOLATIONS,
 }
 #: Cases whose value is a rate: their line also counts the entries the reader did not
 #: list or stat as the writer made them (``wrong=K``), a figure of its own.
 COUNTED = tuple(c for c, unit in CASES.items() if unit == RATE)
 #: Cases whose writer and reader are two ranks (the others: every rank writes).
 PAIRED = tuple(c for c in CASES if c not in ("append", "excl-race", "mkdir-race"))
-#: Cases a file system may not support (ENOTSUP): never PASS then.
-MAY_BE_UNSUPPORTED = ("xattr",)
+#: Cases a file system may not support (ENOTSUP), or that need root to run: never PASS
+#: then.
+MAY_BE_UNSUPPORTED = ("xattr", "root-squash", "acl-deny")
+#: Cases whose detail begins with the uid the program was asked for: root-squash's
+#: ``owner=<uid|none> expected=<uid>`` (the anonymous uid, ``-s``), acl-deny's
+#: ``uid=<uid>`` (the uid the ACL denies, ``-u``).  Read into :attr:`CaseResult.uid`, so
+#: that a run asked for another uid than the reference names is caught.
+UID_DETAIL = {
+    "root-squash": re.compile(r"^owner=(0|[1-9][0-9]{0,9}|none) expected=([1-9][0-9]{0,9})(?: |$)"),
+    "acl-deny": re.compile(r"^uid=([1-9][0-9]{0,9})(?: |$)"),
+}
+UID_WORDS = {"root-squash": "owner=<uid|none> expected=<uid>", "acl-deny": "uid=<uid>"}
 #: ``ok=`` of a case whose operation the file system does not support.
 UNSUPPORTED = "unsupported"
 
@@ -91,6 +104,7 @@ class CaseResult:
     line: int
     p50: float | None = None
     wrong: int | None = None  #: a counted case's entries not listed or stat'ed as made
+    uid: int | None = None  #: the uid a :data:`UID_DETAIL` case was asked for
 
     @property
     def supported(self) -> bool:
@@ -115,6 +129,8 @@ class SemanticsRun(Judged):
     tree_entries: int | None = None
     bound_s: float | None = None
     alarm_s: int | None = None
+    squash_uid: int | None = None  #: -s: the owner root-squash expects
+    acl_uid: int | None = None  #: -u: the uid acl-deny's ACL denies
     directory: str | None = None
     nodes: dict[int, str] = field(default_factory=dict)  #: rank -> node
     cases: dict[str, CaseResult] = field(default_factory=dict)
@@ -163,7 +179,7 @@ def _format(c: CaseResult) -> str:
 
 _HEADER = re.compile(rf"^{PREFIX} version (\S+) ranks (\d+) trials (\d+) records (\d+) "
                      r"renames (\d+) files (\d+) tree_entries (\d+) bound_s (\S+) alarm_s (\d+) "
-                     r"dir (.*)$")
+                     r"squash_uid (\d{1,10}) acl_uid (\d{1,10}) dir (.*)$")
 _RANK = re.compile(rf"^{PREFIX} rank (\d+) node (\S+)$")
 # Each field a run of non-blanks followed by a blank: linear.
 _CASE = re.compile(rf"^{PREFIX} ([a-z-]+) writer=(\S+) reader=(\S+) value=(\S+)"
@@ -259,10 +275,11 @@ def _line(run: SemanticsRun, line: str, lineno: int) -> None:
             why = "a second header" if m else "unreadable header"
             found.append(Finding(INVALID, "unreadable", lineno, f"{why}: {line}"))
             return
-        run.version, run.directory = m.group(1), m.group(10)
+        run.version, run.directory = m.group(1), m.group(12)
         (run.ranks, run.trials, run.records, run.renames, run.files,
          run.tree_entries) = (int(m.group(i)) for i in range(2, 8))
         run.bound_s, run.alarm_s = _float(m.group(8)), int(m.group(9))
+        run.squash_uid, run.acl_uid = int(m.group(10)), int(m.group(11))
     elif kind == "rank":
         m = _RANK.match(line)
         if not m or int(m.group(1)) in run.nodes:
@@ -315,9 +332,18 @@ def _case(run: SemanticsRun, line: str, lineno: int) -> None:
                 problems.append("a rate of 0 with every entry listed")
     elif wrong is not None:
         problems.append("wrong= on a case that counts no entries")
+    uid = None
+    if name in UID_DETAIL:
+        d = UID_DETAIL[name].match(detail)
+        if d is None:
+            problems.append(f"its detail does not begin with {UID_WORDS[name]}")
+        else:
+            uid = int(d.groups()[-1])
+            if name == "root-squash" and ok == "1" and d.group(1) != d.group(2):
+                problems.append(f"ok=1 with owner {d.group(1)}, not {d.group(2)}")
     if problems:
         found.append(Finding(INVALID, "bogus", lineno, f"{'; '.join(problems)}: {line}"))
         return
     run.cases[name] = CaseResult(name=name, writer=writer, reader=reader, value=number,
                                  unit=unit, ok=ok, detail=detail, line=lineno, p50=median,
-                                 wrong=count)
+                                 wrong=count, uid=uid)

@@ -14,7 +14,8 @@ TESTS = (
              descr="the cross-node semantics program, built for this environment"),
     TestSpec(check="CrossNodeSemantics", role=ACCEPTANCE, key=KEY, benchmark="semantics",
              descr="cross-node semantics: visibility, attributes, locks, append, rename, "
-                   "unlink, create races, links, xattrs",
+                   "unlink, create races, links, xattrs, namespace scale, root squash, "
+                   "POSIX ACLs",
              tags=("semantics",), figures=tuple(parse.FIGURES),
              schema="semantics.schema.json",
              reduction_matters=False),

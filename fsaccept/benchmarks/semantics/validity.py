@@ -19,6 +19,8 @@ class SemanticsExpectation:
     renames: int
     files: int
     tree_entries: int
+    squash_uid: int | None = None  #: root-squash's expected owner (-s); None: not asked
+    acl_uid: int | None = None  #: the uid acl-deny's ACL denies (-u); None: not asked
 
 
 def expectation_from_output(run: SemanticsRun) -> SemanticsExpectation | None:
@@ -26,7 +28,15 @@ def expectation_from_output(run: SemanticsRun) -> SemanticsExpectation | None:
     asked = (run.ranks, run.trials, run.records, run.renames, run.files, run.tree_entries)
     if None in asked:
         return None
-    return SemanticsExpectation(*asked)
+    return SemanticsExpectation(*asked, squash_uid=run.squash_uid, acl_uid=run.acl_uid)
+
+
+def expectation(p: command.SemanticsParameters, tasks: int) -> SemanticsExpectation:
+    """What the live check asked the program for, from the reference entry."""
+    return SemanticsExpectation(
+        tasks=tasks, trials=p.trials, records=p.records, renames=p.renames,
+        files=p.namespace_files, tree_entries=p.namespace_tree_entries,
+        squash_uid=command.asked_uid(p, "root-squash"), acl_uid=command.asked_uid(p, "acl-deny"))
 
 
 def reread_reasons(run: SemanticsRun) -> tuple[list[str], list[str]]:
@@ -50,6 +60,10 @@ def invalid_reasons(run: SemanticsRun, exp: SemanticsExpectation) -> list[str]:
     if ran != asked:
         reasons.append(f"the program ran ranks, trials, records, renames, files, tree "
                        f"entries {ran}, {asked} asked")
+    uids = (run.squash_uid, run.acl_uid)
+    if exp.squash_uid is not None and uids != (exp.squash_uid, exp.acl_uid):
+        reasons.append(f"the program ran with squash uid {run.squash_uid} and ACL uid "
+                       f"{run.acl_uid}, {exp.squash_uid} and {exp.acl_uid} asked")
     if len(set(run.nodes.values())) < len(run.nodes) or len(run.nodes) != run.ranks:
         reasons.append(f"{len(run.nodes)} rank lines on {len(set(run.nodes.values()))} nodes "
                        f"for {run.ranks} ranks: one rank per node is needed")
@@ -78,6 +92,10 @@ def failures(run: SemanticsRun, p: command.SemanticsParameters) -> list[str]:
             out.append(f"{case.name}: {case.pair}: not supported ({case.detail}), "
                        "and the reference promises it")
             continue
+        if case.name in command.UIDS and case.uid != command.asked_uid(p, case.name):
+            out.append(f"{case.name}: {case.pair}: run with uid {case.uid}, the reference "
+                       f"names {command.asked_uid(p, case.name)} ({case.detail})")
+            continue
         limit = limits.get(parse.figure_of(case.name))
         if case.unit == parse.RATE:
             floor = limit[0] if limit is not None else None
@@ -103,7 +121,7 @@ def not_promised(run: SemanticsRun, p: command.SemanticsParameters) -> list[str]
         if command.promised(p, c.name):
             continue
         wrong = f", {c.wrong} wrong entries" if c.wrong is not None else ""
-        seen = f"{_quantity(c.value, c.unit)}{wrong} on {c.pair}" if c.supported \
-            else c.detail
+        seen = f"{_quantity(c.value, c.unit)}{wrong} on {c.pair} ({c.detail})" \
+            if c.supported else c.detail
         out.append(f"{c.name}: not promised ({p.not_promised[c.name]}); seen: {seen}")
     return out
