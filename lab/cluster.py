@@ -249,10 +249,18 @@ def gluster_layout(layout: ClusterLayout) -> gfs.GlusterLayout:
                                            brick_size=layout.gluster_brick_size)
 
 
+#: Each OSD's sparse file under ``up --fs cephfs`` (only what is written takes room): 3 of
+#: 8 GiB hold ~7 GiB of data (3 copies), and the capacity guard lets a run plan half of
+#: what is free.  With 2 GiB, the main job's write and read tests could not plan data
+#: that lasts their deadline at this lab's ~150-350 MiB/s.
+CEPH_OSD_SIZE = "8G"
+
+
 def ceph_layout(layout: ClusterLayout) -> cfs.CephLayout:
     """The lab's CephFS of a cluster: under ``.state/ceph``, its ports and mount point
     following the cluster's port base (as :func:`gluster_layout`'s do)."""
-    return cfs.CephLayout.for_port_base(layout.state_dir.parent / "ceph", layout.port_base)
+    return cfs.CephLayout.for_port_base(layout.state_dir.parent / "ceph", layout.port_base,
+                                        osd_size=CEPH_OSD_SIZE)
 
 
 def recorded_volume_type(state_dir: Path) -> str:
