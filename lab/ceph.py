@@ -734,8 +734,12 @@ class Ceph:
         """Unmount and stop our clients, then every daemon, each by its own pid file, and
         nothing else."""
         stopped = []
-        for record in sorted(self.layout.run_dir.glob("client.*.pid")):
-            node = record.name.removeprefix("client.").removesuffix(".pid")
+        nodes = sorted(r.name.removeprefix("client.").removesuffix(".pid")
+                       for r in self.layout.run_dir.glob("client.*.pid"))
+        # The login node's last: its umount propagates into the nodes' namespaces (slaves
+        # of this one) and takes their own mounts at the same path with it, and their
+        # clients end on their own before they are stopped.
+        for node in sorted(nodes, key=lambda n: n == "login"):
             if self.unmount(node):
                 stopped.append(f"client {node}")
         for kind, ident in reversed(self.layout.daemons):
