@@ -7,7 +7,7 @@ data, its slurm.conf) on the port base FSACCEPT_PORT_BASE + 2000 (19000 by defau
 that it never meets the cluster scripts/test runs, and brings it down at the end.  It
 runs without accounting (the squeue backend) to start quicker, and uses the Spack build
 set-up made (``.state/spack``, linked, only read).  Measured here: `up` from nothing
-~35 s (the OSDs made), the module ~5 min.
+30-35 s (the OSDs made), the module 103 s.
 """
 
 import json
@@ -116,8 +116,8 @@ def lab(tmp_path_factory):
 
 
 def small(data):
-    """IORWriteBandwidth and MdtestEasy small: a few seconds each."""
-    data["tests"]["ior_write_bandwidth"].update(segments=32, deadline_s=2)
+    """MdtestEasy smaller; IORWriteBandwidth as the main job has it (its data must last
+    its deadline, a second)."""
     data["tests"]["mdtest_easy"].update(items_per_rank=100)
     data["time_limit_margin_min"] = 1
 
@@ -149,6 +149,7 @@ def test_each_node_writes_through_its_own_ceph_fuse(lab):
 def test_a_main_job_subset_passes_with_every_server_up(lab, tmp_path):
     proc, cases = lab.reframe(tmp_path, ["IORWriteBandwidth", "MdtestEasy"],
                               lab.reference(tmp_path, small))
+    cases = {n: c for n, c in cases.items() if n != "BenchmarkBinaries"}
     assert sorted(cases) == ["IORWriteBandwidth", "MdtestEasy"], proc.stdout[-3000:]
     for name, case in cases.items():
         assert case["result"] == "pass", (name, case["fail_reason"], proc.stdout[-3000:])
