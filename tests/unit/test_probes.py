@@ -157,6 +157,19 @@ def test_an_mds_answer_list_that_is_not_whole_cannot_be_read(text):
     assert cephfs.silent(Output("", 0, text)) is None
 
 
+def test_an_mds_that_may_not_be_asked_leaves_the_other_sources_to_judge():
+    # A site's client key without the right to `ceph tell` an MDS: exit 13 at once.
+    said = [Output(c, 0, (DATA / f).read_text()) for c, f
+            in zip(cephfs.PROBE.commands, CEPH["healthy"], strict=True)]
+    said[2] = Output(said[2].command, 0, "mds b refused 13\n")
+    answer = cephfs.PROBE.parse("/mnt/fs", said)
+    assert answer.state == OK and answer.what == (
+        "HEALTH_OK, 1 MDS ranks active (rank 0 on b, standby a; `ceph tell` refused for "
+        "b (refused 13))"), answer
+    said[0] = Output(said[0].command, 0, (DATA / CEPH["osd-killed"][0]).read_text())
+    assert cephfs.PROBE.parse("/mnt/fs", said).state == DOWN
+
+
 def test_an_mds_answer_list_names_the_silent_ones():
     said = cephfs.silent(Output("", 0, "mds a answers\nmds b silent\nmds c;rm silent\n"))
     assert said == ["MDS b (active) does not answer `ceph tell` within 10 s",
@@ -344,3 +357,25 @@ def test_the_runner_keeps_to_the_checkout_that_made_the_job(tmp_path):
     script = servers.probe("beegfs")
     assert str(Path(servers.__file__).resolve().parents[2]) in script
     assert " -I -c " in script and os.path.basename(servers.sys.executable) in script
+
+
+@pytest.mark.parametrize("stat, said, status", [
+    # Two file systems, three active MDS (one of them refused), a standby not asked.
+    ("echo 'cephfs:2 {0=a=up:active,1=b=up:active} fs2:1 {0=c=up:active} 1 up:standby'",
+     "mds a answers\nmds b refused 13\nmds c answers\n", 0),
+    ("echo 'cephfs:1 {0=a=up:active(laggy or crashed)}'", "mds a answers\n", 0),
+    ("echo 'cephfs:0/1 1 failed'", "", 0),
+    ("echo 'Error initializing cluster client' >&2; exit 1",
+     "Error initializing cluster client\n", 2),
+])
+def test_the_mds_loop_asks_each_active_mds_named_by_ceph_mds_stat(tmp_path, stat, said,
+                                                                   status):
+    fake = tmp_path / "ceph"
+    fake.write_text(f'#!/bin/sh\ncase "$*" in\n  "mds stat") {stat} ;;\n'
+                    '  "tell mds.b version") exit 13 ;;\n  "tell mds."*) exit 0 ;;\n'
+                    '  *) exit 99 ;;\nesac\n')
+    fake.chmod(0o755)
+    proc = subprocess.run(["bash", "-c", cephfs.MDS_ANSWERS, "fsaccept-probe", "/mnt/fs"],
+                          capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}"))
+    assert (proc.stdout + proc.stderr, proc.returncode) == (said, status)

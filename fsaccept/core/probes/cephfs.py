@@ -40,16 +40,20 @@ STANDBY = frozenset({"standby", "standby-replay"})
 #: Seconds an active MDS has to answer ``ceph tell``: it answers in ~0.3 s when it runs.
 TELL_TIMEOUT_S = 10
 #: One line per MDS ``ceph mds stat`` lists as active (``{0=b=up:active}``):
-#: ``mds NAME answers|silent``; exit 2 with what ``ceph mds stat`` said when it fails.
+#: ``mds NAME answers``, ``mds NAME silent`` (no answer in time) or ``mds NAME refused
+#: EXIT`` (``ceph tell`` failed at once: e.g. a client key without the right to ask an
+#: MDS); exit 2 with what ``ceph mds stat`` said when it fails.
 MDS_ANSWERS = rf"""s=$(ceph mds stat 2>&1) || {{ printf '%s\n' "$s"; exit 2; }}
 for m in $(printf '%s\n' "$s" | grep -o '=[^ {{}}=]*=up:active' | cut -d= -f2); do
-  if timeout {TELL_TIMEOUT_S} ceph tell "mds.$m" version > /dev/null 2>&1; then
-    echo "mds $m answers"
-  else
-    echo "mds $m silent"
-  fi
+  timeout {TELL_TIMEOUT_S} ceph tell "mds.$m" version > /dev/null 2>&1
+  rc=$?
+  case $rc in
+    0) echo "mds $m answers" ;;
+    124) echo "mds $m silent" ;;
+    *) echo "mds $m refused $rc" ;;
+  esac
 done"""
-_ANSWER_LINE = re.compile(r"mds (\S+) (answers|silent)")
+_ANSWER_LINE = re.compile(r"mds (\S+) (answers|silent|refused [0-9]+)")
 
 
 def health(data: Any) -> tuple[str, list[str], list[str]] | None:
@@ -98,8 +102,9 @@ def ranks(data: Any) -> tuple[list[tuple[int, str]], list[str], list[str]] | Non
 
 
 def silent(out: Output) -> list[str] | None:
-    """The active MDS daemons that did not answer :data:`MDS_ANSWERS`; None when its
-    output is not that (or names none: ``ceph mds stat`` then listed no active MDS)."""
+    """The active MDS daemons that did not answer :data:`MDS_ANSWERS` in time; None when
+    its output is not that (or names none: ``ceph mds stat`` then listed no active MDS).
+    One whose ``ceph tell`` was refused at once is not silent (:func:`refused`)."""
     if out.status != 0:
         return None
     lines = [line.strip() for line in out.text.splitlines() if line.strip()]
@@ -108,6 +113,13 @@ def silent(out: Output) -> list[str] | None:
         return None
     return [f"MDS {m[1]} (active) does not answer `ceph tell` within {TELL_TIMEOUT_S} s"
             for m in found if m[2] == "silent"]
+
+
+def refused(out: Output) -> list[str]:
+    """The active MDS daemons :data:`MDS_ANSWERS` could not ask (``ceph tell`` failed at
+    once), with its exit status: the OK answer says so."""
+    return [f"{m[1]} ({m[2]})" for line in out.text.splitlines()
+            if (m := _ANSWER_LINE.fullmatch(line.strip())) and m[2].startswith("refused")]
 
 
 def holders(mds: tuple[list[tuple[int, str]], list[str], list[str]]) -> str:
@@ -142,8 +154,14 @@ def parse(mount: str, outputs: Sequence[Output]) -> Answer:
     ok = ""
     if said and mds:
         others = f" (none a server down: {named(said[2])})" if said[2] else ""
+        not_asked = refused(tell)
         ok = (f"{said[0]}{others}, {len(mds[0])} MDS ranks active and answering "
               f"({holders(mds)})")
+        if not_asked:
+            # A client key without the right to ask an MDS: a killed active MDS is then
+            # seen only once the monitor has missed its beacons.
+            ok = (f"{said[0]}{others}, {len(mds[0])} MDS ranks active ({holders(mds)}; "
+                  f"`ceph tell` refused for {named(not_asked)})")
     return judged(down, unreadable, ok, lost="CephFS: ")
 
 
