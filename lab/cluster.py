@@ -870,7 +870,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("node", nargs="?",
                         help="for `fail`: the node to kill (slurmd and its job steps), to "
                              "test how a run survives a node failure; `fail-client`: the "
-                             "node whose GlusterFS client to kill; `unmount`: the node to "
+                             "node whose GlusterFS (or ceph-fuse) client to kill; `unmount`: "
+                             "the node to "
                              "restart without its client; `remount`: the node to restart "
                              "with a client mounted with --mount-options; "
                              "`fail-brick`: the brick (b1...) "
@@ -982,7 +983,8 @@ def main(argv: list[str] | None = None) -> int:
             if not args.node:
                 raise ClusterError(f"{args.command} needs a node (or brick) name")
             if args.command == "fail-client":
-                print(cluster.gluster.kill_client(args.node))
+                print(cluster.ceph.kill_client(args.node) if recorded_fs(state) == "cephfs"
+                      else cluster.gluster.kill_client(args.node))
             elif args.command == "fail-brick":
                 print(cluster.gluster.kill_brick(args.node))
             else:

@@ -497,3 +497,14 @@ def test_down_of_a_cephfs_cluster_that_never_ran_stops_nothing(tmp_path, monkeyp
     assert capsys.readouterr().out == "local cluster: nothing running\n"
     assert not (tmp_path / "state" / "ceph").exists()
     assert cluster.main(["status", "--port-base", "19000"]) == 3
+
+
+def test_fail_client_on_cephfs_names_the_node_whose_ceph_fuse_is_not_running(
+        tmp_path, monkeypatch, capsys):
+    from lab import cluster
+    monkeypatch.setenv("FSACCEPT_STATE_DIR", str(tmp_path / "state"))
+    (tmp_path / "state" / "cluster").mkdir(parents=True)
+    (tmp_path / "state" / "cluster" / "fs").write_text("cephfs\n")
+    assert cluster.main(["fail-client", "n2", "--port-base", "19000"]) == 2
+    assert capsys.readouterr().err == ("local-cluster: error: no running ceph-fuse for "
+                                       "node 'n2'\n")
