@@ -113,6 +113,8 @@ def lab(tmp_path_factory):
     finally:
         run([str(LOCAL_CLUSTER), "down", "--port-base", str(PORT_BASE)], env=it.env,
             timeout=300)
+        if not it.ceph.running():  # the OSDs' files (~0.8 GiB written), made by this module
+            shutil.rmtree(state / "ceph", ignore_errors=True)
 
 
 def small(data):
