@@ -487,6 +487,27 @@ def problems(health: CephHealth, layout: CephLayout) -> list[str]:
     return said
 
 
+def healed(health: CephHealth, layout: CephLayout) -> tuple[bool, str]:
+    """Whether the cluster has recovered from a fault (the degraded mode's ``healed``):
+    every placement group active+clean, one MDS active and every other one standing by;
+    and what it says, naming what is not there yet."""
+    pgs = (f"{health.pgs.get('active+clean', 0)} of {health.num_pgs} PGs active+clean")
+    mds = ", ".join([*(f"{n} active" for n in health.active_mds.values()),
+                     *(f"{n} {s}" for n, s in sorted(health.other_mds.items())),
+                     *(f"{n} standby" for n in health.standby_mds)]) or "none"
+    left = []
+    if not health.all_pgs_active_clean:
+        left.append(pgs)
+    if len(health.active_mds) != 1 or health.other_mds:
+        left.append(f"MDS {mds}")
+    if len(health.standby_mds) < len(layout.mds_ids) - 1:
+        left.append(f"{len(health.standby_mds)} standby MDS, "
+                    f"{len(layout.mds_ids) - 1} expected")
+    if left:
+        return False, "ceph: not healed: " + "; ".join(left)
+    return True, f"ceph: healed: {pgs}, MDS {mds}"
+
+
 # -- the daemons ----------------------------------------------------------------------
 
 class Ceph:
@@ -713,8 +734,12 @@ class Ceph:
         """Unmount and stop our clients, then every daemon, each by its own pid file, and
         nothing else."""
         stopped = []
-        for record in sorted(self.layout.run_dir.glob("client.*.pid")):
-            node = record.name.removeprefix("client.").removesuffix(".pid")
+        nodes = sorted(r.name.removeprefix("client.").removesuffix(".pid")
+                       for r in self.layout.run_dir.glob("client.*.pid"))
+        # The login node's last: its umount propagates into the nodes' namespaces (slaves
+        # of this one) and takes their own mounts at the same path with it, and their
+        # clients end on their own before they are stopped.
+        for node in sorted(nodes, key=lambda n: n == "login"):
             if self.unmount(node):
                 stopped.append(f"client {node}")
         for kind, ident in reversed(self.layout.daemons):

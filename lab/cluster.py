@@ -30,6 +30,7 @@ from pathlib import Path
 if not __package__:  # run by file path (the orphan reaper): find the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lab import accounting as acct  # noqa: E402
+from lab import ceph as cfs  # noqa: E402
 from lab import gluster as gfs  # noqa: E402
 
 # Standard library only (run before any venv exists): not fsaccept.core.paths.
@@ -44,7 +45,7 @@ PARTITION = "compute"
 READY_STATES = frozenset({"idle", "allocated", "mixed", "completing"})
 CLUSTER_NAME = "fsaccept"
 #: File systems ``up --fs`` can give the nodes besides this host's own disks.
-FILE_SYSTEMS = ("none", "gluster")
+FILE_SYSTEMS = ("none", "gluster", "cephfs")
 
 #: Open MPI settings every MPI job on the emulated cluster needs: ranks of
 #: different emulated nodes share one host, where the shared-memory BTL
@@ -83,7 +84,8 @@ class ClusterLayout:
     controller_host: str = "localhost"
     cpus_per_node: int = 4
     memory_mb: int = 2000
-    #: "gluster": a GlusterFS volume, each node its own client (see lab/gluster.py).
+    #: "gluster": a GlusterFS volume, each node its own client (see lab/gluster.py);
+    #: "cephfs": a CephFS, each node its own ceph-fuse (see lab/ceph.py).
     fs: str = "none"
     gluster_volume_type: str = "distribute"
     gluster_brick_size: str = ""
@@ -247,6 +249,20 @@ def gluster_layout(layout: ClusterLayout) -> gfs.GlusterLayout:
                                            brick_size=layout.gluster_brick_size)
 
 
+#: Each OSD's sparse file under ``up --fs cephfs`` (only what is written takes room): 3 of
+#: 8 GiB hold ~7 GiB of data (3 copies), and the capacity guard lets a run plan half of
+#: what is free.  With 2 GiB, the main job's write and read tests could not plan data
+#: that lasts their deadline at this lab's ~150-350 MiB/s.
+CEPH_OSD_SIZE = "8G"
+
+
+def ceph_layout(layout: ClusterLayout) -> cfs.CephLayout:
+    """The lab's CephFS of a cluster: under ``.state/ceph``, its ports and mount point
+    following the cluster's port base (as :func:`gluster_layout`'s do)."""
+    return cfs.CephLayout.for_port_base(layout.state_dir.parent / "ceph", layout.port_base,
+                                        osd_size=CEPH_OSD_SIZE)
+
+
 def recorded_volume_type(state_dir: Path) -> str:
     """The GlusterFS volume type the running cluster was brought up with."""
     try:
@@ -285,6 +301,7 @@ class LocalCluster:
         self.conf = slurm_conf_path(layout.state_dir)
         self.env = dict(os.environ, SLURM_CONF=str(self.conf))
         self.gluster = gfs.Gluster(gluster_layout(layout))
+        self.ceph = cfs.Ceph(ceph_layout(layout))
         # Always known, so that `down` stops what an `up` with accounting started.
         self.accounting = acct.Accounting(
             layout.accounting_layout or acct.AccountingLayout(
@@ -419,6 +436,12 @@ class LocalCluster:
                                                 or not self.gluster.client_pid(name)):
                         self.stop_slurmd(name)
                         missing.append(name)
+            if self.layout.fs == "cephfs":
+                _, remounted = self.ceph_up()  # revives a killed daemon or login client
+                for name in self.layout.node_names:
+                    if name not in missing and (remounted or not self.ceph.client_pid(name)):
+                        self.stop_slurmd(name)
+                        missing.append(name)
             if not missing:
                 self.wait_ready(timeout)
                 return (f"local cluster already running with {self.layout.nodes} nodes "
@@ -463,6 +486,8 @@ class LocalCluster:
             except gfs.GlusterError as err:
                 self.gluster.down()  # nothing half-created stays running
                 raise ClusterError(str(err)) from None
+        if self.layout.fs == "cephfs":
+            notes.append(self.ceph_up()[0])
         (self.layout.state_dir / "fs").write_text(self.layout.fs + "\n")
         (self.layout.state_dir / "accounting").write_text(self.layout.accounting + "\n")
         (self.layout.state_dir / "gluster-volume-type").write_text(
@@ -477,6 +502,25 @@ class LocalCluster:
         notes.append(f"local cluster up: {self.layout.nodes} idle nodes "
                      f"(SLURM_CONF={self.conf})")
         return "\n".join(notes)
+
+    def ceph_up(self) -> tuple[str, bool]:
+        """Bring the CephFS up (or revive what of it is not running) and mount the login
+        node's client: what was done, and whether the login node's client was mounted
+        anew (it then reached the nodes' namespaces, over their own: restart them).
+        On an error, what was started is stopped again (unless the cluster runs)."""
+        try:
+            said = self.ceph.up()
+            remounted = not self.ceph.client_pid("login")
+            if remounted:
+                self.ceph.unmount("login")  # a dead client's mount, if any
+                self.ceph.mount(node="login")
+        except cfs.CephError as err:
+            if "slurmctld" not in self.running_daemons():
+                self.ceph.down()  # nothing half-created stays running
+            raise ClusterError(str(err)) from None
+        if remounted:
+            said += f"; login node's client mounted at {self.ceph.layout.mount_point}"
+        return said, remounted
 
     @staticmethod
     def fs_name(fs: str, volume_type: str, brick_size: str) -> str:
@@ -502,6 +546,9 @@ class LocalCluster:
             # The node's own mount namespace and FUSE client (a revived node: a new one).
             self.gluster.stop_client(name)
             prefix = self.gluster.layout.node_wrapper(name, mount=mount, options=options)
+        elif self.layout.fs == "cephfs":
+            self.ceph.stop_client(name)
+            prefix = self.ceph.layout.node_wrapper(name, mount=mount)
         with open(log, "ab") as out:
             subprocess.Popen([*prefix, sys.executable, str(Path(__file__).resolve()),
                               REAP_COMMAND, "slurmd", "-D", "-N", name],
@@ -528,6 +575,9 @@ class LocalCluster:
         """Restart node ``name`` in a namespace without the volume's client: the
         classic acceptance-day fault of a node that lost its mount (`up` restores it)."""
         self._restart_node(name, "unmount", timeout, mount=False)
+        if self.layout.fs == "cephfs":
+            return (f"node {name}: restarted without its ceph-fuse client "
+                    f"({self.ceph.layout.mount_point} is a bare directory there)")
         return (f"node {name}: restarted without its GlusterFS client "
                 f"({self.gluster.layout.mount_point} is a bare directory there)")
 
@@ -544,15 +594,21 @@ class LocalCluster:
 
     def _restart_node(self, name: str, command: str, timeout: float, mount: bool = True,
                       options: tuple[str, ...] | None = None) -> None:
-        """Node ``name``'s slurmd and GlusterFS client stopped, then started again as
-        asked; refused, before anything stops, off GlusterFS or for an unknown node."""
-        if self.layout.fs != "gluster":
-            raise ClusterError(f"{command} needs a cluster brought up with --fs gluster")
+        """Node ``name``'s slurmd and its file system's client stopped, then started
+        again as asked; refused, before anything stops, without a file system (remount:
+        off GlusterFS, whose client options it sets) or for an unknown node."""
+        allowed = ("gluster",) if command == "remount" else ("gluster", "cephfs")
+        if self.layout.fs not in allowed:
+            raise ClusterError(f"{command} needs a cluster brought up with "
+                               f"{' or '.join('--fs ' + f for f in allowed)}")
         if name not in self.layout.node_names:
             raise ClusterError(f"no node {name!r} in this cluster")
         gfs.client_flags(options or ())  # refused before the node is stopped
         self.stop_slurmd(name)
-        self.gluster.stop_client(name)
+        if self.layout.fs == "cephfs":
+            self.ceph.stop_client(name)
+        else:
+            self.gluster.stop_client(name)
         self.start_slurmd(name, mount=mount, options=options)
         self.wait_ready(timeout)
 
@@ -623,6 +679,8 @@ class LocalCluster:
                 live["munged (started by up)"] = munged
                 (self.layout.state_dir / "munged.pid").unlink(missing_ok=True)
         gluster = self.gluster.down() if self.gluster.layout.run_dir.is_dir() else []
+        # Its clients (the nodes' and the login node's), then its daemons, by pid file.
+        gluster += self.ceph.down() if self.ceph.layout.run_dir.is_dir() else []
         if not live and not gluster and not accounting:
             return "local cluster: nothing running" + kept
         msg = f"local cluster down: stopped {', '.join(sorted(live) + accounting + gluster)}"
@@ -654,7 +712,62 @@ class LocalCluster:
             return 3, "local cluster: not running"
         proc = self._run(["sinfo", "-N", "-o", "%N %P %T %c %m"], check=False)
         daemons = ", ".join(f"{n} (pid {p})" for n, p in sorted(live.items()))
-        return 0, f"daemons: {daemons}\n{proc.stdout}{proc.stderr}".rstrip()
+        said = f"daemons: {daemons}\n{proc.stdout}{proc.stderr}".rstrip()
+        if self.layout.fs == "cephfs":
+            said += "\n" + self.ceph_status()
+        return 0, said
+
+    # -- CephFS (--fs cephfs) ---------------------------------------------------
+    def _need_ceph(self, command: str) -> None:
+        if recorded_fs(self.layout.state_dir) != "cephfs":
+            raise ClusterError(f"{command} needs a cluster brought up with --fs cephfs")
+
+    def ceph_status(self) -> str:
+        """Ceph's daemons and clients that run (pids), and what keeps it from being whole."""
+        run = dict(self.ceph.running())
+        for f in sorted(self.ceph.layout.run_dir.glob("client.*.pid")):
+            node = f.name.removeprefix("client.").removesuffix(".pid")
+            if (pid := self.ceph.client_pid(node)):
+                run[f"client.{node}"] = pid
+        said = "ceph: " + (", ".join(f"{n} (pid {p})" for n, p in run.items()) or "nothing running")
+        return said + "\n" + self.ceph_healed()[1]
+
+    def fail_mds(self) -> str:
+        """Kill the active MDS (SIGKILL, as a crash would); the standby takes its rank
+        once the monitor has missed its beacons (mds_beacon_grace, 15 s)."""
+        self._need_ceph("fail-mds")
+        name = self.ceph.kill_active_mds()
+        return (f"mds.{name}: killed the active MDS (SIGKILL); the standby takes its rank "
+                "once the monitor misses its beacons (`restore` starts it again)")
+
+    def fail_osd(self, osd: str, timeout: float = 90) -> str:
+        """Kill OSD ``osd`` (SIGKILL, as a crash would) and wait until the monitor marks
+        it down (its peers report it after osd_heartbeat_grace, 20 s): a fault, when this
+        returns.  It stays ``in``: its placement groups run degraded."""
+        self._need_ceph("fail-osd")
+        if not osd.isdigit() or int(osd) not in self.ceph.layout.osd_ids:
+            raise ClusterError(f"no OSD {osd!r} in this lab (0-{self.ceph.layout.osds - 1})")
+        said = self.ceph.stop_osd(int(osd), sig=signal.SIGKILL)
+        start = time.monotonic()
+        self.ceph._wait(lambda: self.ceph.health(timeout=20).osds_up < self.ceph.layout.osds,
+                        timeout, f"the monitor did not mark osd.{osd} down")
+        return f"{said}; marked down by the monitor {time.monotonic() - start:.0f} s later"
+
+    def ceph_restore(self) -> str:
+        """Start every Ceph daemon of ours that is not running (a killed MDS comes back
+        as a standby, a killed OSD rejoins and its PGs recover: `healed` says when)."""
+        self._need_ceph("restore")
+        started = [f"{k}.{i}" for k, i in self.ceph.layout.daemons if self.ceph.start(k, i)]
+        return ("ceph: started " + ", ".join(started)) if started else \
+            "ceph: every daemon was running"
+
+    def ceph_healed(self) -> tuple[bool, str]:
+        """Every PG active+clean, one MDS active and the others standing by."""
+        try:
+            health = self.ceph.health(timeout=20)
+        except cfs.CephError as err:
+            return False, f"ceph: not healed: {err}"
+        return cfs.healed(health, self.ceph.layout)
 
 
 def step_daemons(spool: Path) -> list[int]:
@@ -754,21 +867,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["up", "down", "status", "env", "fail",
                                             "fail-client", "fail-brick", "unmount",
                                             "remount",
-                                            "restore-bricks", "healed"])
+                                            "restore-bricks", "healed",
+                                            "fail-mds", "fail-osd", "restore"])
     parser.add_argument("node", nargs="?",
                         help="for `fail`: the node to kill (slurmd and its job steps), to "
                              "test how a run survives a node failure; `fail-client`: the "
-                             "node whose GlusterFS client to kill; `unmount`: the node to "
+                             "node whose GlusterFS (or ceph-fuse) client to kill; `unmount`: "
+                             "the node to "
                              "restart without its client; `remount`: the node to restart "
                              "with a client mounted with --mount-options; "
                              "`fail-brick`: the brick (b1...) "
                              "whose daemon to kill; `up` revives each.  `restore-bricks` "
                              "restarts killed brick daemons; `healed` exits 0 once the "
-                             "volume reports nothing left to heal")
+                             "volume reports nothing left to heal.  With --fs cephfs: "
+                             "`fail-mds` kills the active MDS, `fail-osd` the OSD given "
+                             "(0, 1, ...), `restore` starts the killed daemons again, and "
+                             "`healed` exits 0 once every placement group is active+clean "
+                             "and an MDS is active with its standby")
     # No argparse choices: an unknown name gets ClusterLayout's one line, exit 2.
     parser.add_argument("--fs", default=None,
                         help="for `up`: `gluster` adds a GlusterFS volume mounted on every "
-                             f"node by a client of its own at {gfs.MOUNT_POINT} (default: "
+                             f"node by a client of its own at {gfs.MOUNT_POINT}, `cephfs` a "
+                             "CephFS (its own monitor, manager, 3 OSDs, 2 MDS) mounted by a "
+                             f"ceph-fuse of its own at {cfs.MOUNT_POINT} (default: "
                              "what the running cluster has, else none)")
     parser.add_argument("--gluster-volume-type", choices=gfs.VOLUME_TYPES, default=None,
                         help="for `up --fs gluster`: the volume's type, each type its own "
@@ -799,7 +920,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         state = default_state_dir()
-        if args.command in ("up", "down", "fail"):
+        if args.command in ("up", "down", "fail", "fail-mds", "fail-osd", "restore"):
             # Two runs started together (a nightly and an acceptance run) both call
             # `up`: one starts the daemons, the other then finds them running.
             state.mkdir(parents=True, exist_ok=True)
@@ -840,9 +961,19 @@ def main(argv: list[str] | None = None) -> int:
             print(cluster.gluster.restore_bricks())
         elif args.command == "healed":
             # The degraded-mode run's `healed` command: exit 0 once healed.
-            done, said = cluster.gluster.healed()
+            done, said = (cluster.ceph_healed() if recorded_fs(state) == "cephfs"
+                          else cluster.gluster.healed())
             print(said)
             return 0 if done else 1
+        elif args.command == "fail-mds":
+            print(cluster.fail_mds())
+        elif args.command == "fail-osd":
+            if not args.node:
+                raise ClusterError("fail-osd needs an OSD number, e.g. `local-cluster "
+                                   "fail-osd 1`")
+            print(cluster.fail_osd(args.node))
+        elif args.command == "restore":
+            print(cluster.ceph_restore())
         elif args.command == "remount":
             if not args.node:
                 raise ClusterError("remount needs a node name, e.g. `local-cluster remount n2 "
@@ -854,14 +985,15 @@ def main(argv: list[str] | None = None) -> int:
             if not args.node:
                 raise ClusterError(f"{args.command} needs a node (or brick) name")
             if args.command == "fail-client":
-                print(cluster.gluster.kill_client(args.node))
+                print(cluster.ceph.kill_client(args.node) if recorded_fs(state) == "cephfs"
+                      else cluster.gluster.kill_client(args.node))
             elif args.command == "fail-brick":
                 print(cluster.gluster.kill_brick(args.node))
             else:
                 print(cluster.node_without_mount(args.node))
         else:
             print(f"export SLURM_CONF={cluster.conf}")
-    except (ClusterError, gfs.GlusterError, acct.AccountingError) as err:
+    except (ClusterError, gfs.GlusterError, cfs.CephError, acct.AccountingError) as err:
         print(f"local-cluster: error: {err}", file=sys.stderr)
         return 2
     except subprocess.TimeoutExpired as err:

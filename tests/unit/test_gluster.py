@@ -162,7 +162,7 @@ def test_an_unknown_file_system_is_one_line_and_exit_2(tmp_path, monkeypatch, ca
     monkeypatch.setenv("FSACCEPT_STATE_DIR", str(tmp_path / "state"))
     assert cluster.main(["status", "--fs", "lustre"]) == 2
     err = capsys.readouterr().err
-    assert err == "local-cluster: error: --fs 'lustre' is not known: one of none, gluster\n"
+    assert err == "local-cluster: error: --fs 'lustre' is not known: one of none, gluster, cephfs\n"
 
 
 def _client_state(root: Path, connected: dict[str, bool]) -> Path:

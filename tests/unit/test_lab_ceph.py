@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.ceph import (Ceph, CephError, CephLayout, health_of, parse_fs_status, parse_status,
-                      problems)
+from lab.ceph import (Ceph, CephError, CephLayout, healed, health_of, parse_fs_status,
+                      parse_status, problems)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ceph"
 
@@ -409,3 +409,102 @@ def test_down_with_nothing_running_stops_nothing(tmp_path):
     lay.run_dir.mkdir(parents=True)
     (lay.pidfile("osd", 0)).write_text(f"{os.getpid()}\n")  # a pid that is not ceph-osd
     assert Ceph(lay).down() == []
+
+
+# -- healed: the degraded mode's `healed` (scripts/local-cluster healed) -------------------
+
+@pytest.mark.parametrize("moment, done, said", [
+    ("healthy", True, "ceph: healed: 25 of 25 PGs active+clean, MDS b active, a standby"),
+    # 1 s after the kill the monitor has not noticed: nothing tells it apart from healthy.
+    ("mds-killed", True, "ceph: healed: 25 of 25 PGs active+clean, MDS b active, a standby"),
+    ("mds-failed-over", False, "ceph: not healed: 0 standby MDS, 1 expected"),
+    ("mds-replay", False, "ceph: not healed: MDS a reconnect; 0 standby MDS, 1 expected"),
+    ("osd-recovering", False, "ceph: not healed: 0 of 25 PGs active+clean"),
+    ("osd-down", False, "ceph: not healed: 11 of 25 PGs active+clean"),
+    # Both MDS killed: the map still shows one, laggy, and the other as its standby.
+    ("mds-laggy", False, "ceph: not healed: MDS a active(laggy), b standby"),
+])
+def test_healed_wants_every_pg_clean_and_an_mds_active_with_its_standby(tmp_path, moment,
+                                                                         done, said):
+    assert healed(captured(moment), CephLayout(tmp_path)) == (done, said)
+
+
+def test_healed_names_both_the_pgs_and_the_mds_left(tmp_path):
+    health = captured("osd-recovering")
+    failed_over = captured("mds-failed-over")
+    both = type(health)(**{**health.__dict__, "active_mds": {}, "standby_mds": [],
+                           "other_mds": failed_over.active_mds and {"a": "replay"}})
+    assert healed(both, CephLayout(tmp_path)) == (
+        False, "ceph: not healed: 0 of 25 PGs active+clean; MDS a replay; "
+               "0 standby MDS, 1 expected")
+
+
+# -- scripts/local-cluster --fs cephfs (lab/cluster.py) ---------------------------------
+
+def test_the_clusters_ceph_follows_its_port_base_and_state_dir(tmp_path):
+    from lab import cluster
+    lay = cluster.ceph_layout(cluster.ClusterLayout(tmp_path / "cluster", port_base=19000,
+                                                    fs="cephfs"))
+    assert lay.state_dir == tmp_path / "ceph" and lay.port_base == 19000
+    assert lay.mount_point == Path("/mnt/fsaccept-cephfs-19000")
+    default = cluster.ceph_layout(cluster.ClusterLayout(tmp_path / "cluster", port_base=17000,
+                                                        fs="cephfs"))
+    assert default.mount_point == Path("/mnt/fsaccept-cephfs")
+
+
+def test_each_nodes_slurmd_starts_behind_its_own_ceph_fuse(tmp_path, monkeypatch):
+    from lab import cluster
+    layout = cluster.ClusterLayout(tmp_path / "cluster", port_base=19000, fs="cephfs")
+    (tmp_path / "cluster" / "log").mkdir(parents=True)
+    started = []
+    monkeypatch.setattr(cluster.subprocess, "Popen", lambda argv, **kw: started.append(argv))
+    monkeypatch.setattr(cluster.LocalCluster, "_live_pid", staticmethod(lambda f, e: 1))
+    lc = cluster.LocalCluster(layout)
+    lc.start_slurmd("n2")
+    lc.start_slurmd("n3", mount=False)
+    wrapper = cluster.ceph_layout(layout).node_wrapper
+    assert started[0][:len(wrapper("n2"))] == wrapper("n2")
+    assert started[1][:len(wrapper("n3", mount=False))] == wrapper("n3", mount=False)
+    assert started[0][-4:] == ["slurmd", "-D", "-N", "n2"]
+
+
+@pytest.mark.parametrize("argv, recorded, said", [
+    (["fail-mds"], "none", "fail-mds needs a cluster brought up with --fs cephfs"),
+    (["fail-osd", "1"], "gluster", "fail-osd needs a cluster brought up with --fs cephfs"),
+    (["restore"], "none", "restore needs a cluster brought up with --fs cephfs"),
+    (["fail-osd"], "cephfs", "fail-osd needs an OSD number, e.g. `local-cluster fail-osd 1`"),
+    (["fail-osd", "7"], "cephfs", "no OSD '7' in this lab (0-2)"),
+    (["fail-osd", "1;rm -rf /"], "cephfs", "no OSD '1;rm -rf /' in this lab (0-2)"),
+])
+def test_a_ceph_fault_command_that_cannot_apply_is_one_line_and_exit_2(
+        tmp_path, monkeypatch, capsys, argv, recorded, said):
+    from lab import cluster
+    monkeypatch.setenv("FSACCEPT_STATE_DIR", str(tmp_path / "state"))
+    (tmp_path / "state" / "cluster").mkdir(parents=True)
+    (tmp_path / "state" / "cluster" / "fs").write_text(recorded + "\n")
+    assert cluster.main([*argv, "--port-base", "19000"]) == 2
+    assert capsys.readouterr().err == f"local-cluster: error: {said}\n"
+    assert sorted(p.name for p in (tmp_path / "state" / "cluster").iterdir()) == [
+        "fs", "local-cluster.lock"]
+
+
+def test_down_of_a_cephfs_cluster_that_never_ran_stops_nothing(tmp_path, monkeypatch, capsys):
+    from lab import cluster
+    monkeypatch.setenv("FSACCEPT_STATE_DIR", str(tmp_path / "state"))
+    (tmp_path / "state" / "cluster").mkdir(parents=True)
+    (tmp_path / "state" / "cluster" / "fs").write_text("cephfs\n")
+    assert cluster.main(["down", "--port-base", "19000"]) == 0
+    assert capsys.readouterr().out == "local cluster: nothing running\n"
+    assert not (tmp_path / "state" / "ceph").exists()
+    assert cluster.main(["status", "--port-base", "19000"]) == 3
+
+
+def test_fail_client_on_cephfs_names_the_node_whose_ceph_fuse_is_not_running(
+        tmp_path, monkeypatch, capsys):
+    from lab import cluster
+    monkeypatch.setenv("FSACCEPT_STATE_DIR", str(tmp_path / "state"))
+    (tmp_path / "state" / "cluster").mkdir(parents=True)
+    (tmp_path / "state" / "cluster" / "fs").write_text("cephfs\n")
+    assert cluster.main(["fail-client", "n2", "--port-base", "19000"]) == 2
+    assert capsys.readouterr().err == ("local-cluster: error: no running ceph-fuse for "
+                                       "node 'n2'\n")

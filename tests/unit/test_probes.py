@@ -18,6 +18,12 @@ from fsaccept.core import probes, servers
 from fsaccept.core.probes import DOWN, OK, UNKNOWN, Output, beegfs, cephfs, daos, gpfs, lustre
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "probes"
+#: The CephFS probe's three outputs at each moment captured on the lab's CephFS
+#: (tests/data/ceph/probe/), relative to DATA.
+CEPH = {moment: tuple(f"../ceph/probe/{moment}.{cmd}" for cmd in
+                      ("health-detail.json", "fs-status.json", "mds-answers.txt"))
+        for moment in ("healthy", "mds-killed", "mds-takeover", "mds-failed-over",
+                       "osd-killed", "no-conf")}
 
 
 def outputs(probe, *files, status=0):
@@ -73,24 +79,34 @@ CASES = [
      ["BeeGFS client cannot reach storage server stor03 [ID: 3]"]),
     ("beegfs metadata server down", beegfs.PROBE, ("beegfs/metadata-down.txt",), DOWN,
      ["metadata server meta02 [ID: 2]"]),
-    ("cephfs healthy", cephfs.PROBE,
-     ("cephfs/healthy.health.json", "cephfs/healthy.fs-status.json"), OK,
-     ["HEALTH_OK, 2 MDS ranks active"]),
+    # Real captures of the lab's CephFS (Ceph 16.2.15: tests/data/ceph/README.md).
+    ("cephfs healthy", cephfs.PROBE, CEPH["healthy"], OK,
+     ["HEALTH_OK, 1 MDS ranks active and answering (rank 0 on b, standby a)"]),
+    ("cephfs active MDS killed, still in the map", cephfs.PROBE, CEPH["mds-killed"], DOWN,
+     ["CephFS: MDS b (active) does not answer `ceph tell` within 10 s",
+      "MDS map: rank 0 on b, standby a"]),
+    ("cephfs the standby taking over", cephfs.PROBE, CEPH["mds-takeover"], DOWN,
+     ["FS_DEGRADED: 1 filesystem is degraded (fs cephfs is degraded)",
+      "MDS_INSUFFICIENT_STANDBY", "MDS rank 0 reconnect (a)", "standby none"]),
+    ("cephfs MDS failed over", cephfs.PROBE, CEPH["mds-failed-over"], DOWN,
+     ["MDS_INSUFFICIENT_STANDBY: insufficient standby MDS daemons available (have 0; want "
+      "1 more)", "MDS map: rank 0 on a, standby none"]),
+    ("cephfs OSD killed", cephfs.PROBE, CEPH["osd-killed"], DOWN,
+     ["CephFS: OSD_DOWN: 1 osds down (osd.0 (root=default,host=vm) is down)"]),
+    # Written from the documented formats (tests/data/probes/cephfs/README.md).
     ("cephfs warnings that are no server down", cephfs.PROBE,
-     ("cephfs/warn-not-down.health.json", "cephfs/healthy.fs-status.json"), OK,
+     ("cephfs/warn-not-down.health.json", *CEPH["healthy"][1:]), OK,
      ["HEALTH_WARN (none a server down: POOL_NO_REDUNDANCY, RECENT_CRASH)"]),
     ("cephfs OSD host down", cephfs.PROBE,
-     ("cephfs/osd-host-down.health.json", "cephfs/healthy.fs-status.json"), DOWN,
+     ("cephfs/osd-host-down.health.json", *CEPH["healthy"][1:]), DOWN,
      ["OSD_DOWN: 4 osds down (osd.8 (root=default,host=ceph-osd03) is down",
       "OSD_HOST_DOWN: 1 host (4 osds) down", "PG_DEGRADED: Degraded data redundancy"]),
     ("cephfs MDS rank failed", cephfs.PROBE,
-     ("cephfs/mds-failed.health.json", "cephfs/mds-failed.fs-status.json"), DOWN,
+     ("cephfs/mds-failed.health.json", "cephfs/mds-failed.fs-status.json",
+      CEPH["healthy"][2]), DOWN,
      ["FS_WITH_FAILED_MDS", "MDS_ALL_DOWN", "MDS rank 1 failed"]),
-    ("cephfs MDS rank replaying", cephfs.PROBE,
-     ("cephfs/healthy.health.json", "cephfs/mds-replay.fs-status.json"), DOWN,
-     ["MDS rank 0 replay (cephfs.ceph-mds03.lkzwqe)"]),
     ("cephfs a muted OSD down is down", cephfs.PROBE,
-     ("cephfs/osd-down-muted.health.json", "cephfs/healthy.fs-status.json"), DOWN,
+     ("cephfs/osd-down-muted.health.json", *CEPH["healthy"][1:]), DOWN,
      ["OSD_DOWN (muted): 1 osds down"]),
     ("daos healthy", daos.PROBE, ("daos/healthy.json",), OK, ["8 of 8 DAOS ranks joined"]),
     ("daos ranks excluded", daos.PROBE, ("daos/rank-excluded.json",), DOWN,
@@ -110,12 +126,63 @@ def test_a_parser_reads_its_tools_documented_output(case, probe, files, state, s
         assert text in answer.what, answer
 
 
+def test_a_node_whose_ceph_cli_finds_no_cluster_cannot_tell():
+    # Captured on the lab without CEPH_CONF: `ceph` exits 1, the MDS loop 2.
+    said = [Output(c, status, (DATA / f).read_text()) for c, status, f
+            in zip(cephfs.PROBE.commands, (1, 1, 2), CEPH["no-conf"], strict=True)]
+    answer = cephfs.PROBE.parse("/mnt/fs", said)
+    assert answer.state == UNKNOWN, answer
+    assert "cannot read `ceph health detail` (exit 1: Error initializing cluster client" \
+        in answer.what
+    assert "cannot read `ceph mds stat` and `ceph tell` (exit 2: Error initializing" \
+        in answer.what
+
+
+def test_the_cephfs_probe_reads_the_labs_other_captures():
+    # tests/data/ceph/: a laggy active MDS (both killed; HEALTH_OK), an OSD stopped.
+    ceph = DATA.parent / "ceph"
+    laggy = cephfs.ranks(cephfs.json_of(Output("", 0, (ceph / "mds-laggy.fs-status.json")
+                                               .read_text())))
+    assert laggy == ([], ["MDS rank 0 active(laggy) (a)"], ["b"])
+    status, down, other = cephfs.health(cephfs.json_of(Output(
+        "", 0, (ceph / "osd-down.health-detail.json").read_text())))
+    assert status == "HEALTH_WARN" and other == []
+    assert down[0] == "OSD_DOWN: 1 osds down (osd.0 (root=default,host=vm) is down)"
+    assert down[1].startswith("PG_DEGRADED: Degraded data redundancy: 13/135 objects")
+
+
+@pytest.mark.parametrize("text", ["mds a answers\nmds b", "mds a answers\n<html>",
+                                  "mds a answers extra\n", "", "\x00\xff" * 40])
+def test_an_mds_answer_list_that_is_not_whole_cannot_be_read(text):
+    assert cephfs.silent(Output("", 0, text)) is None
+
+
+def test_an_mds_that_may_not_be_asked_leaves_the_other_sources_to_judge():
+    # A site's client key without the right to `ceph tell` an MDS: exit 13 at once.
+    said = [Output(c, 0, (DATA / f).read_text()) for c, f
+            in zip(cephfs.PROBE.commands, CEPH["healthy"], strict=True)]
+    said[2] = Output(said[2].command, 0, "mds b refused 13\n")
+    answer = cephfs.PROBE.parse("/mnt/fs", said)
+    assert answer.state == OK and answer.what == (
+        "HEALTH_OK, 1 MDS ranks active (rank 0 on b, standby a; `ceph tell` refused for "
+        "b (refused 13))"), answer
+    said[0] = Output(said[0].command, 0, (DATA / CEPH["osd-killed"][0]).read_text())
+    assert cephfs.PROBE.parse("/mnt/fs", said).state == DOWN
+
+
+def test_an_mds_answer_list_names_the_silent_ones():
+    said = cephfs.silent(Output("", 0, "mds a answers\nmds b silent\nmds c;rm silent\n"))
+    assert said == ["MDS b (active) does not answer `ceph tell` within 10 s",
+                    "MDS c;rm (active) does not answer `ceph tell` within 10 s"]
+    assert cephfs.silent(Output("", 1, "mds a answers\n")) is None
+
+
 #: Each built-in probe's healthy outputs, which the cases below spoil one at a time.
 HEALTHY = {
     "Lustre": ("lustre/getname.txt", "lustre/healthy.check.txt", "lustre/healthy.import.txt"),
     "GPFS": ("gpfs/healthy.mmgetstate.txt", "gpfs/healthy.mmlsdisk.txt"),
     "BeeGFS": ("beegfs/healthy.txt",),
-    "CephFS": ("cephfs/healthy.health.json", "cephfs/healthy.fs-status.json"),
+    "CephFS": CEPH["healthy"],
     "DAOS": ("daos/healthy.json",),
 }
 GARBAGE = {
@@ -290,3 +357,25 @@ def test_the_runner_keeps_to_the_checkout_that_made_the_job(tmp_path):
     script = servers.probe("beegfs")
     assert str(Path(servers.__file__).resolve().parents[2]) in script
     assert " -I -c " in script and os.path.basename(servers.sys.executable) in script
+
+
+@pytest.mark.parametrize("stat, said, status", [
+    # Two file systems, three active MDS (one of them refused), a standby not asked.
+    ("echo 'cephfs:2 {0=a=up:active,1=b=up:active} fs2:1 {0=c=up:active} 1 up:standby'",
+     "mds a answers\nmds b refused 13\nmds c answers\n", 0),
+    ("echo 'cephfs:1 {0=a=up:active(laggy or crashed)}'", "mds a answers\n", 0),
+    ("echo 'cephfs:0/1 1 failed'", "", 0),
+    ("echo 'Error initializing cluster client' >&2; exit 1",
+     "Error initializing cluster client\n", 2),
+])
+def test_the_mds_loop_asks_each_active_mds_named_by_ceph_mds_stat(tmp_path, stat, said,
+                                                                   status):
+    fake = tmp_path / "ceph"
+    fake.write_text(f'#!/bin/sh\ncase "$*" in\n  "mds stat") {stat} ;;\n'
+                    '  "tell mds.b version") exit 13 ;;\n  "tell mds."*) exit 0 ;;\n'
+                    '  *) exit 99 ;;\nesac\n')
+    fake.chmod(0o755)
+    proc = subprocess.run(["bash", "-c", cephfs.MDS_ANSWERS, "fsaccept-probe", "/mnt/fs"],
+                          capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PATH=f"{tmp_path}:{os.environ['PATH']}"))
+    assert (proc.stdout + proc.stderr, proc.returncode) == (said, status)
