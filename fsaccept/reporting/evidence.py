@@ -544,19 +544,12 @@ def soak_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list[str]
     out += [f"its soak record: {j.what}: {r}" for j in judged if j.verdict == soak.INVALID
             for r in j.reasons]
     given = fio_command.soak_figures(judged)
-    for fig in case.figures:
-        if fig.name not in fio_command.SOAK_FIGURES or fig.value is None:
-            continue
-        value = given.get(fig.name, 0.0)
-        if abs(fig.value - value) > 1e-9 * max(1.0, abs(value)):
-            out.append(f"{fig.name} is recorded as {fig.value}, but its soak record gives "
-                       f"{value}")
-    entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
-    if isinstance(entry, dict):
-        try:
-            want = fio_command.parameters(spec.key, spec.attrs["kind"], entry).soak
-        except (ValueError, KeyError, TypeError) as err:
-            return out + [f"tests.{spec.key} cannot be read: {str(err)[:200]}"]
+    out += _figures_agree(case, fio_command.SOAK_FIGURES, given, "soak record", 0.0)
+    params, why = _fio_entry(spec, reference)
+    if why:
+        return out + [why]
+    if params is not None:
+        want = params.soak
         if want is not None and evidence.settings != want:
             out.append(f"its soak record was judged with {vars(evidence.settings)}, the "
                        f"reference file says {vars(want)}")
@@ -592,19 +585,13 @@ def interference_reasons(case: Case, spec: TestSpec, reference: Any = None) -> l
     out = [f"its interference record: {j.what}: {r}" for j in judged
            if j.verdict == interference.INVALID for r in j.reasons]
     given = fio_command.interference_figures(evidence)
-    for fig in case.figures:
-        if fig.name not in fio_command.INTERFERENCE_FIGURES or fig.value is None:
-            continue
-        value = given.get(fig.name)
-        if value is None or abs(fig.value - value) > 1e-9 * max(1.0, abs(value)):
-            out.append(f"{fig.name} is recorded as {fig.value}, but its interference record "
-                       f"gives {value if value is not None else 'none'}")
-    entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
-    if isinstance(entry, dict):
-        try:
-            split = fio_command.parameters(spec.key, spec.attrs["kind"], entry).interference
-        except (ValueError, KeyError, TypeError) as err:
-            return out + [f"tests.{spec.key} cannot be read: {str(err)[:200]}"]
+    out += _figures_agree(case, fio_command.INTERFERENCE_FIGURES, given,
+                          "interference record")
+    params, why = _fio_entry(spec, reference)
+    if why:
+        return out + [why]
+    if params is not None:
+        split = params.interference
         if split is not None and evidence.settings != split.settings:
             out.append(f"its interference record was judged with {vars(evidence.settings)}, "
                        f"the reference file says {vars(split.settings)}")
@@ -613,3 +600,30 @@ def interference_reasons(case: Case, spec: TestSpec, reference: Any = None) -> l
         out.append("recorded as passed, but its interference record fails: "
                    f"{'; '.join(failed)[:400]}")
     return out
+
+
+def _figures_agree(case: Case, names: Any, given: dict[str, float], record: str,
+                   missing: float | None = None) -> list[str]:
+    """Each recorded figure of ``names`` that is not the value its record gives
+    (``missing``: the value of a figure the record judges nothing for)."""
+    out = []
+    for fig in case.figures:
+        if fig.name not in names or fig.value is None:
+            continue
+        value = given.get(fig.name, missing)
+        if value is None or abs(fig.value - value) > 1e-9 * max(1.0, abs(value)):
+            out.append(f"{fig.name} is recorded as {fig.value}, but its {record} gives "
+                       f"{value if value is not None else 'none'}")
+    return out
+
+
+def _fio_entry(spec: TestSpec, reference: Any) -> tuple[Any, str]:
+    """(the verified reference's fio entry of ``spec``, typed, or None; why it cannot
+    be read, or '')."""
+    entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
+    if not isinstance(entry, dict):
+        return None, ""
+    try:
+        return fio_command.parameters(spec.key, spec.attrs["kind"], entry), ""
+    except (ValueError, KeyError, TypeError) as err:
+        return None, f"tests.{spec.key} cannot be read: {str(err)[:200]}"
