@@ -56,8 +56,14 @@ def mdtest_available():
 def require_gluster_tools():
     """GlusterFS and Slurm installed (scripts/setup), and IOR built: else skip, or fail
     in CI, where set-up installs them."""
+    require_lab_tools("glusterd", "slurmd", "srun")
+
+
+def require_lab_tools(*tools):
+    """``tools`` installed (scripts/setup), and IOR built: else skip, or fail in CI,
+    where set-up installs them."""
     from tests.integration.test_gluster import require_benchmark_spack
-    for tool in ("glusterd", "slurmd", "srun"):
+    for tool in tools:
         if not shutil.which(tool):
             reason = f"{tool} not installed: run scripts/setup"
             if os.environ.get("CI"):

@@ -21,7 +21,7 @@ import yaml
 
 from lab import ceph as cfs
 from lab.cluster import DEFAULT_PORT_BASE, OPENMPI_ENV, ClusterLayout, ceph_layout, pid_alive
-from tests.conftest import LOCAL_CLUSTER, REPO, reframe_command, run
+from tests.conftest import LOCAL_CLUSTER, REPO, reframe_command, require_lab_tools, run
 
 pytestmark = pytest.mark.integration
 
@@ -33,14 +33,7 @@ CHECKS = ("ior_acceptance.py", "mdtest_metadata.py")
 
 def require_ceph_tools():
     """Ceph, Slurm and IOR installed (scripts/setup): else skip, or fail in CI."""
-    from tests.integration.test_gluster import require_benchmark_spack
-    for tool in ("ceph-mon", "ceph-fuse", "slurmd", "srun"):
-        if not shutil.which(tool):
-            reason = f"{tool} not installed: run scripts/setup"
-            if os.environ.get("CI"):
-                pytest.fail(reason)
-            pytest.skip(reason)
-    require_benchmark_spack()
+    require_lab_tools("ceph-mon", "ceph-fuse", "slurmd", "srun")
 
 
 class Lab:
