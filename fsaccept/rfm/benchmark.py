@@ -234,6 +234,11 @@ class BenchmarkTest(AcceptanceTest):
             return []
         if self.node_check_in_step:
             return []
+        return self._node_check_step()
+
+    def _node_check_step(self) -> list[str]:
+        """Job lines: the per-node check in a step of its own, every node's answer
+        printed, and the job refused (exit 3) when a node answered "bad" or not at all."""
         script, args = self._node_check()
         args = " ".join(shlex.quote(a) for a in args)
         ok = f"^{NODE_CHECK_MARKER} [^ ]* ok "
@@ -250,6 +255,18 @@ class BenchmarkTest(AcceptanceTest):
             f'echo "{ABORT_MARKER} not every node of the job answered the mount check: '
             f"$({answers} | tail -n 3 | tr '\\n' ' ')\"; exit 3; fi",
         ]
+
+    def _lost_answers_asked_again(self, out: str) -> str:
+        """Job line, after a benchmark step that checked its nodes itself and failed:
+        when the job's output lacks a node's answer, every node is asked again in a step
+        of its own.  srun drops the last lines of a task when ``--kill-on-bad-exit``
+        ends the step (seen once in CI: a node's "bad" answer lost, the refusal
+        unsaid).  Asking again writes nothing a failed step has not; a node that answers
+        "bad" (or nothing) then refuses the job, as before the benchmark."""
+        answered = f"^{NODE_CHECK_MARKER} [^ ]* \\(ok\\|bad\\) "
+        return (f'if [ "$fsaccept_rc" -ne 0 ] && [ "$(grep -c "{answered}" {out})" '
+                '-lt "$SLURM_JOB_NUM_NODES" ]; then\n'
+                + "\n".join(self._node_check_step()) + "\nfi")
 
     def record_node_checks(self) -> list[str]:
         """``node_mounts``: the nodes' answers, nodes with the same answer together; and
@@ -439,8 +456,9 @@ class BenchmarkTest(AcceptanceTest):
         if self.node_check_first():
             # Before a retry: a node that answered "bad" ends the step on purpose.
             out = shlex.quote(self.stdout.evaluate())
-            self.postrun_cmds.insert(self.postrun_cmds.index(KEEP_STATUS) + 1,
-                                     self._refusals(f"cat -- {out}"))
+            at = self.postrun_cmds.index(KEEP_STATUS) + 1
+            self.postrun_cmds[at:at] = [self._refusals(f"cat -- {out}"),
+                                        self._lost_answers_asked_again(out)]
         at = self.postrun_cmds.index(END_WITH_STATUS)
         self.postrun_cmds[at:at] = [f'echo {INFO_MARKER} benchmark_ended "$fsaccept_rc"',
                                     *self.servers_after_cmds()]
