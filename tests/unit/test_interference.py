@@ -362,9 +362,8 @@ def test_its_keys_are_refused_for_the_other_kinds_and_allowed_by_the_schema():
 
 
 def _spec():
-    from fsaccept.benchmarks.fio.spec import _fio
-    return _fio("FioInterference", "interference", "a noisy neighbour",
-                checks_dir="interference")
+    from fsaccept.benchmarks import registry
+    return registry.TESTS["FioInterference"]
 
 
 def _case(ev: interference.Evidence, result: str = "pass", **figures):
