@@ -66,7 +66,7 @@ def test_a_delayed_step_is_invalid_did_not_overlap(gluster_env, tmp_path):
                                FSACCEPT_TEST_STEP_DELAY=f"aggressor:{DELAY_S}")
     case = cases["FioInterference"]
     assert case["result"] == "fail" and case["fail_phase"] == "sanity", proc.stdout[-3000:]
-    assert case["fail_reason"].startswith("INVALID: ")
+    assert case["fail_reason"].startswith("sanity error: INVALID: overlap: did not overlap")
     reasons = case["invalid_reasons"]
     for node in ("n1", "n2"):
         assert (f"overlap: did not overlap: every aggressor node ran through 0% of {node}'s"
