@@ -14,6 +14,7 @@ from typing import Any
 
 from fsaccept.core import degraded, scaling
 from fsaccept.core.paths import REFERENCE_DIR
+from fsaccept.core.units import TIME_UNITS  # noqa: F401 (re-exported)
 
 DEFAULT_MAX_FILL_FRACTION = 0.5
 DEFAULT_TIME_LIMIT_MARGIN_MIN = 10
@@ -27,11 +28,6 @@ MAX_SIZE_BYTES = 2**40
 
 class ReferenceError(ValueError):
     """A bad reference file; the message names the file and the key."""
-
-
-#: The largest size a reference file may give for one transfer, block or file.
-#: Units of times: smaller is better, so their thresholds are ceilings.
-TIME_UNITS = frozenset({"s", "ms", "us"})
 
 
 @dataclass(frozen=True)
