@@ -20,7 +20,8 @@ This module holds the arithmetic and the judges, pure (no ReFrame, no file):
   :class:`FillerOutput`; :meth:`Evidence.of` makes the record a filled test keeps.
 * The judges: :func:`judge_level` (the level reached, blocks and inodes),
   :func:`judge_filler` (every node wrote its share and aged it), :func:`judge_figure`
-  (one figure filled against empty), :func:`verdict`.
+  (one figure filled against empty; :func:`threshold_of`, the same bound as a live
+  check's ReFrame reference), :func:`verdict`.
 
 **The line no node crosses.**  ``target_used = floor(fraction x capacity)``, and never
 beyond :data:`MAX_LEVEL` of it whatever is asked; ``room`` is the tolerance in bytes.
@@ -853,6 +854,18 @@ def reached(pair: Pair) -> float:
     return pair.empty / pair.filled if pair.unit in TIME_UNITS else pair.filled / pair.empty
 
 
+def threshold_of(empty: float, unit: str, max_degradation: float
+                 ) -> tuple[float, float | None, float | None, str]:
+    """A filled figure's threshold as ReFrame takes it (value, lower, upper, unit), from
+    its empty figure: a rate's floor ``(1 - max_degradation) x empty``, a time's ceiling
+    ``empty / (1 - max_degradation)`` (the live filled check's reference; the sign-off
+    judges by :func:`judge_figure`, the same bound)."""
+    floor = 1 - max_degradation
+    if unit in TIME_UNITS:
+        return (empty / floor, None, 0.0, unit)
+    return (empty * floor, 0.0, None, unit)
+
+
 def judge_figure(pair: Pair, max_degradation: float) -> Judgement:
     """A filled figure at least ``1 - max_degradation`` of its empty figure (a time at
     most its empty figure over that).  A figure missing, NaN, infinite, 0 or negative is
@@ -872,7 +885,7 @@ def judge_figure(pair: Pair, max_degradation: float) -> Judgement:
     if r >= floor - 1e-12:
         return Judgement("figure", PASS, (), r, floor, pair.figure)
     bound = ("at most" if pair.unit in TIME_UNITS else "at least")
-    want = pair.empty / floor if pair.unit in TIME_UNITS else pair.empty * floor
+    want = threshold_of(pair.empty, pair.unit, max_degradation)[0]
     return Judgement("figure", FAIL, (
         f"{name}: {pair.filled:.5g} {pair.unit} filled, {pair.empty:.5g} {pair.unit} "
         f"empty: {r:.1%} of its empty figure ({bound} {want:.5g} {pair.unit}: "

@@ -437,6 +437,16 @@ def test_each_figure_filled_against_empty():
     assert fill.judge_figure(fill.Pair("t", "f", "IOPS", 5.0, 4.999), 0).verdict == FAIL
 
 
+def test_the_live_threshold_is_the_judges_bound():
+    assert fill.threshold_of(1000.0, "MiB/s", 0.3) == (pytest.approx(700.0), 0.0, None,
+                                                       "MiB/s")
+    value, lower, upper, unit = fill.threshold_of(100.0, "us", 0.3)
+    assert (value, lower, upper, unit) == (pytest.approx(142.857, rel=1e-5), None, 0.0, "us")
+    for unit, empty in (("MiB/s", 1000.0), ("ms", 100.0)):
+        at = fill.threshold_of(empty, unit, 0.3)[0]
+        assert fill.judge_figure(fill.Pair("t", "f", unit, empty, at), 0.3).verdict == PASS
+
+
 @pytest.mark.parametrize("empty, filled, match", [
     (None, 5.0, "no empty figure"), (5.0, None, "no filled figure"),
     (math.nan, 5.0, "its empty figure nan"), (5.0, math.inf, "its filled figure inf"),
