@@ -29,6 +29,11 @@ from typing import Any
 ACCEPTANCE, FIXTURE, PREFLIGHT = "acceptance", "fixture", "preflight"
 SCALING = "scaling"
 ROLES = (ACCEPTANCE, FIXTURE, PREFLIGHT, SCALING)
+#: Whether an acceptance test runs again at the reference's ``fill:`` level: by default
+#: (unless ``fill.tests`` lists others), when listed, or never ('': its figure is no rate
+#: or time a fuller file system slows, or it is not a single run of a benchmark).
+FILL_DEFAULT, FILL_OPTIONAL = "default", "optional"
+FILL_CHOICES = ("", FILL_DEFAULT, FILL_OPTIONAL)
 
 
 @dataclass(frozen=True)
@@ -75,10 +80,18 @@ class TestSpec:
     #: Its folder under ``checks/`` when it alone of its benchmark is opt-in (fio's soak:
     #: ``checks/soak``); a whole benchmark's is its record's ``checks_dir``.
     checks_dir: str = ""
+    #: Whether it runs again at the declared fill level (:data:`FILL_CHOICES`).
+    fill: str = ""
+    #: A filled re-run: measured once the filler brought the target to the reference's
+    #: ``fill:`` level, judged against its empty counterpart's figures (the test of its
+    #: key that is not filled, in the same session).
+    filled: bool = False
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
             raise ValueError(f"{self.check}: role {self.role!r} is not one of {ROLES}")
+        if self.fill not in FILL_CHOICES:
+            raise ValueError(f"{self.check}: fill {self.fill!r} is not one of {FILL_CHOICES}")
         object.__setattr__(self, "attrs", MappingProxyType(dict(self.attrs)))
 
     @property
@@ -110,11 +123,26 @@ def degraded_variant(spec: TestSpec, fault_figures: tuple[str, ...],
     if spec.role == FIXTURE:
         return replace(spec, check=DEGRADED_PREFIX + spec.check,
                        descr=spec.descr + " (degraded mode, written healthy)")
-    return replace(spec, check=DEGRADED_PREFIX + spec.check,
+    return replace(spec, check=DEGRADED_PREFIX + spec.check, fill="",
                    descr=spec.descr + ", while a storage server is down",
                    tags=(*spec.tags, "degraded"), figures=(*spec.figures, *fault_figures),
                    attrs={**spec.attrs, "benchmark_after_recovery": after_recovery},
                    degraded=True)
+
+
+#: A filled re-run's class name: this before its empty counterpart's.
+FILLED_PREFIX = "Filled"
+
+
+def filled_variant(spec: TestSpec) -> TestSpec:
+    """The filled re-run of a test of the catalogue (of its fixture: its data written on
+    the filled target, under a name of its own)."""
+    if spec.role == FIXTURE:
+        return replace(spec, check=FILLED_PREFIX + spec.check, fill="",
+                       descr=spec.descr + " (on the filled target)")
+    return replace(spec, check=FILLED_PREFIX + spec.check, fill="",
+                   descr=spec.descr + ", at the declared fill level",
+                   tags=(*spec.tags, "filled"), filled=True)
 
 
 #: A scaling sweep's class name: this, its healthy counterpart's, then the dimension's.
@@ -132,7 +160,7 @@ def scaling_variant(spec: TestSpec, dimension: str) -> TestSpec:
     if spec.role == FIXTURE:
         return replace(spec, check=check, attrs=attrs,
                        descr=spec.descr + f" (scaling sweep over {dimension})")
-    return replace(spec, check=check, role=SCALING, attrs=attrs,
+    return replace(spec, check=check, role=SCALING, attrs=attrs, fill="",
                    descr=spec.descr + f", swept over {dimension}")
 
 

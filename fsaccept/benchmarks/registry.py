@@ -16,8 +16,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FIXTURE, PREFLIGHT,  # noqa: F401
-                                           SCALING, Benchmark, TestSpec, degraded_variant,
+from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FILL_DEFAULT,  # noqa: F401
+                                           FIXTURE, PREFLIGHT, SCALING, Benchmark, TestSpec,
+                                           degraded_variant, filled_variant,
                                            scaling_variant)
 from fsaccept.benchmarks.fio import spec as fio_spec
 from fsaccept.benchmarks.io500 import spec as io500_spec
@@ -68,6 +69,28 @@ TESTS: dict[str, TestSpec] = {t.check: t for t in (
 def degraded_keys() -> set[str]:
     """The reference keys a degraded-mode test reads (``degraded.tests`` may list)."""
     return {t.key for t in DEGRADED if t.degraded}
+
+
+def fill_checks() -> dict[str, TestSpec]:
+    """The acceptance tests that can run again at the reference's ``fill:`` level, by
+    class name (``fill.tests`` may list them)."""
+    return {t.check: t for t in TESTS.values()
+            if t.role == ACCEPTANCE and t.fill and not t.filled}
+
+
+def fill_defaults() -> list[str]:
+    """The class names re-run filled when ``fill.tests`` lists none (those the file has
+    an entry for)."""
+    return [c for c, t in fill_checks().items() if t.fill == FILL_DEFAULT]
+
+
+def filled_tests() -> tuple[TestSpec, ...]:
+    """The filled re-runs (``Filled<Check>``): each test that can run filled, and the
+    fixtures of its key (its dataset, written on the filled target).  Not yet in
+    :data:`TESTS`: no check of ``checks/`` runs them (docs/user/fill.md: the state)."""
+    keys = {t.key for t in fill_checks().values()}
+    return tuple(filled_variant(t) for b in BENCHMARKS.values() for t in b.tests
+                 if t.key in keys and (t.fill or t.role == FIXTURE))
 
 
 def scaling_keys() -> dict[str, tuple[str, ...]]:

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fsaccept.core import degraded, scaling
+from fsaccept.core import degraded, fill, scaling
 from fsaccept.core.paths import REFERENCE_DIR
+from fsaccept.core.units import TIME_UNITS  # noqa: F401 (re-exported)
 
 DEFAULT_MAX_FILL_FRACTION = 0.5
 DEFAULT_TIME_LIMIT_MARGIN_MIN = 10
@@ -27,11 +28,6 @@ MAX_SIZE_BYTES = 2**40
 
 class ReferenceError(ValueError):
     """A bad reference file; the message names the file and the key."""
-
-
-#: The largest size a reference file may give for one transfer, block or file.
-#: Units of times: smaller is better, so their thresholds are ceilings.
-TIME_UNITS = frozenset({"s", "ms", "us"})
 
 
 @dataclass(frozen=True)
@@ -77,6 +73,9 @@ class Target:
     #: it must not have (``mount_options``: fsaccept.core.mountopts).
     required_options: tuple[str, ...] = ()
     forbidden_options: tuple[str, ...] = ()
+    #: The file system holds no data but acceptance's (a new system before service): a
+    #: run may fill it (``fill:``, with ``fill.allowed``).
+    dedicated: bool = False
 
     @property
     def where(self) -> str:
@@ -98,7 +97,8 @@ class Target:
                                                                 DEFAULT_MAX_FILL_FRACTION),
                    max_bandwidth_mib_s=section.get("max_bandwidth_mib_s"),
                    required_options=tuple(options.get("required", ())),
-                   forbidden_options=tuple(options.get("forbidden", ())))
+                   forbidden_options=tuple(options.get("forbidden", ())),
+                   dedicated=section.get("dedicated", False))
 
 
 def targets_of(data: dict[str, Any]) -> list[Target]:
@@ -255,6 +255,29 @@ class Reference:
         return list(listed) if listed is not None else [
             k for k, dims in sweepable.items() if k in self.entries
             and any(scaling.applies(d, self.target_fstype) for d in dims)]
+
+    @property
+    def fill_mode(self) -> fill.Settings | None:
+        """Its ``fill:`` section, None when it has none (allowed or not)."""
+        section = self.data.get("fill")
+        return fill.Settings.of(section) if section else None
+
+    def fill_settings(self) -> fill.Settings:
+        """The ``fill:`` section of a run that fills the target: a clear error when the
+        file has none, does not allow it (``fill.allowed: true``) or does not declare the
+        target dedicated to acceptance (``target.dedicated: true``)."""
+        mode = self.fill_mode
+        if mode is None:
+            raise ReferenceError(f"{self.path}: fill: missing (the level to fill the target "
+                                 "to, and the degradation allowed: docs/user/fill.md)")
+        if not mode.allowed:
+            raise ReferenceError(f"{self.path}: fill.allowed: false: filling the target is "
+                                 "not allowed (write fill.allowed: true for a target that "
+                                 "holds no one's data)")
+        if not self.target.dedicated:
+            raise ReferenceError(f"{self.path}: {self.target.where}.dedicated: not true: only a "
+                                 "file system dedicated to acceptance may be filled")
+        return mode
 
     def degraded_thresholds(self, name: str) -> dict[str, Threshold]:
         """The thresholds of ``tests.<name>`` run degraded (the live check and the

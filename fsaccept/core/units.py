@@ -15,6 +15,10 @@ _SIZE = re.compile(r"^([1-9][0-9]*)(KiB|MiB|GiB|TiB)?$")
 
 MAX_SIZE = 2**50  # 1 PiB
 
+#: Units of times: smaller is better, so their thresholds are ceilings (and a filled or
+#: degraded time is compared the other way round).
+TIME_UNITS = frozenset({"s", "ms", "us"})
+
 
 def parse_size(text: str | int) -> int:
     """Bytes in a binary size such as ``4KiB``, ``1MiB``, ``16GiB`` or ``4096``."""

@@ -40,6 +40,11 @@ worthless.
   clocks, the ratio of two p99s that are latencies), its settings those of the verified
   reference's entry, each figure the value the record gives, and a judgement that is not
   PASS never in a passed test;
+- a filled test's fill record (``fill_record``): the level reached judged again by
+  :func:`fsaccept.core.fill.judge_level` (df once filled, and df at the test's own start,
+  ``fill_df``: the filler was there) and the filler by :func:`fsaccept.core.fill.judge_filler`,
+  its limits those of the verified reference's ``fill:`` section (the comparison with its
+  empty counterpart is the session's: :mod:`fsaccept.reporting.fill`);
 - IO500's results (``io500_result``): :func:`fsaccept.benchmarks.io500.validity.invalid_reasons`
   (its score recomputed from its phases), and its figures those the results give.
 
@@ -70,8 +75,8 @@ from fsaccept.benchmarks.ior.patterns import argv_of, last_option
 from fsaccept.benchmarks.semantics import command as semantics_command
 from fsaccept.benchmarks.semantics import parse as semantics_parse
 from fsaccept.benchmarks.semantics import validity as semantics_validity
-from fsaccept.core import (degraded, guards, interference, mountopts, placement, reduction,
-                           servers, slurm, soak)
+from fsaccept.core import (degraded, fill, guards, interference, mountopts, placement,
+                           reduction, servers, slurm, soak)
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.reference import ReferenceError
 from fsaccept.core.units import format_size
@@ -236,6 +241,8 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
         out += soak_reasons(case, spec, reference)
     if kind in FIO_KINDS and FIO_KINDS[kind].interference:
         out += interference_reasons(case, spec, reference)
+    if spec.filled:
+        out += fill_reasons(case, reference)
     note = case.get("time_limit_after_benchmark")
     out += slurm.accounting_reasons(case.get("job_accounting"), case.job.jobid,
                                     str(note or ""), str(case.get("scheduler") or ""))
@@ -599,6 +606,57 @@ def interference_reasons(case: Case, spec: TestSpec, reference: Any = None) -> l
     if failed and case.get("result") == "pass":
         out.append("recorded as passed, but its interference record fails: "
                    f"{'; '.join(failed)[:400]}")
+    return out
+
+
+def fill_evidence_of(case: Case) -> tuple[fill.Evidence | None, str]:
+    """A filled test's recorded fill record (``fill_record``), read; (None, why) when it
+    cannot be."""
+    text = case.get("fill_record")
+    if not isinstance(text, str) or not text:
+        return None, "evidence missing: no fill_record, which every filled test records"
+    try:
+        return fill.Evidence.from_dict(_record_json(text)), ""
+    except (ValueError, fill.EvidenceError) as err:
+        return None, f"its fill record (fill_record) cannot be read: {str(err)[:300]}"
+
+
+def fill_df_of(case: Case) -> tuple[fill.Df | None, str]:
+    """df of the target at a filled test's start (``fill_df``: the fill marker's fields),
+    read; (None, why) when it cannot be."""
+    text = case.get("fill_df")
+    if not isinstance(text, str) or not text:
+        return None, ("evidence missing: no fill_df, df of the target at the filled test's "
+                      "start")
+    try:
+        return fill.Df.parse(text, "fill_df"), ""
+    except fill.OutputError as err:
+        return None, f"its fill_df cannot be read: {str(err)[:200]}"
+
+
+def fill_reasons(case: Case, reference: Any = None) -> list[str]:
+    """A filled test's record judged again, by the live check's functions: the level
+    reached (once filled, and at the test's own start) and the filler, each INVALID
+    reason a reason; its limits those of the verified reference's ``fill:`` section."""
+    evidence, why = fill_evidence_of(case)
+    if evidence is None:
+        return [why]
+    during, why = fill_df_of(case)
+    out = [why] if why else []
+    out += [f"its fill record: {j.what}: {r}" for j in (
+        fill.judge_level(evidence, during), fill.judge_filler(evidence))
+        if j.verdict == fill.INVALID for r in j.reasons]
+    if reference is not None:
+        try:
+            mode = reference.fill_mode
+        except (ReferenceError, KeyError, TypeError, ValueError) as err:
+            return out + [f"fill: cannot be read: {str(err)[:200]}"]
+        if mode is None:
+            out.append("the reference file has no fill: section, which a filled test is "
+                       "judged by")
+        elif mode.limits != evidence.limits:
+            out.append(f"its fill record was judged with {evidence.limits.to_dict()}, the "
+                       f"reference file says {mode.limits.to_dict()}")
     return out
 
 

@@ -39,6 +39,8 @@ from fsaccept.reporting.io500 import io500_section
 from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot, timeline_plot
 from fsaccept.reporting.reduction import data_reduction_lines
 from fsaccept.reporting.semantics import semantics_section
+from fsaccept.reporting.fill import fill_section
+from fsaccept.reporting.fill import plot as fill_plot
 from fsaccept.reporting.interference import interference_sections
 from fsaccept.reporting.soak import plots as soak_plots
 from fsaccept.reporting.soak import soak_sections
@@ -166,6 +168,10 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
     session = session_check(report, tests, reference, reference_problem)
     session.blocking += sweep.failures
     session.unverified += sweep.incomplete
+    # Each figure at the declared fill level against its empty counterpart.
+    filled = fill_section(tests, reference)
+    session.blocking += filled.failures
+    session.unverified += filled.incomplete
     checks = check_summaries(tests)
     scripts = job_scripts if callable(job_scripts) else (job_scripts or {}).get
     sections, all_plots, assessments = [], [], []
@@ -255,6 +261,14 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
                               f"{name}: {figure} over the run", png))
             all_plots.append(drawn[-1])
         soaks.append({"name": name, "section": section, "plots": drawn})
+    filled_plot = None
+    if plots and filled:
+        png = None if len(all_plots) >= max_plots else fill_plot(filled)
+        plots_left_out += png is None and len(all_plots) >= max_plots
+        if png:
+            filled_plot = Plot(_plot_file("fill-level", "\0fill", plot_files),
+                               "Fill level: each figure filled against empty", png)
+            all_plots.append(filled_plot)
     scaling_plots = []
     for curve in sweep.curves if plots else ():
         png = None if len(all_plots) >= max_plots else curve_plot(curve)
@@ -298,6 +312,7 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
             "interferences": [{"name": name, "section": section}
                               for name, section in interference_sections(tests)],
             "degraded": degraded, "degraded_plot": degraded_plot,
+            "fill": filled, "fill_plot": filled_plot,
             "io500": io500_section(tests),
             "scaling": sweep, "scaling_curves": list(zip(sweep.curves, scaling_plots)),
             "data_left": data_left_lines(tests)}

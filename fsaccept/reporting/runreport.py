@@ -341,6 +341,8 @@ def looser_thresholds(tc: Case, reference: Any) -> list[str]:
     # when they differ): a probe or a fixture has no threshold of its own.
     if spec is None or spec.role != ACCEPTANCE or reference is None:
         return []
+    if spec.filled:  # judged against its empty counterpart's figures (reporting.fill)
+        return _looser_than_fixed(spec, {f.name: f for f in figures_of(tc)})
     key = spec.key
     try:
         # A degraded-mode test: the healthy entry's, scaled by the contract's fraction.

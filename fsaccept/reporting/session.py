@@ -12,12 +12,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fsaccept.benchmarks import registry
-from fsaccept.benchmarks.catalogue import ACCEPTANCE, SCALING
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, FILLED_PREFIX, SCALING
 from fsaccept.reporting.case import Case, TypedReport, typed
 from fsaccept.reporting.evidence import session_evidence
 from fsaccept.reporting.runreport import (PASS, RAN_A_JOB, SKIPPED, SessionCheck, Test,
                                           record_problems, spec_of_case, target_of,
                                           verdict_of)
+from fsaccept.suite.reference import fill_tests
 
 
 #: Seconds a case's job may end after the session's recorded end (clocks, rounding).
@@ -100,7 +101,8 @@ def session_check(report: TypedReport | dict[str, Any], tests: list[Test],
                if (t.check, name) not in ran_on
                and _required(t, reference.for_target(name),
                              degraded_session=ran & _DEGRADED_CHECKS)
-               and not _outside_the_sweep(t, reference.for_target(name), ran)]
+               and not _outside_the_sweep(t, reference.for_target(name), ran)
+               and not _outside_the_fill(t, reference.for_target(name), ran)]
     if missing:
         out.unverified.append(f"{len(missing)} acceptance test(s) the reference file defines "
                               f"did not run: {', '.join(missing)}")
@@ -123,6 +125,19 @@ def _outside_the_sweep(spec: Any, reference: Any, ran: set[str]) -> bool:
     --scaling``) needs, of the healthy tests, only those whose key it sweeps."""
     return bool(ran & _SCALING_CHECKS) and spec.key not in reference.swept_tests(
         registry.scaling_keys())
+
+
+#: The filled re-runs' class names (``Filled<Check>``).
+_FILLED_CHECKS = {t.check for t in registry.filled_tests() if t.filled}
+
+
+def _outside_the_fill(spec: Any, reference: Any, ran: set[str]) -> bool:
+    """A fill session (one that ran a filled re-run: ``scripts/acceptance --fill``) needs
+    the tests ``fill.tests`` names (default: the catalogue's), each empty and filled, and
+    no other; any other session, no filled re-run."""
+    if not ran & _FILLED_CHECKS:
+        return spec.filled
+    return spec.check.removeprefix(FILLED_PREFIX) not in fill_tests(reference)
 
 
 def _required(spec: Any, reference: Any, degraded_session: Any) -> bool:

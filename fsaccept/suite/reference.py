@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fsaccept.benchmarks import registry
-from fsaccept.core import guards, mountopts, scaling, yamlfile
+from fsaccept.core import fill, guards, mountopts, scaling, yamlfile
 from fsaccept.core.paths import REFERENCE_DIR  # noqa: F401 (re-exported)
 # The data model, re-exported: a caller that loads a file has its types in one import.
 from fsaccept.core.reference import (DEFAULT_MAX_FILL_FRACTION,  # noqa: F401
@@ -87,7 +87,8 @@ def _key_path(error: jsonschema.ValidationError) -> str:
 def _message(error: jsonschema.ValidationError) -> str:
     last = str(error.absolute_path[-1]) if error.absolute_path else ""
     parent = str(error.absolute_path[-2]) if len(error.absolute_path) > 1 else ""
-    if error.validator == "pattern" and (last.endswith("_size") or parent.endswith("_sizes")):
+    if error.validator == "pattern" and (last.endswith("_size") or last == "size"
+                                         or parent.endswith("_sizes")):
         return parse_size_error(error.instance)
     if error.validator == "type" and isinstance(error.instance, float) \
             and "integer" in str(error.validator_value) and error.instance.is_integer():
@@ -101,6 +102,10 @@ def _message(error: jsonschema.ValidationError) -> str:
         return (f"{error.instance!r} is not a mount option: a name (letters, digits, "
                 "_ . + -) and, optionally, =value (letters, digits, _ . : / + @ -); no "
                 "comma, blank, quote or shell character")
+    if error.validator == "maximum" and parent == "fill" and last in ("fraction",
+                                                                     "inode_fraction"):
+        return (f"{error.instance!r} is above {error.validator_value}: fsaccept never fills "
+                f"a file system beyond {error.validator_value:.0%}, whatever is asked")
     if error.validator == "const":
         return f"{error.instance!r} is not allowed here: use {error.validator_value!r}"
     if error.validator in ("additionalProperties", "unevaluatedProperties") \
@@ -260,7 +265,7 @@ def _validated(path: Path, raw: bytes, sha256: str) -> Reference:
         errors += _target_errors(target, _section(data, target))
     errors += _same_path_errors(targets) + _path_errors(data)
     errors += _nightly_errors(data, errors) + _several_errors(data)
-    errors += _degraded_errors(data) + _sweeps_errors(data)
+    errors += _degraded_errors(data) + _sweeps_errors(data) + _fill_errors(data)
     if errors:
         raise ReferenceError(f"{path}: " + f"\n{path}: ".join(errors))
     systems = data["system"] if isinstance(data["system"], list) else [data["system"]]
@@ -402,7 +407,7 @@ def nightly_merged(data: dict[str, Any], source: str = "reference") -> dict[str,
 
 
 #: Sections that judge one target's tests, not yet given a meaning with several.
-_ONE_TARGET_SECTIONS = ("degraded", "sweeps")
+_ONE_TARGET_SECTIONS = ("degraded", "sweeps", "fill")
 
 
 def _several_errors(data: dict[str, Any]) -> list[str]:
@@ -430,6 +435,81 @@ def _degraded_errors(data: dict[str, Any]) -> list[str]:
             errors.append(f"degraded.tests.{key}: no degraded-mode check runs it (those "
                           f"that do: {', '.join(sorted(registry.degraded_keys()))})")
     return errors
+
+
+def _fill_errors(data: dict[str, Any]) -> list[str]:
+    """The ``fill:`` section against the file and the catalogue: allowed only on a target
+    dedicated to acceptance; a tolerance below each level; the file sizes distinct, each
+    at most MAX_SIZE_BYTES, their shares summing to 1; each test listed a check of the
+    catalogue that can run filled, whose entry the file has (without a list, at least
+    one of the catalogue's defaults); a time budget with a rate to size it by."""
+    section = data.get("fill")
+    if not section or "targets" in data:  # with targets: refused whole (_several_errors)
+        return []
+    errors = []
+    if section["allowed"] and data["target"].get("dedicated") is not True:
+        errors.append("fill.allowed: true, but target.dedicated is not true: only a file "
+                      "system dedicated to acceptance (no one's data on it) may be filled; "
+                      "write target.dedicated: true if it is (docs/user/fill.md)")
+    tolerance = section.get("tolerance", fill.DEFAULT_TOLERANCE)
+    for key in ("fraction", "inode_fraction"):
+        if key in section and tolerance >= section[key]:
+            errors.append(f"fill.tolerance: {tolerance!r} is not below fill.{key} "
+                          f"{section[key]!r}: the level reached would prove nothing")
+    first: dict[int, int] = {}
+    for i, item in enumerate(section.get("file_sizes") or []):
+        try:
+            size = parse_size(item["size"])
+        except ValueError as err:
+            errors.append(f"fill.file_sizes[{i}].size: {err}")
+            continue
+        if size > MAX_SIZE_BYTES:
+            errors.append(f"fill.file_sizes[{i}].size: {item['size']!r} is more than "
+                          f"{format_size(MAX_SIZE_BYTES)}, the largest size allowed")
+        elif size in first:
+            errors.append(f"fill.file_sizes[{i}].size: {format_size(size)} is "
+                          f"fill.file_sizes[{first[size]}]'s too: give each size once")
+        first.setdefault(size, i)
+    shares = [item["share"] for item in section.get("file_sizes") or []]
+    if shares and abs(math.fsum(shares) - 1) > 1e-9:
+        errors.append(f"fill.file_sizes: the shares sum to {math.fsum(shares):g}, not 1 "
+                      "(each is the share of the filler's bytes in files of its size)")
+    can = registry.fill_checks()
+    for i, check in enumerate(section.get("tests") or []):
+        spec = registry.TESTS.get(check)
+        if spec is None or check not in can:
+            what = ("is no check of the catalogue" if spec is None
+                    else "cannot run filled (its figure is no rate or time a fuller file "
+                         "system slows, or no single benchmark run)")
+            errors.append(f"fill.tests[{i}]: {check!r} {what}; those that can: "
+                          f"{', '.join(can)}")
+        elif spec.key not in data["tests"]:
+            errors.append(f"fill.tests[{i}]: {check} reads tests.{spec.key}, which the file "
+                          "has not (its entry gives the sizes, and the empty figure to "
+                          "compare with)")
+    if "tests" not in section and not any(can[c].key in data["tests"]
+                                          for c in registry.fill_defaults()):
+        errors.append(f"fill.tests: none given, and none of the checks re-run filled by "
+                      f"default ({', '.join(registry.fill_defaults())}) has an entry under "
+                      "tests:; list those to run filled")
+    if "deadline_s" in section and not (section.get("bandwidth_mib_s")
+                                        or data["target"].get("max_bandwidth_mib_s")):
+        errors.append("fill.deadline_s: no rate to size the fill by: give "
+                      "fill.bandwidth_mib_s (e.g. the empty write bandwidth) or "
+                      "target.max_bandwidth_mib_s")
+    return errors
+
+
+def fill_tests(reference: Reference) -> list[str]:
+    """The class names a fill of ``reference`` runs again filled: ``fill.tests``, else
+    the catalogue's defaults whose entry the file has (a file without ``fill:``: none)."""
+    mode = reference.fill_mode
+    if mode is None:
+        return []
+    if mode.tests is not None:
+        return list(mode.tests)
+    can = registry.fill_checks()
+    return [c for c in registry.fill_defaults() if can[c].key in reference.entries]
 
 
 def _sweeps_errors(data: dict[str, Any]) -> list[str]:

@@ -68,8 +68,9 @@ def test_a_use_that_needs_one_target_says_so(tmp_path, two):
     (lambda d: d["targets"].update(Home=d["targets"].pop("home")),
      "targets: target name 'Home' is not an identifier"),
     (lambda d: d["targets"]["home"].update(colour="red"),
-     "targets.home: unknown key(s) 'colour'; allowed: fstype, max_bandwidth_mib_s, "
-     "max_fill_fraction, mount_options, mount_point, path, source, tests"),
+     "targets.home: unknown key(s) 'colour'; allowed: dedicated, fstype, "
+     "max_bandwidth_mib_s, max_fill_fraction, mount_options, mount_point, path, source, "
+     "tests"),
     (lambda d: d["targets"]["home"].pop("tests"), "targets.home: 'tests' is a required property"),
     (lambda d: d["targets"]["home"].pop("fstype"),
      "targets.home: 'fstype' is a required property"),

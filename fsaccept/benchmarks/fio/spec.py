@@ -6,30 +6,36 @@ interference test's after what they are: ``command.INTERFERENCE_FIGURES``)."""
 
 from __future__ import annotations
 
-from fsaccept.benchmarks.catalogue import ACCEPTANCE, Benchmark, TestSpec
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, FILL_OPTIONAL, Benchmark, TestSpec
 from fsaccept.benchmarks.fio import command, parse
 
 
 def _fio(check: str, kind: str, descr: str, tags: tuple[str, ...] = ("client",),
-         checks_dir: str = "") -> TestSpec:
+         checks_dir: str = "", fill: str = "") -> TestSpec:
     return TestSpec(check=check, role=ACCEPTANCE, key=f"fio_{kind}", benchmark="fio",
                     descr=descr, tags=tags, figures=command.figure_patterns(kind),
                     attrs={"kind": kind}, schema="fio.schema.json", checks_dir=checks_dir,
+                    fill=fill,
                     may_be_zero=tuple(command.SOAK_FIGURES) if command.KINDS[kind].soak
                     else ())
 
 
 TESTS = (
     _fio("FioRandomReadDirect", "randread_direct",
-         "fio 4 KiB random read IOPS, direct=1 (client-limited regime)"),
+         "fio 4 KiB random read IOPS, direct=1 (client-limited regime)", fill=FILL_OPTIONAL),
+    # The client's cache, not the file system: no fuller file system slows it (not re-run
+    # filled).
     _fio("FioRandomReadBuffered", "randread_buffered",
          "fio 4 KiB random read IOPS, buffered (cache regime)"),
-    _fio("FioSequentialWrite", "seq_write", "fio 1 MiB sequential write bandwidth, direct=1"),
-    _fio("FioSequentialRead", "seq_read", "fio 1 MiB sequential read bandwidth, direct=1"),
-    _fio("FioFsync", "fsync", "fio 4 KiB writes with fsync=1, queue depth 1: IOPS and latency"),
+    _fio("FioSequentialWrite", "seq_write", "fio 1 MiB sequential write bandwidth, direct=1",
+         fill=FILL_OPTIONAL),
+    _fio("FioSequentialRead", "seq_read", "fio 1 MiB sequential read bandwidth, direct=1",
+         fill=FILL_OPTIONAL),
+    _fio("FioFsync", "fsync", "fio 4 KiB writes with fsync=1, queue depth 1: IOPS and latency",
+         fill=FILL_OPTIONAL),
     # A per-client metadata rate (the parallel metadata figures are mdtest's).
     _fio("FioMetadata", "metadata", "fio file create/stat/delete rates (no mdtest needed)",
-         tags=("client", "metadata")),
+         tags=("client", "metadata"), fill=FILL_OPTIONAL),
     # Opt-in (checks/soak): minutes to hours; run when the reference has tests.fio_soak.
     _fio("FioSoak", "soak", "fio 1 MiB direct writes for runtime_s, judged on their time "
          "series: stalls, drift, a slow node", tags=("client", "soak"), checks_dir="soak"),

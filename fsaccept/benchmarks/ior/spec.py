@@ -7,7 +7,8 @@ and its ``phase``, ``operation`` (the summary row IOR's figure comes from) and
 
 from __future__ import annotations
 
-from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, Benchmark, TestSpec
+from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FILL_DEFAULT, FILL_OPTIONAL, FIXTURE,
+                                           Benchmark, TestSpec)
 from fsaccept.benchmarks.ior import command, parse, parse_json, validity
 from fsaccept.core.pernode import OUTLIER_FIGURE
 
@@ -16,7 +17,8 @@ def _ior(check: str, role: str, key: str, descr: str, phase: str, operation: str
          figure_kind: str = "bandwidth", tags: tuple[str, ...] = (),
          figures: tuple[str, ...] | None = None, schema: str = "",
          stonewall_figure: bool = False,
-         fixed: dict[str, tuple] | None = None, reduction_matters: bool = True) -> TestSpec:
+         fixed: dict[str, tuple] | None = None, reduction_matters: bool = True,
+         fill: str = "") -> TestSpec:
     """A test of one IOR phase; an acceptance test reports ``<operation>_<kind>`` and,
     when the entry asks for slow clients, the outlier count."""
     if figures is None:
@@ -29,7 +31,8 @@ def _ior(check: str, role: str, key: str, descr: str, phase: str, operation: str
                            "figure_kind": figure_kind,
                            "report_stonewall_figure": stonewall_figure},
                     schema=f"ior.schema.json#/$defs/{schema}" if schema else "",
-                    fixed_thresholds=fixed or {}, reduction_matters=reduction_matters)
+                    fixed_thresholds=fixed or {}, reduction_matters=reduction_matters,
+                    fill=fill)
 
 
 #: A checkpoint's figures, and its restore's: the slowest rank's open-to-close time (the
@@ -51,13 +54,14 @@ def _checkpoint(variant: str, layout: str, tags: tuple[str, ...] = ()) -> tuple[
         _ior(f"IORCheckpoint{variant}Write", ACCEPTANCE, f"checkpoint{snake}_write",
              f"AI checkpoint saved by every rank, {layout}", f"{phase}_write", "write",
              tags=("checkpoint", *tags), figures=CHECKPOINT_FIGURES,
-             schema=f"checkpoint{snake}_write_test"),
+             schema=f"checkpoint{snake}_write_test", fill=FILL_OPTIONAL),
         _ior(f"IORCheckpoint{variant}Dataset", FIXTURE, f"checkpoint{snake}_restore",
              f"AI checkpoint for the restore, {layout}", f"{phase}_write", "write"),
         _ior(f"IORCheckpoint{variant}Restore", ACCEPTANCE, f"checkpoint{snake}_restore",
              f"AI checkpoint restored on other nodes and verified, {layout}",
              f"{phase}_restore", "read", tags=("checkpoint", *tags), figures=RESTORE_FIGURES,
-             schema=f"checkpoint{snake}_restore_test", fixed=NO_WRONG_TRANSFER),
+             schema=f"checkpoint{snake}_restore_test", fixed=NO_WRONG_TRANSFER,
+             fill=FILL_OPTIONAL),
     )
 
 
@@ -65,20 +69,21 @@ TESTS = (
     _ior("IORWriteBandwidth", ACCEPTANCE, "ior_write_bandwidth",
          "IOR write bandwidth, stonewalled, file per process", "write_bandwidth", "write",
          tags=("bandwidth",), schema="bandwidth_test", stonewall_figure=True,
-         figures=("write_bandwidth", "write_bandwidth_stonewall", OUTLIER_FIGURE)),
+         figures=("write_bandwidth", "write_bandwidth_stonewall", OUTLIER_FIGURE),
+         fill=FILL_DEFAULT),
     _ior("IORReadDatasetGeneration", FIXTURE, "ior_read_bandwidth",
          "IOR dataset for the sustained read", "read_generation", "write"),
     _ior("IORStonewalledRead", ACCEPTANCE, "ior_read_bandwidth",
          "IOR read bandwidth sustained for the deadline", "read_bandwidth", "read",
-         tags=("bandwidth",), schema="read_bandwidth_test"),
+         tags=("bandwidth",), schema="read_bandwidth_test", fill=FILL_DEFAULT),
     _ior("IORRandomWriteIOPS", ACCEPTANCE, "ior_random_write_iops",
          "IOR random 4 KiB write IOPS", "random_write_iops", "write", "iops",
-         tags=("iops",), schema="iops_test"),
+         tags=("iops",), schema="iops_test", fill=FILL_DEFAULT),
     _ior("IORRandomReadDatasetGeneration", FIXTURE, "ior_random_read_iops",
          "IOR dataset for random 4 KiB reads", "random_read_generation", "write"),
     _ior("IORRandomReadIOPS", ACCEPTANCE, "ior_random_read_iops",
          "IOR random 4 KiB read IOPS", "random_read_iops", "read", "iops",
-         tags=("iops",), schema="random_read_test"),
+         tags=("iops",), schema="random_read_test", fill=FILL_DEFAULT),
     _ior("IORIntegrityDataset", FIXTURE, "ior_data_integrity",
          "IOR patterned dataset for the integrity check", "integrity_write", "write"),
     _ior("IORDataIntegrity", ACCEPTANCE, "ior_data_integrity",
@@ -89,12 +94,14 @@ TESTS = (
          fixed={"incorrect_transfers": (0, None, 0, "transfers")}, reduction_matters=False),
     _ior("IORSharedFileWrite", ACCEPTANCE, "ior_shared_write",
          "IOR shared-file write bandwidth, stonewalled", "shared_write", "write",
-         tags=("bandwidth", "shared-file"), schema="shared_write_test"),
+         tags=("bandwidth", "shared-file"), schema="shared_write_test",
+         fill=FILL_OPTIONAL),
     _ior("IORSharedReadDatasetGeneration", FIXTURE, "ior_shared_read",
          "IOR shared-file dataset for the sustained read", "shared_read_generation", "write"),
     _ior("IORSharedFileRead", ACCEPTANCE, "ior_shared_read",
          "IOR shared-file read bandwidth sustained for the deadline", "shared_read", "read",
-         tags=("bandwidth", "shared-file"), schema="shared_read_test"),
+         tags=("bandwidth", "shared-file"), schema="shared_read_test",
+         fill=FILL_OPTIONAL),
     *_checkpoint("", "file per process"),
     *_checkpoint("Shared", "one shared file", ("shared-file",)),
 )

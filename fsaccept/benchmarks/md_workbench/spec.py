@@ -4,7 +4,7 @@ floor) and each operation's latency statistics (ceilings)."""
 
 from __future__ import annotations
 
-from fsaccept.benchmarks.catalogue import ACCEPTANCE, Benchmark, TestSpec
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, FILL_OPTIONAL, Benchmark, TestSpec
 from fsaccept.benchmarks.md_workbench import parse, validity
 
 _LATENCIES = f"^({'|'.join(parse.OPERATIONS)})_latency_({'|'.join(parse.STATISTICS)})$"
@@ -13,7 +13,7 @@ TESTS = (
     TestSpec(check="MdWorkbench", role=ACCEPTANCE, key="md_workbench",
              benchmark="md-workbench", descr="md-workbench small-object rate and latency",
              tags=("metadata",), figures=("rate", _LATENCIES),
-             schema="md-workbench.schema.json"),
+             schema="md-workbench.schema.json", fill=FILL_OPTIONAL),
 )
 
 BENCHMARK = Benchmark(

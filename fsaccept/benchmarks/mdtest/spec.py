@@ -4,7 +4,8 @@ directory), each reporting mdtest's own SUMMARY rates."""
 
 from __future__ import annotations
 
-from fsaccept.benchmarks.catalogue import ACCEPTANCE, Benchmark, TestSpec
+from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FILL_DEFAULT, FILL_OPTIONAL, Benchmark,
+                                           TestSpec)
 from fsaccept.benchmarks.mdtest import command, parse
 from fsaccept.benchmarks.mdtest.validity import MIN_NODES
 
@@ -12,11 +13,12 @@ TESTS = (
     TestSpec(check="MdtestEasy", role=ACCEPTANCE, key="mdtest_easy", benchmark="mdtest",
              descr="mdtest file metadata rates, a directory per rank (easy)",
              tags=("metadata",), figures=parse.FIGURES, schema="mdtest.schema.json",
-             attrs={"unique_dir_per_rank": True, "min_nodes": MIN_NODES}),
+             attrs={"unique_dir_per_rank": True, "min_nodes": MIN_NODES}, fill=FILL_DEFAULT),
     TestSpec(check="MdtestHard", role=ACCEPTANCE, key="mdtest_hard", benchmark="mdtest",
              descr="mdtest file metadata rates, one shared directory (hard)",
              tags=("metadata",), figures=parse.FIGURES, schema="mdtest.schema.json",
-             attrs={"unique_dir_per_rank": False, "min_nodes": MIN_NODES}),
+             attrs={"unique_dir_per_rank": False, "min_nodes": MIN_NODES},
+             fill=FILL_OPTIONAL),
 )
 
 BENCHMARK = Benchmark(
