@@ -278,8 +278,9 @@ class DegradedMode(rfm.RegressionTestPlugin):
         recovery (and failover) ceilings: ``Reference.degraded_thresholds``, by which the
         sign-off judges too (of the test's scenario)."""
         scenario = scenario_of_test(self)
-        if scenario and self.refusal():
-            return {}  # set-up skips it, saying why (plan_the_fault)
+        clause = self.fault_clause() if scenario else None
+        if scenario and (clause is None or self.reference_key not in clause.tests):
+            return {}  # set-up skips it, saying why (plan_the_fault: refusal)
         return {name or self.figure_name(): th.as_reframe_reference()
                 for name, th in self.refdata.degraded_thresholds(self.reference_key,
                                                                  scenario).items()}

@@ -259,7 +259,26 @@ def test_the_live_check_runs_and_judges_each_scenario_by_its_own(monkeypatch):
     assert test.refusal() == (
         f"{CEPHFS}: degraded.scenarios.osd-rebuild.tests.mdtest_easy: not asked for in this "
         "scenario (the contract's degraded-mode clause; docs/user/degraded.md)")
+    # Asked at set-up before the server probe is chosen (AcceptanceTest.set_threshold).
+    del test._server_probe
     assert DegradedMode.threshold_references(test) == {}
+    test.reference_key = "ior_write_bandwidth"
+    assert DegradedMode.threshold_references(test)["recovery_s"][0] == 120
+    test._server_probe = servers.probe_for("fuse.ceph-fuse")
     test.fault_scenario = "ost-rebuild"
     assert test.refusal().startswith(f"{CEPHFS}: degraded.scenarios.ost-rebuild: no such "
                                      "scenario (the file names: mds-failover, osd-rebuild)")
+
+
+def test_the_documented_clause_per_scenario_is_valid(tmp_path):
+    """docs/user/degraded.md's ``degraded:`` with scenarios, on the example Lustre
+    site's reference file: valid, each scenario its own clause."""
+    doc = (REPO / "docs" / "user" / "degraded.md").read_text()
+    block = next(b for b in re.findall(r"```yaml\n(.*?)```", doc, re.S) if "scenarios:" in b)
+    data = yaml.safe_load((REFERENCE_DIR / "example-lustre.yaml").read_text())
+    data.update(yaml.safe_load(block))
+    ref = load_reference(_write(tmp_path, data))
+    mds, ost = ref.degraded_mode.clauses
+    assert (mds.scenario, mds.max_failover_s, sorted(mds.tests)) == (
+        "mds-failover", 120, ["ior_data_integrity", "ior_write_bandwidth", "mdtest_easy"])
+    assert (ost.scenario, ost.fraction, ost.max_recovery_s) == ("ost-rebuild", 0.4, 3600)
