@@ -60,6 +60,8 @@ from fsaccept.rfm.jobscript import INFO_MARKER
 
 NODE_MARKER = "fsaccept-node"
 NODE_SCRIPT = "fsaccept-fio-node.sh"
+#: fio's directory in a node script's fio line, before it becomes the node's ``$dir``.
+NODE_DIR = "@FSACCEPT_DIR@"
 OUTLIER_FIGURE = "outlier_nodes"
 
 
@@ -172,12 +174,16 @@ class FioTest(BenchmarkTest):
         # Read tests write their files too (fio lays them out before reading).
         return self.params.bytes_per_node * self.num_nodes
 
+    def node_fio_line(self, opts: list[str]) -> str:
+        """fio's line in a node script: ``opts`` made for the directory ``@FSACCEPT_DIR@``,
+        which becomes the script's ``$dir``, and the node's name its ``$node``."""
+        return shlex.join([self.fio_binary, *opts]).replace(
+            f"--directory={NODE_DIR}", '--directory="$dir"').replace(
+            fiocmd.NODE_PLACEHOLDER, '"$node"')
+
     @run_before("run")
     def write_node_script(self):
-        dir_arg = "--directory=@FSACCEPT_DIR@"
-        opts = fiocmd.fio_options(self.params, "@FSACCEPT_DIR@")
-        fio_line = shlex.join([self.fio_binary, *opts]).replace(
-            dir_arg, '--directory="$dir"').replace(fiocmd.NODE_PLACEHOLDER, '"$node"')
+        fio_line = self.node_fio_line(fiocmd.fio_options(self.params, NODE_DIR))
         script = "\n".join([
             "#!/bin/bash",
             "# One fio per node (fsaccept.rfm.fio): run once on every node by the launcher.",
@@ -249,18 +255,28 @@ class FioTest(BenchmarkTest):
                               "(the node failed, or fio never ran there)" if missing else ""))
         return reasons
 
+    def figure_kinds(self) -> list[str]:
+        """What its figures are, in the words of ``known_bad_versions.yaml``'s ``affects``
+        (a fio version with a known bug affecting one is INVALID)."""
+        return sorted({fiocmd.FIGURE_KINDS[s.unit] for s in self.specs})
+
     def _parse_node(self, res: FioResults, node: str, exit_code: str,
-                    memory: int | None) -> list[fio.Finding]:
-        """Parse one node's report; its figures go to ``res.per_node``, and its
-        findings (fio's and the harness's) are returned."""
-        name = f"fio-{node}.json"
+                    memory: int | None, stem: str = "",
+                    specs: list[figures.FigureSpec] | None = None) -> list[fio.Finding]:
+        """Parse one node's report, ``fio-<stem>.json`` (the stem is the node's name
+        unless the test runs fio more than once on a node); its figures (``specs``, by
+        default the test's) go to ``res.per_node[stem]``, and its findings (fio's and
+        the harness's) are returned."""
+        stem = stem or node
+        specs = self.specs if specs is None else specs
+        name = f"fio-{stem}.json"
         report = self._read_stage(name)
-        messages = self._read_stage(f"fio-{node}.log") or ""
+        messages = self._read_stage(f"fio-{stem}.log") or ""
         try:
             run = fio.parse_fio(report or "", messages, node_memory_bytes=memory)
         except ValueError as err:
             return [fio.Finding(fio.INVALID, "not-fio", None, f"{name}: {err}")]
-        res.runs[node] = run
+        res.runs[stem] = run
         found = list(run.findings)
         if report is None:
             found = [f for f in found if f.kind != "empty"]
@@ -272,9 +288,9 @@ class FioTest(BenchmarkTest):
         elif exit_code != "0":
             found.append(fio.Finding(fio.INVALID, "exit", None,
                                      f"fio exited with status {exit_code}"))
-        kinds = sorted({fiocmd.FIGURE_KINDS[s.unit] for s in self.specs})
         found += [fio.Finding(fio.INVALID, "version", None, r) for r in dict.fromkeys(
-            r for k in kinds for r in versions.version_reasons("fio", run.version_number, k))]
+            r for k in self.figure_kinds()
+            for r in versions.version_reasons("fio", run.version_number, k))]
         if not self.version_note:
             self.version_note = versions.version_note("fio", run.version_number)
         if not self.fio_settings and run.jobs:
@@ -282,7 +298,7 @@ class FioTest(BenchmarkTest):
                                           for job in run.jobs)
         if not any(f.severity == fio.INVALID for f in found):
             try:
-                res.per_node[node] = {s.name: figures.figure_value(run, s) for s in self.specs}
+                res.per_node[stem] = {s.name: figures.figure_value(run, s) for s in specs}
             except (KeyError, ValueError) as err:
                 found.append(fio.Finding(fio.INVALID, "figure", None, f"{name}: {err.args[0]}"))
         return found

@@ -338,6 +338,9 @@ def test_the_entry_makes_a_victim_and_an_aggressor():
     ({**ENTRY, "min_overlap": 0.5}, "min_overlap: 0.5 is not 0.9 to 1"),
     ({**ENTRY, "aggressor_file_size": "1000KiB"}, "is not a multiple of 1MiB"),
     ({**ENTRY, "aggressor_file_size": "lots"}, "aggressor_file_size"),
+    ({**ENTRY, "thresholds": {"victim_p99_ratio": {"value": 3, "unit": "ratio"}}},
+     "thresholds: not for the interference test: it is judged by max_p99_ratio"),
+    ({**ENTRY, "outlier_fraction": 0.5}, "outlier_fraction: not for the interference test"),
 ])
 def test_an_entry_the_test_cannot_run_is_refused(entry, match):
     with pytest.raises(command.FioEntryError, match=f"tests.fio_interference.{match}"
@@ -359,9 +362,8 @@ def test_its_keys_are_refused_for_the_other_kinds_and_allowed_by_the_schema():
 
 
 def _spec():
-    from fsaccept.benchmarks.fio.spec import _fio
-    return _fio("FioInterference", "interference", "a noisy neighbour",
-                checks_dir="interference")
+    from fsaccept.benchmarks import registry
+    return registry.TESTS["FioInterference"]
 
 
 def _case(ev: interference.Evidence, result: str = "pass", **figures):

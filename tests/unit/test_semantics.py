@@ -453,7 +453,8 @@ def test_opt_in_folders_follow_the_reference_entries(tmp_path):
     from fsaccept.suite import listing, reference
     ref_dir = REPO / "reference"
     gluster = reference.load_reference(ref_dir / "local-gluster.yaml")
-    assert listing.main_session_dirs(gluster) == ["checks", "checks/semantics"]
+    assert listing.main_session_dirs(gluster) == ["checks", "checks/interference",
+                                                  "checks/semantics"]
     local = reference.load_reference(ref_dir / "local.yaml")
     assert listing.main_session_dirs(local) == ["checks"]
     for d in listing.main_session_dirs(reference.load_reference(ref_dir / "example-lustre.yaml")):

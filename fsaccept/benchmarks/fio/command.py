@@ -231,6 +231,11 @@ def _interference_split(key: str, entry: dict[str, Any], k: Kind) -> Interferenc
     for need in ("max_p99_ratio", "aggressor_file_size"):
         if need not in entry:
             raise FioEntryError(f"{key}.{need}: required for the interference test")
+    for other in ("thresholds", "outlier_fraction"):
+        if other in entry:
+            raise FioEntryError(f"{key}.{other}: not for the interference test: it is "
+                                "judged by max_p99_ratio (the victim's p99 under load over "
+                                "its own p99 alone), not by figures against thresholds")
     if entry.get("time_based") is False:
         raise FioEntryError(f"{key}.time_based: the victim runs for runtime_s, twice")
     for fixed, value in (("iodepth", 1), ("numjobs", 1)):

@@ -1,6 +1,8 @@
 """fio, declared once: its record and its catalogue of client tests
-(``checks/fio_client.py``), one per kind of ``command.KINDS``, each reading the reference
-entry ``fio_<kind>``; its figures are named after the entry's block size."""
+(``checks/fio_client.py``; the opt-in soak and interference tests in ``checks/soak`` and
+``checks/interference``), one per kind of ``command.KINDS``, each reading the reference
+entry ``fio_<kind>``; its figures are named after the entry's block size (the
+interference test's after what they are: ``command.INTERFERENCE_FIGURES``)."""
 
 from __future__ import annotations
 
@@ -31,6 +33,12 @@ TESTS = (
     # Opt-in (checks/soak): minutes to hours; run when the reference has tests.fio_soak.
     _fio("FioSoak", "soak", "fio 1 MiB direct writes for runtime_s, judged on their time "
          "series: stalls, drift, a slow node", tags=("client", "soak"), checks_dir="soak"),
+    # Opt-in (checks/interference): needs two groups of nodes in one job; run when the
+    # reference has tests.fio_interference.
+    _fio("FioInterference", "interference", "a noisy neighbour: the victims' p99 4 KiB "
+         "direct read latency beside the aggressors' writes over their p99 alone, in one "
+         "job, the overlap proven", tags=("client", "interference"),
+         checks_dir="interference"),
 )
 
 BENCHMARK = Benchmark(
