@@ -15,7 +15,7 @@ Benchmarks: the same as local-gluster's (Lmod modules once set-up has generated 
 else the Spack build of local-spack).
 
 Degraded mode (``scripts/acceptance --system local-cephfs --degraded``) has two
-scenarios, each test run once per scenario (``reference/local-cephfs.yaml``'s
+scenarios, each test run once per scenario (``reference/local-cephfs-degraded.yaml``'s
 ``degraded.scenarios`` gives each its clause):
 
 - ``mds-failover``: the active MDS killed (``scripts/local-cluster fail-mds``), the

@@ -18,7 +18,7 @@ from fsaccept.suite import faults, listing
 from fsaccept.suite.reference import REFERENCE_DIR, ReferenceError, load_reference
 
 REPO = Path(__file__).resolve().parents[2]
-CEPHFS = REFERENCE_DIR / "local-cephfs.yaml"
+CEPHFS = REFERENCE_DIR / "local-cephfs-degraded.yaml"
 REPLICA = REFERENCE_DIR / "local-gluster-replica.yaml"
 
 
