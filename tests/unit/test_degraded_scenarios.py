@@ -104,6 +104,9 @@ def test_a_bad_scenario_is_named(tmp_path, edit, message):
     def bad(data):
         if data["tests"].get("ior_read_bandwidth"):
             del data["tests"]["ior_read_bandwidth"]
+        # A test the file has, that no degraded-mode check runs (the main file's entry).
+        data["tests"]["md_workbench"] = yaml.safe_load(
+            (REFERENCE_DIR / "local-cephfs.yaml").read_text())["tests"]["md_workbench"]
         edit(data["degraded"]["scenarios"])
     with pytest.raises(ReferenceError, match=re.escape(message)):
         load_reference(_write(tmp_path, _cephfs(bad)))
