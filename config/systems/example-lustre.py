@@ -56,7 +56,17 @@ _logging['handlers_perflog'].append({
 
 #: Degraded-mode acceptance (``scripts/acceptance --degraded``; docs/user/degraded.md):
 #: how this system is degraded and restored, run on the login node with the rights of
-#: who runs the harness.  ``healed`` exits 0 once the file system has recovered.
+#: who runs the harness.  ``healed`` exits 0 once the file system has recovered.  This
+#: site declares three scenarios (``DEGRADED`` below): each degraded-mode test runs once
+#: per scenario.
+#: Failover of the MDS pair mds01/mds02: the MDT unmounted on mds01, the HA partner
+#: mounts it; failed back on restore; healed once the MDT reports its recovery COMPLETE.
+LUSTRE_MDS_FAILOVER = {
+    'degrade': "ssh mds01 'umount /lustre/fs1/mdt0'",
+    'restore': "ssh mds02 'umount /lustre/fs1/mdt0' && ssh mds01 'mount /lustre/fs1/mdt0'",
+    'healed': "! ssh mds01 \"lctl get_param -n mdt.fs1-MDT0000.recovery_status\" "
+              "| grep -E '^status: (RECOVERING|INACTIVE)'",
+}
 #: Failover of one OSS of the oss01/oss02 pair: its OSTs unmounted on oss01, the HA
 #: partner mounts them; failed back on restore; healed once every OST on oss01 reports
 #: its recovery COMPLETE (``lctl``).
@@ -84,6 +94,22 @@ GPFS_DISK_STOP = {
     'restore': 'mmchdisk fs1 start -d nsd012 && mmrestripefs fs1 -r',
     'healed': "mmlsdisk fs1 -e | grep -q 'All disks up and ready'",
 }
+#: GPFS, failover of an NSD server: GPFS stopped on nsd01, its disks served by their
+#: backup server nsd02; started again on restore; healed once nsd01 is active and
+#: every disk up and ready.
+GPFS_NSD_SERVER_FAILOVER = {
+    'degrade': 'mmshutdown -N nsd01',
+    'restore': 'mmstartup -N nsd01',
+    'healed': "mmgetstate -N nsd01 -Y | grep -q ':active:' && "
+              "mmlsdisk fs1 -e | grep -q 'All disks up and ready'",
+}
+
+#: This site's scenarios, by name (``extras.degraded.scenarios``): each degraded-mode
+#: test runs once per scenario (``%fault_scenario=NAME``).  One plan alone, without
+#: ``scenarios``, is declared as ``'degraded': LUSTRE_OSS_FAILOVER``.
+DEGRADED = {'scenarios': {'mds-failover': LUSTRE_MDS_FAILOVER,
+                          'ost-failover': LUSTRE_OSS_FAILOVER,
+                          'ost-rebuild': LUSTRE_OST_REBUILD}}
 
 
 site_configuration = {
@@ -126,7 +152,7 @@ site_configuration = {
                     # (docs/user/site-setup.md), e.g.
                     #   'server_probe': '/opt/site/bin/lustre-health "$1"',
                     'extras': {'benchmarks': 'spack-build',
-                               'degraded': LUSTRE_OSS_FAILOVER},
+                               'degraded': DEGRADED},
                 },
             ],
         },

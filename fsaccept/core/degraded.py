@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +38,25 @@ MARKER = "fsaccept-fault"
 #: The figures of every degraded-mode test (seconds), each a ceiling.
 DETECT, FAILOVER, RECOVERY = "time_to_detect_s", "failover_s", "recovery_s"
 FIGURES = (DETECT, FAILOVER, RECOVERY)
+
+#: The ReFrame parameter naming a degraded-mode test's scenario when the system declares
+#: several (``extras.degraded.scenarios``) or the reference file names several
+#: (``degraded.scenarios``): ``DegradedIORWriteBandwidth %fault_scenario=mds-failover``.
+#: A read test records its dataset's in a loggable variable of the same name.  A system
+#: with one fault plan and a file that names none: no parameter, the names unchanged.
+SCENARIO_PARAMETER = "fault_scenario"
+#: A scenario's name: lowercase letters, digits, ``-`` and ``_`` (it goes into test names,
+#: ReFrame's ``-n`` patterns and keys of the reference file).
+SCENARIO_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+
+
+def scenario_name_problem(name: object) -> str:
+    """Why ``name`` cannot name a scenario ('' when it can)."""
+    if isinstance(name, str) and SCENARIO_NAME.fullmatch(name):
+        return ""
+    return (f"{name!r} is not a scenario name (at most 40 lowercase letters, digits, - and "
+            "_, starting with a letter or a digit)")
+
 
 #: The events that happen within the job: the degrade it asks for and waits on, and the
 #: lines it prints.  (The agent restores and waits for the heal after the job, too.)

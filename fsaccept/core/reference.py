@@ -279,14 +279,36 @@ class Reference:
                                  "file system dedicated to acceptance may be filled")
         return mode
 
-    def degraded_thresholds(self, name: str) -> dict[str, Threshold]:
-        """The thresholds of ``tests.<name>`` run degraded (the live check and the
-        sign-off both judge by these); a clear error when the file does not ask for it."""
+    def degraded_clause(self, scenario: str = "") -> DegradedMode:
+        """The clause a degraded-mode test of ``scenario`` is judged by: the section's
+        own when the file names no scenario (any scenario of the system's then), else
+        that scenario's (``degraded.scenarios.<name>``); a clear error naming the key
+        when the file has no ``degraded:`` or does not name the scenario."""
         mode = self.degraded_mode
         if mode is None:
             raise ReferenceError(f"{self.path}: degraded: missing (the contract's "
                                  "degraded-mode clause: fraction, tests, max_recovery_s)")
+        if not mode.scenarios:
+            return mode
+        if scenario in mode.scenarios:
+            return mode.scenarios[scenario]
+        have = ", ".join(mode.scenarios)
+        if not scenario:
+            raise ReferenceError(f"{self.path}: degraded.scenarios: the file names "
+                                 f"scenarios ({have}); this test ran under none (its system "
+                                 "declares one fault plan, not extras.degraded.scenarios)")
+        raise ReferenceError(f"{self.path}: degraded.scenarios.{scenario}: no such scenario "
+                             f"(the file names: {have})")
+
+    def degraded_thresholds(self, name: str, scenario: str = "") -> dict[str, Threshold]:
+        """The thresholds of ``tests.<name>`` run degraded (the live check and the
+        sign-off both judge by these), in ``scenario`` ('' : none named); a clear error
+        when the file does not ask for it."""
+        mode = self.degraded_clause(scenario)
         if name not in mode.tests:
+            if mode.scenario:
+                raise ReferenceError(f"{self.path}: {mode.where}.tests.{name}: missing; the "
+                                     f"scenario runs degraded: {', '.join(sorted(mode.tests))}")
             raise ReferenceError(f"{self.path}: degraded.tests.{name}: missing; the file "
                                  f"runs degraded: {', '.join(sorted(mode.tests))}")
         return mode.thresholds(name, self.thresholds(name))
@@ -296,7 +318,9 @@ class Reference:
 class DegradedMode:
     """The reference file's ``degraded:`` section: the contract's high-availability
     clause (which tests run while a server is down, the fraction of each healthy
-    threshold they must reach, and the time the file system has to recover)."""
+    threshold they must reach, and the time the file system has to recover).  With
+    ``scenarios:``, each named scenario is a clause of its own: the section's, with the
+    keys it gives itself."""
 
     fraction: float
     #: Key under ``tests:`` -> its own fraction (the section's when it gives none).
@@ -304,17 +328,43 @@ class DegradedMode:
     max_recovery_s: float
     max_failover_s: float | None = None
     detect_timeout_s: int = 60
+    #: The contract's named scenarios (``degraded.scenarios``), each its clause, in the
+    #: file's order; empty when it names none.
+    scenarios: dict[str, "DegradedMode"] = field(default_factory=dict)
+    #: The scenario this clause is of ('' : the section's own).
+    scenario: str = ""
 
     @classmethod
-    def of(cls, section: dict[str, Any]) -> "DegradedMode":
-        """From a schema-valid ``degraded:`` section."""
+    def of(cls, section: dict[str, Any], scenario: str = "") -> "DegradedMode":
+        """From a schema-valid ``degraded:`` section (``scenario``: the name of the
+        scenario it is the clause of)."""
         fraction = section["fraction"]
+        named = section.get("scenarios") or {}
+        base = {k: v for k, v in section.items() if k != "scenarios"}
         return cls(fraction=fraction,
                    tests={k: (v or {}).get("fraction", fraction)
                           for k, v in section["tests"].items()},
                    max_recovery_s=section["max_recovery_s"],
                    max_failover_s=section.get("max_failover_s"),
-                   detect_timeout_s=section.get("detect_timeout_s", 60))
+                   detect_timeout_s=section.get("detect_timeout_s", 60),
+                   scenarios={name: cls.of({**base, **(own or {})}, name)
+                              for name, own in named.items()},
+                   scenario=scenario)
+
+    @property
+    def where(self) -> str:
+        """Its key in the reference file."""
+        return f"degraded.scenarios.{self.scenario}" if self.scenario else "degraded"
+
+    @property
+    def clauses(self) -> list["DegradedMode"]:
+        """Each clause a session is judged by: each named scenario's, else the section's."""
+        return list(self.scenarios.values()) or [self]
+
+    @property
+    def all_tests(self) -> set[str]:
+        """The keys run degraded in any scenario (the section's without scenarios)."""
+        return {key for clause in self.clauses for key in clause.tests}
 
     def thresholds(self, name: str, healthy: dict[str, Threshold]) -> dict[str, Threshold]:
         """A degraded-mode test's thresholds: each healthy one scaled by the test's

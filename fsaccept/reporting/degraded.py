@@ -1,7 +1,8 @@
 """The sign-off's "Degraded mode" section: each figure measured while a storage server
 was down beside its healthy counterpart (measured in the same session, else the healthy
 threshold), the fraction it reached against the contract's, and each fault's times to
-detect, to fail over and to recover, with a timeline plot.
+detect, to fail over and to recover, with a timeline plot.  With named fault scenarios
+(``fault_scenario``), each scenario has its part: its clause, its figures, its faults.
 
 Which tests are degraded-mode tests, and which healthy test each is compared with, is
 the catalogue's (never the run report's tags); the times are re-read from each test's
@@ -16,7 +17,7 @@ from typing import Any
 
 from fsaccept.core import degraded
 from fsaccept.core.formatting import format_number
-from fsaccept.core.reference import TIME_UNITS
+from fsaccept.core.reference import TIME_UNITS, ReferenceError
 from fsaccept.reporting.runreport import Test
 from fsaccept.reporting.verdicts import spec_of_case
 
@@ -82,11 +83,29 @@ class FaultLine:
 
 
 @dataclass
+class ScenarioPart:
+    """One fault scenario's part of the section."""
+
+    name: str
+    figures: list[FigureLine]
+    faults: list[FaultLine]
+    #: Its clause as the verified reference file states it ('' without one).
+    clause: str = ""
+
+    @property
+    def title(self) -> str:
+        return f"Scenario {self.name}" if self.name else "Without a named scenario"
+
+
+@dataclass
 class DegradedSection:
     figures: list[FigureLine]
     faults: list[FaultLine]
     #: The contract's clause as the verified reference file states it ('' without one).
     clause: str = ""
+    #: With named fault scenarios, each its part (in the order its tests ran); empty
+    #: when no test ran under one (``figures``, ``faults`` and ``clause`` then say all).
+    scenarios: list[ScenarioPart] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.faults)
@@ -109,15 +128,21 @@ def _healthy_value(test: Test | None, figure: str) -> float | None:
 
 def degraded_section(tests: list[Test], reference: Any = None) -> DegradedSection:
     """The section's rows, from the session's tests (``reference``: the verified file,
-    for the healthy thresholds and the contract's fractions; None: those recorded)."""
+    for the healthy thresholds and the contract's fractions; None: those recorded),
+    each judged by its scenario's clause."""
     mode = reference.degraded_mode if reference is not None else None
     healthy = _healthy_counterparts(tests)
     figures, faults = [], []
+    parts: dict[str, ScenarioPart] = {}
     for t in tests:
         spec = spec_of_case(t.case)
         if spec is None or not spec.degraded:
             continue
-        contract = mode.tests.get(spec.key) if mode else t.case.get("degraded_fraction")
+        clause = _clause(reference, t.scenario) if mode is not None else None
+        part = parts.setdefault(t.scenario, ScenarioPart(
+            t.scenario, [], [], _clause_text(clause) if clause is not None else ""))
+        contract = (clause.tests.get(spec.key) if clause is not None else None) if mode \
+            else t.case.get("degraded_fraction")
         thresholds = _healthy_thresholds(reference, spec.key)
         for fr in t.figures:
             if fr.name in degraded.FIGURES or not _judged(fr):
@@ -125,7 +150,7 @@ def degraded_section(tests: list[Test], reference: Any = None) -> DegradedSectio
             measured = _healthy_value(healthy.get(spec.key), fr.name)
             th = thresholds.get(fr.name) or (thresholds.get("") if fr.name == spec.main_figure
                                              else None)
-            figures.append(FigureLine(
+            line = FigureLine(
                 t.name, fr.name, fr.unit, fr.value,
                 measured if measured is not None else (th.value if th else None),
                 "measured" if measured is not None else "threshold",
@@ -133,22 +158,40 @@ def degraded_section(tests: list[Test], reference: Any = None) -> DegradedSectio
                 None if fr.name in spec.fixed_thresholds or not isinstance(
                     contract, (int, float)) else contract,
                 "FAIL" if fr.failed else ("PASS" if t.verdict in ("PASS", "FAIL")
-                                          else t.verdict)))
+                                          else t.verdict))
+            figures.append(line)
+            part.figures.append(line)
         fault = degraded.fault_from(str(t.case.get("fault_timeline") or ""))[0]
-        limits = ({degraded.RECOVERY: mode.max_recovery_s,
-                   **({degraded.FAILOVER: mode.max_failover_s} if mode.max_failover_s
-                      else {})} if mode else {})
-        faults.append(FaultLine(t.name, t.verdict, fault.figures, limits, fault.notes(),
-                                fault.events))
-    clause = ""
-    if mode is not None:
-        clause = (f"While a storage server is down, each figure at least "
-                  f"{mode.fraction:.0%} of its healthy threshold (per test where the "
-                  f"reference says so), and the file system healed within "
-                  f"{format_number(mode.max_recovery_s)} s of its restore"
-                  + (f"; the first write within {format_number(mode.max_failover_s)} s of "
-                     "the fault" if mode.max_failover_s else "") + ".")
-    return DegradedSection(figures, faults, clause)
+        limits = ({degraded.RECOVERY: clause.max_recovery_s,
+                   **({degraded.FAILOVER: clause.max_failover_s} if clause.max_failover_s
+                      else {})} if clause is not None else {})
+        line = FaultLine(t.name, t.verdict, fault.figures, limits, fault.notes(),
+                         fault.events)
+        faults.append(line)
+        part.faults.append(line)
+    if list(parts) == [""]:  # no scenario named: the section as one
+        return DegradedSection(figures, faults, parts[""].clause)
+    clause = _clause_text(mode) if mode is not None and not parts else ""
+    return DegradedSection(figures, faults, clause, list(parts.values()))
+
+
+def _clause(reference: Any, scenario: str) -> Any:
+    """The clause a test of ``scenario`` is judged by (None: the file has none for it:
+    the test's own verdict says why)."""
+    try:
+        return reference.degraded_clause(scenario)
+    except ReferenceError:
+        return None
+
+
+def _clause_text(mode: Any) -> str:
+    """The contract's clause in words."""
+    return (f"While a storage server is down, each figure at least "
+            f"{mode.fraction:.0%} of its healthy threshold (per test where the "
+            f"reference says so), and the file system healed within "
+            f"{format_number(mode.max_recovery_s)} s of its restore"
+            + (f"; the first write within {format_number(mode.max_failover_s)} s of "
+               "the fault" if mode.max_failover_s else "") + ".")
 
 
 def _judged(row: Any) -> bool:

@@ -11,8 +11,12 @@ worthless.
   and for a degraded-mode test :func:`fsaccept.core.degraded.not_degraded_after`, matched
   to the job's node list;
 - a degraded-mode test's fault (``fault_timeline``): :class:`fsaccept.core.degraded.Fault`,
-  within its own job, and the data it reads written before the fault began
-  (:func:`degraded_dataset_reasons`, given the fixtures it depended on);
+  within its own job, and the data it reads written before the fault began, for the
+  same scenario (:func:`degraded_dataset_reasons`, given the fixtures it depended on);
+  its scenario (``fault_scenario``) one the verified reference names and that runs its
+  test, and its recorded fraction (``degraded_fraction``) that scenario's
+  (:func:`degraded_scenario_reasons`; its thresholds, fault ceilings included, are that
+  scenario's: :func:`fsaccept.reporting.runreport.looser_thresholds`);
 - the file system the job ran on (``job_fstype``) against the verified reference's
   ``target.fstype``: :func:`fsaccept.core.guards.fstype_reasons`;
 - the data written (``data_pattern``) against the session's data-reduction probe:
@@ -215,7 +219,7 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
             out += [f"node_mounts shows a server down: {a[:100]}" for a in down]
     after = case.get("servers_after")
     if spec.degraded:
-        out += _fault_reasons(case, spec)
+        out += _fault_reasons(case, spec) + degraded_scenario_reasons(case, spec, reference)
     if isinstance(after, str) and after:
         answers = servers.ungrouped(after)
         out += (_servers_after_reasons(answers, case, spec) if answers is not None
@@ -404,6 +408,36 @@ def _fault_reasons(case: Case, spec: TestSpec) -> list[str]:
     return out
 
 
+def _scenario(case: Case) -> str:
+    name = case.get(degraded.SCENARIO_PARAMETER)
+    return name if isinstance(name, str) else ""
+
+
+def degraded_scenario_reasons(case: Case, spec: TestSpec, reference: Any) -> list[str]:
+    """A degraded-mode test's scenario against the verified reference: one its
+    ``degraded.scenarios`` names (any, or none, when it names none), whose clause runs
+    the test's key, and the contract fraction it recorded (``degraded_fraction``) that
+    clause's for its key."""
+    mode = reference.degraded_mode if reference is not None else None
+    if mode is None:
+        return []  # its thresholds cannot be verified: looser_thresholds says so
+    scenario = _scenario(case)
+    try:
+        clause = reference.degraded_clause(scenario)
+    except ReferenceError as err:
+        return [f"its fault scenario ({degraded.SCENARIO_PARAMETER} "
+                f"{scenario[:40]!r}) is not the contract's: {str(err)[:300]}"]
+    want = clause.tests.get(spec.key)
+    if want is None:
+        return [f"{clause.where}.tests does not list {spec.key}: its test is not the "
+                "contract's"]
+    said = case.get("degraded_fraction")
+    if isinstance(said, (int, float)) and not isinstance(said, bool) and said != want:
+        return [f"degraded_fraction is recorded as {said!r}, but the reference file's "
+                f"{clause.where} gives {want!r} for {spec.key}"]
+    return []
+
+
 def degraded_dataset_reasons(case: Case, spec: TestSpec | None,
                              fixtures: Sequence[Case]) -> list[str]:
     """A degraded-mode test that reads data its fixture wrote (the catalogue's degraded
@@ -422,8 +456,11 @@ def degraded_dataset_reasons(case: Case, spec: TestSpec | None,
         if fx is None:
             out.append(f"evidence missing: it depends on no {check}, the data it reads "
                        "(dependencies_actual)")
-        else:
-            out += fault.written_after(check, fx.job.completion_time)
+            continue
+        out += fault.written_after(check, fx.job.completion_time)
+        if _scenario(fx) != _scenario(case):
+            out.append(f"the data it reads was written for another fault scenario: "
+                       f"{check}'s {_scenario(fx)[:40]!r}, its own {_scenario(case)[:40]!r}")
     return out
 
 

@@ -30,6 +30,7 @@ from fsaccept.core import inputs
 from fsaccept.core.formatting import format_number
 from fsaccept.benchmarks.catalogue import ACCEPTANCE
 from fsaccept.core.pernode import OUTLIER_FIGURE
+from fsaccept.core.degraded import SCENARIO_PARAMETER
 from fsaccept.core.reference import TARGET_PARAMETER, ReferenceError
 from fsaccept.reporting.case import Case, TypedReport, typed
 from fsaccept.reporting.evidence import (SessionEvidence, degraded_dataset_reasons,
@@ -175,6 +176,18 @@ class Test:
     def target(self) -> str:
         """The name of the target it ran on (``targets.<name>``; "": the single one)."""
         return target_of(self.case)
+
+    @property
+    def scenario(self) -> str:
+        """The fault scenario it ran under (``fault_scenario``; "": none named)."""
+        return scenario_of(self.case)
+
+
+def scenario_of(tc: Case) -> str:
+    """The fault scenario a degraded-mode test case recorded (its
+    ``SCENARIO_PARAMETER``; "": none, the system's one plan)."""
+    name = tc.get(SCENARIO_PARAMETER)
+    return name if isinstance(name, str) else ""
 
 
 def target_of(tc: Case) -> str:
@@ -346,7 +359,7 @@ def looser_thresholds(tc: Case, reference: Any) -> list[str]:
     key = spec.key
     try:
         # A degraded-mode test: the healthy entry's, scaled by the contract's fraction.
-        expected = (reference.degraded_thresholds(key) if spec.degraded
+        expected = (reference.degraded_thresholds(key, scenario_of(tc)) if spec.degraded
                     else reference.thresholds(key))
     except (ReferenceError, TypeError, ValueError) as err:
         return [f"the reference file has no usable entry {reference.target.tests_where}."

@@ -99,10 +99,13 @@ def session_check(report: TypedReport | dict[str, Any], tests: list[Test],
     missing = [t.check + _named(name, " on target ")
                for name in reference.target_names for t in registry.TESTS.values()
                if (t.check, name) not in ran_on
+               and not _per_scenario(t, reference.for_target(name))
                and _required(t, reference.for_target(name),
                              degraded_session=ran & _DEGRADED_CHECKS)
                and not _outside_the_sweep(t, reference.for_target(name), ran)
                and not _outside_the_fill(t, reference.for_target(name), ran)]
+    if ran & _DEGRADED_CHECKS:
+        missing += _missing_scenarios(tests, reference)
     if missing:
         out.unverified.append(f"{len(missing)} acceptance test(s) the reference file defines "
                               f"did not run: {', '.join(missing)}")
@@ -149,7 +152,26 @@ def _required(spec: Any, reference: Any, degraded_session: Any) -> bool:
     if not spec.degraded:
         return True
     mode = reference.degraded_mode
-    return bool(degraded_session) and mode is not None and spec.key in mode.tests
+    return bool(degraded_session) and mode is not None and spec.key in mode.all_tests
+
+
+def _per_scenario(spec: Any, reference: Any) -> bool:
+    """A degraded-mode test the file's named scenarios each require on their own."""
+    mode = reference.degraded_mode if spec.degraded else None
+    return mode is not None and bool(mode.scenarios)
+
+
+def _missing_scenarios(tests: list[Test], reference: Any) -> list[str]:
+    """Each degraded-mode test a named scenario of the file runs (its clause's
+    ``tests``) that did not run under that scenario."""
+    mode = reference.degraded_mode if not reference.named_targets else None
+    if mode is None or not mode.scenarios:
+        return []
+    ran_in = {(spec_of_case(t.case).check, t.scenario) for t in tests if spec_of_case(t.case)}
+    return [f"{t.check} in scenario {clause.scenario}" for clause in mode.clauses
+            for t in registry.DEGRADED if t.role == ACCEPTANCE and t.degraded
+            and t.key in clause.tests and t.key in reference.entries
+            and (t.check, clause.scenario) not in ran_in]
 
 
 def _number(v: Any) -> bool:

@@ -25,6 +25,15 @@ the job, and the data read back was written before the fault began.
 The agent restores the file system whatever ends the job.  Degraded-mode tests run only
 in a serial session (``scripts/acceptance --degraded``): no other job may run on the
 file system while a server is down.
+
+**Scenarios.**  A system may declare several named fault plans
+(``extras.degraded.scenarios``: an MDS failover, an OSD rebuild), and the reference file
+may name several (``degraded.scenarios``, each its own clause).  :func:`on_scenarios`, on
+each check of ``checks/degraded/`` and its dataset fixtures, then gives the test the
+ReFrame parameter ``fault_scenario`` (``DegradedMdtestEasy %fault_scenario=mds-failover``):
+each test runs once per scenario, with that scenario's plan, judged by that scenario's
+clause.  A read test takes its dataset's scenario.  With one plan and a file that names
+no scenario, the checks are unchanged: their names, figures and run report as before.
 """
 
 from __future__ import annotations
@@ -36,10 +45,17 @@ import sys
 from pathlib import Path
 
 import reframe as rfm
+import reframe.core.runtime as rt
 import reframe.utility.sanity as sn
-from reframe.core.builtins import run_after, run_before, variable
+from reframe.core.builtins import parameter, run_after, run_before, variable
+from reframe.core.exceptions import ReframeFatalError
+from reframe.core.meta import make_test
 
 from fsaccept.core import degraded, servers
+from fsaccept.core.degraded import SCENARIO_PARAMETER
+from fsaccept.core.reference import DegradedMode as Clause
+from fsaccept.core.reference import ReferenceError
+from fsaccept.rfm import targets
 from fsaccept.rfm.jobscript import ABORT_MARKER, END_WITH_STATUS, RETRY_SNAPSHOT
 from fsaccept.suite import faults
 
@@ -118,6 +134,58 @@ def serial_session(argv: list[str]) -> bool:
     return False
 
 
+def loading_scenarios() -> tuple[str, ...]:
+    """The scenarios the checks are loaded for: those the reference file names
+    (``degraded.scenarios``: the contract's), else those the system ReFrame is loading
+    the checks for declares in any partition (``extras.degraded.scenarios``); () for
+    one plan and a file that names none (or no runtime: a unit test imports the
+    checks).  A declaration that cannot be used gives none here: set-up refuses it,
+    naming the key."""
+    ref = targets.loading_reference()
+    mode = None
+    if ref is not None and not ref.named_targets:
+        mode = ref.degraded_mode
+    if mode is not None and mode.scenarios:
+        return tuple(mode.scenarios)
+    try:
+        system = rt.runtime().system
+    except ReframeFatalError:
+        return ()
+    names: dict[str, None] = {}
+    for part in system.partitions:
+        try:
+            plans = faults.plans_of(part.extras.get("degraded"))
+        except faults.FaultPlanError:
+            continue
+        names.update(dict.fromkeys(n for n in plans if n))
+    return tuple(names)
+
+
+def on_scenarios(cls: type) -> type:
+    """``cls`` once per scenario (:func:`loading_scenarios`): the ``fault_scenario``
+    parameter, or, for a read test (a ``dataset`` fixture, which carries the parameter),
+    the variable its dataset's scenario is recorded in; ``cls`` itself, unchanged,
+    without scenarios."""
+    names = loading_scenarios()
+    if not names:
+        return cls
+    reads = "dataset" in cls.fixture_space
+    #: The fault scenario this test runs under (its dataset's, for a read).
+    body = ({SCENARIO_PARAMETER: variable(str, value="", loggable=True)} if reads
+            else {SCENARIO_PARAMETER: parameter(list(names))})
+    return make_test(cls.__name__, (cls,), {"__doc__": cls.__doc__, **body},
+                     module=cls.__module__)
+
+
+def scenario_of_test(test) -> str:
+    """The scenario a test runs under: its parameter's, a read test's its dataset's;
+    '' without scenarios."""
+    if SCENARIO_PARAMETER in getattr(type(test), "param_space", {}):
+        return getattr(test, SCENARIO_PARAMETER)
+    dataset = getattr(test, "dataset", None)
+    return scenario_of_test(dataset) if dataset is not None else ""
+
+
 class DegradedMode(rfm.RegressionTestPlugin):
     """Runs the test it goes before while a storage server is down (module docstring)."""
 
@@ -139,17 +207,43 @@ class DegradedMode(rfm.RegressionTestPlugin):
 
     @run_after("setup", always_last=True)
     def plan_the_fault(self):
+        scenario = scenario_of_test(self)
+        if SCENARIO_PARAMETER in type(self).var_space:  # a read: its dataset's scenario
+            setattr(self, SCENARIO_PARAMETER, scenario)
         why = self.refusal()
         if why:
             self.skip_because(why)
-        self.degraded_fraction = self.refdata.degraded_mode.tests[self.reference_key]
+        self.degraded_fraction = self.fault_clause().tests[self.reference_key]
         self.fault_plan = self.plan.describe()
         self.fault_dir = Path(self.stagedir) / "fsaccept-fault"
+
+    def fault_clause(self) -> Clause | None:
+        """The contract's clause this test is judged by: its scenario's
+        (``degraded.scenarios.<name>``) when the file names scenarios, else the
+        section's; None when there is none for it (:meth:`refusal` says why)."""
+        scenario = scenario_of_test(self)
+        mode = self.refdata.degraded_mode
+        if not scenario and not getattr(mode, "scenarios", None):
+            return mode
+        try:
+            return self.refdata.degraded_clause(scenario)
+        except ReferenceError:
+            return None
 
     def refusal(self) -> str:
         """Why this test cannot run degraded here ('' when it can)."""
         mode = self.refdata.degraded_mode
-        if mode is None or self.reference_key not in mode.tests:
+        scenario = scenario_of_test(self)
+        if mode is not None and (scenario or getattr(mode, "scenarios", None)):
+            try:
+                clause = self.refdata.degraded_clause(scenario)
+            except ReferenceError as err:
+                return f"{err} (docs/user/degraded.md)"
+            if self.reference_key not in clause.tests:
+                return (f"{self.refdata.path}: {clause.where}.tests.{self.reference_key}: "
+                        "not asked for in this scenario (the contract's degraded-mode "
+                        "clause; docs/user/degraded.md)")
+        elif mode is None or self.reference_key not in mode.tests:
             return (f"{self.refdata.path}: degraded.tests.{self.reference_key}: not asked for "
                     "(the contract's degraded-mode clause; docs/user/degraded.md)")
         if self._server_probe is None:
@@ -158,7 +252,8 @@ class DegradedMode(rfm.RegressionTestPlugin):
                     f"(extras.{servers.EXTRA}: a command whose exit status says healthy or "
                     "not; docs/user/site-setup.md)")
         try:
-            self.plan = faults.plan_of(self.current_partition.extras.get("degraded"))
+            self.plan = faults.scenario_plan(self.current_partition.extras.get("degraded"),
+                                             scenario)
         except faults.FaultPlanError as err:
             return (f"system {self.current_system.name}: {err} (config/systems/<site>.py; "
                     "docs/user/degraded.md)")
@@ -170,20 +265,25 @@ class DegradedMode(rfm.RegressionTestPlugin):
 
     def heal_limit_s(self) -> int:
         """How long the recovery is watched before it counts as not seen."""
-        return int(max(3 * self.refdata.degraded_mode.max_recovery_s, 60))
+        return int(max(3 * self.fault_clause().max_recovery_s, 60))
 
     def deadlines_s(self) -> int:
         """The time limit covers the fault too: its proof, failover and recovery."""
-        mode = self.refdata.degraded_mode
+        mode = self.fault_clause()
         extra = 2 * mode.detect_timeout_s + self.heal_limit_s() + 60 if mode else 0
         return super().deadlines_s() + extra
 
     def threshold_references(self) -> dict[str, tuple]:
         """The healthy entry's thresholds scaled by the contract fraction, with the
         recovery (and failover) ceilings: ``Reference.degraded_thresholds``, by which the
-        sign-off judges too."""
+        sign-off judges too (of the test's scenario)."""
+        scenario = scenario_of_test(self)
+        clause = self.fault_clause() if scenario else None
+        if scenario and (clause is None or self.reference_key not in clause.tests):
+            return {}  # set-up skips it, saying why (plan_the_fault: refusal)
         return {name or self.figure_name(): th.as_reframe_reference()
-                for name, th in self.refdata.degraded_thresholds(self.reference_key).items()}
+                for name, th in self.refdata.degraded_thresholds(self.reference_key,
+                                                                 scenario).items()}
 
     @run_after("setup", always_last=True)
     def add_fault_thresholds(self):
@@ -194,7 +294,7 @@ class DegradedMode(rfm.RegressionTestPlugin):
 
     @run_before("run", always_last=True)
     def inject_the_fault(self):
-        mode, heal_s = self.refdata.degraded_mode, self.heal_limit_s()
+        mode, heal_s = self.fault_clause(), self.heal_limit_s()
         setup = [f"export FSACCEPT_FAULT_DIR={shlex.quote(str(self.fault_dir))}",
                  'echo "$SLURM_JOB_ID" > "$FSACCEPT_FAULT_DIR/jobid"',
                  # Every node's probe line: "fsaccept-servers NODE ok|down WHAT".

@@ -6,8 +6,11 @@ trusts; never the reference file, which is data), in the partition's ``extras``:
 
     'degraded': {'degrade': 'CMD', 'restore': 'CMD', 'healed': 'CMD'}
     'degraded': {'manual': True, 'healed': 'CMD'}    # an operator degrades and restores
+    'degraded': {'scenarios': {'mds-failover': {...a plan...},   # several, each named
+                               'osd-rebuild': {...a plan...}}}
 
-Each CMD runs with ``bash -c`` on the login node, with the rights of who runs the
+With ``scenarios``, each degraded-mode test runs once per scenario (the ReFrame parameter
+``fault_scenario``: ``fsaccept.rfm.degraded.on_scenarios``), each with its own plan.  Each CMD runs with ``bash -c`` on the login node, with the rights of who runs the
 harness; ``healed`` exits 0 once the file system reports its rebuild or heal done.  How
 the harness sees the fault is the server probe every job already runs
 (``fsaccept.core.servers``: the partition's ``extras.server_probe``, else fsaccept's own
@@ -37,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fsaccept.core import servers
+from fsaccept.core import degraded, servers
 
 #: The job's lines about the fault start with this (``fsaccept-fault EVENT EPOCH ...``).
 MARKER = "fsaccept-fault"
@@ -48,6 +51,8 @@ POLL_S = 0.2
 HEAL_POLL_S = 1.0
 
 _KEYS = {"degrade", "restore", "healed", "manual"}
+#: The key of several named plans.
+SCENARIOS = "scenarios"
 
 
 class FaultPlanError(ValueError):
@@ -62,22 +67,26 @@ class FaultPlan:
     degrade: str = ""
     restore: str = ""
     manual: bool = False
+    #: Its scenario's name ('' : the system's one plan).
+    name: str = ""
 
     def describe(self) -> str:
         how = ("manual (an operator degrades and restores)" if self.manual else
                f"degrade: {self.degrade}; restore: {self.restore}")
-        return f"{how}; healed: {self.healed}"
+        return (f"scenario {self.name}: " if self.name else "") + f"{how}; healed: {self.healed}"
 
 
-def plan_of(declared: Any, where: str = "extras.degraded") -> FaultPlan:
-    """The plan a system declares; FaultPlanError naming the key otherwise."""
+def plan_of(declared: Any, where: str = "extras.degraded", name: str = "",
+            also_known: tuple[str, ...] = ()) -> FaultPlan:
+    """The one plan a declaration holds (``name``: its scenario's);
+    FaultPlanError naming the key otherwise."""
     if not isinstance(declared, dict):
         raise FaultPlanError(f"{where}: not declared (a dict with degrade, restore and "
                              "healed commands, or manual: True and healed)")
     unknown = sorted(set(declared) - _KEYS)
     if unknown:
         raise FaultPlanError(f"{where}: unknown key(s) {', '.join(unknown)} "
-                             f"(known: {', '.join(sorted(_KEYS))})")
+                             f"(known: {', '.join(sorted(_KEYS | set(also_known)))})")
     manual = declared.get("manual", False)
     if not isinstance(manual, bool):
         raise FaultPlanError(f"{where}.manual: {manual!r} is not true or false")
@@ -90,7 +99,48 @@ def plan_of(declared: Any, where: str = "extras.degraded") -> FaultPlan:
         if "\0" in value or "\n" in value:
             raise FaultPlanError(f"{where}.{key}: one line, no control characters")
     return FaultPlan(healed=declared["healed"], degrade=declared.get("degrade", ""),
-                     restore=declared.get("restore", ""), manual=manual)
+                     restore=declared.get("restore", ""), manual=manual, name=name)
+
+
+def plans_of(declared: Any, where: str = "extras.degraded") -> dict[str, FaultPlan]:
+    """Every plan a system declares, by scenario: ``{'': plan}`` for one plan,
+    ``{name: plan}`` for ``scenarios``; FaultPlanError naming the key otherwise."""
+    if not (isinstance(declared, dict) and SCENARIOS in declared):
+        return {"": plan_of(declared, where, also_known=(SCENARIOS,))}
+    beside = sorted(set(declared) - {SCENARIOS})
+    if beside:
+        raise FaultPlanError(f"{where}: {', '.join(beside)} beside {SCENARIOS}: declare "
+                             f"each plan under {SCENARIOS}.<name>, or one plan without "
+                             f"{SCENARIOS}")
+    named = declared[SCENARIOS]
+    if not isinstance(named, dict) or not named:
+        raise FaultPlanError(f"{where}.{SCENARIOS}: not a dict of named plans (name -> a "
+                             "plan: degrade, restore and healed, or manual and healed)")
+    out = {}
+    for name, plan in named.items():
+        problem = degraded.scenario_name_problem(name)
+        if problem:
+            raise FaultPlanError(f"{where}.{SCENARIOS}: {problem}")
+        out[name] = plan_of(plan, f"{where}.{SCENARIOS}.{name}", name)
+    return out
+
+
+def scenario_plan(declared: Any, scenario: str = "",
+                  where: str = "extras.degraded") -> FaultPlan:
+    """The plan of ``scenario`` ('' : the system's one plan); FaultPlanError naming the
+    key when the system does not declare it."""
+    plans = plans_of(declared, where)
+    if scenario in plans:
+        return plans[scenario]
+    if not scenario:
+        raise FaultPlanError(f"{where}.{SCENARIOS}: several scenarios declared "
+                             f"({', '.join(plans)}); this test names none")
+    if "" in plans:
+        raise FaultPlanError(f"{where}.{SCENARIOS}.{scenario}: not declared (the system "
+                             f"declares one plan without a name; the scenario needs "
+                             f"{where}.{SCENARIOS}.{scenario})")
+    raise FaultPlanError(f"{where}.{SCENARIOS}.{scenario}: not declared (the system "
+                         f"declares: {', '.join(plans)})")
 
 
 def dry_run(plan: FaultPlan, probe: servers.Probe) -> list[str]:
@@ -307,7 +357,7 @@ def start_agent(directory: Path, plan: FaultPlan, deadline_s: float,
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "plan.json").write_text(json.dumps({
         "healed": plan.healed, "degrade": plan.degrade, "restore": plan.restore,
-        "manual": plan.manual, "parent": os.getpid(), "deadline_s": deadline_s,
+        "manual": plan.manual, "name": plan.name, "parent": os.getpid(), "deadline_s": deadline_s,
         "heal_limit_s": heal_limit_s}))
     log = open(directory / "agent.log", "ab")
     return subprocess.Popen([sys.executable, "-m", "fsaccept.suite.faults", "agent",
@@ -326,7 +376,8 @@ def main(argv: list[str]) -> int:
     directory = Path(argv[1])
     conf = json.loads((directory / "plan.json").read_text())
     plan = FaultPlan(healed=conf["healed"], degrade=conf["degrade"],
-                     restore=conf["restore"], manual=conf["manual"])
+                     restore=conf["restore"], manual=conf["manual"],
+                     name=conf.get("name", ""))
     Agent(directory, plan, conf["parent"], conf["deadline_s"], conf["heal_limit_s"]).run()
     return 0
 

@@ -17,6 +17,7 @@ from typing import Any
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, PREFLIGHT, SCALING
 from fsaccept.core import servers
+from fsaccept.core.degraded import SCENARIO_PARAMETER
 
 
 def _cell(text: Any) -> str:
@@ -127,7 +128,10 @@ def degraded_session_pattern(reference: Any) -> str:
     """A ReFrame ``-n`` pattern for a degraded-mode session of ``reference``: the
     launch check, the healthy tests whose figures the degraded ones are compared
     with, and the degraded-mode tests the file's ``degraded.tests`` lists (their
-    fixtures follow).  ValueError when the file has no ``degraded:`` section."""
+    fixtures follow); with ``degraded.scenarios``, each scenario's own, by its name
+    (``DegradedMdtestEasy %fault_scenario=mds-failover``, a read's
+    ``%dataset.fault_scenario=...``).  ValueError when the file has no ``degraded:``
+    section."""
     mode = reference.degraded_mode
     if mode is None:
         raise ValueError(f"{reference.path}: degraded: missing (the contract's degraded-mode "
@@ -136,8 +140,16 @@ def degraded_session_pattern(reference: Any) -> str:
     # acceptance session (its figures, not these, are the ones a reducible pattern skews).
     checks = [t.check for t in registry.TESTS.values()
               if (t.role == PREFLIGHT and "reduction" not in t.tags)
-              or (t.role == ACCEPTANCE and t.key in mode.tests)]
-    return "^(" + "|".join(checks) + r")\b"
+              or (t.role == ACCEPTANCE and t.key in mode.all_tests
+                  and not (mode.scenarios and t.degraded))]
+    pattern = "^(" + "|".join(checks) + r")\b"
+    if not mode.scenarios:
+        return pattern
+    # ReFrame matches the display name without its blanks.
+    variants = [f"{t.check}%(dataset\\.)?{SCENARIO_PARAMETER}={re.escape(clause.scenario)}"
+                for clause in mode.clauses for t in registry.TESTS.values()
+                if t.role == ACCEPTANCE and t.degraded and t.key in clause.tests]
+    return pattern + "|^(" + "|".join(variants) + r")(?![\w-])"
 
 
 def main_session_dirs(reference: Any) -> list[str]:

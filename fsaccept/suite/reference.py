@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fsaccept.benchmarks import registry
-from fsaccept.core import fill, guards, mountopts, scaling, yamlfile
+from fsaccept.core import degraded, fill, guards, mountopts, scaling, yamlfile
 from fsaccept.core.paths import REFERENCE_DIR  # noqa: F401 (re-exported)
 # The data model, re-exported: a caller that loads a file has its types in one import.
 from fsaccept.core.reference import (DEFAULT_MAX_FILL_FRACTION,  # noqa: F401
@@ -32,6 +32,10 @@ from fsaccept.core.units import format_size, parse_size
 
 if TYPE_CHECKING:
     import jsonschema
+
+
+#: A scenario's name under ``degraded.scenarios`` (the fault's own rule).
+_SCENARIO_NAME = f"^{degraded.SCENARIO_NAME.pattern}$"
 
 
 @cache
@@ -51,6 +55,8 @@ def _schemas() -> dict[str, dict[str, Any]]:
         **target, "required": [*target["required"], "tests"],
         "properties": {**target["properties"], "tests": {"$ref": "#/properties/tests"}}}
     main["properties"]["targets"]["propertyNames"] = {"pattern": TARGET_NAME}
+    main["properties"]["degraded"]["properties"]["scenarios"]["propertyNames"] = {
+        "pattern": _SCENARIO_NAME}
     return {"reference.schema.json": main, **registry.schemas()}
 
 
@@ -93,6 +99,8 @@ def _message(error: jsonschema.ValidationError) -> str:
     if error.validator == "type" and isinstance(error.instance, float) \
             and "integer" in str(error.validator_value) and error.instance.is_integer():
         return f"{error.instance!r} is not a whole number: write {int(error.instance)}"
+    if error.validator == "pattern" and error.validator_value == _SCENARIO_NAME:
+        return degraded.scenario_name_problem(error.instance)
     if error.validator == "propertyNames" or (
             error.validator == "pattern" and error.validator_value == TARGET_NAME):
         return (f"target name {error.instance!r} is not an identifier (lower-case "
@@ -421,19 +429,25 @@ def _several_errors(data: dict[str, Any]) -> list[str]:
 
 
 def _degraded_errors(data: dict[str, Any]) -> list[str]:
-    """Each test the ``degraded:`` section runs degraded has an entry under ``tests:``
-    (its healthy thresholds) and a degraded-mode check in the catalogue."""
-    listed = ((data.get("degraded") or {}).get("tests")) or {}
+    """Each test the ``degraded:`` section runs degraded (and each of its scenarios'
+    own ``tests``) has an entry under ``tests:`` (its healthy thresholds) and a
+    degraded-mode check in the catalogue."""
+    section = data.get("degraded") or {}
     if "targets" in data:
         return []  # refused whole (_several_errors)
+    lists = [("degraded.tests", section.get("tests") or {})] + [
+        (f"degraded.scenarios.{name}.tests", own["tests"])
+        for name, own in (section.get("scenarios") or {}).items()
+        if own and own.get("tests")]
     errors = []
-    for key in listed:
-        if key not in data["tests"]:
-            errors.append(f"degraded.tests.{key}: no such test under tests: (its healthy "
-                          "entry gives the thresholds the fraction applies to)")
-        elif key not in registry.degraded_keys():
-            errors.append(f"degraded.tests.{key}: no degraded-mode check runs it (those "
-                          f"that do: {', '.join(sorted(registry.degraded_keys()))})")
+    for where, listed in lists:
+        for key in listed:
+            if key not in data["tests"]:
+                errors.append(f"{where}.{key}: no such test under tests: (its healthy "
+                              "entry gives the thresholds the fraction applies to)")
+            elif key not in registry.degraded_keys():
+                errors.append(f"{where}.{key}: no degraded-mode check runs it (those "
+                              f"that do: {', '.join(sorted(registry.degraded_keys()))})")
     return errors
 
 

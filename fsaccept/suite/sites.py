@@ -337,8 +337,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="check the system's degraded-mode declaration (extras.degraded of "
                     "each partition) and its server probe (extras.server_probe, else "
                     "fsaccept's own for the reference file's file-system type), and print, "
-                    "in order, what a degraded-mode job would run; nothing is executed "
-                    "(docs/user/degraded.md)")
+                    "in order, what a degraded-mode job would run (for each scenario of "
+                    "extras.degraded.scenarios); nothing is executed (docs/user/degraded.md)")
     ap.add_argument("--reference", metavar="FILE",
                     help="with --degraded-dry-run: the reference file whose target's type "
                     "chooses the server probe (default: reference/<system>.yaml)")
@@ -392,18 +392,21 @@ def degraded_dry_run(system: dict[str, Any], reference_file: str | None = None) 
         where = f"{system['name']}:{part['name']}: extras"
         extras = part.get("extras") or {}
         try:
-            plan = faults.plan_of(extras.get("degraded"), f"{where}.degraded")
+            plans = faults.plans_of(extras.get("degraded"), f"{where}.degraded")
             probe = servers.probe_for(fstype, servers.declared(extras.get(servers.EXTRA),
                                                                f"{where}.{servers.EXTRA}"))
             if probe is None:
                 raise ValueError(f"{where}.{servers.EXTRA}: not declared, and fsaccept has no "
                                  f"server probe for {fstype} ({path}): the fault could not "
                                  "be proven (docs/user/site-setup.md)")
-            steps = faults.dry_run(plan, probe)
+            steps = {name: faults.dry_run(plan, probe) for name, plan in plans.items()}
         except ValueError as err:
             print(f"fsaccept system: {err}", file=sys.stderr)
             status = 2
             continue
-        print(f"{system['name']}:{part['name']}: a degraded-mode job on {fstype} would:")
-        print("\n".join(f"  {i}. {step}" for i, step in enumerate(steps, 1)))
+        for name, said in steps.items():
+            print(f"{system['name']}:{part['name']}: "
+                  + (f"scenario {name}: " if name else "")
+                  + f"a degraded-mode job on {fstype} would:")
+            print("\n".join(f"  {i}. {step}" for i, step in enumerate(said, 1)))
     return status

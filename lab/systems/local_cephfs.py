@@ -13,11 +13,47 @@ environment (sbatch passes it on to the jobs).
 
 Benchmarks: the same as local-gluster's (Lmod modules once set-up has generated them,
 else the Spack build of local-spack).
+
+Degraded mode (``scripts/acceptance --system local-cephfs --degraded``) has two
+scenarios, each test run once per scenario (``reference/local-cephfs-degraded.yaml``'s
+``degraded.scenarios`` gives each its clause):
+
+- ``mds-failover``: the active MDS killed (``scripts/local-cluster fail-mds``), the
+  standby takes its rank; the restore starts the killed MDS again, as the new standby
+  (``restore``);
+- ``osd-rebuild``: OSD 1 killed (``fail-osd 1``, which returns once the monitor has
+  marked it down), its placement groups run degraded; the restore starts it again and
+  its placement groups recover.
+
+Both have healed when every placement group is active+clean and one MDS is active with
+its standby (``healed``).
 """
 
+import shlex
+
+from fsaccept.core.paths import REPO_ROOT
 from fsaccept.suite.provision import SPACK_STATE
 from fsaccept.suite.sites import built_modules, state_dir
 from lab.emulated import emulated_system
+
+_cluster = shlex.quote(str(REPO_ROOT / "scripts" / "local-cluster"))
+
+#: How this system is degraded and restored (fsaccept/suite/faults.py), one plan per
+#: scenario: run on the login node, as an administrator would fail and restore a daemon.
+DEGRADED = {
+    "scenarios": {
+        "mds-failover": {
+            "degrade": f"{_cluster} fail-mds",
+            "restore": f"{_cluster} restore",
+            "healed": f"{_cluster} healed",
+        },
+        "osd-rebuild": {
+            "degrade": f"{_cluster} fail-osd 1",
+            "restore": f"{_cluster} restore",
+            "healed": f"{_cluster} healed",
+        },
+    },
+}
 
 #: The benchmarks' modules and the directory for MODULEPATH (None before set-up made them).
 MODULES, MODULEPATH = built_modules()
@@ -31,6 +67,6 @@ site_configuration = {
                         features=('spack', 'cephfs'),
                         env_vars=(['PATH', f'{SPACK_STATE / "bin"}:$PATH'],
                                   ['CEPH_CONF', str(state_dir() / 'ceph' / 'ceph.conf')]),
-                        extras={'spack_system': 'local-spack'}),
+                        extras={'spack_system': 'local-spack', 'degraded': DEGRADED}),
     ],
 }

@@ -43,6 +43,65 @@ def test_a_manual_declaration_needs_only_the_heal_check():
     assert plan.manual and "manual" in plan.describe()
 
 
+PLAN = {"degrade": "a", "restore": "b", "healed": "c"}
+
+
+def test_one_plan_is_the_scenario_without_a_name():
+    assert faults.plans_of(PLAN) == {"": faults.plan_of(PLAN)}
+    assert faults.scenario_plan(PLAN) == faults.plan_of(PLAN)
+    assert faults.plan_of(PLAN).describe() == "degrade: a; restore: b; healed: c"
+
+
+def test_named_scenarios_each_a_plan_of_its_own():
+    declared = {"scenarios": {"mds-failover": PLAN,
+                              "osd-rebuild": {"manual": True, "healed": "ceph health"}}}
+    plans = faults.plans_of(declared)
+    assert list(plans) == ["mds-failover", "osd-rebuild"]
+    assert plans["osd-rebuild"].manual and plans["mds-failover"].degrade == "a"
+    assert faults.scenario_plan(declared, "osd-rebuild") is not None
+    assert faults.scenario_plan(declared, "mds-failover").describe() == (
+        "scenario mds-failover: degrade: a; restore: b; healed: c")
+
+
+@pytest.mark.parametrize("declared, scenario, message", [
+    ({"scenarios": {}}, "x", "extras.degraded.scenarios: not a dict of named plans"),
+    ({"scenarios": [PLAN]}, "x", "extras.degraded.scenarios: not a dict of named plans"),
+    ({"scenarios": {"a": PLAN}, "degrade": "x"}, "a",
+     "extras.degraded: degrade beside scenarios: declare each plan under scenarios.<name>"),
+    ({"scenarios": {"MDS failover": PLAN}}, "x",
+     "extras.degraded.scenarios: 'MDS failover' is not a scenario name"),
+    ({"scenarios": {"a": {"degrade": "x", "restore": "y"}}}, "a",
+     "extras.degraded.scenarios.a.healed: missing or empty"),
+    ({"scenarios": {"a": dict(PLAN, undo="z")}}, "a",
+     "extras.degraded.scenarios.a: unknown key(s) undo"),
+    ({"scenarios": {"a": PLAN, "b": PLAN}}, "",
+     "extras.degraded.scenarios: several scenarios declared (a, b); this test names none"),
+    ({"scenarios": {"a": PLAN}}, "b",
+     "extras.degraded.scenarios.b: not declared (the system declares: a)"),
+    (PLAN, "b", "extras.degraded.scenarios.b: not declared (the system declares one plan "
+                "without a name"),
+    ({"scenario": {"a": PLAN}}, "a",
+     "extras.degraded: unknown key(s) scenario (known: degrade, healed, manual, restore, "
+     "scenarios)"),
+])
+def test_a_bad_scenario_declaration_is_named(declared, scenario, message):
+    with pytest.raises(faults.FaultPlanError, match=re.escape(message)):
+        faults.scenario_plan(declared, scenario)
+
+
+def test_the_agent_is_told_its_scenario(tmp_path):
+    """The plan the agent reads back (plan.json) keeps its scenario's name, which its
+    timeline's agent_start says."""
+    plan = faults.plans_of({"scenarios": {"osd-rebuild": PLAN}})["osd-rebuild"]
+    proc = faults.start_agent(tmp_path, plan, deadline_s=0, heal_limit_s=1)
+    proc.wait(WAIT_S)
+    conf = json.loads((tmp_path / "plan.json").read_text())
+    assert conf["name"] == "osd-rebuild"
+    start = faults.read_timeline(tmp_path / "timeline.jsonl")[0]
+    assert start["event"] == "agent_start"
+    assert start["plan"].startswith("scenario osd-rebuild: degrade: a;")
+
+
 # -- the agent -------------------------------------------------------------------------
 
 
@@ -427,9 +486,11 @@ def _example_site():
     return module
 
 
-@pytest.mark.parametrize("name, fstype, probe", [("LUSTRE_OSS_FAILOVER", "lustre", "Lustre"),
+@pytest.mark.parametrize("name, fstype, probe", [("LUSTRE_MDS_FAILOVER", "lustre", "Lustre"),
+                                                  ("LUSTRE_OSS_FAILOVER", "lustre", "Lustre"),
                                                   ("LUSTRE_OST_REBUILD", "lustre", "Lustre"),
-                                                  ("GPFS_DISK_STOP", "gpfs", "GPFS")])
+                                                  ("GPFS_DISK_STOP", "gpfs", "GPFS"),
+                                                  ("GPFS_NSD_SERVER_FAILOVER", "gpfs", "GPFS")])
 def test_the_documented_declarations_pass_a_dry_run(name, fstype, probe):
     """docs/user/degraded.md's Lustre and GPFS examples: valid declarations whose
     commands parse, in the order a job runs them, the fault proven by their file
@@ -444,7 +505,13 @@ def test_the_documented_declarations_pass_a_dry_run(name, fstype, probe):
     for command in (plan.degrade, plan.restore, plan.healed):
         assert command in doc, f"{name}: docs/user/degraded.md does not show {command!r}"
     extras = site.site_configuration["systems"][0]["partitions"][0]["extras"]
-    assert faults.plan_of(extras["degraded"]) == faults.plan_of(site.LUSTRE_OSS_FAILOVER)
+    # The site declares three scenarios, each one of these plans.
+    assert faults.plans_of(extras["degraded"]) == {
+        scenario: faults.plan_of(getattr(site, plan), name=scenario)
+        for scenario, plan in (("mds-failover", "LUSTRE_MDS_FAILOVER"),
+                               ("ost-failover", "LUSTRE_OSS_FAILOVER"),
+                               ("ost-rebuild", "LUSTRE_OST_REBUILD"))}
+    assert "'degraded': {'scenarios': {'mds-failover': LUSTRE_MDS_FAILOVER," in doc
 
 
 def test_a_command_that_does_not_parse_fails_the_dry_run():
@@ -478,8 +545,11 @@ def test_a_site_dry_runs_its_own_declaration(capsys, tmp_path):
     from fsaccept.suite import sites
     assert sites.main(["example-lustre", "--degraded-dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "example-lustre:compute: a degraded-mode job on lustre would:" in out
+    for scenario in ("mds-failover", "ost-failover", "ost-rebuild"):
+        assert (f"example-lustre:compute: scenario {scenario}: a degraded-mode job on "
+                "lustre would:") in out
     assert "2. degrade: ssh oss01 'umount -a -t lustre'" in out
+    assert "2. degrade: ssh mds01 'umount /lustre/fs1/mdt0'" in out
     assert "3. every node's client must see the fault (server probe Lustre: `lfs check " \
            "servers`" in out
     assert sites.main(["example-lustre", "--degraded-dry-run",
@@ -488,6 +558,17 @@ def test_a_site_dry_runs_its_own_declaration(capsys, tmp_path):
     assert "a degraded-mode job on gpfs would:" in out and "(server probe GPFS: " in out
     assert sites.main(["workstation", "--degraded-dry-run"]) == 2
     assert "workstation:" in capsys.readouterr().err
+    system = sites.selected("example-lustre")
+    system["partitions"][0]["extras"]["degraded"] = {"scenarios": {"mds-failover": {
+        "degrade": "true", "restore": "true"}}}
+    assert sites.degraded_dry_run(system) == 2
+    assert ("example-lustre:compute: extras.degraded.scenarios.mds-failover.healed: "
+            "missing or empty") in capsys.readouterr().err
+    system["partitions"][0]["extras"]["degraded"] = {"degrade": "true", "restore": "true",
+                                                     "healed": "true"}
+    assert sites.degraded_dry_run(system) == 0
+    assert "example-lustre:compute: a degraded-mode job on lustre would:" in \
+        capsys.readouterr().out
 
 
 def test_a_target_with_no_probe_cannot_dry_run_degraded_mode_until_one_is_declared(
@@ -523,14 +604,21 @@ def test_degraded_mode_on_the_example_lustre_site_proves_its_fault_with_lustres_
     from fsaccept.rfm.benchmark import BenchmarkTest
     from fsaccept.rfm.degraded import DegradedMode
     from fsaccept.suite import sites
+
+    class Test(SimpleNamespace):
+        """A test of the scenario mds-failover (the ReFrame parameter)."""
+        param_space = {"fault_scenario": None}
+
     extras = dict(sites.selected("example-lustre")["partitions"][0]["extras"])
-    test = SimpleNamespace(
+    # A file without degraded.scenarios: each scenario the section's clause.
+    clause = SimpleNamespace(tests={"ior_write_bandwidth": 0.6}, scenarios={},
+                             where="degraded")
+    test = Test(fault_scenario="mds-failover",
         current_system=SimpleNamespace(name="example-lustre"),
         current_partition=SimpleNamespace(name="compute", extras=extras),
         expected_fstype=lambda: "lustre", reference_key="ior_write_bandwidth",
-        refdata=SimpleNamespace(path="reference/example-lustre.yaml",
-                                degraded_mode=SimpleNamespace(
-                                    tests={"ior_write_bandwidth": 0.6})))
+        refdata=SimpleNamespace(path="reference/example-lustre.yaml", degraded_mode=clause,
+                                degraded_clause=lambda scenario: clause))
     monkeypatch.setattr(sys, "argv", ["reframe", "-c", "checks/degraded", "-r",
                                       "--exec-policy=serial"])
     BenchmarkTest.choose_server_probe(test)
@@ -545,3 +633,9 @@ def test_degraded_mode_on_the_example_lustre_site_proves_its_fault_with_lustres_
     BenchmarkTest.choose_server_probe(test)
     assert test.server_probe == 'site: /opt/site/bin/nfs-health "$1"'
     assert DegradedMode.refusal(test) == ""
+    assert test.plan == faults.plans_of(extras["degraded"])["mds-failover"]
+    test.fault_scenario = "oss-failover"  # a scenario the site does not declare
+    assert DegradedMode.refusal(test) == (
+        "system example-lustre: extras.degraded.scenarios.oss-failover: not declared (the "
+        "system declares: mds-failover, ost-failover, ost-rebuild) "
+        "(config/systems/<site>.py; docs/user/degraded.md)")
