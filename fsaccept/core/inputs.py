@@ -296,6 +296,18 @@ class Reader:
         self._files[key] = taken
         return data
 
+    def read_text(self, path: Path | str, cap: int, what: str = "input", *,
+                  binary: bool = True) -> str:
+        """:func:`read_text` of a file of the run, from the bytes :meth:`read` takes of it
+        (below the root, once): the text a sign-off parses is of the bytes it digests.
+        ``binary=False`` refuses a NUL byte as :func:`read_text` does."""
+        data = self.read(path, cap, what)
+        at = -1 if binary else data.find(b"\0")
+        if at >= 0:
+            raise InputError(f"{path}: binary data (a NUL byte at byte {at:,}): not {what}")
+        text = data.decode("utf-8", "replace")
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+
     def sha256(self, path: Path | str, cap: int, what: str = "input", *,
                below: bool = True) -> str:
         """The SHA-256 (hex) of ``path``: of the bytes read before, else hashed in pieces."""

@@ -60,15 +60,17 @@ it would raise.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, SCALING, TestSpec
 from fsaccept.benchmarks.fio import command as fio_command
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
+from fsaccept.benchmarks.io500 import config as io500_config
 from fsaccept.benchmarks.io500 import parse as io500_parse
 from fsaccept.benchmarks.io500 import validity as io500_validity
 from fsaccept.benchmarks.ior.command import (PHASES, checkpoint_block, checkpoint_volume,
@@ -79,8 +81,8 @@ from fsaccept.benchmarks.ior.patterns import argv_of, last_option
 from fsaccept.benchmarks.semantics import command as semantics_command
 from fsaccept.benchmarks.semantics import parse as semantics_parse
 from fsaccept.benchmarks.semantics import validity as semantics_validity
-from fsaccept.core import (degraded, fill, guards, interference, mountopts, placement,
-                           reduction, servers, slurm, soak)
+from fsaccept.core import (degraded, fill, guards, inputs, interference, joboutput,
+                           mountopts, placement, reduction, servers, slurm, soak)
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.reference import ReferenceError
 from fsaccept.core.units import format_size
@@ -90,14 +92,90 @@ from fsaccept.reporting.case import Case
 PROBE = "DataReductionProbe"
 
 
+class EvidenceMissing(Exception):
+    """A file a check leaves as its evidence that the sign-off cannot read; the message
+    is the INVALID reason (``evidence missing: PATH ...``)."""
+
+
+def _same(path: str) -> str:
+    return path
+
+
+@dataclass
+class RunFiles:
+    """The files a run's test cases left in their directories, where the run directory
+    is now (``rebase``: :func:`fsaccept.reporting.manifest.rebaser`), read by the
+    sign-off's reader (``reads``): each once, bounded, below the run directory, without
+    a symbolic link, so that what is judged is what the manifest digests."""
+
+    reads: inputs.Reader
+    rebase: Callable[[str], str] = _same
+
+    def where(self, case: Case, name: str) -> str:
+        """``name`` in the case's output directory (ReFrame copies a job's output and
+        ``keep_files`` there), else in its stage directory (kept for a test that did not
+        pass); the output directory's when neither has it."""
+        found = []
+        for key in ("outputdir", "stagedir"):
+            d = case.get(key)
+            if isinstance(d, str) and d:
+                found.append(os.path.join(self.rebase(d), name))
+                if os.path.lexists(found[-1]):
+                    return found[-1]
+        if not found:
+            raise EvidenceMissing(f"evidence missing: {name}: the test case names no "
+                                  "output or stage directory")
+        return found[0]
+
+    def text(self, case: Case, name: str, what: str) -> tuple[str, str]:
+        """(the text of ``name``, decoded as the live check decodes it; its path);
+        EvidenceMissing naming the path when it is not there or cannot be read."""
+        path = self.where(case, name)
+        if not os.path.lexists(path):
+            raise EvidenceMissing(f"evidence missing: {path}")
+        try:
+            data = self.reads.read(path, inputs.MAX_LOG_BYTES, what)
+        except inputs.InputError as err:
+            raise EvidenceMissing(f"evidence missing: {str(err)[:300]}") from None
+        return joboutput.decoded(data), path
+
+
+@dataclass
+class JobOutput:
+    """A job's output as the live check read it (:mod:`fsaccept.core.joboutput`): its
+    counted stdout, its stderr as the benchmark's aftermath, what the job recorded about
+    itself; and where its stdout lies."""
+
+    stdout: str
+    stderr: str
+    info: dict[str, str]
+    path: str
+
+
+def job_output(case: Case, files: RunFiles | None) -> JobOutput:
+    """The job's own ``rfm_job.out`` and ``rfm_job.err`` of ``case``, read once through
+    ``files``; EvidenceMissing when they are not there (or there is no run directory)."""
+    if files is None:
+        raise EvidenceMissing(f"evidence missing: {joboutput.JOB_STDOUT}: the run directory "
+                              "was not read")
+    out, path = files.text(case, joboutput.JOB_STDOUT, "a job's output")
+    err, _ = files.text(case, joboutput.JOB_STDERR, "a job's error output")
+    stdout = joboutput.counted_stdout(out)
+    info = joboutput.job_info(stdout)
+    stderr = joboutput.benchmark_stderr(info, joboutput.counted_stderr(err))
+    return JobOutput(stdout, stderr, info, path)
+
+
 @dataclass
 class SessionEvidence:
     """What the session says as a whole: the data-reduction probe's result by the mount
     point it measured (a probe whose record contradicts itself gives none), and what is
-    wrong with each probe case."""
+    wrong with each probe case; the run's files each test case's evidence is rebuilt
+    from (None: none read, e.g. a run report alone)."""
 
     probes: dict[str, reduction.ProbeResult] = field(default_factory=dict)
     probe_problems: dict[str, list[str]] = field(default_factory=dict)
+    files: RunFiles | None = None
 
 
 def probe_problems(case: Case) -> tuple[reduction.ProbeResult | None, list[str]]:
@@ -154,8 +232,8 @@ def _probe_result(text: Any) -> reduction.ProbeResult | None:
     return result
 
 
-def session_evidence(cases: Sequence[Case]) -> SessionEvidence:
-    out = SessionEvidence()
+def session_evidence(cases: Sequence[Case], files: RunFiles | None = None) -> SessionEvidence:
+    out = SessionEvidence(files=files)
     for case in cases:
         if registry.class_of_case(case.get("name")) != PROBE or case.get("result") != "pass":
             continue
@@ -237,9 +315,9 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
     out += _burst_reasons(case, spec, reference)
     out += _verify_reasons(case, spec)
     if spec.benchmark == "io500" and spec.role == ACCEPTANCE:
-        out += io500_reasons(case)
+        out += io500_reasons(case, session.files)
     if spec.benchmark == "semantics" and spec.role == ACCEPTANCE:
-        out += semantics_reasons(case, spec, reference)
+        out += semantics_reasons(case, spec, reference, session.files)
     kind = spec.attrs.get("kind") if spec.benchmark == "fio" else None
     if kind in FIO_KINDS and FIO_KINDS[kind].soak:
         out += soak_reasons(case, spec, reference)
@@ -487,7 +565,8 @@ def _reduction_reasons(case: Case, spec: TestSpec,
 
 def io500_run(case: Case) -> io500_parse.Io500Run | None:
     """The IO500 run an IO500 test case recorded (``io500_result``); None without one
-    or when it cannot be read."""
+    or when it cannot be read.  What is shown: a test whose record is not what its
+    output rebuilds is INVALID (:func:`io500_reasons`)."""
     text = case.get("io500_result")
     if not isinstance(text, str) or not text:
         return None
@@ -497,54 +576,116 @@ def io500_run(case: Case) -> io500_parse.Io500Run | None:
         return None
 
 
-def io500_reasons(case: Case) -> list[str]:
-    """IO500's results judged again from the record, by the live check's rules (its
-    score recomputed from its phases), beyond what the case already says; and each
-    figure the case reports the one its results give."""
+def io500_rebuilt(case: Case, files: RunFiles | None) -> tuple[io500_parse.Io500Run | None,
+                                                                str, str]:
+    """(the IO500 run its job's output says, rebuilt as the live check built it,
+    :func:`fsaccept.benchmarks.io500.parse.job_run`: its result directory, copied to
+    the output directory, else its stdout; the record the check would have kept,
+    :func:`fsaccept.benchmarks.io500.parse.record_of`; where it was read).
+    EvidenceMissing when the job's output cannot be read."""
+    job = job_output(case, files)
+    assert files is not None  # job_output refuses None
+    where = files.where(case, io500_config.RESULT_DIR)
+    stage = case.get("stagedir")
+    # Named as the live check named it (its stage directory): the record holds the path.
+    shown = os.path.join(stage, io500_config.RESULT_DIR) if isinstance(stage, str) else None
+    run, _ = io500_parse.job_run(where, job.stdout, job.stderr,
+                                 joboutput.exit_status(job.info),
+                                 read_text=files.reads.read_text, shown=shown)
+    return run, io500_parse.record_of(run) if run is not None else "", where
+
+
+def io500_reasons(case: Case, files: RunFiles | None = None) -> list[str]:
+    """IO500's results rebuilt from the job's own output (its result directory and
+    stdout, read once and digested by the manifest), by the live check's functions; the
+    recorded ``io500_result`` the one they rebuild; the rebuilt run judged again by the
+    live check's rules (its score recomputed from its phases), beyond what the case
+    already says; and each figure the case reports the one its results give."""
     if not case.get("io500_result"):
         return ["evidence missing: no io500_result, which the IO500 check records"]
-    run = io500_run(case)
+    try:
+        run, record, where = io500_rebuilt(case, files)
+    except EvidenceMissing as err:
+        return [str(err)]
     if run is None:
-        return ["its recorded IO500 results (io500_result) cannot be read"]
+        return [f"evidence missing: {where}: io500 left no result directory and printed no "
+                "IO500 output"]
+    out = []
+    if case.get("io500_result") != record:
+        out.append(f"its io500_result is not what its output {where} says")
     said = str(case.get("invalid_reasons") or "")
     tasks = case.get("num_tasks")
-    out = [r for r in io500_validity.invalid_reasons(
-        run, procs=tasks if isinstance(tasks, int) and tasks > 0 else None) if r not in said]
+    try:
+        out += [r for r in io500_validity.invalid_reasons(
+            run, procs=tasks if isinstance(tasks, int) and tasks > 0 else None)
+            if r not in said]
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError) as err:
+        return out + [f"its IO500 results ({where}) cannot be judged: {str(err)[:200]}"]
     given = io500_parse.figures_of(run)
     for fig in case.figures:
         value = given.get(fig.name, (None, ""))[0]
         if fig.value is not None and (value is None or abs(fig.value - value) > 1e-9):
-            out.append(f"{fig.name} is recorded as {fig.value}, but its recorded IO500 "
-                       f"results give {value if value is not None else 'none'}")
+            out.append(f"{fig.name} is recorded as {fig.value}, but its IO500 results "
+                       f"({where}) give {value if value is not None else 'none'}")
     return out
 
 
-def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list[str]:
-    """The semantics program's case lines judged again, by the live check's functions:
-    its figures those the lines give; with the verified reference, each delay's ceiling
-    its ``max_visibility_s`` and each rate's floor its ``min_*_rate`` (no looser), and no
-    failed case in a test recorded as passed."""
+def semantics_rebuilt(case: Case, files: RunFiles | None
+                      ) -> tuple[semantics_parse.SemanticsRun, str]:
+    """(the semantics program's run its job's output says, parsed as the live check
+    parsed it: :func:`fsaccept.benchmarks.semantics.parse.parse_semantics` of the
+    counted stdout, with its stderr's findings; where it was read).  EvidenceMissing
+    when the job's output cannot be read."""
+    job = job_output(case, files)
+    return joboutput.parsed(semantics_parse.parse_semantics, semantics_parse.error_findings,
+                            job.stdout, job.stderr), job.path
+
+
+def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None,
+                      files: RunFiles | None = None) -> list[str]:
+    """The semantics program's run rebuilt from the job's own output (``rfm_job.out``,
+    read once and digested by the manifest), by the live check's functions, and judged
+    again: the recorded case lines (``semantics_cases``) those it prints; its figures
+    those the lines give; with the verified reference, the live check's INVALID reasons
+    beyond those the case says, each delay's ceiling its ``max_visibility_s`` and each
+    rate's floor its ``min_*_rate`` (no looser), and no failed case in a test recorded
+    as passed."""
     text = case.get("semantics_cases")
     if not isinstance(text, str) or not text:
         return ["evidence missing: no semantics_cases, which the semantics check records"]
-    run = semantics_parse.parse_case_lines(text)
-    if not run.valid:
-        return [f"its recorded case lines (semantics_cases) cannot be read: "
-                f"{'; '.join(run.reasons)[:300]}"]
+    try:
+        run, where = semantics_rebuilt(case, files)
+    except EvidenceMissing as err:
+        return [str(err)]
     out = []
+    if run.case_lines() != text:
+        out.append(f"its semantics_cases are not what its output {where} says")
+    if not run.cases:
+        return out + [f"its output {where} holds no case line of the semantics program: "
+                      f"{'; '.join(run.reasons)[:300]}"]
     given = run.figures()
     for fig in case.figures:
         value = given.get(fig.name)
         if fig.value is not None and (value is None or abs(fig.value - value) > 1e-9):
-            out.append(f"{fig.name} is recorded as {fig.value}, but its case lines give "
-                       f"{value if value is not None else 'none'}")
+            out.append(f"{fig.name} is recorded as {fig.value}, but its output ({where}) "
+                       f"gives {value if value is not None else 'none'}")
     entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
     if not isinstance(entry, dict):
+        if not run.valid and case.get("result") == "pass":
+            out.append(f"recorded as passed, but its output ({where}) is not a whole run: "
+                       f"{'; '.join(run.reasons)[:300]}")
         return out
     try:
         params = semantics_command.parameters(spec.key, entry)
     except (TypeError, ValueError) as err:
         return out + [f"tests.{spec.key} cannot be read: {str(err)[:200]}"]
+    tasks = case.get("num_tasks")
+    said = str(case.get("invalid_reasons") or "")
+    if isinstance(tasks, int) and not isinstance(tasks, bool):
+        out += [r for r in semantics_validity.invalid_reasons(
+            run, semantics_validity.expectation(params, tasks)) if r not in said]
+    elif not run.valid:
+        out += [r for r in run.reasons if r not in said]
     by_name = {f.name: f for f in case.figures}
     for name, (value, lower, upper, unit) in semantics_command.thresholds(params).items():
         fig = by_name.get(name)

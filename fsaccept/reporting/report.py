@@ -46,6 +46,7 @@ from fsaccept.reporting.soak import plots as soak_plots
 from fsaccept.reporting.soak import soak_sections
 from fsaccept.reporting.scaling import curve_plot, is_beyond, scaling_section, swept
 from fsaccept.reporting.case import TypedReport, typed
+from fsaccept.reporting.evidence import RunFiles
 from fsaccept.reporting.runreport import (Test, job_script, overall_verdict, read_run_report,
                                           tests_of)
 from fsaccept.reporting.session import session_check
@@ -149,7 +150,7 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
                   job_scripts: dict[str, str] | Callable[[str, str], str] | None = None,
                   reference_check: str = "", plots: bool = True,
                   reference: Any = None, reference_problem: str = "",
-                  integrity: Any = None) -> dict[str, Any]:
+                  integrity: Any = None, files: RunFiles | None = None) -> dict[str, Any]:
     """Everything the templates show, from a run report (typed at the door, once, when
     it is not yet) and the sign-off data (``reference``: the reference file the tests
     recorded, verified by its SHA-256, whose thresholds the recorded ones must match;
@@ -157,10 +158,11 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
     is then not ACCEPTED; ``integrity``: the run's manifest verified
     (:class:`.manifest.Integrity`), or a function verifying it, called once the job
     scripts shown are read (their digests are of the bytes shown); None when there is
-    none: a manifest that does not verify keeps the sign-off from ACCEPTED)."""
+    none: a manifest that does not verify keeps the sign-off from ACCEPTED; ``files``:
+    the run's files a check's record is rebuilt from, read by the same reader)."""
     report = typed(report)
     info = report.info
-    tests = tests_of(report, reference=reference)
+    tests = tests_of(report, reference=reference, files=files)
     # A sweep's curves, judged; its points beyond the partition end a curve: not tests
     # that did not run.
     sweep = scaling_section(tests, reference)
@@ -551,6 +553,7 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
                         job_scripts=scripts,
                         reference_check=check, reference=verified,
                         reference_problem=problem,
+                        files=RunFiles(reads, rebase),
                         # Last: every file it digests that the report used is read.
                         integrity=lambda: run_manifest.verify(
                             reads, run_report, report.record, manifest, allowed_signers))

@@ -33,7 +33,7 @@ from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.degraded import SCENARIO_PARAMETER
 from fsaccept.core.reference import TARGET_PARAMETER, ReferenceError
 from fsaccept.reporting.case import Case, TypedReport, typed
-from fsaccept.reporting.evidence import (SessionEvidence, degraded_dataset_reasons,
+from fsaccept.reporting.evidence import (RunFiles, SessionEvidence, degraded_dataset_reasons,
                                          evidence_reasons, session_evidence)
 from fsaccept.reporting.verdicts import (ACCEPTED, INCOMPLETE, NOT_ACCEPTED,
                                          FAIL, INVALID, NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
@@ -238,16 +238,21 @@ def _fixture_key(dep: Any) -> tuple[str, str] | None:
     return None
 
 
-def tests_of(report: TypedReport | dict[str, Any], reference: Any = None) -> list[Test]:
+def tests_of(report: TypedReport | dict[str, Any], reference: Any = None,
+             files: RunFiles | None = None) -> list[Test]:
     """The report's tests (non-fixtures), repeats grouped, each with the fixtures
     it depends on (e.g. the dataset a read test reads), in the order ReFrame ran them.
     ``report``: typed at the door (a run report as parsed is typed there first).
 
     ``reference``: the reference file (:class:`fsaccept.core.reference.Reference`) the
     tests recorded, verified by its SHA-256: a pass whose recorded thresholds are looser
-    than the file's is INVALID."""
+    than the file's is INVALID.
+
+    ``files``: the run's files, read by the sign-off's reader, that a record a check
+    keeps is rebuilt from (:class:`fsaccept.reporting.evidence.RunFiles`); None: none
+    can be, and a test whose record needs them is INVALID (evidence missing)."""
     cases = typed(report).cases
-    evidence = session_evidence(cases)
+    evidence = session_evidence(cases, files)
     by_unique: dict[tuple[str, str], Case] = {}
     for tc in cases:
         by_unique[(tc.get("unique_name") or tc.get("name", ""),

@@ -45,14 +45,17 @@ from typing import Any
 
 import yaml
 
+from fsaccept.core import inputs
 from fsaccept.core.formatting import format_number, one_line, prefixed_lines
 # Units where smaller is better; every other unit is a rate (larger is better).
 from fsaccept.core.reference import TIME_UNITS
 from fsaccept.reporting.case import TypedReport, case_of, typed
 from fsaccept.reporting.plots import TrendPlotter, plot_name
 from fsaccept.reporting.point import Point
-# NightlyError is raised here too (and caught by callers as trends.NightlyError).
+from fsaccept.reporting import manifest
 from fsaccept.reporting import runreport as rep
+from fsaccept.reporting.evidence import RunFiles
+# NightlyError is raised here too (and caught by callers as trends.NightlyError).
 from fsaccept.reporting.results_db import NightlyError, Store, check_results_db
 from fsaccept.suite.reference import ReferenceError, load_reference, nightly_merged
 
@@ -586,7 +589,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace, plots: PlotAhead) -> int:
-    run_report = typed(rep.load_run_report(args.run_report))  # each test case typed once
+    run_dir = os.path.dirname(os.path.abspath(args.run_report))
+    reads = inputs.Reader(run_dir)
+    run_report = typed(rep.read_run_report(reads, args.run_report))  # each case typed once
     settings = nightly_settings(_load_yaml(Path(args.reference)))
     if args.sessions:
         settings = NightlySettings(args.sessions, settings.tolerance, settings.trend_sessions,
@@ -599,7 +604,9 @@ def _compare(args: argparse.Namespace, plots: PlotAhead) -> int:
                            f"{args.reference} and the tests' reference_key")
     store = Store(args.db)
     session = run_report.info["uuid"]
-    tests = rep.tests_of(run_report)
+    # A check's record rebuilt from the run's own files, as the sign-off rebuilds it.
+    tests = rep.tests_of(run_report, files=RunFiles(
+        reads, manifest.rebaser(run_report.record, run_dir)))
     verdict_lines = [_verdict_line(t) for t in tests]
     out = Path(args.out)
     summary, comps = write_trends(store, out, args.system, session, run_report, settings,

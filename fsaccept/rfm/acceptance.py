@@ -22,7 +22,7 @@ from pathlib import Path
 import reframe as rfm
 from reframe.core.builtins import fixture, loggable, run_after, run_before, variable
 
-from fsaccept.core import guards, placement
+from fsaccept.core import guards, joboutput, placement
 from fsaccept.core.reference import TARGET_PARAMETER
 from fsaccept.core.slurm import benchmark_job_name
 from fsaccept.rfm import targets
@@ -331,20 +331,13 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
         return ranks
 
     def _stdout_text(self) -> str:
-        """The job's stdout, without the rank lines of a launch that crashed (the one
-        that counts is the last: the benchmark printed nothing in the crashed one)."""
-        text = self._read_stage_file(self.stdout.evaluate())
-        before, marker, after = text.rpartition(RETRY_MARKER + " ")
-        if not marker:
-            return text
-        kept = [line for line in before.splitlines(keepends=True)
-                if not line.startswith(RANK_MARKER + " ")]
-        return "".join(kept) + marker + after
+        """The job's stdout, without the rank lines of a launch that crashed
+        (:func:`fsaccept.core.joboutput.counted_stdout`, as the sign-off reads it)."""
+        return joboutput.counted_stdout(self._read_stage_file(self.stdout.evaluate()))
 
     def _stderr_text(self) -> str:
         """The job's stderr from the launch that counts (the last one) on."""
-        text = self._read_stage_file(self.stderr.evaluate())
-        return text[text.rfind(RETRY_MARKER + " "):] if RETRY_MARKER + " " in text else text
+        return joboutput.counted_stderr(self._read_stage_file(self.stderr.evaluate()))
 
     def _crashed_launch_stderr(self) -> str:
         """What a crashed launch printed on stderr before it was retried ("" if none)."""
@@ -352,9 +345,9 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
         return text[:text.rfind(RETRY_MARKER + " ")] if RETRY_MARKER + " " in text else ""
 
     def _read_stage_file(self, name: str) -> str:
-        try:
-            with open(os.path.join(self.stagedir, name), errors="replace") as f:
-                return f.read()
+        try:  # decoded as the sign-off decodes the copy it reads (one function)
+            with open(os.path.join(self.stagedir, name), "rb") as f:
+                return joboutput.decoded(f.read())
         except FileNotFoundError:
             return ""
 

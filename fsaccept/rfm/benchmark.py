@@ -27,7 +27,7 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import SanityError
 from reframe.core.logging import getlogger
 
-from fsaccept.core import (guards, mountopts, pernode, placement, servers, slurm,
+from fsaccept.core import (guards, joboutput, mountopts, pernode, placement, servers, slurm,
                            versions)
 from fsaccept.suite import provision
 from fsaccept.core.findings import figure_problem
@@ -505,18 +505,13 @@ class BenchmarkTest(AcceptanceTest):
 
     def _ended_well(self, stderr: str) -> bool:
         """Whether the benchmark step ended with exit 0 and no step was cancelled."""
-        return (self.job_info().get("benchmark_ended") == "0"
-                and not re.search(r"\*\*\* STEP \S+ ON \S+ CANCELLED", stderr))
+        return joboutput.ended_well(self.job_info(), stderr)
 
     def _benchmark_stderr(self) -> str:
         """The job's stderr as the benchmark's aftermath: without Slurm's line of a time
-        limit that came after the benchmark had ended well (``job_failures``)."""
-        stderr = self._stderr_text()
-        if not self._ended_well(stderr):
-            return stderr
-        return "".join(line for line in stderr.splitlines(keepends=True)
-                       if not re.search(r"\*\*\* JOB \S+ ON \S+ CANCELLED AT \S+ DUE TO "
-                                        r"TIME LIMIT \*\*\*", line))
+        limit that came after the benchmark had ended well (``job_failures``;
+        :func:`fsaccept.core.joboutput.benchmark_stderr`, as the sign-off reads it)."""
+        return joboutput.benchmark_stderr(self.job_info(), self._stderr_text())
 
     def abort_reasons(self) -> list[str]:
         """Why the job refused to run the benchmark (its own checks before it)."""
@@ -524,13 +519,10 @@ class BenchmarkTest(AcceptanceTest):
                 if line.startswith(ABORT_MARKER + " ")]
 
     def job_info(self) -> dict[str, str]:
-        """What the job recorded about itself (``fsaccept-info KEY VALUE`` lines)."""
+        """What the job recorded about itself (``fsaccept-info KEY VALUE`` lines:
+        :func:`fsaccept.core.joboutput.job_info`, as the sign-off reads them)."""
         if not hasattr(self, "_job_info"):
-            info = {}
-            for line in self._stdout_text().splitlines():
-                if line.startswith(INFO_MARKER + " "):
-                    _, key, *value = line.split(" ", 2)
-                    info[key] = value[0] if value else ""
+            info = joboutput.job_info(self._stdout_text())
             self._job_info = info
             self.binary_path = info.get("binary_path", "")
             # findmnt prints one line per mount stacked on the directory: the first counts.
@@ -564,10 +556,8 @@ class BenchmarkTest(AcceptanceTest):
         stderr added after it (stdout carries the benchmark's own error lines; stderr
         the aftermath); ``record_run(run)`` then records its provenance."""
         if not hasattr(self, "_parsed_run"):
-            run = parse(self._stdout_text())
-            for finding in error_findings(self._benchmark_stderr()):
-                finding.text = f"stderr: {finding.text}"
-                run.findings.append(finding)
+            run = joboutput.parsed(parse, error_findings, self._stdout_text(),
+                                   self._benchmark_stderr())
             self._parsed_run = run
             self.record_run(run)
         return self._parsed_run

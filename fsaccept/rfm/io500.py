@@ -15,7 +15,6 @@ reducible data on a reducing file system...
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
@@ -25,7 +24,7 @@ from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
 from fsaccept.benchmarks.io500 import config, parse, spec, validity
-from fsaccept.core import guards, inputs, reduction
+from fsaccept.core import guards, joboutput, reduction
 from fsaccept.rfm.benchmark import BenchmarkTest
 
 #: The partition's ``extras`` key that names the site's io500 binary (an absolute path).
@@ -144,21 +143,10 @@ class Io500Test(BenchmarkTest):
         """The run as its result directory (else the job's stdout) says it went; None
         when io500 left neither (the reasons say why)."""
         if not hasattr(self, "_io500_run"):
-            self._io500_run, self._read_error = None, ""
             stdout, stderr = self._stdout_text(), self._benchmark_stderr()
-            status = self.job_info().get("benchmark_ended", "")
-            status_code = int(status) if status.lstrip("-").isdigit() else None
+            status = joboutput.exit_status(self.job_info())
             where = os.path.join(self.stagedir, config.RESULT_DIR)
-            try:
-                run = parse.read_io500(where, stdout=stdout, stderr=stderr,
-                                       exit_status=status_code)
-            except (ValueError, inputs.InputError) as err:
-                self._read_error = str(err)
-                try:
-                    run = parse.parse_text(stdout)
-                    run.exit_status = status_code
-                except ValueError:
-                    run = None
+            run, self._read_error = parse.job_run(where, stdout, stderr, status)
             self._io500_run = run
             if run is not None:
                 self.record_run(run)
@@ -167,9 +155,7 @@ class Io500Test(BenchmarkTest):
     def record_run(self, run: parse.Io500Run) -> None:
         self.benchmark_version = run.version or ""
         self.version_note = spec.version_note(run.version)
-        record = run.to_dict()
-        record.pop("recomputed", None)  # the sign-off recomputes it from the phases
-        self.io500_result = json.dumps(record, sort_keys=True)
+        self.io500_result = parse.record_of(run)
 
     def benchmark_reasons(self) -> list[str]:
         run = self.io500_run()

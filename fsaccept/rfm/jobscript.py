@@ -14,14 +14,14 @@ import time
 from reframe.core.logging import getlogger
 
 from fsaccept.core import guards
+# The markers of a job's output, read again by the sign-off: core's (one place).
+from fsaccept.core.joboutput import INFO_MARKER, RANK_MARKER, RETRY_MARKER  # noqa: F401
 from fsaccept.core.paths import STATE_DIR
 
 
 #: Names this ReFrame run's files, so that two runs on one file system never
 #: share (or remove) each other's files.
 RUN_ID = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
-RANK_MARKER = "fsaccept-rank"
-INFO_MARKER = "fsaccept-info"
 #: Starts the line a job prints when it refuses to run its benchmark.
 ABORT_MARKER = "fsaccept-abort"
 #: Starts each node's line of the per-node check (mount, and O_DIRECT when asked).
@@ -80,10 +80,6 @@ if [ "$5" = 1 ]; then
 fi
 echo "$m ok $fs $mp $src${options:+ $options}${servers:+ $servers}${odirect:+ $odirect}"
 """
-#: Starts the line (on stdout and stderr) a job prints before it launches its benchmark
-#: step once more (see ``BenchmarkTest.retry_crashed_launch``): what came before it on
-#: stderr, and the rank lines before it on stdout, belong to the attempt that crashed.
-RETRY_MARKER = "fsaccept-retry"
 #: The job's last steps keep the benchmark step's exit status and end with it.
 KEEP_STATUS = "fsaccept_rc=$?"
 #: Starts the job line where the crashed-launch retry takes its snapshot of the job's

@@ -17,12 +17,13 @@ outputs (never copied here).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from fsaccept.benchmarks.ior import parse as ior_parse
 from fsaccept.benchmarks.ior.patterns import data_pattern_of
@@ -205,28 +206,69 @@ def figures_of(run: Io500Run | None) -> dict[str, tuple[float, str]]:
 # --------------------------------------------------------------------------- reading
 
 
+#: How a file's text is read: :func:`fsaccept.core.inputs.read_text`'s signature (the
+#: live check's, or a sign-off's :meth:`fsaccept.core.inputs.Reader.read_text`).
+TextReader = Callable[..., str]
+
+
 def read_io500(path: str | os.PathLike, stdout: str | None = None, stderr: str | None = None,
-               exit_status: int | None = None) -> Io500Run:
+               exit_status: int | None = None, *, read_text: TextReader = inputs.read_text,
+               shown: str | None = None) -> Io500Run:
     """The run at ``path``: a result directory, or one file (captured stdout,
     ``result_summary.txt`` or ``result.txt``).  ``stdout``/``stderr``: the job's streams
     when the caller has them (the check).  ValueError (``PATH: message``) when ``path``
-    is no IO500 output: missing, empty, binary, not IO500's or cut inside its header."""
+    is no IO500 output: missing, empty, binary, not IO500's or cut inside its header.
+
+    ``read_text``: how each file is read (the sign-off reads the run's copy through its
+    own reader, so that what it judges is what its manifest digests); ``shown``: the path
+    the run names and records in place of ``path`` (the stage directory the live check
+    read, where the sign-off reads the copy in the output directory)."""
     p = Path(path)
+    name = Path(shown) if shown is not None else p
     if p.is_dir():
-        run = _read_directory(p)
+        run = _read_directory(p, read_text, name)
     else:
-        text = _text(p, "IO500 output")
-        run = Io500Run(path=str(p), source="result.txt" if _is_result_txt(text) else "stdout")
+        text = _text(p, "IO500 output", read_text)
+        run = Io500Run(path=str(name),
+                       source="result.txt" if _is_result_txt(text) else "stdout")
         if run.source == "result.txt":
-            _parse_result_txt(run, text, str(p))
+            _parse_result_txt(run, text, str(name))
         else:
-            _parse_printed(run, text, str(p), is_stdout=True)
+            _parse_printed(run, text, str(name), is_stdout=True)
     if stdout is not None:
         _parse_printed(run, stdout, "stdout", is_stdout=True)
     if stderr:
         _scan_died(run, stderr)
     run.exit_status = exit_status
     return run
+
+
+def job_run(result_dir: str | os.PathLike, stdout: str, stderr: str,
+            exit_status: int | None, *, read_text: TextReader = inputs.read_text,
+            shown: str | None = None) -> tuple[Io500Run | None, str]:
+    """(the run as a job's result directory, else its stdout, says it went; why the
+    directory could not be read, or ''): the live check's reading, and the sign-off's
+    of the copy it verifies (one function, two callers).  None when io500 left
+    neither."""
+    try:
+        return read_io500(result_dir, stdout=stdout, stderr=stderr, exit_status=exit_status,
+                          read_text=read_text, shown=shown), ""
+    except (ValueError, inputs.InputError) as err:
+        why = str(err)
+    try:
+        run = parse_text(stdout)
+    except ValueError:
+        return None, why
+    run.exit_status = exit_status
+    return run, why
+
+
+def record_of(run: Io500Run) -> str:
+    """The record the check keeps of a run (``io500_result``): ``fsaccept parse``'s JSON
+    without the recomputed score (the sign-off recomputes it from the phases)."""
+    record = run.to_dict()
+    record.pop("recomputed", None)
+    return json.dumps(record, sort_keys=True)
 
 
 def parse_text(text: str) -> Io500Run:
@@ -241,9 +283,9 @@ def parse_text(text: str) -> Io500Run:
     return run
 
 
-def _text(path: Path, what: str) -> str:
+def _text(path: Path, what: str, read_text: TextReader = inputs.read_text) -> str:
     # Binary data (NUL bytes) is refused at the piece that holds it, before the rest.
-    text = inputs.read_text(path, inputs.MAX_LOG_BYTES, what, binary=False)
+    text = read_text(path, inputs.MAX_LOG_BYTES, what, binary=False)
     if not text.strip():
         raise inputs.InputError(f"{path}: empty: no {what}")
     return text
@@ -253,27 +295,30 @@ def _is_result_txt(text: str) -> bool:
     return text.lstrip("\ufeff \t\n").startswith("[run]")
 
 
-def _read_directory(d: Path) -> Io500Run:
+def _read_directory(d: Path, read_text: TextReader = inputs.read_text,
+                    name: Path | None = None) -> Io500Run:
+    """The result directory ``d`` (named ``name`` in the run and its notes)."""
+    name = d if name is None else name
     result = d / "result.txt"
     if not result.exists():
         raise inputs.InputError(f"{d}: no result.txt: not an IO500 result directory")
-    run = Io500Run(path=str(d), source="directory")
-    _parse_result_txt(run, _text(result, "IO500 result.txt"), str(result))
+    run = Io500Run(path=str(name), source="directory")
+    _parse_result_txt(run, _text(result, "IO500 result.txt", read_text),
+                      str(name / "result.txt"))
     summary = d / "result_summary.txt"
     if summary.exists():
-        text = inputs.read_text(summary, inputs.MAX_LOG_BYTES, "IO500 result_summary.txt")
+        text = read_text(summary, inputs.MAX_LOG_BYTES, "IO500 result_summary.txt")
         if text.strip():  # empty when the run died before io500 wrote its version line
-            _parse_printed(run, text, str(summary), is_stdout=False)
+            _parse_printed(run, text, str(name / "result_summary.txt"), is_stdout=False)
     config = d / "config.ini"
     if config.exists():
-        _parse_config(run, inputs.read_text(config, inputs.MAX_JOB_FILE_BYTES,
-                                            "IO500 config.ini"))
+        _parse_config(run, read_text(config, inputs.MAX_JOB_FILE_BYTES, "IO500 config.ini"))
     run.leftover_stonewall_files = sorted(f.name for f in d.glob("*.stonewall"))
     for ph in run.phases:
         out = d / f"{ph.name}.txt"
         if out.is_file():
-            _scan_phase_output(ph, inputs.read_text(out, inputs.MAX_LOG_BYTES,
-                                                    f"IO500 {ph.name} output"))
+            _scan_phase_output(ph, read_text(out, inputs.MAX_LOG_BYTES,
+                                             f"IO500 {ph.name} output"))
     return run
 
 

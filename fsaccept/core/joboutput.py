@@ -1,0 +1,98 @@
+"""A benchmark job's own output (``rfm_job.out``, ``rfm_job.err``) as the live check reads
+it, and as the sign-off reads it again from the run directory: one set of functions, two
+callers (:mod:`fsaccept.rfm.acceptance`, :mod:`fsaccept.rfm.benchmark`;
+:mod:`fsaccept.reporting.evidence`).
+
+The job's lines that are not the benchmark's start with a marker: ``fsaccept-rank``
+(where each rank ran), ``fsaccept-info KEY VALUE`` (what the job recorded about itself),
+``fsaccept-retry`` (a crashed launch is run once more: what came before it on stderr,
+and the rank lines before it on stdout, belong to the attempt that crashed).
+
+Pure: text in, text out.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+#: ReFrame's names of a job's standard output and error, in its stage directory and
+#: copied to its output directory.
+JOB_STDOUT = "rfm_job.out"
+JOB_STDERR = "rfm_job.err"
+
+RANK_MARKER = "fsaccept-rank"
+INFO_MARKER = "fsaccept-info"
+#: Starts the line (on stdout and stderr) a job prints before it launches its benchmark
+#: step once more (see ``BenchmarkTest.retry_crashed_launch``): what came before it on
+#: stderr, and the rank lines before it on stdout, belong to the attempt that crashed.
+RETRY_MARKER = "fsaccept-retry"
+
+_TIME_LIMIT = re.compile(r"\*\*\* JOB \S+ ON \S+ CANCELLED AT \S+ DUE TO TIME LIMIT \*\*\*")
+_STEP_CANCELLED = re.compile(r"\*\*\* STEP \S+ ON \S+ CANCELLED")
+
+
+def decoded(data: bytes) -> str:
+    """A job file's bytes as the live check reads them (``open(path, errors="replace")``):
+    UTF-8 with undecodable bytes replaced, CRLF and CR line ends as ``\\n``."""
+    text = data.decode("utf-8", "replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def counted_stdout(text: str) -> str:
+    """The job's stdout without the rank lines of a launch that crashed (the one that
+    counts is the last: the benchmark printed nothing in the crashed one)."""
+    before, marker, after = text.rpartition(RETRY_MARKER + " ")
+    if not marker:
+        return text
+    kept = [line for line in before.splitlines(keepends=True)
+            if not line.startswith(RANK_MARKER + " ")]
+    return "".join(kept) + marker + after
+
+
+def counted_stderr(text: str) -> str:
+    """The job's stderr from the launch that counts (the last one) on."""
+    return text[text.rfind(RETRY_MARKER + " "):] if RETRY_MARKER + " " in text else text
+
+
+def job_info(stdout: str) -> dict[str, str]:
+    """What the job recorded about itself (``fsaccept-info KEY VALUE`` lines of the
+    counted stdout; a later line of a key wins)."""
+    info = {}
+    for line in stdout.splitlines():
+        if line.startswith(INFO_MARKER + " "):
+            _, key, *value = line.split(" ", 2)
+            info[key] = value[0] if value else ""
+    return info
+
+
+def ended_well(info: dict[str, str], stderr: str) -> bool:
+    """Whether the benchmark step ended with exit 0 and no step was cancelled."""
+    return info.get("benchmark_ended") == "0" and not _STEP_CANCELLED.search(stderr)
+
+
+def benchmark_stderr(info: dict[str, str], stderr: str) -> str:
+    """The counted stderr as the benchmark's aftermath: without Slurm's line of a time
+    limit that came after the benchmark had ended well."""
+    if not ended_well(info, stderr):
+        return stderr
+    return "".join(line for line in stderr.splitlines(keepends=True)
+                   if not _TIME_LIMIT.search(line))
+
+
+def parsed(parse: Callable[[str], Any], error_findings: Callable[[str], list[Any]],
+           stdout: str, stderr: str) -> Any:
+    """The benchmark's report (the counted stdout) parsed, with the findings of the
+    benchmark's stderr added after it, each said to be stderr's (stdout carries the
+    benchmark's own error lines; stderr the aftermath)."""
+    run = parse(stdout)
+    for finding in error_findings(stderr):
+        finding.text = f"stderr: {finding.text}"
+        run.findings.append(finding)
+    return run
+
+
+def exit_status(info: dict[str, str]) -> int | None:
+    """The benchmark step's exit status the job recorded (``benchmark_ended``)."""
+    status = info.get("benchmark_ended", "")
+    return int(status) if re.fullmatch(r"-?[0-9]{1,9}", status) else None
