@@ -320,7 +320,7 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
         out += semantics_reasons(case, spec, reference, session.files)
     kind = spec.attrs.get("kind") if spec.benchmark == "fio" else None
     if kind in FIO_KINDS and FIO_KINDS[kind].soak:
-        out += soak_reasons(case, spec, reference)
+        out += soak_reasons(case, spec, reference, session.files)
     if kind in FIO_KINDS and FIO_KINDS[kind].interference:
         out += interference_reasons(case, spec, reference)
     if spec.filled:
@@ -707,24 +707,45 @@ def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None,
 
 
 def soak_evidence_of(case: Case) -> tuple[soak.Evidence | None, str]:
-    """A soak's recorded record (``soak_record``), read; (None, why) when it cannot be."""
-    text = case.get("soak_record")
+    """A soak's recorded record (``soak_record``), read, for what is shown; (None, why)
+    when it cannot be.  What is judged is the record's file (:func:`soak_reasons`)."""
+    return _soak_evidence(case.get("soak_record"), "its soak record (soak_record)",
+                          "evidence missing: no soak_record, which the soak records")
+
+
+def _soak_evidence(text: Any, what: str, missing: str) -> tuple[soak.Evidence | None, str]:
     if not isinstance(text, str) or not text:
-        return None, "evidence missing: no soak_record, which the soak records"
+        return None, missing
     try:
         return soak.Evidence.from_dict(_record_json(text)), ""
-    except (ValueError, soak.EvidenceError) as err:
-        return None, f"its soak record (soak_record) cannot be read: {str(err)[:300]}"
+    except (ValueError, soak.EvidenceError, RecursionError) as err:
+        return None, f"{what} cannot be read: {str(err)[:300]}"
 
 
-def soak_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list[str]:
+def soak_reasons(case: Case, spec: TestSpec, reference: Any = None,
+                 files: RunFiles | None = None) -> list[str]:
     """A soak's record judged again, by the live check's functions: its settings those
     of the verified reference's entry, its figures those the judgements give, and no
-    failed judgement in a test recorded as passed."""
-    evidence, why = soak_evidence_of(case)
+    failed judgement in a test recorded as passed.  The record judged is the file the
+    check wrote beside its outputs (``soak-record.json``, digested by the manifest: the
+    logs are not kept), read once through ``files``; the run report's ``soak_record``
+    must be that file's."""
+    if not case.get("soak_record"):
+        return ["evidence missing: no soak_record, which the soak records"]
+    try:
+        if files is None:
+            raise EvidenceMissing(f"evidence missing: {soak.RECORD_FILE}: the run directory "
+                                  "was not read")
+        text, where = files.text(case, soak.RECORD_FILE, "a soak's record")
+    except EvidenceMissing as err:
+        return [str(err)]
+    evidence, why = _soak_evidence(text, f"its soak record ({where})", f"evidence missing: "
+                                   f"{where} is empty")
     if evidence is None:
         return [why]
     out = []
+    if text != case.get("soak_record"):
+        out.append(f"its soak_record is not what its output {where} says")
     judged = soak.judge(evidence)
     out += [f"its soak record: {j.what}: {r}" for j in judged if j.verdict == soak.INVALID
             for r in j.reasons]

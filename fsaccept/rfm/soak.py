@@ -6,8 +6,10 @@ the soak's compact record (:func:`fsaccept.benchmarks.fio.logs.soak_evidence`), 
 the run report (``soak_record``), and judged by :func:`fsaccept.core.soak.judge`: the
 longest time a client went without progress, the bandwidth's drift over the run and the
 slowest node's shortfall are figures, each at most the entry's limit.  The sign-off
-re-judges the same record.  The logs themselves are not kept: a day of 1,000 clients
-would be gigabytes; the record is what the manifest hashes.
+re-judges the same record, read from the file the check writes beside its outputs
+(``soak-record.json``: :data:`fsaccept.core.soak.RECORD_FILE`, kept with ``keep_files``),
+never from the run report's field.  The logs themselves are not kept: a day of 1,000
+clients would be gigabytes; the record's file is what the manifest hashes.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import json
 import os
 
 import reframe.utility.sanity as sn
-from reframe.core.builtins import run_before, variable
+from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 from reframe.core.logging import getlogger
 
@@ -38,6 +40,11 @@ class FioSoakTest(FioTest):
 
     #: A stall of 0 s, a drift of 0 %: measurements (the catalogue's ``may_be_zero``).
     counts = FioTest.counts | frozenset(fiocmd.SOAK_FIGURES)
+
+    @run_after("setup")
+    def keep_soak_record(self):
+        """The record's file goes with the test's outputs (the logs do not)."""
+        self.keep_files = [*self.keep_files, soak.RECORD_FILE]
 
     def fio_references(self) -> dict[str, tuple]:
         """The entry's thresholds and the soak's limits (each figure at most its limit)."""
@@ -60,6 +67,13 @@ class FioSoakTest(FioTest):
         judged = soak.judge(self._soak)
         self._soak_reasons = [f"{j.what}: {r}" for j in judged if j.verdict == soak.INVALID
                               for r in j.reasons]
+        try:  # the evidence the sign-off reads (the run report's field is not taken on trust)
+            with open(os.path.join(self.stagedir, soak.RECORD_FILE), "w",
+                      encoding="utf-8") as f:
+                f.write(self.soak_record)
+        except OSError as err:
+            self._soak_reasons.append(f"the soak's record cannot be kept as "
+                                      f"{soak.RECORD_FILE}: {err.strerror or err}")
         self.soak_failures = "; ".join(
             (j.what if j.what == "stall" else f"{j.what} of {j.figure}") + f": {r}"
             for j in judged if j.verdict == soak.FAIL for r in j.reasons)

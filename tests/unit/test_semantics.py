@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,9 @@ import pytest
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.semantics import command, parse, validity
 from fsaccept.benchmarks.semantics.parse import parse_semantics
+from fsaccept.core import inputs
 from fsaccept.reporting.case import case_of
-from fsaccept.reporting.evidence import semantics_reasons
+from fsaccept.reporting.evidence import RunFiles, semantics_reasons
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "semantics"
 SPEC = registry.TESTS["CrossNodeSemantics"]
@@ -364,16 +366,42 @@ def test_a_reference_without_the_entry_stays_valid_and_one_with_it_is_checked(tm
         assert "min_list_rate" in str(err.value), bad
 
 
-def _case(text: str, result: str = "pass", limit: float = 1.0, floor: float = 100):
-    run = parse_semantics(text)
-    perf = {}
-    params = _params(max_visibility_s=limit, min_list_rate=floor)
-    for name, value in run.figures().items():
-        ref, lower, upper, unit = command.thresholds(params).get(name) or (
-            0, None, None, parse.FIGURES[name])
-        perf[f"local-gluster:compute:{name}"] = [value, ref, lower, upper, unit, result]
-    return case_of({"name": "CrossNodeSemantics", "result": result, "perfvalues": perf,
-                    "semantics_cases": run.case_lines()})
+class _Run:
+    """A test case's run directory as ReFrame leaves it: the job's own output
+    (``rfm_job.out``, ``rfm_job.err``) copied to the case's output directory, read by the
+    sign-off's reader (:class:`RunFiles`)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.outputdir = root / "output" / "CrossNodeSemantics"
+        self.outputdir.mkdir(parents=True, exist_ok=True)
+
+    def files(self) -> RunFiles:  # a new reader: each sign-off reads once
+        return RunFiles(inputs.Reader(self.root))
+
+    def case(self, text: str, result: str = "pass", limit: float = 1.0, floor: float = 100,
+             stdout: str | bytes | None = None, recorded: str | None = None):
+        """The case the live check records of ``text`` (its stdout), the job's output
+        holding ``stdout`` (default: ``text``)."""
+        run = parse_semantics(text)
+        perf = {}
+        params = _params(max_visibility_s=limit, min_list_rate=floor)
+        for name, value in run.figures().items():
+            ref, lower, upper, unit = command.thresholds(params).get(name) or (
+                0, None, None, parse.FIGURES[name])
+            perf[f"local-gluster:compute:{name}"] = [value, ref, lower, upper, unit, result]
+        out = text if stdout is None else stdout
+        (self.outputdir / "rfm_job.out").write_bytes(out if isinstance(out, bytes)
+                                                     else out.encode())
+        (self.outputdir / "rfm_job.err").write_text("")
+        return case_of({"name": "CrossNodeSemantics", "result": result, "perfvalues": perf,
+                        "outputdir": str(self.outputdir),
+                        "semantics_cases": run.case_lines() if recorded is None else recorded})
+
+
+@pytest.fixture
+def job(tmp_path):
+    return _Run(tmp_path)
 
 
 class _Reference:
@@ -381,43 +409,105 @@ class _Reference:
         self.entries = {"semantics": _entry(**entry)}
 
 
-def test_the_sign_off_judges_the_recorded_case_lines_again():
+def test_the_sign_off_judges_the_case_lines_its_output_gives(job):
     text = _text("two-names")
-    assert semantics_reasons(_case(text), SPEC, _Reference()) == []
+    assert semantics_reasons(job.case(text), SPEC, _Reference(), job.files()) == []
     # A passed test whose case lines fail.
     failing = _set(text, "visibility", value="3.5")
-    case = _case(failing)
-    reasons = semantics_reasons(case, SPEC, _Reference())
+    reasons = semantics_reasons(job.case(failing), SPEC, _Reference(), job.files())
     assert any("recorded as passed, but its case lines fail: visibility: writer n1, "
                "reader n2" in r for r in reasons), reasons
     # Judged looser than the verified reference says.
-    reasons = semantics_reasons(_case(text, limit=5), SPEC, _Reference(max_visibility_s=1))
+    reasons = semantics_reasons(job.case(text, limit=5), SPEC, _Reference(max_visibility_s=1),
+                                job.files())
     assert any(r.startswith("visibility_max_s: the reference file says at most 1 s")
                for r in reasons), reasons
     # A rate judged against a lower floor than the verified reference's.
-    reasons = semantics_reasons(_case(text, floor=10), SPEC, _Reference(min_list_rate=100))
+    reasons = semantics_reasons(job.case(text, floor=10), SPEC, _Reference(min_list_rate=100),
+                                job.files())
     assert reasons == ["namespace_list_rate: the reference file says at least 100 "
                        "entries/s, but the test was judged against 10.0"], reasons
     # A namespace case whose count was wrong, in a test recorded as passed.
     wrong = _set(text, "namespace-list", wrong="5", ok="0")
-    reasons = semantics_reasons(_case(wrong), SPEC, _Reference())
+    reasons = semantics_reasons(job.case(wrong), SPEC, _Reference(), job.files())
     assert any("recorded as passed, but its case lines fail: namespace-list: writer n1, "
                "reader n2: 5 wrong entries" in r for r in reasons), reasons
 
 
-def test_the_sign_off_refuses_missing_or_edited_case_lines():
-    case = _case(_text("two-names"))
-    record = dict(case.record, semantics_cases="")
-    assert semantics_reasons(case_of(record), SPEC) == [
+def test_the_output_is_judged_not_the_run_reports_field(job):
+    """The field edited to pass, the output failing: the output's verdict, and the
+    field named as not what the output says."""
+    text = _text("two-names")
+    failing = _set(text, "visibility", value="3.5")
+    case = job.case(text, stdout=failing)  # figures and field of a passing run
+    reasons = semantics_reasons(case, SPEC, _Reference(), job.files())
+    out = job.outputdir / "rfm_job.out"
+    assert f"its semantics_cases are not what its output {out} says" in reasons
+    assert any("visibility_max_s is recorded as" in r and "3.5" in r for r in reasons)
+    assert any("recorded as passed, but its case lines fail: visibility" in r
+               for r in reasons), reasons
+    # The field alone edited (the output untouched): named, and the output still judged.
+    recorded = parse_semantics(text).case_lines()
+    edited = _set(recorded, "visibility", value="0.5")
+    reasons = semantics_reasons(job.case(text, recorded=edited), SPEC, _Reference(),
+                                job.files())
+    assert reasons == [f"its semantics_cases are not what its output {out} says"], reasons
+
+
+def test_a_missing_truncated_binary_huge_or_swapped_output_is_invalid(job, monkeypatch):
+    text = _text("two-names")
+    out = job.outputdir / "rfm_job.out"
+    case = job.case(text)
+    assert semantics_reasons(case_of(dict(case.record, semantics_cases="")), SPEC) == [
         "evidence missing: no semantics_cases, which the semantics check records"]
-    recorded = case.record["semantics_cases"]
-    edited = dict(case.record, semantics_cases=_set(recorded, "visibility", value="0.5"))
-    value = float(_value(recorded, "visibility"))
-    assert any(f"visibility_max_s is recorded as {value}, but its case lines give 0.5" in r
-               for r in semantics_reasons(case_of(edited), SPEC))
-    cut = dict(case.record, semantics_cases=case.record["semantics_cases"][:200])
-    assert semantics_reasons(case_of(cut), SPEC)[0].startswith(
-        "its recorded case lines (semantics_cases) cannot be read")
+    # No run directory read (a run report alone).
+    assert semantics_reasons(case, SPEC) == [
+        "evidence missing: rfm_job.out: the run directory was not read"]
+    # Missing.
+    out.unlink()
+    assert semantics_reasons(case, SPEC, None, job.files()) == [f"evidence missing: {out}"]
+    # Truncated (cut inside the case lines): not the field, and not a whole run.
+    out.write_text(text[:len(text) // 2])
+    reasons = semantics_reasons(case, SPEC, _Reference(), job.files())
+    assert f"its semantics_cases are not what its output {out} says" in reasons
+    assert any("no 'fsaccept-semantics end' line" in r for r in reasons), reasons
+    # Binary: the NUL's line is not a case line.
+    out.write_bytes(text.encode().replace(b"visibility writer", b"visibility\0writer", 1))
+    reasons = semantics_reasons(case, SPEC, _Reference(), job.files())
+    assert f"its semantics_cases are not what its output {out} says" in reasons, reasons
+    # Huge: refused unread, by its size.
+    monkeypatch.setattr(inputs, "MAX_LOG_BYTES", 100)
+    out.write_text(text)
+    reasons = semantics_reasons(case, SPEC, _Reference(), job.files())
+    assert len(reasons) == 1 and reasons[0].startswith(f"evidence missing: {out}: ") and \
+        "refused" in reasons[0], reasons
+    monkeypatch.undo()
+    # A link to another file: not read.
+    other = job.root / "other.txt"
+    other.write_text(text)
+    out.unlink()
+    out.symlink_to(other)
+    reasons = semantics_reasons(case, SPEC, _Reference(), job.files())
+    assert len(reasons) == 1 and "symbolic link" in reasons[0], reasons
+    # Swapped for another run's output: not its case lines.
+    out.unlink()
+    out.write_text(_text("four-ranks"))
+    reasons = semantics_reasons(case, SPEC, _Reference(), job.files())
+    assert f"its semantics_cases are not what its output {out} says" in reasons, reasons
+
+
+def test_the_run_directory_moved_is_read_where_it_is_now(job, tmp_path):
+    """A run directory copied elsewhere (to the vendor): its test directories rebased."""
+    from fsaccept.reporting.manifest import rebaser
+    text = _text("two-names")
+    case = job.case(text)
+    moved = tmp_path / "moved"
+    shutil.copytree(job.root / "output", moved / "output")
+    (job.outputdir / "rfm_job.out").unlink()
+    info = {"session_info": {"prefix_output": str(job.root / "output"),
+                             "prefix_stage": str(job.root / "stage")}}
+    files = RunFiles(inputs.Reader(moved), rebaser(info, moved))
+    assert semantics_reasons(case, SPEC, _Reference(), files) == []
 
 
 # ------------------------------------------------------------------ the check and its program
