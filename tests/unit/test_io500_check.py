@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ import yaml
 
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.io500 import config, parse, validity
+from fsaccept.reporting import manifest
 from fsaccept.reporting import report as signoff
 from fsaccept.suite import provision
 from tests.conftest import capture_with_reference
@@ -273,7 +275,8 @@ IO500_ENTRY = {"node_fraction": 0.5, "ranks_per_node": 1, "stonewall_s": 300,
                               "md": {"value": 1, "unit": "kIOPS"}}}
 
 
-def synthetic_run(tmp_path, capture="standard-2rank", edit_record=lambda d: None):
+def synthetic_run(tmp_path, capture="standard-2rank", edit_record=lambda d: None,
+                  edit_files=lambda result_dir: None):
     """A synthetic run report: the real local-spack session, its reference copy given an
     io500 entry (every case's recorded digest follows the copy), and an IO500 case made
     from an MdtestEasy case of it and the real io500 capture's result files, judged
@@ -289,9 +292,20 @@ def synthetic_run(tmp_path, capture="standard-2rank", edit_record=lambda d: None
         if c.get("reference_sha256"):
             c["reference_sha256"] = sha
     model = next(c for c in cases if c["name"].split()[0] == "MdtestEasy")
-    run = parse.read_io500(io500_captures() / capture / "result", exit_status=0)
-    record = run.to_dict()
-    record.pop("recomputed")
+    # The job's own output as ReFrame leaves it in the test's output directory (where
+    # the run directory is now: the run report's): its stdout, its stderr, the result
+    # directory kept (keep_files).  The record is the live check's of those files.
+    captured = io500_captures() / capture
+    outputdir = Path(manifest.rebaser(data, tmp_path)(model["outputdir"]))
+    outputdir.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(captured / "result", outputdir / config.RESULT_DIR)
+    edit_files(outputdir / config.RESULT_DIR)  # as the run wrote them
+    stdout = "fsaccept-info benchmark_ended 0\n" + (captured / "stdout.txt").read_text()
+    (outputdir / "rfm_job.out").write_text(stdout)
+    (outputdir / "rfm_job.err").write_text("")
+    run, _ = parse.job_run(outputdir / config.RESULT_DIR, stdout, "", 0,
+                           shown=os.path.join(model["stagedir"], config.RESULT_DIR))
+    record = json.loads(parse.record_of(run))
     edit_record(record)
     # As the live check records it: its reasons for the capture, as read.
     reasons = "; ".join(validity.invalid_reasons(run, procs=run.procs))
@@ -301,7 +315,7 @@ def synthetic_run(tmp_path, capture="standard-2rank", edit_record=lambda d: None
                 reference_key="io500", result="fail", fail_phase="sanity",
                 fail_reason="INVALID: " + reasons, invalid_reasons=reasons,
                 perfvalues={}, num_tasks=run.procs, num_tasks_per_node=1,
-                uuid=model["uuid"] + "-io500", io500_result=json.dumps(record),
+                uuid=model["uuid"] + "-io500", io500_result=json.dumps(record, sort_keys=True),
                 data_pattern="io500 timestamp (reducible; asked by the reference)",
                 benchmark_version=run.version, benchmark_command="io500 io500.ini")
     for k in ("mdtest_binary", "items_per_rank", "mdtest_nodes", "mdtest_tasks"):
@@ -352,22 +366,34 @@ def test_the_io500_section_shows_score_phases_times_reasons_and_the_recomputed_s
 
 
 def test_a_score_the_phases_do_not_give_is_named_with_both_values(tmp_path):
-    def edit(record):
-        record["scores"]["SCORE"]["total"] = 9.5
-    _, md, _ = _signoff(synthetic_run(tmp_path, edit_record=edit), tmp_path)
+    def edit(result_dir):  # the run's own result.txt says 9.5
+        text = (result_dir / "result.txt").read_text()
+        (result_dir / "result.txt").write_text(text.replace("SCORE           = 7.260427",
+                                                            "SCORE           = 9.500000", 1))
+    _, md, _ = _signoff(synthetic_run(tmp_path, edit_files=edit), tmp_path)
     section = _section(md)
     assert "| [SCORE] | TOTAL | 9.500000 | 7.260428 | MISMATCH |" in section
     assert ("[SCORE] TOTAL: result.txt says 9.500000, the phase scores give 7.260428"
             in section)
+    assert "its io500_result is not what its output" not in md
 
 
-def test_a_run_that_died_is_invalid_from_its_record_alone(tmp_path):
-    def edit(record):
+def test_a_record_its_output_does_not_give_is_invalid(tmp_path):
+    """The run report's io500_result edited (a run that died, a number beyond a float):
+    named as not what its output says; the output's run is judged, never a traceback."""
+    def died(record):
         record["phases"] = record["phases"][:3]
         record["ended"] = False
         record["exit_status"] = 134
-    _, md, _ = _signoff(synthetic_run(tmp_path, edit_record=edit), tmp_path)
-    assert "the run died in phase ior-hard-write: io500 exited with status 134" in _section(md)
+
+    def huge(record):
+        record["phases"][0]["score"] = 10**400
+    for edit in (died, huge):
+        (tmp_path / edit.__name__).mkdir()
+        code, md, _ = _signoff(synthetic_run(tmp_path / edit.__name__, edit_record=edit),
+                               tmp_path / edit.__name__)
+        assert code == 1 and "its io500_result is not what its output " in md, md[:3000]
+        assert "IO500 marked [SCORE] INVALID" in md
 
 
 def test_a_figure_its_results_do_not_give_and_a_missing_record_are_invalid(tmp_path):
@@ -377,24 +403,22 @@ def test_a_figure_its_results_do_not_give_and_a_missing_record_are_invalid(tmp_p
                 perfvalues={"local-spack:compute:total": [8.0, 1, -0.1, None, "score",
                                                           "pass"]})
     _, md, _ = _signoff(data, tmp_path)
-    assert "total is recorded as 8.0, but its recorded IO500 results give 7.260427" in md
+    assert "total is recorded as 8.0, but its IO500 results (" in md
+    assert "io500-results) give 7.260427" in md
     assert "IO500 marked [SCORE] INVALID" in _section(md)  # the pass is judged again
+    result = Path(manifest.rebaser(data, tmp_path)(case["outputdir"])) / config.RESULT_DIR
+    # The output gone: evidence missing, naming the file.
+    (result.parent / "rfm_job.out").rename(tmp_path / "kept.out")
+    _, md, _ = _signoff(data, tmp_path)
+    assert f"evidence missing: {result.parent / 'rfm_job.out'}" in md
+    (tmp_path / "kept.out").rename(result.parent / "rfm_job.out")
+    # A result file swapped for binary data: refused, so not the recorded run.
+    (result / "result.txt").write_bytes(b"[run]\0" * 10)
+    _, md, _ = _signoff(data, tmp_path)
+    assert "its io500_result is not what its output " in md
     case.pop("io500_result")
     _, md, _ = _signoff(data, tmp_path)
     assert "evidence missing: no io500_result, which the IO500 check records" in md
-
-
-@pytest.mark.parametrize("where", ["phase score", "[SCORE] bw"])
-def test_a_recorded_result_beyond_a_float_is_unreadable_not_a_traceback(tmp_path, where):
-    # An integer of 401 digits in the record raised OverflowError in its score's mean.
-    def edit(record):
-        if where == "phase score":
-            record["phases"][0]["score"] = 10**400
-        else:
-            record["scores"]["SCORE"]["bw"] = 10**400
-    code, md, _ = _signoff(synthetic_run(tmp_path, edit_record=edit), tmp_path)
-    assert code == 1
-    assert "its recorded IO500 results (io500_result) cannot be read" in md, md[:3000]
 
 
 def test_without_the_captures_a_test_that_needs_them_skips_with_the_reason(tmp_path,
