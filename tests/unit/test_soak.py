@@ -380,14 +380,21 @@ def test_the_judged_figures_and_the_catalogue_agree():
     assert set(figs) <= set(command.SOAK_FIGURES)
 
 
-def _soak_case(ev: soak.Evidence, result: str = "pass", **figures):
+def _soak_case(ev: soak.Evidence, result: str = "pass", outputdir=None, kept=None,
+               **figures):
+    """The case the live check records of ``ev``; with ``outputdir``, the record's file
+    it keeps there (``kept``: other bytes in it)."""
     from fsaccept.benchmarks.fio import command
     from fsaccept.reporting.case import case_of
     given = {**command.soak_figures(soak.judge(ev)), **figures}
     perf = {f"local-gluster:compute:{k}": [v, 100, None, 0, command.SOAK_FIGURES[k], result]
             for k, v in given.items()}
+    record = json.dumps(ev.to_dict(), sort_keys=True)
+    if outputdir is not None:
+        outputdir.mkdir(parents=True, exist_ok=True)
+        (outputdir / soak.RECORD_FILE).write_text(record if kept is None else kept)
     return case_of({"name": "FioSoak", "result": result, "perfvalues": perf,
-                    "soak_record": json.dumps(ev.to_dict())})
+                    "outputdir": str(outputdir), "soak_record": record})
 
 
 class _Reference:
@@ -396,27 +403,45 @@ class _Reference:
                                      "runtime_s": 10, **entry}}
 
 
-def test_the_sign_off_judges_the_recorded_soak_again():
+def test_the_sign_off_judges_the_soaks_kept_record_again(tmp_path):
     from fsaccept.benchmarks import registry
-    from fsaccept.reporting.evidence import soak_reasons
+    from fsaccept.core import inputs
+    from fsaccept.reporting.evidence import RunFiles, soak_reasons
     spec = registry.TESTS["FioSoak"]
+    out = tmp_path / "output" / "FioSoak"
+    kept = out / soak.RECORD_FILE
+
+    def judged(case, ref=None):
+        return soak_reasons(case, spec, ref, RunFiles(inputs.Reader(tmp_path)))
     stopped = evidence("job1-stopped", max_stall_s=2)
     # Recorded as passed while its record fails; a figure edited; a looser record.
-    reasons = soak_reasons(_soak_case(stopped), spec, _Reference(max_stall_s=2))
+    reasons = judged(_soak_case(stopped, outputdir=out), _Reference(max_stall_s=2))
     assert any(r.startswith("recorded as passed, but its soak record fails: no progress")
                for r in reasons), reasons
-    edited = soak_reasons(_soak_case(stopped, result="fail", soak_longest_stall_s=1.0),
-                          spec, _Reference(max_stall_s=2))
+    edited = judged(_soak_case(stopped, "fail", out, soak_longest_stall_s=1.0),
+                    _Reference(max_stall_s=2))
     assert any("soak_longest_stall_s is recorded as 1.0, but its soak record gives 2.28"
                in r for r in edited), edited
-    looser = soak_reasons(_soak_case(stopped, result="fail"), spec,
-                          _Reference(max_stall_s=1))
+    looser = judged(_soak_case(stopped, "fail", out), _Reference(max_stall_s=1))
     assert any("the reference file says" in r for r in looser), looser
-    assert soak_reasons(_soak_case(stopped, result="fail"), spec,
-                        _Reference(max_stall_s=2)) == []
-    missing = _soak_case(stopped)
-    missing.record["soak_record"] = "{"
-    assert soak_reasons(missing, spec)[0].startswith("its soak record (soak_record) cannot")
+    assert judged(_soak_case(stopped, "fail", out), _Reference(max_stall_s=2)) == []
+    # The run report's field edited (a passing record): the kept file is judged.
+    case = _soak_case(stopped, "pass", out)
+    passing = json.dumps(evidence("one-job", max_stall_s=1).to_dict(), sort_keys=True)
+    forged = soak_reasons(type(case)(**{**vars(case), "record": {**case.record,
+                                                                 "soak_record": passing}}),
+                          spec, _Reference(max_stall_s=2), RunFiles(inputs.Reader(tmp_path)))
+    assert f"its soak_record is not what its output {kept} says" in forged
+    assert any(r.startswith("recorded as passed, but its soak record fails") for r in forged)
+    # Missing, truncated, binary, no run directory read.
+    assert soak_reasons(case, spec) == [
+        "evidence missing: soak-record.json: the run directory was not read"]
+    kept.unlink()
+    assert judged(case) == [f"evidence missing: {kept}"]
+    _soak_case(stopped, "fail", out, kept=case.record["soak_record"][:100])
+    assert judged(case)[0].startswith(f"its soak record ({kept}) cannot be read")
+    _soak_case(stopped, "fail", out, kept="{\0}")
+    assert judged(case)[0].startswith(f"its soak record ({kept}) cannot be read")
 
 
 def test_a_zero_stall_is_a_measurement_in_the_sign_off():
