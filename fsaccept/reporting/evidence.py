@@ -32,11 +32,13 @@ worthless.
   by Slurm (:func:`fsaccept.core.slurm.accounting_reasons`, as live);
 - a time limit noted after the benchmark (``time_limit_after_benchmark``): a note only
   when the benchmark had ended with exit 0;
-- the semantics program's case lines (``semantics_cases``): each figure the value its
-  line gives, each delay's ceiling no looser than the verified reference's
+- the semantics program's case lines, parsed again from the job's own ``rfm_job.out``
+  (:func:`semantics_rebuilt`; ``semantics_cases`` must be what they give): each figure
+  the value its line gives, each delay's ceiling no looser than the verified reference's
   ``max_visibility_s``, and a case that fails by
   :func:`fsaccept.benchmarks.semantics.validity.failures` never in a passed test;
-- a soak's record (``soak_record``): judged again by :func:`fsaccept.core.soak.judge`,
+- a soak's record, read from the file the soak keeps (``soak-record.json``: its logs are
+  not kept; ``soak_record`` must be that file's): judged again by :func:`fsaccept.core.soak.judge`,
   its settings those of the verified reference's entry (no looser), each judged figure
   the value the record gives, and a judgement that fails never in a passed test;
 - an interference test's record (``interference_record``): judged again by
@@ -49,10 +51,17 @@ worthless.
   ``fill_df``: the filler was there) and the filler by :func:`fsaccept.core.fill.judge_filler`,
   its limits those of the verified reference's ``fill:`` section (the comparison with its
   empty counterpart is the session's: :mod:`fsaccept.reporting.fill`);
-- IO500's results (``io500_result``): :func:`fsaccept.benchmarks.io500.validity.invalid_reasons`
+- IO500's results, rebuilt from the job's ``io500-results/`` and stdout
+  (:func:`io500_rebuilt`; ``io500_result`` must be what they give):
+  :func:`fsaccept.benchmarks.io500.validity.invalid_reasons`
   (its score recomputed from its phases), and its figures those the results give.
 
-A JSON record a case carries (the probe's, IO500's) holding an integer beyond a float's
+Each file a record is rebuilt from is read once by the sign-off's reader
+(:class:`RunFiles`): bounded, below the run directory, without a symbolic link, where
+the run directory is now; the manifest then digests those very bytes.  A file missing
+or refused is INVALID ("evidence missing: PATH"), whatever version made the run report.
+
+A JSON record a case carries (the probe's, the soak's) holding an integer beyond a float's
 range cannot be read (:func:`_record_json`): no check writes one, and every float sum over
 it would raise.
 """
