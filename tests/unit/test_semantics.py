@@ -383,6 +383,16 @@ class _Run:
              stdout: str | bytes | None = None, recorded: str | None = None):
         """The case the live check records of ``text`` (its stdout), the job's output
         holding ``stdout`` (default: ``text``)."""
+        out = text if stdout is None else stdout
+        (self.outputdir / "rfm_job.out").write_bytes(out if isinstance(out, bytes)
+                                                     else out.encode())
+        (self.outputdir / "rfm_job.err").write_text("")
+        return self.record(text, result, limit, floor, recorded,
+                           outputdir=str(self.outputdir))
+
+    @staticmethod
+    def record(text: str, result: str, limit: float, floor: float, recorded: str | None,
+               **more: str):
         run = parse_semantics(text)
         perf = {}
         params = _params(max_visibility_s=limit, min_list_rate=floor)
@@ -390,13 +400,15 @@ class _Run:
             ref, lower, upper, unit = command.thresholds(params).get(name) or (
                 0, None, None, parse.FIGURES[name])
             perf[f"local-gluster:compute:{name}"] = [value, ref, lower, upper, unit, result]
-        out = text if stdout is None else stdout
-        (self.outputdir / "rfm_job.out").write_bytes(out if isinstance(out, bytes)
-                                                     else out.encode())
-        (self.outputdir / "rfm_job.err").write_text("")
         return case_of({"name": "CrossNodeSemantics", "result": result, "perfvalues": perf,
-                        "outputdir": str(self.outputdir),
-                        "semantics_cases": run.case_lines() if recorded is None else recorded})
+                        "semantics_cases": run.case_lines() if recorded is None else recorded,
+                        **more})
+
+
+def _case(text: str, result: str = "pass"):
+    """The case the live check records of ``text``, without its run directory (what a
+    report section shows)."""
+    return _Run.record(text, result, 1.0, 100, None)
 
 
 @pytest.fixture
