@@ -49,6 +49,9 @@ worthless.
   ``fill_df``: the filler was there) and the filler by :func:`fsaccept.core.fill.judge_filler`,
   its limits those of the verified reference's ``fill:`` section (the comparison with its
   empty counterpart is the session's: :mod:`fsaccept.reporting.fill`);
+- the quota program's lines (``quota_lines``): :mod:`fsaccept.benchmarks.quota.validity`
+  (with the verified reference's entry), its figures those the lines give, and its
+  thresholds no looser than the entry's;
 - IO500's results (``io500_result``): :func:`fsaccept.benchmarks.io500.validity.invalid_reasons`
   (its score recomputed from its phases), and its figures those the results give.
 
@@ -76,6 +79,9 @@ from fsaccept.benchmarks.ior.command import (PHASES, checkpoint_block, checkpoin
 from fsaccept.benchmarks.ior.command import parameters as ior_parameters
 from fsaccept.benchmarks.ior.figures import RANK_TEXT, Burst, rank_text
 from fsaccept.benchmarks.ior.patterns import argv_of, last_option
+from fsaccept.benchmarks.quota import command as quota_command
+from fsaccept.benchmarks.quota import parse as quota_parse
+from fsaccept.benchmarks.quota import validity as quota_validity
 from fsaccept.benchmarks.semantics import command as semantics_command
 from fsaccept.benchmarks.semantics import parse as semantics_parse
 from fsaccept.benchmarks.semantics import validity as semantics_validity
@@ -240,6 +246,8 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
         out += io500_reasons(case)
     if spec.benchmark == "semantics" and spec.role == ACCEPTANCE:
         out += semantics_reasons(case, spec, reference)
+    if spec.benchmark == "quota" and spec.role == ACCEPTANCE:
+        out += quota_reasons(case, spec, reference)
     kind = spec.attrs.get("kind") if spec.benchmark == "fio" else None
     if kind in FIO_KINDS and FIO_KINDS[kind].soak:
         out += soak_reasons(case, spec, reference)
@@ -562,6 +570,54 @@ def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list
     failed = semantics_validity.failures(run, params)
     if failed and case.get("result") == "pass":
         out.append(f"recorded as passed, but its case lines fail: {'; '.join(failed)[:400]}")
+    return out
+
+
+def quota_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list[str]:
+    """The quota program's lines judged again, by the live check's functions: INVALID
+    by its rules (with the verified reference's entry: its limit, stop and tolerance),
+    its figures those the lines give, each threshold no looser than the entry's, and no
+    failure in a test recorded as passed."""
+    text = case.get("quota_lines")
+    if not isinstance(text, str) or not text:
+        return ["evidence missing: no quota_lines, which the quota check records"]
+    run = quota_parse.parse_quota(text)
+    entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
+    params = None
+    if isinstance(entry, dict):
+        try:
+            params = quota_command.parameters(spec.key, entry)
+        except (TypeError, ValueError, KeyError) as err:
+            return [f"tests.{spec.key} cannot be read: {str(err)[:200]}"]
+    out = [f"its recorded lines (quota_lines): {r}"
+           for r in quota_validity.invalid_reasons(run, params)]
+    if out:
+        return out
+    given = run.figures()
+    for fig in case.figures:
+        value = given.get(fig.name)
+        if fig.value is not None and (value is None or abs(fig.value - value) > 1e-9):
+            out.append(f"{fig.name} is recorded as {fig.value}, but its lines give "
+                       f"{value if value is not None else 'none'}")
+    if params is None:
+        return out
+    by_name = {f.name: f for f in case.figures}
+    for name, (value, lower, upper, unit) in quota_command.references(params).items():
+        fig = by_name.get(name)
+        if fig is None:
+            continue
+        if lower is not None and (fig.lower_limit is None
+                                  or fig.lower_limit < value * (1 + lower) - 1e-9):
+            out.append(f"{name}: the reference file says at least {value * (1 + lower):g} "
+                       f"{unit}, but the test was judged against "
+                       f"{fig.lower_limit if fig.lower_limit is not None else 'nothing'}")
+        if fig.upper_limit is None or fig.upper_limit > value * (1 + upper) + 1e-9:
+            out.append(f"{name}: the reference file says at most {value * (1 + upper):g} "
+                       f"{unit}, but the test was judged against "
+                       f"{fig.upper_limit if fig.upper_limit is not None else 'nothing'}")
+    failed = quota_validity.failures(run, params)
+    if failed and case.get("result") == "pass":
+        out.append(f"recorded as passed, but its lines fail: {'; '.join(failed)[:400]}")
     return out
 
 
