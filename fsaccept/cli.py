@@ -108,9 +108,14 @@ def _semantics():
     return spec.BENCHMARK
 
 
+def _quota():
+    from fsaccept.benchmarks.quota import spec
+    return spec.BENCHMARK
+
+
 #: Each benchmark ``fsaccept parse`` reads: its name -> its record (``Benchmark``).
 PARSED = {"ior": _ior, "mdtest": _mdtest, "md-workbench": _md_workbench, "fio": _fio,
-          "io500": _io500, "semantics": _semantics}
+          "io500": _io500, "semantics": _semantics, "quota": _quota}
 
 
 def _build_parser(command: str = "") -> argparse.ArgumentParser:

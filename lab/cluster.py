@@ -857,6 +857,30 @@ def pid_alive(pid: int) -> bool:
         return False
 
 
+def quota_command(cluster: LocalCluster, command: str) -> int:
+    """The lab's quota commands on its GlusterFS volume, as a site's would be declared
+    (lab/systems/local_gluster.py): the directory and the limit from the environment the
+    quota program gives them; ``quota-usage`` prints the bytes counted."""
+    directory = os.environ.get("FSACCEPT_QUOTA_DIR", "")
+    if not directory:
+        raise ClusterError(f"{command}: FSACCEPT_QUOTA_DIR is not set (the quota check "
+                           "sets it)")
+    if cluster.layout.fs != "gluster":
+        raise ClusterError(f"{command}: the lab has quota commands for its GlusterFS "
+                           f"volume only (this cluster: {cluster.layout.fs})")
+    if command == "quota-set":
+        limit = os.environ.get("FSACCEPT_QUOTA_BYTES", "")
+        if not limit.isdigit():
+            raise ClusterError(f"quota-set: FSACCEPT_QUOTA_BYTES {limit!r} is not a number "
+                               "of bytes")
+        print(cluster.gluster.quota_set(directory, int(limit)))
+    elif command == "quota-clear":
+        print(cluster.gluster.quota_clear(directory))
+    else:
+        print(cluster.gluster.quota_usage(directory))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == [REAP_COMMAND]:
@@ -868,7 +892,8 @@ def main(argv: list[str] | None = None) -> int:
                                             "fail-client", "fail-brick", "unmount",
                                             "remount",
                                             "restore-bricks", "healed",
-                                            "fail-mds", "fail-osd", "restore"])
+                                            "fail-mds", "fail-osd", "restore",
+                                            "quota-set", "quota-clear", "quota-usage"])
     parser.add_argument("node", nargs="?",
                         help="for `fail`: the node to kill (slurmd and its job steps), to "
                              "test how a run survives a node failure; `fail-client`: the "
@@ -883,7 +908,10 @@ def main(argv: list[str] | None = None) -> int:
                              "`fail-mds` kills the active MDS, `fail-osd` the OSD given "
                              "(0, 1, ...), `restore` starts the killed daemons again, and "
                              "`healed` exits 0 once every placement group is active+clean "
-                             "and an MDS is active with its standby")
+                             "and an MDS is active with its standby.  `quota-set`, "
+                             "`quota-clear` and `quota-usage` are the lab's quota commands "
+                             "(the quota check's extras.quota): on the directory "
+                             "FSACCEPT_QUOTA_DIR, a limit of FSACCEPT_QUOTA_BYTES")
     # No argparse choices: an unknown name gets ClusterLayout's one line, exit 2.
     parser.add_argument("--fs", default=None,
                         help="for `up`: `gluster` adds a GlusterFS volume mounted on every "
@@ -972,6 +1000,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise ClusterError("fail-osd needs an OSD number, e.g. `local-cluster "
                                    "fail-osd 1`")
             print(cluster.fail_osd(args.node))
+        elif args.command in ("quota-set", "quota-clear", "quota-usage"):
+            return quota_command(cluster, args.command)
         elif args.command == "restore":
             print(cluster.ceph_restore())
         elif args.command == "remount":

@@ -47,6 +47,9 @@ DEFAULT_PORT_BASE = 17000
 #: The management port; brick daemons always fetch their volume file from it.
 GLUSTERD_PORT = 24007
 VOLUME = "fsaccept"
+#: A test's fixture: ``off`` makes ``quota-set`` set nothing (a volume without quota
+#: enforcement where the reference promises one).
+QUOTA_FIXTURE = "FSACCEPT_LAB_QUOTA"
 #: The same path on every node and on the login node; reference/local-gluster.yaml pins it.
 MOUNT_POINT = Path("/mnt/fsaccept-gluster")
 #: Bricks listen on port_base + 200 ... port_base + 299.
@@ -624,6 +627,61 @@ class Gluster:
                 value = line.split(":", 1)[1].strip()
                 pending[brick] = int(value) if value.isdigit() else None
         return pending
+
+    # -- quota (the lab's declaration of a site's quota commands: extras.quota) --------
+    def quota_path(self, directory: str) -> str:
+        """The volume's own path of ``directory`` below the mount point
+        (``/fsaccept/...``), as ``gluster volume quota`` takes it."""
+        path = Path(os.path.abspath(directory))
+        try:
+            rel = path.relative_to(self.layout.mount_point)
+        except ValueError:
+            raise GlusterError(f"{directory}: not below the volume's mount point "
+                               f"{self.layout.mount_point}") from None
+        return "/" + str(rel)
+
+    def quota_set(self, directory: str, limit: int) -> str:
+        """Quota on for the volume (if it was off), enforced at once (the soft and hard
+        timeouts 0: every write checks the size), and ``limit`` bytes on ``directory``.
+        With ``FSACCEPT_LAB_QUOTA=off`` (a test's fixture: a site that promised a quota
+        and never turned it on) nothing is set, and it says so."""
+        path = self.quota_path(directory)
+        if os.environ.get(QUOTA_FIXTURE) == "off":
+            return (f"{QUOTA_FIXTURE}=off: no quota set on {path}: the volume enforces "
+                    "none")
+        proc = self.cli("volume", "quota", self.layout.volume, "enable", check=False)
+        if proc.returncode != 0 and "already enabled" not in proc.stdout + proc.stderr:
+            raise GlusterError(f"gluster volume quota enable failed: "
+                               f"{(proc.stderr or proc.stdout).strip()}")
+        for timeout in ("soft-timeout", "hard-timeout"):
+            self.cli("volume", "quota", self.layout.volume, timeout, "0")
+        self.cli("volume", "quota", self.layout.volume, "limit-usage", path, str(limit))
+        return f"quota of {limit} bytes on {path} (volume {self.layout.volume})"
+
+    def quota_clear(self, directory: str) -> str:
+        """The limit on ``directory`` removed and the volume's quota turned off again
+        (the lab's volume has none between tests)."""
+        path = self.quota_path(directory)
+        said = []
+        for args in (("remove", path), ("disable",)):
+            proc = self.cli("volume", "quota", self.layout.volume, *args, check=False)
+            text = (proc.stderr or proc.stdout).strip()
+            if proc.returncode != 0 and not any(
+                    ok in text for ok in ("not enabled", "No such", "not set", "disabled")):
+                raise GlusterError(f"gluster volume quota {' '.join(args)} failed: {text}")
+            said.append(f"{args[0]}: {text.splitlines()[-1] if text else 'ok'}")
+        return f"quota on {path}: " + "; ".join(said)
+
+    def quota_usage(self, directory: str) -> int:
+        """The bytes the volume's quota counts on ``directory``
+        (``gluster volume quota VOL list PATH --xml``: ``used_space``)."""
+        path = self.quota_path(directory)
+        proc = self.cli("volume", "quota", self.layout.volume, "list", path, "--xml")
+        found = re.search(r"<used_space>([0-9]+)</used_space>", proc.stdout)
+        if not found:
+            raise GlusterError(f"gluster volume quota list {path}: no used_space in its "
+                               f"answer: {proc.stdout.strip()[:300]}")
+        return int(found.group(1))
 
     def healed(self) -> tuple[bool, str]:
         """Whether every brick is up and reports no entry left to heal."""

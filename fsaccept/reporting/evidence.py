@@ -51,6 +51,10 @@ worthless.
   ``fill_df``: the filler was there) and the filler by :func:`fsaccept.core.fill.judge_filler`,
   its limits those of the verified reference's ``fill:`` section (the comparison with its
   empty counterpart is the session's: :mod:`fsaccept.reporting.fill`);
+- the quota program's run, rebuilt from the job's own output (``quota_lines`` must be
+  its lines): :mod:`fsaccept.benchmarks.quota.validity` (with the verified reference's
+  entry), its figures those the lines give, and its thresholds no looser than the
+  entry's;
 - IO500's results, rebuilt from the job's ``io500-results/`` and stdout
   (:func:`io500_rebuilt`; ``io500_result`` must be what they give):
   :func:`fsaccept.benchmarks.io500.validity.invalid_reasons`
@@ -87,6 +91,9 @@ from fsaccept.benchmarks.ior.command import (PHASES, checkpoint_block, checkpoin
 from fsaccept.benchmarks.ior.command import parameters as ior_parameters
 from fsaccept.benchmarks.ior.figures import RANK_TEXT, Burst, rank_text
 from fsaccept.benchmarks.ior.patterns import argv_of, last_option
+from fsaccept.benchmarks.quota import command as quota_command
+from fsaccept.benchmarks.quota import parse as quota_parse
+from fsaccept.benchmarks.quota import validity as quota_validity
 from fsaccept.benchmarks.semantics import command as semantics_command
 from fsaccept.benchmarks.semantics import parse as semantics_parse
 from fsaccept.benchmarks.semantics import validity as semantics_validity
@@ -327,6 +334,8 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
         out += io500_reasons(case, session.files)
     if spec.benchmark == "semantics" and spec.role == ACCEPTANCE:
         out += semantics_reasons(case, spec, reference, session.files)
+    if spec.benchmark == "quota" and spec.role == ACCEPTANCE:
+        out += quota_reasons(case, spec, reference, session.files)
     kind = spec.attrs.get("kind") if spec.benchmark == "fio" else None
     if kind in FIO_KINDS and FIO_KINDS[kind].soak:
         out += soak_reasons(case, spec, reference, session.files)
@@ -712,6 +721,63 @@ def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None,
     failed = semantics_validity.failures(run, params)
     if failed and case.get("result") == "pass":
         out.append(f"recorded as passed, but its case lines fail: {'; '.join(failed)[:400]}")
+    return out
+
+
+def quota_reasons(case: Case, spec: TestSpec, reference: Any = None,
+                  files: RunFiles | None = None) -> list[str]:
+    """The quota program's run rebuilt from the job's own output (``rfm_job.out``, read
+    once and digested by the manifest) and judged again by the live check's functions:
+    the recorded lines (``quota_lines``) those it prints; INVALID by its rules (with the
+    verified reference's entry: its limit, stop and tolerance), its figures those the
+    lines give, each threshold no looser than the entry's, and no failure in a test
+    recorded as passed."""
+    text = case.get("quota_lines")
+    if not isinstance(text, str) or not text:
+        return ["evidence missing: no quota_lines, which the quota check records"]
+    try:
+        job = job_output(case, files)
+    except EvidenceMissing as err:
+        return [str(err)]
+    run = joboutput.parsed(quota_parse.parse_quota, lambda _text: [], job.stdout, job.stderr)
+    if quota_parse.program_lines(job.stdout) != text:
+        return [f"its quota_lines are not what its output {job.path} says"]
+    entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
+    params = None
+    if isinstance(entry, dict):
+        try:
+            params = quota_command.parameters(spec.key, entry)
+        except (TypeError, ValueError, KeyError) as err:
+            return [f"tests.{spec.key} cannot be read: {str(err)[:200]}"]
+    out = [f"its output ({job.path}): {r}"
+           for r in quota_validity.invalid_reasons(run, params)]
+    if out:
+        return out
+    given = run.figures()
+    for fig in case.figures:
+        value = given.get(fig.name)
+        if fig.value is not None and (value is None or abs(fig.value - value) > 1e-9):
+            out.append(f"{fig.name} is recorded as {fig.value}, but its lines give "
+                       f"{value if value is not None else 'none'}")
+    if params is None:
+        return out
+    by_name = {f.name: f for f in case.figures}
+    for name, (value, lower, upper, unit) in quota_command.references(params).items():
+        fig = by_name.get(name)
+        if fig is None:
+            continue
+        if lower is not None and (fig.lower_limit is None
+                                  or fig.lower_limit < value * (1 + lower) - 1e-9):
+            out.append(f"{name}: the reference file says at least {value * (1 + lower):g} "
+                       f"{unit}, but the test was judged against "
+                       f"{fig.lower_limit if fig.lower_limit is not None else 'nothing'}")
+        if fig.upper_limit is None or fig.upper_limit > value * (1 + upper) + 1e-9:
+            out.append(f"{name}: the reference file says at most {value * (1 + upper):g} "
+                       f"{unit}, but the test was judged against "
+                       f"{fig.upper_limit if fig.upper_limit is not None else 'nothing'}")
+    failed = quota_validity.failures(run, params)
+    if failed and case.get("result") == "pass":
+        out.append(f"recorded as passed, but its lines fail: {'; '.join(failed)[:400]}")
     return out
 
 

@@ -13,6 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from fsaccept.benchmarks.quota import command as quota_command
+from fsaccept.benchmarks.quota import parse as quota_parse
+from fsaccept.benchmarks.quota import validity as quota_validity
 from fsaccept.benchmarks.semantics import command, parse, validity
 from fsaccept.core.formatting import format_number
 from fsaccept.reporting.runreport import Test, target_of
@@ -40,6 +43,9 @@ def semantics_section(tests: list[Test], reference: Any = None) -> list[CaseRow]
     rows = []
     for t in tests:
         spec = spec_of_case(t.case)
+        if spec is not None and spec.benchmark == "quota":
+            rows += quota_rows(t, spec.key, reference)
+            continue
         if spec is None or spec.benchmark != "semantics":
             continue
         text = t.case.get("semantics_cases")
@@ -55,14 +61,51 @@ def semantics_section(tests: list[Test], reference: Any = None) -> list[CaseRow]
     return rows
 
 
-def _params(t: Test, key: str, reference: Any) -> command.SemanticsParameters | None:
+def _params(t: Test, key: str, reference: Any, of=command.parameters) -> Any:
     if reference is None:
         return None
     try:
         entry = reference.for_target(target_of(t.case) or "").entries.get(key)
-        return command.parameters(key, entry) if isinstance(entry, dict) else None
+        return of(key, entry) if isinstance(entry, dict) else None
     except (TypeError, ValueError, KeyError):
         return None
+
+
+def quota_rows(t: Test, key: str, reference: Any) -> list[CaseRow]:
+    """The quota test's two rows (its refusal, its usage), from its recorded lines
+    (``quota_lines``) judged by the live check's functions."""
+    text = t.case.get("quota_lines")
+    if not isinstance(text, str) or not text:
+        return []
+    run = quota_parse.parse_quota(text)
+    params = _params(t, key, reference, quota_command.parameters)
+    where = f"node {run.node or '?'}"
+    mib = format_number((run.written or 0) / quota_command.MIB)
+    refused = (f"EDQUOT after {mib} MiB" if run.stopped == quota_parse.EDQUOT else
+               f"no EDQUOT up to {mib} MiB" if run.stopped == quota_parse.STOP else
+               f"stopped on {run.stopped or 'nothing'} after {mib} MiB")
+    delay = run.usage_delay()
+    usage = (f"followed after {format_number(delay)} s" if delay is not None else
+             f"did not follow in {format_number(run.usage[-1][0])} s" if run.usage else
+             "never read")
+    if params is None:
+        return [CaseRow(t.name, "quota-enforced", where, refused, UNVERIFIED, "—"),
+                CaseRow(t.name, "quota-usage", where, usage, UNVERIFIED, "—")]
+    if quota_validity.invalid_reasons(run, params):
+        return [CaseRow(t.name, c, where, seen, promise, "INVALID") for c, seen, promise in (
+            ("quota-enforced", refused, _refusal_promise(params)),
+            ("quota-usage", usage, f"≤ {format_number(params.usage_within_s)} s"))]
+    failed = quota_validity.failures(run, params)
+    bad_usage = any(f.startswith("the usage reported") for f in failed)
+    return [CaseRow(t.name, "quota-enforced", where, refused, _refusal_promise(params),
+                    "FAIL" if len(failed) > bad_usage else "PASS"),
+            CaseRow(t.name, "quota-usage", where, usage,
+                    f"≤ {format_number(params.usage_within_s)} s",
+                    "FAIL" if bad_usage else "PASS")]
+
+
+def _refusal_promise(p: quota_command.QuotaParameters) -> str:
+    return f"EDQUOT within {p.slack_mib} MiB of {p.limit_mib} MiB"
 
 
 def _row(test: str, case: parse.CaseResult, params: command.SemanticsParameters | None,

@@ -34,6 +34,15 @@ DEGRADED = {
     "healed": f"{_cluster} healed",
 }
 
+#: The lab's quota commands (the quota check, fsaccept/benchmarks/quota/command.py): run
+#: on the test's node, on the directory FSACCEPT_QUOTA_DIR.  A site declares its own
+#: (``lfs setquota -p``, ``mmsetquota``, ``setfattr -n ceph.quota.max_bytes``...).
+QUOTA = {
+    "set": f"{_cluster} quota-set",
+    "clear": f"{_cluster} quota-clear",
+    "usage": f"{_cluster} quota-usage",
+}
+
 #: The benchmarks' modules (``ior/4.0.0``, ``fio/3.37``) and the directory for
 #: MODULEPATH where set-up had Spack write them (None before it has).
 MODULES, MODULEPATH = built_modules()
@@ -48,6 +57,7 @@ site_configuration = {
                         modules=tuple(MODULES) if MODULEPATH else (), modulepath=MODULEPATH,
                         features=('spack', 'gluster'),
                         env_vars=(['PATH', f'{SPACK_STATE / "bin"}:$PATH'],),
-                        extras={'spack_system': 'local-spack', 'degraded': DEGRADED}),
+                        extras={'spack_system': 'local-spack', 'degraded': DEGRADED,
+                                'quota': QUOTA}),
     ],
 }

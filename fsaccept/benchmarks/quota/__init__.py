@@ -1,0 +1,1 @@
+"""fsaccept's quota check: a quota the site's own commands set, enforced and reported."""
