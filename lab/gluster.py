@@ -47,9 +47,11 @@ DEFAULT_PORT_BASE = 17000
 #: The management port; brick daemons always fetch their volume file from it.
 GLUSTERD_PORT = 24007
 VOLUME = "fsaccept"
-#: A test's fixture: ``off`` makes ``quota-set`` set nothing (a volume without quota
-#: enforcement where the reference promises one).
+#: A test's fixture: ``off`` makes ``quota-set`` set a limit no test reaches (a volume
+#: without quota enforcement where the reference promises one; its usage still counted).
 QUOTA_FIXTURE = "FSACCEPT_LAB_QUOTA"
+#: The limit ``quota-set`` sets under that fixture: accounting on, no limit reached.
+UNREACHABLE_QUOTA = 1 << 50
 #: The same path on every node and on the login node; reference/local-gluster.yaml pins it.
 MOUNT_POINT = Path("/mnt/fsaccept-gluster")
 #: Bricks listen on port_base + 200 ... port_base + 299.
@@ -643,12 +645,12 @@ class Gluster:
     def quota_set(self, directory: str, limit: int) -> str:
         """Quota on for the volume (if it was off), enforced at once (the soft and hard
         timeouts 0: every write checks the size), and ``limit`` bytes on ``directory``.
-        With ``FSACCEPT_LAB_QUOTA=off`` (a test's fixture: a site that promised a quota
-        and never turned it on) nothing is set, and it says so."""
+        With ``FSACCEPT_LAB_QUOTA=off`` (a test's fixture: a volume that counts usage
+        but enforces no limit a user reaches) the limit set is 1 PiB, and it says so."""
         path = self.quota_path(directory)
+        asked = limit
         if os.environ.get(QUOTA_FIXTURE) == "off":
-            return (f"{QUOTA_FIXTURE}=off: no quota set on {path}: the volume enforces "
-                    "none")
+            limit = UNREACHABLE_QUOTA
         proc = self.cli("volume", "quota", self.layout.volume, "enable", check=False)
         if proc.returncode != 0 and "already enabled" not in proc.stdout + proc.stderr:
             raise GlusterError(f"gluster volume quota enable failed: "
@@ -656,7 +658,8 @@ class Gluster:
         for timeout in ("soft-timeout", "hard-timeout"):
             self.cli("volume", "quota", self.layout.volume, timeout, "0")
         self.cli("volume", "quota", self.layout.volume, "limit-usage", path, str(limit))
-        return f"quota of {limit} bytes on {path} (volume {self.layout.volume})"
+        return f"quota of {limit} bytes on {path} (volume {self.layout.volume})" + (
+            f"; {QUOTA_FIXTURE}=off: {asked} bytes were asked" if limit != asked else "")
 
     def quota_clear(self, directory: str) -> str:
         """The limit on ``directory`` removed and the volume's quota turned off again

@@ -4,8 +4,9 @@
 
 - The lab's volume: EDQUOT within the slack of the limit, and the usage ``gluster volume
   quota list`` reports following the data: PASS.
-- A volume without quota enforcement (``FSACCEPT_LAB_QUOTA=off``: the set command sets
-  nothing, as a site that never turned the quota on): FAIL, naming the node.
+- A volume without quota enforcement (``FSACCEPT_LAB_QUOTA=off``: the set command sets a
+  limit of 1 PiB, as a volume that counts usage and enforces nothing a user reaches):
+  FAIL, naming the node.
 - Both times the quota is cleared: the volume's quota is off again, nothing is left.
 """
 

@@ -42,6 +42,11 @@ def _on_signal(signum, _frame):
     raise Interrupted(signal.Signals(signum).name)
 
 
+def node_name() -> str:
+    """The node as Slurm names it (its step's ``SLURMD_NODENAME``), else the host's name."""
+    return os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+
+
 def say(*words: object) -> None:
     line = " ".join(str(w) for w in words).replace("\n", " ").replace("\x00", " ")
     print(f"{PREFIX} {line}"[:MAX_LINE], flush=True)
@@ -143,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(sig, _on_signal)
     directory = os.path.abspath(args.directory)
     say("version", FORMAT, "limit", args.limit, "stop", args.stop, "tolerance",
-        args.tolerance, "poll_s", f"{args.poll_s:g}", "node", socket.gethostname(), "dir",
+        args.tolerance, "poll_s", f"{args.poll_s:g}", "node", node_name(), "dir",
         directory)
     path = os.path.join(directory, DATA_FILE)
     try:
