@@ -46,6 +46,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.units import GIB, MIB, TIME_UNITS, parse_size
 
 PASS, FAIL, INVALID = "PASS", "FAIL", "INVALID"
@@ -236,6 +237,19 @@ class Df:
 #: df's own column names (``--output=size,used,avail,itotal,iused,iavail``, ``-B1``).
 _DF_COLUMNS = {"1B-blocks": "size", "Used": "used", "Avail": "avail", "Inodes": "itotal",
                "IUsed": "iused", "IFree": "iavail"}
+
+
+def df_of(st: Any) -> Df:
+    """df's counts from a ``statvfs`` result (``os.statvfs``'s fields), as GNU df computes
+    them: size ``f_blocks``, used ``f_blocks - f_bfree``, available ``f_bavail`` (each in
+    ``f_frsize`` units); inodes ``f_files``, used ``f_files - f_ffree``, free ``f_ffree``
+    (all 0 when the file system reports no inode count).  The filler and the filled tests
+    read the level this way, without starting df a batch."""
+    unit = st.f_frsize or st.f_bsize
+    files = st.f_files if 0 < st.f_files < MAX_COUNT else 0
+    free = min(st.f_ffree, files) if files else 0
+    return Df(size=st.f_blocks * unit, used=max(st.f_blocks - st.f_bfree, 0) * unit,
+              avail=st.f_bavail * unit, itotal=files, iused=files - free, iavail=free)
 
 
 def read_df(text: str, where: str = "df") -> Df:
@@ -845,6 +859,14 @@ class Pair:
     why: str = ""
 
 
+def compares(figure: str, fixed: Iterable[str] = (), may_be_zero: Iterable[str] = ()) -> bool:
+    """Whether a filled test is compared with its empty test by ``figure`` (one the empty
+    test judged against a threshold): not a figure its class always judges the same way
+    (``fixed``: no wrong transfer), not one whose 0 is a measurement (``may_be_zero``),
+    not the slow-client count."""
+    return not (figure in set(fixed) or figure in set(may_be_zero) or figure == OUTLIER_FIGURE)
+
+
 def reached(pair: Pair) -> float:
     """The filled figure over the empty one (a time's inverted: smaller is better); NaN
     when either is no figure."""
@@ -890,6 +912,15 @@ def judge_figure(pair: Pair, max_degradation: float) -> Judgement:
         f"{name}: {pair.filled:.5g} {pair.unit} filled, {pair.empty:.5g} {pair.unit} "
         f"empty: {r:.1%} of its empty figure ({bound} {want:.5g} {pair.unit}: "
         f"max_degradation {max_degradation:g})",), r, floor, pair.figure)
+
+
+def invalid_reasons(evidence: Evidence, during: Df | None = None) -> list[str]:
+    """What makes a filled test INVALID from its fill record: the level reached (once
+    filled, and ``during``: df at the test's own start) and the filler, each reason
+    named after its judgement (the live check and the sign-off give the same)."""
+    return [f"its fill record: {j.what}: {r}"
+            for j in (judge_level(evidence, during), judge_filler(evidence))
+            if j.verdict == INVALID for r in j.reasons]
 
 
 def judge(evidence: Evidence, pairs: Iterable[Pair] = (),
