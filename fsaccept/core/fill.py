@@ -239,19 +239,6 @@ _DF_COLUMNS = {"1B-blocks": "size", "Used": "used", "Avail": "avail", "Inodes": 
                "IUsed": "iused", "IFree": "iavail"}
 
 
-def df_of(st: Any) -> Df:
-    """df's counts from a ``statvfs`` result (``os.statvfs``'s fields), as GNU df computes
-    them: size ``f_blocks``, used ``f_blocks - f_bfree``, available ``f_bavail`` (each in
-    ``f_frsize`` units); inodes ``f_files``, used ``f_files - f_ffree``, free ``f_ffree``
-    (all 0 when the file system reports no inode count).  The filler and the filled tests
-    read the level this way, without starting df a batch."""
-    unit = st.f_frsize or st.f_bsize
-    files = st.f_files if 0 < st.f_files < MAX_COUNT else 0
-    free = min(st.f_ffree, files) if files else 0
-    return Df(size=st.f_blocks * unit, used=max(st.f_blocks - st.f_bfree, 0) * unit,
-              avail=st.f_bavail * unit, itotal=files, iused=files - free, iavail=free)
-
-
 def read_df(text: str, where: str = "df") -> Df:
     """``df -B1 --output=size,used,avail,itotal,iused,iavail PATH``'s output: a header
     and one line of counts (``-``, a file system without inode counts: 0).  OutputError

@@ -5,7 +5,8 @@ and marker lines (:data:`fsaccept.core.fill.MARK`) it follows.  Run in the fill'
 Python and this checkout, isolated from the job's environment:
 
 * ``df PATH LABEL...``: one line, ``LABEL size=N used=N avail=N itotal=N iused=N
-  iavail=N``: df's counts of the file system holding PATH (:func:`fsaccept.core.fill.df_of`).
+  iavail=N``: what ``df -B1 --output=size,used,avail,itotal,iused,iavail PATH`` says
+  (:func:`df`: the level is df's, read by :func:`fsaccept.core.fill.read_df`).
 * ``plan SETTINGS PATH OUT ABORT NODE...``, on the batch node before anything is
   written: prints ``FSACCEPT_FILL df before ...``, makes the plan for the job's nodes
   (:func:`fsaccept.core.fill.plan`, with the ``fill:`` section, the filled tests' reserve
@@ -15,8 +16,8 @@ Python and this checkout, isolated from the job's environment:
 * ``fill PLAN DIR RUN_ID``, one task on each node: in ``DIR/<node>`` (made with the
   run's owner marker first, so that it is removed like all the run's data), its files
   of each size, interleaved so that the mix holds wherever it stops, in batches of at
-  most ``check_bytes``; before each batch it reads df and stops when ``used`` is above
-  ``stop_used``.  Each file is ``os.urandom``'s bytes (irreducible: the data-reduction
+  most ``check_bytes``; before each batch it runs df and stops when ``used`` is above
+  ``stop_used`` (a df that fails stops it: ``stop=error``).  Each file is ``os.urandom``'s bytes (irreducible: the data-reduction
   probe's ``random``), written, fsynced (df sees what a batch wrote once it has ended)
   and closed by a pool of threads; at most one batch is in flight.  With an inode level,
   empty files make up the planned inodes.  One line: ``FSACCEPT_FILL node NODE bytes=N
@@ -38,6 +39,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -61,6 +63,9 @@ STATE = ".fsaccept-fill-state.json"
 PLAN_VERSION = 1
 #: The exit status of a filler stopped by SIGTERM or SIGINT.
 STOPPED_RC = 143
+#: df's command line (the level is what it shows), and how long it may take.
+DF_ARGS = ("df", "-B1", "--output=size,used,avail,itotal,iused,iavail")
+DF_TIMEOUT_S = 120
 
 
 class Stopped(Exception):
@@ -74,6 +79,19 @@ def command(root: str | None = None) -> list[str]:
     runner = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
               "from fsaccept.core.filler import main; main(sys.argv[1:])")
     return [sys.executable, "-I", "-c", runner, root]
+
+
+def df(path: str) -> fill.Df:
+    """What df says of the file system holding ``path``; OSError when df fails or hangs,
+    fill.OutputError (a ValueError) when its output is not df's."""
+    try:
+        proc = subprocess.run([*DF_ARGS, "--", path], capture_output=True, text=True,
+                              timeout=DF_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise OSError(f"df {path}: no answer within {DF_TIMEOUT_S} s") from None
+    if proc.returncode != 0:
+        raise OSError(f"df {path}: {proc.stderr.strip()[:200] or f'exit {proc.returncode}'}")
+    return fill.read_df(proc.stdout, f"df {path}")
 
 
 def node_name() -> str:
@@ -111,10 +129,14 @@ def settings_file(section: dict[str, Any], reserve_bytes: int,
 
 
 def make_plan(settings: dict[str, Any], path: str, nodes: list[str], out: str, abort: str,
-              statvfs: Callable[[str], Any] = os.statvfs,
+              read_df: Callable[[str], fill.Df] = df,
               say: Callable[[str], None] = print) -> int:
     """``plan``: df before, the plan, the nodes' file; 3 (and why) when it is refused."""
-    before = fill.df_of(statvfs(path))
+    try:
+        before = read_df(path)
+    except (OSError, ValueError) as err:
+        say(f"{abort} the fill was refused before anything was written: {err}")
+        return 3
     say(f"{fill.MARK} df {fill.BEFORE} {before.text()}")
     mode, reserve, rate = settings_of(settings)
     try:
@@ -235,7 +257,7 @@ def _stop_on_signals() -> None:
 
 def fill_node(plan: dict[str, Any], directory: str, run_id: str, node: str,
               workers: int = DEFAULT_WORKERS,
-              statvfs: Callable[[str], Any] = os.statvfs,
+              read_df: Callable[[str], fill.Df] = df,
               say: Callable[[str], None] = print) -> int:
     """``fill`` on ``node``: its files, batch by batch below the stop line, then its
     empty files; its line; its exit status (0: it wrote its share or reached the line)."""
@@ -262,7 +284,7 @@ def fill_node(plan: dict[str, Any], directory: str, run_id: str, node: str,
         stop = "budget"
         written = {size: 0 for size, _ in classes}
         for batch in batches(interleaved(classes), int(plan["check_bytes"])):
-            if fill.df_of(statvfs(home)).used > int(plan["stop_used"]):
+            if read_df(home).used > int(plan["stop_used"]):
                 stop = "level"
                 break
             try:
@@ -286,7 +308,7 @@ def fill_node(plan: dict[str, Any], directory: str, run_id: str, node: str,
         line(STOPPED_RC, "error")
         sys.stdout.flush()
         os._exit(STOPPED_RC)
-    except OSError as err:
+    except (OSError, ValueError) as err:
         print(f"filler: {node}: {err}", file=sys.stderr)
         return line(1, "error")
     finally:
@@ -355,7 +377,7 @@ def run(argv: list[str], say: Callable[[str], None] = print) -> int:
     what, args = argv[0], argv[1:]
     try:
         if what == "df" and len(args) >= 2:
-            say(f"{' '.join(args[1:])} {fill.df_of(os.statvfs(args[0])).text()}")
+            say(f"{' '.join(args[1:])} {df(args[0]).text()}")
             return 0
         if what == "plan" and len(args) >= 5:
             settings, path, out, abort, *nodes = args

@@ -90,6 +90,38 @@ def filler_cmd(*args: str) -> str:
     return " ".join([*map(shlex.quote, filler.command()), *map(q, args)])
 
 
+def plan_cmds(settings_path: str, plan_path: str) -> list[str]:
+    """Job lines, once the fill's directory exists: the job's nodes (Slurm's own
+    expansion of its node list, printed: ``fsaccept-info fill_nodes``), then the plan on
+    the batch node's df for them, or the refusal (``fsaccept-abort``; nothing written)."""
+    return [
+        'fsaccept_fill_nodes=($(scontrol show hostnames "$SLURM_JOB_NODELIST"))',
+        f'echo "{INFO_MARKER} {NODES_INFO} $(IFS=,; echo "${{fsaccept_fill_nodes[*]}}")"',
+        filler_cmd("plan", settings_path, '"$fsaccept_root"', plan_path, ABORT_MARKER)
+        + ' "${fsaccept_fill_nodes[@]}" || exit 3',
+    ]
+
+
+def fill_command(plan_path: str, target_dir: str, run_id: str) -> list[str]:
+    """What ReFrame launches on every node (one task each): the node's filler."""
+    return [*filler.command(), "fill", plan_path, target_dir, run_id]
+
+
+def after_fill_cmds(churn: bool, plan_path: str, target_dir: str, run_id: str) -> list[str]:
+    """Job lines after the fill step (its status in ``$fsaccept_rc``): with ``churn``,
+    the ageing step on every node once all have filled (not when the fill failed), its
+    status printed (``fsaccept-info churn_ended``); then ``FSACCEPT_FILL df filled``."""
+    steps = []
+    if churn:
+        steps += ['if [ "$fsaccept_rc" = 0 ]; then',
+                  "  srun --nodes=$SLURM_JOB_NUM_NODES --ntasks=$SLURM_JOB_NUM_NODES "
+                  "--ntasks-per-node=1 --kill-on-bad-exit=1 "
+                  + filler_cmd("churn", plan_path, target_dir, run_id),
+                  f'  echo "{INFO_MARKER} churn_ended $?"',
+                  "fi"]
+    return steps + [filler_cmd("df", '"$fsaccept_root"', fill.MARK, "df", fill.FILLED)]
+
+
 class FillTarget(BenchmarkTest):
     """Brings the target to the reference's ``fill:`` level (module docstring)."""
 
@@ -162,7 +194,10 @@ class FillTarget(BenchmarkTest):
         before anything is written."""
         if not hasattr(self, "_plan"):
             self.fill_reserve_bytes = self.reserve_bytes()
-            df = fill.df_of(os.statvfs(self.target_root()))
+            try:
+                df = filler.df(str(self.target_root()))
+            except (OSError, ValueError) as err:
+                self.skip_because(f"the fill cannot be planned: {err}")
             nodes = [f"node{i + 1}" for i in range(max(self.num_nodes, 1))]
             try:
                 self._plan = fill.plan(df, self.fill_mode, nodes, self.fill_reserve_bytes,
@@ -198,14 +233,13 @@ class FillTarget(BenchmarkTest):
     @run_after("setup")
     def set_filler_command(self):
         stage = self.stagedir
-        self.fill_mode_path = os.path.join(stage, SETTINGS_FILE)
+        self.settings_path = os.path.join(stage, SETTINGS_FILE)
         self.plan_path = os.path.join(stage, PLAN_FILE)
         self.record_path = os.path.join(stage, RECORD_FILE)
         self.keep_files = [SETTINGS_FILE, PLAN_FILE, RECORD_FILE]
         self.env_vars["FSACCEPT_FILL_WORKERS"] = str(self.filler_threads)
-        runner, *args = filler.command()
-        self.executable = runner
-        self.executable_opts = [*args, "fill", self.plan_path, self.target_dir, RUN_ID]
+        self.executable, *self.executable_opts = fill_command(self.plan_path,
+                                                              self.target_dir, RUN_ID)
 
     def benchmark_binary(self) -> str:
         return self.executable
@@ -216,33 +250,21 @@ class FillTarget(BenchmarkTest):
     def prepare_data_cmds(self) -> list[str]:
         """Job lines, once its directory exists: the plan on the batch node's df for the
         job's nodes, or the refusal (nothing written)."""
-        return [
-            'fsaccept_fill_nodes=($(scontrol show hostnames "$SLURM_JOB_NODELIST"))',
-            f'echo "{INFO_MARKER} {NODES_INFO} $(IFS=,; echo "${{fsaccept_fill_nodes[*]}}")"',
-            filler_cmd("plan", self.fill_mode_path, '"$fsaccept_root"', self.plan_path,
-                       ABORT_MARKER) + ' "${fsaccept_fill_nodes[@]}" || exit 3',
-        ]
+        return plan_cmds(self.settings_path, self.plan_path)
 
     @run_before("run")
     def age_and_read_the_level(self):
         """After the fill step: the ageing step (every node, once all have filled), then
         df once filled."""
-        steps = []
-        if self.fill_mode.churn_rounds > 0:
-            steps += ['if [ "$fsaccept_rc" = 0 ]; then',
-                      "  srun --nodes=$SLURM_JOB_NUM_NODES --ntasks=$SLURM_JOB_NUM_NODES "
-                      "--ntasks-per-node=1 --kill-on-bad-exit=1 "
-                      + filler_cmd("churn", self.plan_path, self.target_dir, RUN_ID),
-                      f'  echo "{INFO_MARKER} churn_ended $?"',
-                      "fi"]
-        steps.append(filler_cmd("df", '"$fsaccept_root"', fill.MARK, "df", fill.FILLED))
+        steps = after_fill_cmds(self.fill_mode.churn_rounds > 0, self.plan_path,
+                                self.target_dir, RUN_ID)
         ended = f"echo {INFO_MARKER} benchmark_ended"
         at = next(i for i, line in enumerate(self.postrun_cmds) if line.startswith(ended))
         self.postrun_cmds[at:at] = steps
 
     @run_before("run")
     def write_the_settings(self):
-        with open(self.fill_mode_path, "w") as f:
+        with open(self.settings_path, "w") as f:
             json.dump(filler.settings_file(self.refdata.data["fill"], self.fill_reserve_bytes,
                                            self.sizing_rate()), f)
 

@@ -123,7 +123,7 @@ def wait_for_job(filler: Filler, wait_s: float, cancel: bool,
 
 def remove(filler: Filler, threads: int = MAX_THREADS) -> list[guards.Removal]:
     """Each node's directory (those holding the run's marker) in parallel, then the
-    directory itself; every removal that is not ``absent``."""
+    directory itself once they are all gone; every removal that is not ``absent``."""
     top = filler.directory
     marker = guards.owner_marker(filler.run_id)
     try:
@@ -138,7 +138,10 @@ def remove(filler: Filler, threads: int = MAX_THREADS) -> list[guards.Removal]:
     if nodes:
         with ThreadPoolExecutor(max(1, min(threads, len(nodes)))) as pool:
             done = list(pool.map(lambda d: guards.remove_owned(d, filler.run_id), nodes))
-    done.append(guards.remove_owned(top, filler.run_id))
+    # The directory itself once its nodes' are gone; else it stays, with its marker,
+    # beside what is left of them (each with its own).
+    if all(r.gone for r in done):
+        done.append(guards.remove_owned(top, filler.run_id))
     return [r for r in done if r.status != "absent"]
 
 
