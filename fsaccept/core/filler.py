@@ -17,11 +17,12 @@ Python and this checkout, isolated from the job's environment:
   run's owner marker first, so that it is removed like all the run's data), its files
   of each size, interleaved so that the mix holds wherever it stops, in batches of at
   most ``check_bytes``; before each batch it runs df and stops when ``used`` is above
-  ``stop_used`` (a df that fails stops it: ``stop=error``).  Each file is ``os.urandom``'s bytes (irreducible: the data-reduction
-  probe's ``random``), written, fsynced (df sees what a batch wrote once it has ended)
-  and closed by a pool of threads; at most one batch is in flight.  With an inode level,
-  empty files make up the planned inodes.  One line: ``FSACCEPT_FILL node NODE bytes=N
-  files=N empty=N rc=N stop=budget|level|error``.
+  ``stop_used`` (a df that fails stops it: ``stop=error``).  Each file is
+  ``os.urandom``'s bytes (irreducible: the data-reduction probe's ``random``), written,
+  fsynced (df sees what a batch wrote once it has ended) and closed by a pool of
+  threads; at most one batch is in flight.  With an inode level, empty files make up
+  the planned inodes.  One line: ``FSACCEPT_FILL node NODE bytes=N files=N empty=N rc=N
+  stop=budget|level|error``.
 * ``churn PLAN DIR RUN_ID``, once every node has filled: each round deletes, of each
   size, the files whose index ``i % stride`` is the round's offset, then writes them
   again with new data (:func:`fsaccept.core.fill.churn_plan`'s rule, on the files the

@@ -269,8 +269,8 @@ class FillTarget(BenchmarkTest):
                                            self.sizing_rate()), f)
 
     def _write_record(self, jobid: str) -> None:
-        record = {"version": fillrun.RECORD_VERSION, "directory": self.target_dir, "run_id": RUN_ID,
-                  "host": socket.gethostname(), "jobid": jobid}
+        record = {"version": fillrun.RECORD_VERSION, "directory": self.target_dir,
+                  "run_id": RUN_ID, "host": socket.gethostname(), "jobid": jobid}
         with open(self.record_path, "w") as f:
             json.dump(record, f)
 
@@ -285,6 +285,7 @@ class FillTarget(BenchmarkTest):
 
         def submitted(*args, **kwargs):
             out = submit(*args, **kwargs)
+            del self.job.submit  # the job's own again
             jobid = str(self.job.jobid or "")
             self._write_record(jobid)
             try:
