@@ -58,6 +58,9 @@ SHARD = 1024
 DEFAULT_WORKERS = 4
 #: Empty files created at once (an inode level's).
 EMPTY_BATCH = 256
+#: Files handed to a node's threads at once (a batch of a large file system holds
+#: hundreds of thousands).
+IN_FLIGHT = 1024
 #: A node's record of the files it wrote (per size: the first N indices), for its ageing.
 STATE = ".fsaccept-fill-state.json"
 #: The plan file's format.
@@ -219,31 +222,35 @@ class Writer:
             self.made.add(parent)
 
     def write(self, batch: list[tuple[int, int]]) -> None:
-        """Write ``batch`` ((size, index) each, 0: an empty file); the first error is
-        raised once every file of the batch has ended."""
-        paths = [file_path(self.home, size, i) for size, i in batch]
-        for path in paths:
-            self._dir(path)
-        futures = [self.pool.submit(write_file, path, size)
-                   for path, (size, _) in zip(paths, batch)]
+        """Write ``batch`` ((size, index) each, 0: an empty file), :data:`IN_FLIGHT`
+        files handed to the threads at a time; the first error is raised once every
+        file handed over has ended (the rest of the batch is not written)."""
+        for start in range(0, len(batch), IN_FLIGHT):
+            part = batch[start:start + IN_FLIGHT]
+            paths = [file_path(self.home, size, i) for size, i in part]
+            for path in paths:
+                self._dir(path)
+            self._ended([self.pool.submit(write_file, path, size)
+                         for path, (size, _) in zip(paths, part)], count=True)
+
+    def remove(self, batch: list[tuple[int, int]]) -> None:
+        """Delete ``batch``'s files, as :meth:`write` writes them."""
+        for start in range(0, len(batch), IN_FLIGHT):
+            self._ended([self.pool.submit(os.unlink, file_path(self.home, size, i))
+                         for size, i in batch[start:start + IN_FLIGHT]], count=False)
+
+    def _ended(self, futures: list, count: bool) -> None:
         wait(futures)
         error = None
         for f in futures:
             if f.exception() is None:
-                self.bytes += f.result()
-                self.files += 1
+                if count:
+                    self.bytes += f.result()
+                    self.files += 1
             elif error is None:
                 error = f.exception()
         if error is not None:
             raise error
-
-    def remove(self, batch: list[tuple[int, int]]) -> None:
-        futures = [self.pool.submit(os.unlink, file_path(self.home, size, i))
-                   for size, i in batch]
-        wait(futures)
-        for f in futures:
-            if f.exception() is not None:
-                raise f.exception()
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)

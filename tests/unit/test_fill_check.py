@@ -9,6 +9,7 @@ its refusals; the checks ReFrame lists for the lab's fill reference."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import shlex
 import signal
@@ -28,6 +29,7 @@ from fsaccept.core.units import KIB, MIB
 from fsaccept.rfm import fill as check
 from fsaccept.suite import fillrun, listing
 from fsaccept.suite.reference import ReferenceError, load_reference
+from tests.unit.test_fill import filled_catalogue  # noqa: F401 (a fixture)
 
 REPO = Path(__file__).resolve().parents[2]
 LAB_FILL = REPO / "reference" / "local-gluster-fill.yaml"
@@ -489,3 +491,41 @@ def test_reframe_lists_the_fill_session_of_the_lab():
     assert {"MPILaunchSanity", "IORWriteBandwidth", "MdtestEasy", "FillTarget",
             "FilledIORWriteBandwidth", "FilledMdtestEasy"} <= listed, proc.stdout
     assert "Found 6 check(s)" in proc.stdout
+
+
+# --------------------------------------------------------------------------- the sign-off
+
+
+def _with_the_filler(data, result: str = "pass") -> dict:
+    """A fill session's run report (tests/unit/test_fill.py's filled re-runs) with the
+    filler's own test case beside them, as FillTarget records it (no figure)."""
+    import copy
+    run = data["runs"][0]
+    launch = next(c for c in run["testcases"] if c["name"] == "MPILaunchSanity")
+    filled = next(c for c in run["testcases"] if c["name"] == "FilledIORWriteBandwidth")
+    case = copy.deepcopy(launch)
+    case.update(name="FillTarget", unique_name="FillTarget", display_name="FillTarget",
+                uuid=f"{data['session_info']['uuid']}:0:{len(run['testcases'])}",
+                tags=["preflight", "fill"], fill_record=filled["fill_record"],
+                fill_plan="fill from 10.00% to 80.00% of 10 GiB", result=result)
+    if result != "pass":
+        case.update(fail_phase="sanity", fail_reason="sanity error: INVALID: level: df "
+                    "filled: 60.00% of the capacity used")
+        run["num_failures"] += 1
+        data["session_info"]["num_failures"] += 1
+    run["testcases"].append(case)
+    run["num_cases"] += 1
+    data["session_info"]["num_cases"] += 1
+    return data
+
+
+def test_the_sign_off_of_a_fill_session_with_its_filler(filled_catalogue, tmp_path):
+    from tests.unit.test_fill import _signoff, filled_run
+    code, md, _ = _signoff(_with_the_filler(filled_run(tmp_path)), tmp_path)
+    assert code == 0 and "**Overall verdict: ACCEPTED**" in md, md[:3000]
+    assert re.search(r"^\| \[FillTarget\]\(#test-filltarget\) \|.*\| PASS \|", md, re.M)
+    (tmp_path / "bad").mkdir()
+    code, md, _ = _signoff(_with_the_filler(filled_run(tmp_path / "bad"), "fail"),
+                           tmp_path / "bad")
+    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
+    assert "FillTarget: INVALID (level: df filled: 60.00% of the capacity used)" in md
