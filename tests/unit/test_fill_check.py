@@ -222,7 +222,6 @@ def test_fill_node_stops_at_the_line_and_makes_up_the_inodes(tmp_path):
     stop line, and with an inode level its empty files make up the data files it did
     not write."""
     said: list[str] = []
-    written = {"bytes": 0}
 
     def df(path):
         used = USED + sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
@@ -237,7 +236,6 @@ def test_fill_node_stops_at_the_line_and_makes_up_the_inodes(tmp_path):
     assert node["stop"] == "level" and node["files"] < planned_files
     assert node["empty"] == p.nodes[0].empty_files + planned_files - node["files"]
     assert node["files"] + node["empty"] == p.nodes[0].file_count
-    del written
     # A node the plan does not name writes nothing.
     said.clear()
     assert filler.fill_node(plan, str(tmp_path), RUN, "n9", read_df=df, say=said.append) == 2
