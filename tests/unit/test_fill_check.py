@@ -9,8 +9,8 @@ its refusals; the checks ReFrame lists for the lab's fill reference."""
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import shlex
 import signal
 import subprocess
