@@ -764,6 +764,7 @@ class Ceph:
         if self.client_pid(node):
             raise CephError(f"client.{node} already runs (pid {self.client_pid(node)}) "
                             "with another mount point")
+        made = not mp.exists()  # removed by unmount, when empty: only what this made
         mp.mkdir(parents=True, exist_ok=True)
         try:
             proc = subprocess.run(self.layout.client_argv(node, mp), capture_output=True,
@@ -775,7 +776,7 @@ class Ceph:
             raise CephError(f"mounting CephFS at {mp} failed: "
                             f"{(proc.stderr or proc.stdout).strip()[-400:]} (log "
                             f"{self.log_of('client', node)})")
-        self.layout.mount_record(node).write_text(f"{mp}\n")
+        self.layout.mount_record(node).write_text(f"{mp}\n" + ("made\n" if made else ""))
         self._wait(lambda: (gfs.mount_of(mp) or ("", "", ""))[1] == FUSE_FSTYPE, 30,
                    f"{mp} was not mounted")
         return mp
@@ -785,9 +786,10 @@ class Ceph:
         and stop it; True if it was running."""
         record = self.layout.mount_record(node)
         try:
-            mp = Path(record.read_text().strip())
+            mp, *made = record.read_text().split("\n")
+            mp = Path(mp)
         except OSError:
-            mp = None
+            mp, made = None, []
         found = gfs.mount_of(mp) if mp else None
         if found and found[1] == FUSE_FSTYPE:
             for argv in (["umount", str(mp)], ["umount", "-l", str(mp)]):
@@ -797,6 +799,11 @@ class Ceph:
                     pass
                 if not gfs.mount_of(mp):
                     break
+        if mp and "made" in made and not gfs.mount_of(mp):
+            try:
+                mp.rmdir()  # the directory mount made, when nothing is left in it
+            except OSError:
+                pass
         record.unlink(missing_ok=True)
         return bool(self.stop("client", node, timeout=timeout))
 
