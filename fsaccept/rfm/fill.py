@@ -54,10 +54,12 @@ import math
 import os
 import shlex
 import socket
+from typing import Any
 
 import reframe as rfm
 from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.logging import getlogger
+from reframe.utility import ScopedDict
 
 from fsaccept.benchmarks.catalogue import FILLED_PREFIX
 from fsaccept.core import fill, filler, guards
@@ -121,6 +123,17 @@ def after_fill_cmds(churn: bool, plan_path: str, target_dir: str, run_id: str) -
                   "fi"]
     return steps + [filler_cmd("df", '"$fsaccept_root"', fill.MARK, "df", fill.FILLED)]
 
+
+
+def own_thresholds(reference: Any) -> dict[str, tuple]:
+    """figure -> threshold of a check's ReFrame ``reference``: once set it is ReFrame's
+    ``ScopedDict``, whose keys are ``scope:figure`` and whose values are the thresholds;
+    a plain ``{scope: {figure: threshold}}`` before."""
+    if not reference:
+        return {}
+    if isinstance(reference, ScopedDict):
+        return {key.rsplit(":", 1)[-1]: value for key, value in reference.items()}
+    return dict(next(iter(reference.values()), {}))
 
 class FillTarget(BenchmarkTest):
     """Brings the target to the reference's ``fill:`` level (module docstring)."""
@@ -379,7 +392,7 @@ class Filled(rfm.RegressionTestPlugin):
         spec = self.spec
         fixed = spec.fixed_thresholds if spec is not None else {}
         may_be_zero = spec.may_be_zero if spec is not None else ()
-        own = dict(next(iter(self.reference.values()), {}) if self.reference else {})
+        own = own_thresholds(self.reference)
         out = {k: v for k, v in own.items() if not fill.compares(k, fixed, may_be_zero)}
         for key, (value, ref, lower, upper, unit, _) in empty.perfvalues.items():
             figure = key.rsplit(":", 1)[-1]

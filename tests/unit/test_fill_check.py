@@ -527,3 +527,15 @@ def test_the_sign_off_of_a_fill_session_with_its_filler(filled_catalogue, tmp_pa
                            tmp_path / "bad")
     assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
     assert "FillTarget: INVALID (level: df filled: 60.00% of the capacity used)" in md
+
+
+def test_a_checks_own_thresholds_are_read_from_reframes_scoped_dict():
+    """Once set, a check's ``reference`` is ReFrame's ScopedDict (keys ``scope:figure``):
+    the lab's first filled run failed in set-up reading it as a plain dict."""
+    from reframe.utility import ScopedDict
+
+    from fsaccept.rfm.fill import own_thresholds
+    limit = (0, None, 0, "clients")
+    assert own_thresholds(ScopedDict({"*": {"slow_clients": limit}})) == {"slow_clients": limit}
+    assert own_thresholds({"*": {"slow_clients": limit}}) == {"slow_clients": limit}
+    assert own_thresholds(None) == {} and own_thresholds({}) == {}
