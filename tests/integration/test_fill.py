@@ -115,9 +115,12 @@ def test_a_fill_session_reports_each_figure_filled_against_empty_and_the_level(
     section = md[md.index("## Fill level"):]
     section = section[:section.index("\n## ", 1)]
     print(section)
-    # A verdict, and this one: the lab's limits check the harness.
-    assert re.search(r"\*\*Overall verdict: (ACCEPTED|NOT ACCEPTED|INCOMPLETE)\*\*", md)
-    assert proc.returncode == 0 and "**Overall verdict: ACCEPTED**" in md, out[-4000:]
+    # A verdict: ACCEPTED, or NOT ACCEPTED only by a filled figure below its limit (a
+    # figure, measured: how far a 2-core host's ext4 images slow down when 80 % full
+    # depends on what else runs on it; nothing here compares it with the machine).
+    verdict = re.search(r"\*\*Overall verdict: (ACCEPTED|NOT ACCEPTED|INCOMPLETE)\*\*", md)
+    assert verdict and verdict[1] in ("ACCEPTED", "NOT ACCEPTED"), out[-4000:]
+    assert proc.returncode == (0 if verdict[1] == "ACCEPTED" else 1), out[-4000:]
     assert ("Contract: at 80 % of the capacity, each figure at least 20 % of its empty "
             "figure") in section
     # The level before and once filled, blocks and inodes, against the declared one.
@@ -127,11 +130,16 @@ def test_a_fill_session_reports_each_figure_filled_against_empty_and_the_level(
     assert re.search(r"^\| inodes \| [0-9.]+% \([0-9,]+ of [0-9,]+\) \| [0-9.]+% ", section,
                      re.M), section
     # Each figure empty against filled: the write's, and mdtest's four judged rates.
-    assert re.search(r"^\| FilledIORWriteBandwidth \| write_bandwidth \| [0-9.]+ MiB/s \| "
-                     r"[0-9.]+ MiB/s \| [0-9.]+% \| at least 20% \| PASS \|$", section, re.M)
-    for figure in ("file_creation", "file_stat", "file_read", "file_removal"):
-        assert re.search(rf"^\| FilledMdtestEasy \| {figure} \| [0-9.]+ ops/s \| [0-9.]+ "
-                         r"ops/s \| [0-9.]+% \| at least 20% \| PASS \|$", section, re.M), figure
+    rows = re.findall(r"^\| (Filled\w+) \| (\w+) \| [0-9.,]+ (?:MiB|ops)/s \| [0-9.,]+ "
+                      r"(?:MiB|ops)/s \| ([0-9.]+)% \| at least 20% \| (PASS|FAIL) \|$",
+                      section, re.M)
+    assert sorted((t, f) for t, f, _, _ in rows) == [
+        ("FilledIORWriteBandwidth", "write_bandwidth"), ("FilledMdtestEasy", "file_creation"),
+        ("FilledMdtestEasy", "file_read"), ("FilledMdtestEasy", "file_removal"),
+        ("FilledMdtestEasy", "file_stat")], section
+    # Each verdict the one its figures give, and the overall verdict theirs.
+    assert all((v == "PASS") == (float(r) >= 20) for _, _, r, v in rows), section
+    assert (verdict[1] == "ACCEPTED") == all(v == "PASS" for *_, v in rows), section
     assert "![Fill level: each figure filled against empty](plots/fill-level.png)" in section
     assert (run_dir / "plots" / "fill-level.png").read_bytes()[:4] == b"\x89PNG"
     # The run report: the filler passed, every filled test ran at the level.
@@ -140,7 +148,10 @@ def test_a_fill_session_reports_each_figure_filled_against_empty_and_the_level(
     record = json.loads(got["FillTarget"]["fill_record"])
     assert len(record["nodes"]) == 4 and all(n["rounds"] == 2 for n in record["nodes"])
     for name in ("FilledIORWriteBandwidth", "FilledMdtestEasy"):
-        assert got[name]["result"] == "pass", got[name].get("fail_reason")
+        # Judged, valid: a pass, or a figure below its scaled threshold.
+        assert got[name]["result"] == "pass" or (
+            got[name]["fail_phase"] == "performance"
+            and "INVALID" not in (got[name]["fail_reason"] or "")), got[name]["fail_reason"]
         assert got[name]["fill_record"] == got["FillTarget"]["fill_record"]
         during = dict(kv.split("=") for kv in got[name]["fill_df"].split())
         used, avail = int(during["used"]), int(during["avail"])
@@ -214,8 +225,11 @@ def test_the_fillers_job_cancelled_leaves_nothing_and_no_filled_test_runs(
     got = cases(Path(md_paths[0]).parent)
     assert got["FillTarget"]["result"] == "fail"
     assert f"Slurm cancelled job {jobid}" in got["FillTarget"]["fail_reason"]
-    assert all(got[n]["result"] in ("skip", "fail") and not got[n].get("perfvalues")
-               for n in ("FilledIORWriteBandwidth", "FilledMdtestEasy") if n in got)
+    for name in ("FilledIORWriteBandwidth", "FilledMdtestEasy"):
+        if name in got:
+            assert got[name]["result"] in ("skip", "fail") and not got[name].get(
+                "perfvalues"), (name, got[name]["result"], got[name].get("fail_reason"),
+                                got[name].get("perfvalues"))
     # Removed by the check itself; the script's removal finds nothing there.
     assert f"fill remove: {top}: nothing there (removed already)" in out
     assert not top.exists() and left_on_the_volume() == []
