@@ -22,7 +22,8 @@ And the tools of each layer, with their own options (``fsaccept report --help``.
   (``fsaccept.reporting.manifest``);
 * ``nightly``: regression against stored nightly sessions (``fsaccept.reporting.trends``);
 * ``ceilings``: measure a disk's ceilings with fio (``fsaccept.reporting.assessment``);
-* ``system``: the ReFrame system this host selects, for the scripts (``fsaccept.suite.sites``).
+* ``system``: the ReFrame system this host selects, for the scripts (``fsaccept.suite.sites``);
+* ``fill``: remove a fill session's filler (``fsaccept.suite.fillrun``).
 
 Only the standard library is imported before a subcommand is chosen: each one pays only
 for what it uses.  The emulated Slurm cluster is not fsaccept's: it is the lab's
@@ -59,6 +60,11 @@ def _ceilings(argv: list[str]) -> int:
     return assessment.main(argv)
 
 
+def _fill(argv: list[str]) -> int:
+    from fsaccept.suite import fillrun
+    return fillrun.main(argv)
+
+
 def _system(argv: list[str]) -> int:
     from fsaccept.suite import sites
     return sites.main(argv)
@@ -73,6 +79,8 @@ TOOLS = {
     "nightly": (_nightly, "nightly regression against ReFrame's results database"),
     "ceilings": (_ceilings, "measure a disk's ceilings with fio"),
     "system": (_system, "the ReFrame system of config/settings.py this host selects by its name"),
+    "fill": (_fill, "the filler of a fill session: remove it, whatever ended the session "
+                    "(fsaccept fill remove RUN_DIR)"),
 }
 
 
@@ -176,6 +184,11 @@ def _build_parser(command: str = "") -> argparse.ArgumentParser:
     r.add_argument("--scaling-checks", action="store_true",
                    help="print a ReFrame -n pattern selecting the checks of a scaling-sweep "
                         "session of FILE (scripts/acceptance --scaling)")
+    r.add_argument("--fill-checks", action="store_true",
+                   help="print a ReFrame -n pattern selecting the checks of a fill session "
+                        "of FILE (scripts/acceptance --fill): exit 2, naming the key, when "
+                        "FILE does not allow filling its target (fill.allowed, "
+                        "target.dedicated)")
     j = sub.add_parser("job-name", help="the Slurm job name of every benchmark job of SYSTEM")
     j.add_argument("system")
     spack = sub.add_parser("spack", help="build IOR, mdtest and fio with Spack into .state/spack/ "
@@ -399,6 +412,14 @@ def _cmd_reference(args: argparse.Namespace) -> int:
         from fsaccept.suite import listing
         try:
             print(listing.scaling_session_pattern(ref))
+        except reference.ReferenceError as err:
+            print(str(err), file=sys.stderr)
+            return 2
+        return 0
+    if args.fill_checks:
+        from fsaccept.suite import listing
+        try:
+            print(listing.fill_session_pattern(ref))
         except reference.ReferenceError as err:
             print(str(err), file=sys.stderr)
             return 2

@@ -534,7 +534,8 @@ class Gluster:
             volume, brick = image.stem.rsplit("-", 1)
             mounted = self.layout.state_dir / "bricks" / volume.removeprefix(VOLUME + "-") / brick
             found = mount_of(mounted)
-            if found and _loop_file(found[2]) == image:
+            # The loop device names its file by its real path (.state may be a link).
+            if found and _loop_file(found[2]) == image.resolve():
                 subprocess.run(["umount", "-d", str(mounted)], capture_output=True, timeout=60)
             if mount_of(mounted):
                 continue  # still in use: left in place rather than pulled from under it

@@ -62,10 +62,31 @@ DEGRADED = tuple(degraded_variant(t, fault.FIGURES, t.check in b.degraded_after_
 SCALING_TESTS = tuple(scaling_variant(t, d) for b in BENCHMARKS.values()
                       for t in b.tests for d in b.scaling.get(t.check, ()))
 
+#: The fill to the reference's ``fill:`` level (``checks/fill/``): the job that writes the
+#: filler, between the tests run empty and the same tests run filled; it judges no
+#: threshold (docs/user/fill.md).
+FILL_TARGET = TestSpec(check="FillTarget", role=PREFLIGHT, tags=("fill",),
+                       descr="the filler: irreducible data brings the target to the "
+                             "reference's fill: level (df before and once filled, every "
+                             "node's bytes, files and ageing rounds)")
+
+
+def _filled() -> tuple[TestSpec, ...]:
+    keys = {t.key for b in BENCHMARKS.values() for t in b.tests
+            if t.role == ACCEPTANCE and t.fill}
+    return tuple(filled_variant(t) for b in BENCHMARKS.values() for t in b.tests
+                 if t.key in keys and (t.fill or t.role == FIXTURE))
+
+
+#: The filled re-runs (``checks/fill/``, ``Filled<Check>``): each acceptance test that can
+#: run again at the declared fill level, and the fixtures of its key (its dataset,
+#: written on the filled target).
+FILLED = _filled()
+
 #: Every test of the catalogue by its class name, in the order of the checks.
 TESTS: dict[str, TestSpec] = {t.check: t for t in (
     *PROBES, *(t for b in BENCHMARKS.values() for t in b.tests), *DEGRADED,
-    *SCALING_TESTS)}
+    *SCALING_TESTS, FILL_TARGET, *FILLED)}
 
 
 def degraded_keys() -> set[str]:
@@ -88,11 +109,8 @@ def fill_defaults() -> list[str]:
 
 def filled_tests() -> tuple[TestSpec, ...]:
     """The filled re-runs (``Filled<Check>``): each test that can run filled, and the
-    fixtures of its key (its dataset, written on the filled target).  Not yet in
-    :data:`TESTS`: no check of ``checks/`` runs them (docs/user/fill.md: the state)."""
-    keys = {t.key for t in fill_checks().values()}
-    return tuple(filled_variant(t) for b in BENCHMARKS.values() for t in b.tests
-                 if t.key in keys and (t.fill or t.role == FIXTURE))
+    fixtures of its key (its dataset, written on the filled target)."""
+    return FILLED
 
 
 def scaling_keys() -> dict[str, tuple[str, ...]]:

@@ -46,6 +46,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.units import GIB, MIB, TIME_UNITS, parse_size
 
 PASS, FAIL, INVALID = "PASS", "FAIL", "INVALID"
@@ -845,6 +846,14 @@ class Pair:
     why: str = ""
 
 
+def compares(figure: str, fixed: Iterable[str] = (), may_be_zero: Iterable[str] = ()) -> bool:
+    """Whether a filled test is compared with its empty test by ``figure`` (one the empty
+    test judged against a threshold): not a figure its class always judges the same way
+    (``fixed``: no wrong transfer), not one whose 0 is a measurement (``may_be_zero``),
+    not the slow-client count."""
+    return not (figure in set(fixed) or figure in set(may_be_zero) or figure == OUTLIER_FIGURE)
+
+
 def reached(pair: Pair) -> float:
     """The filled figure over the empty one (a time's inverted: smaller is better); NaN
     when either is no figure."""
@@ -890,6 +899,15 @@ def judge_figure(pair: Pair, max_degradation: float) -> Judgement:
         f"{name}: {pair.filled:.5g} {pair.unit} filled, {pair.empty:.5g} {pair.unit} "
         f"empty: {r:.1%} of its empty figure ({bound} {want:.5g} {pair.unit}: "
         f"max_degradation {max_degradation:g})",), r, floor, pair.figure)
+
+
+def invalid_reasons(evidence: Evidence, during: Df | None = None) -> list[str]:
+    """What makes a filled test INVALID from its fill record: the level reached (once
+    filled, and ``during``: df at the test's own start) and the filler, each reason
+    named after its judgement (the live check and the sign-off give the same)."""
+    return [f"its fill record: {j.what}: {r}"
+            for j in (judge_level(evidence, during), judge_filler(evidence))
+            if j.verdict == INVALID for r in j.reasons]
 
 
 def judge(evidence: Evidence, pairs: Iterable[Pair] = (),

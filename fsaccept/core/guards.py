@@ -396,6 +396,25 @@ def sweep_owned(ledger: Path, current_run: str, host: str,
     return done
 
 
+#: squeue's states of a job that has ended (a job Slurm still lists may have ended).
+_ENDED_STATES = ("COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED",
+                 "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY")
+
+
+def slurm_job_ended(jobid: str) -> bool:
+    """Whether Slurm no longer runs or holds job ``jobid`` (in doubt: not ended)."""
+    if not jobid.isdigit():
+        return False
+    try:
+        proc = subprocess.run(["squeue", "-h", "-j", jobid, "-o", "%T"], capture_output=True,
+                              text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    if proc.returncode == 0:
+        return proc.stdout.split()[:1] in ([], *([s] for s in _ENDED_STATES))
+    return "Invalid job id" in proc.stderr  # Slurm forgot it: long ended
+
+
 def free_bytes(path: Path) -> int:
     st = os.statvfs(path)
     return st.f_bavail * st.f_frsize

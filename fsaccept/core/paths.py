@@ -13,3 +13,6 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 STATE_DIR = Path(os.environ.get("FSACCEPT_STATE_DIR", REPO_ROOT / ".state"))
 #: ``reference/<system>.yaml``.
 REFERENCE_DIR = REPO_ROOT / "reference"
+#: The owned-data ledger: the data directories this harness's jobs create, one file per
+#: run (``fsaccept.core.guards.record_owned``).
+OWNED_DATA_DIR = STATE_DIR / "owned-data"

@@ -917,9 +917,7 @@ def fill_reasons(case: Case, reference: Any = None) -> list[str]:
         return [why]
     during, why = fill_df_of(case)
     out = [why] if why else []
-    out += [f"its fill record: {j.what}: {r}" for j in (
-        fill.judge_level(evidence, during), fill.judge_filler(evidence))
-        if j.verdict == fill.INVALID for r in j.reasons]
+    out += fill.invalid_reasons(evidence, during)
     if reference is not None:
         try:
             mode = reference.fill_mode

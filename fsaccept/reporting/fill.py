@@ -23,7 +23,6 @@ from typing import Any
 from fsaccept.benchmarks.catalogue import ACCEPTANCE
 from fsaccept.core import fill
 from fsaccept.core.formatting import format_number
-from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.reporting.evidence import fill_evidence_of
 from fsaccept.reporting.runreport import FAIL, PASS, Test
 from fsaccept.reporting.verdicts import spec_of_case
@@ -153,8 +152,7 @@ def compared(spec: Any, empty: Test | None, filled: Test) -> list[str]:
     the empty test ran none (it did not run, or measured nothing), its main figure: the
     line that says why it cannot be judged."""
     def kept(name: str) -> bool:
-        return not (name in spec.fixed_thresholds or name in spec.may_be_zero
-                    or name == OUTLIER_FIGURE)
+        return fill.compares(name, spec.fixed_thresholds, spec.may_be_zero)
     if empty is not None:
         names = [r.name for r in empty.figures if kept(r.name) and r.threshold.judged]
         if names:

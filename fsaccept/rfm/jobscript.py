@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import time
 
 from reframe.core.logging import getlogger
@@ -16,7 +15,7 @@ from reframe.core.logging import getlogger
 from fsaccept.core import guards
 # The markers of a job's output, read again by the sign-off: core's (one place).
 from fsaccept.core.joboutput import INFO_MARKER, RANK_MARKER, RETRY_MARKER  # noqa: F401
-from fsaccept.core.paths import STATE_DIR
+from fsaccept.core.paths import OWNED_DATA_DIR
 
 
 #: Names this ReFrame run's files, so that two runs on one file system never
@@ -103,7 +102,7 @@ def remove_data(directory: str) -> guards.Removal:
 #: Where this harness records, outside every data directory, the data directories its
 #: jobs create (``guards.record_owned``): a later session resumes an ended run's removal
 #: only for those (``guards.sweep_owned``).
-OWNED_LEDGER = STATE_DIR / "owned-data"
+OWNED_LEDGER = OWNED_DATA_DIR
 #: The sweep of earlier runs' unfinished removals: once per session, by the first test
 #: set up (what it left is reported by that test).
 _SWEPT: list[guards.Removal] | None = None
@@ -124,20 +123,8 @@ def _run_ended(run_id: str) -> bool:
     return False
 
 
-def _job_ended(jobid: str) -> bool:
-    """Whether Slurm no longer runs or holds job ``jobid`` (in doubt: not ended)."""
-    if not jobid.isdigit():
-        return False
-    try:
-        proc = subprocess.run(["squeue", "-h", "-j", jobid, "-o", "%T"], capture_output=True,
-                              text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    if proc.returncode == 0:  # a job Slurm still lists may have ended already
-        return proc.stdout.split()[:1] in ([], ["COMPLETED"], ["CANCELLED"], ["FAILED"],
-                                           ["TIMEOUT"], ["NODE_FAIL"], ["PREEMPTED"],
-                                           ["BOOT_FAIL"], ["DEADLINE"], ["OUT_OF_MEMORY"])
-    return "Invalid job id" in proc.stderr  # Slurm forgot it: long ended
+#: Whether Slurm no longer runs or holds a job (in doubt: not ended).
+_job_ended = guards.slurm_job_ended
 
 
 def sweep_earlier_runs() -> list[guards.Removal]:

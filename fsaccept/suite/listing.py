@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from fsaccept.benchmarks import registry
-from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, PREFLIGHT, SCALING
+from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FILLED_PREFIX, FIXTURE, PREFLIGHT,
+                                           SCALING)
 from fsaccept.core import servers
 from fsaccept.core.degraded import SCENARIO_PARAMETER
+from fsaccept.suite.reference import fill_tests
 
 
 def _cell(text: Any) -> str:
@@ -30,9 +32,10 @@ def checks_table() -> str:
     rows = ["| check (`checks/`) | tags | reference key | figures | what it measures |",
             "| --- | --- | --- | --- | --- |"]
     for spec in registry.TESTS.values():
-        # A sweep's checks are their healthy test's, one per dimension (docs/user: the
-        # Scaling sweeps section describes them).
-        if spec.role in (FIXTURE, SCALING):
+        # A sweep's checks are their healthy test's, one per dimension, and a filled
+        # re-run is its empty test's (docs/user: the Scaling sweeps and Fill level pages
+        # describe them).
+        if spec.role in (FIXTURE, SCALING) or spec.filled:
             continue
         figures = ", ".join(f"`{f}`" for f in spec.figures) or "—"
         rows.append(f"| `{spec.check}` | {', '.join(sorted(spec.all_tags))} | "
@@ -93,7 +96,7 @@ def keys_table(key: str | None = None) -> str:
     if key is None:
         rows = ["| reference key | read by | required options |", "| --- | --- | --- |"]
         for spec in registry.TESTS.values():
-            if spec.role != ACCEPTANCE or spec.degraded:
+            if spec.role != ACCEPTANCE or spec.degraded or spec.filled:
                 continue
             need = [n for n, sub in entry_options(spec.key).items() if sub["required"]]
             also = [t.check for t in registry.DEGRADED if t.degraded and t.key == spec.key]
@@ -124,6 +127,14 @@ GENERATED = {"checks": checks_table, "reference-keys": keys_table,
              "server-probes": probes_table}
 
 
+def _launch_checks() -> list[str]:
+    """The launch check: the preflight checks but the data-reduction probe (it belongs to
+    the main session: its figures, not a fault's or a fill's, are the ones a reducible
+    pattern skews) and the fill (a fill session's own)."""
+    return [t.check for t in registry.TESTS.values()
+            if t.role == PREFLIGHT and not {"reduction", "fill"} & set(t.tags)]
+
+
 def degraded_session_pattern(reference: Any) -> str:
     """A ReFrame ``-n`` pattern for a degraded-mode session of ``reference``: the
     launch check, the healthy tests whose figures the degraded ones are compared
@@ -136,12 +147,10 @@ def degraded_session_pattern(reference: Any) -> str:
     if mode is None:
         raise ValueError(f"{reference.path}: degraded: missing (the contract's degraded-mode "
                          "clause; docs/user/degraded.md)")
-    # The launch check, not the data-reduction probe: that belongs to the healthy
-    # acceptance session (its figures, not these, are the ones a reducible pattern skews).
-    checks = [t.check for t in registry.TESTS.values()
-              if (t.role == PREFLIGHT and "reduction" not in t.tags)
-              or (t.role == ACCEPTANCE and t.key in mode.all_tests
-                  and not (mode.scenarios and t.degraded))]
+    checks = [*_launch_checks()] + [
+        t.check for t in registry.TESTS.values()
+        if t.role == ACCEPTANCE and not t.filled and t.key in mode.all_tests
+        and not (mode.scenarios and t.degraded)]
     pattern = "^(" + "|".join(checks) + r")\b"
     if not mode.scenarios:
         return pattern
@@ -169,8 +178,22 @@ def scaling_session_pattern(reference: Any) -> str:
     placement) and their sweeps' checks (their fixtures follow)."""
     swept = reference.swept_tests(registry.scaling_keys())
     checks = [t.check for t in registry.TESTS.values()
-              if t.role == PREFLIGHT
-              or (t.role in (ACCEPTANCE, SCALING) and not t.degraded and t.key in swept)]
+              if (t.role == PREFLIGHT and "fill" not in t.tags)
+              or (t.role in (ACCEPTANCE, SCALING) and not t.degraded and not t.filled
+                  and t.key in swept)]
+    return "^(" + "|".join(checks) + r")\b"
+
+
+def fill_session_pattern(reference: Any) -> str:
+    """A ReFrame ``-n`` pattern for a fill session of ``reference``
+    (``scripts/acceptance --fill``): the launch check, the tests ``fill.tests`` names (run
+    empty), the filler (``FillTarget``) and their filled re-runs (their fixtures follow).
+    ReferenceError, naming the key, when the file does not allow a fill: no ``fill:``,
+    ``fill.allowed: false``, or a target not declared ``dedicated``."""
+    reference.fill_settings()
+    names = fill_tests(reference)
+    checks = [*_launch_checks(), *names, registry.FILL_TARGET.check,
+              *(FILLED_PREFIX + n for n in names)]
     return "^(" + "|".join(checks) + r")\b"
 
 

@@ -54,12 +54,17 @@ def test_each_key_has_one_acceptance_test_and_each_fixture_serves_one() -> None:
         if not spec.key:
             assert spec.role == PREFLIGHT or spec.check == "BenchmarkBinaries"
         else:
-            # One healthy acceptance test per key, and at most one degraded-mode one.
+            # One healthy acceptance test per key, at most one degraded-mode one and at
+            # most one filled re-run (each test that can run filled has one).
             for degraded in (False, True):
                 users = [t for t in registry.tests_with_key(spec.key)
-                         if t.role == ACCEPTANCE and t.degraded == degraded]
+                         if t.role == ACCEPTANCE and t.degraded == degraded and not t.filled]
                 assert len(users) == (0 if degraded and spec.key not in
                                       registry.degraded_keys() else 1), (spec.check, users)
+            filled = [t for t in registry.tests_with_key(spec.key)
+                      if t.role == ACCEPTANCE and t.filled]
+            can = {t.key for t in registry.fill_checks().values()}
+            assert len(filled) == (1 if spec.key in can else 0), (spec.check, filled)
             assert registry.owner_of(spec.key) is registry.BENCHMARKS[spec.benchmark]
         if spec.role == FIXTURE:
             assert not spec.figures and not spec.all_tags
