@@ -7,6 +7,8 @@ GlusterFS client of its own, so each case's writer and reader are two clients.
   misconfigured client): FAIL, naming the case and the node pair.  Cache invalidation
   still shows content and size at once; the link count waits for the kernel's cache.
 - Root squash and an ACL promised where the lab has neither: FAIL, naming each case.
+- A lock whose holder is stopped, never killed (a fixture): FAIL at the bound, naming
+  the pair.
 """
 
 import pytest
@@ -83,3 +85,20 @@ def test_root_squash_and_acls_promised_where_the_lab_has_neither_fail(gluster_en
     assert "root-squash: writer n1, reader n2: 1 violations" in failures, failures
     assert "owner=0 expected=65534" in failures
     assert "acl-deny: writer n1, reader n2: " in failures, failures
+
+
+def test_a_lock_whose_holder_never_goes_away_fails_naming_the_pair(gluster_env, tmp_path):
+    """The fixture FSACCEPT_TEST_LOCK_HOLDER=stop: the process holding n1's flock is
+    stopped (SIGSTOP), never killed, as a hung process; GlusterFS rightly keeps the lock,
+    so lock-killed waits its bound and FAILs on n1 -> n2.  Without the fixture the holder
+    is killed and the lock is released at once (the test above)."""
+    _, layout = gluster_env
+    proc, cases = run_gluster_checks(
+        "semantics", tmp_path, "-n", "CrossNodeSemantics",
+        env=dict(gluster_reference(tmp_path, layout), FSACCEPT_TEST_LOCK_HOLDER="stop"))
+    case = cases["CrossNodeSemantics"]
+    print("failures:", case["semantics_failures"])
+    assert case["result"] == "fail", proc.stdout[-3000:]
+    assert "lock-killed: writer n1, reader n2: 10s (at most 1s; second_holder_before=" \
+           "refused" in case["semantics_failures"], case["semantics_failures"]
+    assert "INVALID" not in (case["fail_reason"] or ""), case["fail_reason"]

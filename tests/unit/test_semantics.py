@@ -556,7 +556,7 @@ def test_opt_in_folders_follow_the_reference_entries(tmp_path):
     ref_dir = REPO / "reference"
     gluster = reference.load_reference(ref_dir / "local-gluster.yaml")
     assert listing.main_session_dirs(gluster) == ["checks", "checks/interference",
-                                                  "checks/semantics"]
+                                                  "checks/semantics", "checks/quota"]
     local = reference.load_reference(ref_dir / "local.yaml")
     assert listing.main_session_dirs(local) == ["checks"]
     for d in listing.main_session_dirs(reference.load_reference(ref_dir / "example-lustre.yaml")):
@@ -1005,3 +1005,22 @@ def test_the_reference_files_declare_the_features(tmp_path):
         with pytest.raises(ReferenceError) as err:
             load_reference(path)
         assert "root_squash_uid" in str(err.value), bad
+
+
+def test_a_lock_whose_holder_never_goes_fails_at_the_bound_naming_the_pair():
+    """The fixture FSACCEPT_TEST_LOCK_HOLDER=stop (the holder stopped, never killed): the
+    lock-killed case waits its bound and fails; the other cases are as the run says."""
+    run = parse_semantics(_text("lock-stopped"))
+    assert run.valid and run.version == parse.VERSION, run.reasons
+    case = run.cases["lock-killed"]
+    assert (case.value, case.ok) == (3.0, "0") and case.pair == "writer n1, reader n2"
+    assert run.figures()["lock_killed_s"] == 3.0
+    failed = [f for f in validity.failures(run, _params()) if f.startswith("lock-killed")]
+    assert failed == ["lock-killed: writer n1, reader n2: 3s (at most 1s; "
+                      "second_holder_before=refused errno=EAGAIN released_seen_s=>3.000344)"]
+
+
+def test_output_format_3_is_still_read_without_the_lock_killed_case():
+    run = parse_semantics(_text("one-host"))
+    assert run.version == "3" and "lock-killed" not in run.cases
+    assert not any(f.kind in ("version", "missing-case") for f in run.findings), run.findings

@@ -47,7 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define VERSION "3"
+#define VERSION "4"
 #define TAG "fsaccept-semantics"
 #define NAME_LEN 64
 #define DETAIL_LEN 240
@@ -353,6 +353,91 @@ static void locks(int use_fcntl)
         close(fd);
     share(&r, 1);
     print(name, &r, "violations");
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* A lock whose holder is killed: rank 0 forks a child that takes the flock, rank 1 is
+ * refused it, then rank 0 kills the child (SIGKILL); rank 1 measures how long until its
+ * own non-blocking try is granted (within the bound).  The test fixture
+ * FSACCEPT_TEST_LOCK_HOLDER=stop stops the holder (SIGSTOP) instead, as a hung process
+ * that never lets go: the lock is never released, and the case fails at the bound. */
+static void lock_killed(void)
+{
+    char path[4096];
+    result_t r = {0, -1, 1, 0, 1, "", 0};
+    current = "lock-killed";
+    path_of(path, sizeof path, "lock-killed");
+    if (rank == 0)
+        write_file(path, "lock", 4, O_TRUNC);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        const char *fixture = getenv("FSACCEPT_TEST_LOCK_HOLDER");
+        int stop = fixture && !strcmp(fixture, "stop");
+        int p[2];
+        char held = '0';
+        if (pipe(p) != 0) {
+            fprintf(stderr, TAG ": lock-killed: pipe: %s\n", strerror(errno));
+            p[0] = p[1] = -1;
+        }
+        pid_t child = p[0] >= 0 ? fork() : -1;
+        if (child == 0) {
+            int fd = open(path, O_RDWR);
+            char ok = (fd >= 0 && flock(fd, LOCK_EX) == 0) ? '1' : '0';
+            if (write(p[1], &ok, 1) != 1)
+                _exit(1);
+            for (;;)
+                pause();
+        }
+        if (child > 0 && read(p[0], &held, 1) != 1)
+            held = '0';
+        if (p[0] >= 0) { close(p[0]); close(p[1]); }
+        if (held != '1')
+            fprintf(stderr, TAG ": lock-killed: the holder could not lock %s\n", path);
+        signal_rank(1);
+        wait_for(1);
+        if (child > 0) {
+            kill(child, stop ? SIGSTOP : SIGKILL);
+            if (!stop)
+                waitpid(child, NULL, 0);
+        }
+        signal_rank(1);
+        wait_for(1);
+        if (child > 0 && stop) {
+            kill(child, SIGKILL);
+            waitpid(child, NULL, 0);
+        }
+    } else if (rank == 1) {
+        wait_for(0);
+        int fd = open(path, O_RDWR);
+        int got = flock(fd, LOCK_EX | LOCK_NB);
+        int err = got ? errno : 0;
+        int refused = got != 0 && (err == EAGAIN || err == EWOULDBLOCK);
+        if (got == 0)
+            flock(fd, LOCK_UN);
+        signal_rank(0);
+        wait_for(0);
+        double start = now(), t = 0;
+        int acquired = 0;
+        while (!acquired && (t = now() - start) <= bound_s) {
+            acquired = flock(fd, LOCK_EX | LOCK_NB) == 0;
+            if (!acquired)
+                pause_ms(1);
+        }
+        if (acquired)
+            flock(fd, LOCK_UN);
+        signal_rank(0);
+        r.ok = refused && acquired;
+        /* Not refused at first: nothing was held to release; never granted: held. */
+        r.value = (refused && acquired) ? t : bound_s;
+        snprintf(r.detail, sizeof r.detail,
+                 "second_holder_before=%s errno=%s released_seen_s=%s%.6f",
+                 refused ? "refused" : "granted", got ? errname(err) : "none",
+                 acquired ? "" : ">", t);
+        if (fd >= 0)
+            close(fd);
+    }
+    share(&r, 1);
+    print("lock-killed", &r, "s");
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -1019,6 +1104,7 @@ int main(int argc, char **argv)
     attributes();
     locks(0);
     locks(1);
+    lock_killed();
     appends();
     renaming();
     unlink_open();

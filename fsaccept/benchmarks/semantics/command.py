@@ -15,9 +15,9 @@ EXECUTABLE = "fsaccept_semantics"
 
 #: Seconds beyond the cases' bounded waits before the program's own alarm ends it.
 ALARM_MARGIN_S = 60
-#: Bounded waits besides the visibility trials (attributes, locks, rename, links, the
-#: root-squash reader's first stat).
-OTHER_WAITS = 11
+#: Bounded waits besides the visibility trials (attributes, locks, a killed holder's lock,
+#: rename, links, the root-squash reader's first stat).
+OTHER_WAITS = 12
 #: The namespace cases are not bounded waits: the alarm allows for creating, listing
 #: and removing every entry at a tenth of the rate floor (at a tenth of
 #: ``UNJUDGED_RATE`` where no floor is given: a case not promised).

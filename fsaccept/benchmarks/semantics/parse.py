@@ -24,7 +24,7 @@ from fsaccept.core.findings import (INVALID, WARNING, Finding, Findings, Judged,
 
 PREFIX = "fsaccept-semantics"
 #: The program's output format this parser reads.
-VERSION = "3"
+VERSION = "4"
 
 SECONDS, VIOLATIONS, RATE = "s", "violations", "entries/s"
 #: Each case the program runs, in its order, and the unit of its value: seconds until
@@ -33,12 +33,19 @@ SECONDS, VIOLATIONS, RATE = "s", "violations", "entries/s"
 #: a POSIX ACL's denial.
 CASES = {
     "visibility": SECONDS, "attr-append": SECONDS, "attr-truncate": SECONDS,
-    "flock": VIOLATIONS, "fcntl-lock": VIOLATIONS, "append": VIOLATIONS,
+    "flock": VIOLATIONS, "fcntl-lock": VIOLATIONS, "lock-killed": SECONDS,
+    "append": VIOLATIONS,
     "rename": VIOLATIONS, "unlink-open": VIOLATIONS, "excl-race": VIOLATIONS,
     "mkdir-race": VIOLATIONS, "hardlink": SECONDS, "symlink": SECONDS, "xattr": SECONDS,
     "namespace-list": RATE, "namespace-walk": RATE,
     "root-squash": VIOLATIONS, "acl-deny": VIOLATIONS,
 }
+#: The output formats this parser reads -> the cases each prints (format 3 had no
+#: lock-killed case).
+READS = {"3": tuple(c for c in CASES if c != "lock-killed"), VERSION: tuple(CASES)}
+#: The cases every format prints (what recorded case lines, without their header, must
+#: hold).
+IN_EVERY_FORMAT = tuple(c for c in CASES if all(c in cases for cases in READS.values()))
 #: Cases whose value is a rate: their line also counts the entries the reader did not
 #: list or stat as the writer made them (``wrong=K``), a figure of its own.
 COUNTED = tuple(c for c, unit in CASES.items() if unit == RATE)
@@ -236,13 +243,14 @@ def parse_semantics(text: str) -> SemanticsRun:
     if run.version is None:
         found.append(Finding(INVALID, "no-header", None,
                              f"no '{PREFIX} version' line: not the semantics program's output"))
-    elif run.version != VERSION:
+    elif run.version not in READS:
         found.append(Finding(INVALID, "version", None,
-                             f"output format {run.version!r}, this parser reads {VERSION!r}"))
+                             f"output format {run.version!r}, this parser reads "
+                             f"{', '.join(map(repr, READS))}"))
     if run.version is not None and not run.ended:
         found.append(Finding(INVALID, "truncated", None,
                              f"no '{PREFIX} end' line: the run did not finish"))
-    missing = [c for c in CASES if c not in run.cases]
+    missing = [c for c in READS.get(run.version or "", CASES) if c not in run.cases]
     if run.version is not None and missing:
         found.append(Finding(INVALID, "missing-case", None,
                              f"no result for {', '.join(missing)}"))
@@ -258,7 +266,7 @@ def parse_case_lines(text: str) -> SemanticsRun:
             _case(run, line, lineno)
         else:
             run.findings.append(Finding(INVALID, "unreadable", lineno, line.replace("\x00", "\\0")))
-    missing = [c for c in CASES if c not in run.cases]
+    missing = [c for c in IN_EVERY_FORMAT if c not in run.cases]
     if missing:
         run.findings.append(Finding(INVALID, "missing-case", None,
                                     f"no result for {', '.join(missing)}"))
