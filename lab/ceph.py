@@ -785,6 +785,8 @@ class Ceph:
         """Unmount ``node``'s client (in this namespace, where :meth:`mount` mounted it)
         and stop it; True if it was running."""
         record = self.layout.mount_record(node)
+        # ceph-fuse ends by itself once unmounted, often before it is stopped below.
+        running = self.client_pid(node)
         try:
             mp, *made = record.read_text().split("\n")
             mp = Path(mp)
@@ -805,7 +807,7 @@ class Ceph:
             except OSError:
                 pass
         record.unlink(missing_ok=True)
-        return bool(self.stop("client", node, timeout=timeout))
+        return bool(self.stop("client", node, timeout=timeout) or running)
 
     def stop_client(self, node: str) -> bool:
         return bool(self.stop("client", node))

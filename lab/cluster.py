@@ -753,13 +753,33 @@ class LocalCluster:
                         timeout, f"the monitor did not mark osd.{osd} down")
         return f"{said}; marked down by the monitor {time.monotonic() - start:.0f} s later"
 
-    def ceph_restore(self) -> str:
+    def ceph_restore(self, timeout: float = 90) -> str:
         """Start every Ceph daemon of ours that is not running (a killed MDS comes back
-        as a standby, a killed OSD rejoins and its PGs recover: `healed` says when)."""
+        as a standby, a killed OSD rejoins and its PGs recover: `healed` says when), and
+        give a client that died (`fail-client`) a new one: the login node's mounted
+        again, a node's slurmd restarted with its own (every node's, when the login
+        node's was mounted again: its mount reached their namespaces, over their own)."""
         self._need_ceph("restore")
         started = [f"{k}.{i}" for k, i in self.ceph.layout.daemons if self.ceph.start(k, i)]
-        return ("ceph: started " + ", ".join(started)) if started else \
-            "ceph: every daemon was running"
+        login = not self.ceph.client_pid("login")
+        try:
+            if login:
+                self.ceph.unmount("login")  # a dead client's mount, if any
+                self.ceph.mount(node="login")
+        except cfs.CephError as err:
+            raise ClusterError(str(err)) from None
+        nodes = [n for n in self.layout.node_names
+                 if login or not self.ceph.client_pid(n)]
+        if nodes and "slurmctld" in self.running_daemons():
+            for name in nodes:
+                self.stop_slurmd(name)
+                self.start_slurmd(name)
+            self.wait_ready(timeout)
+        said = ([f"started {', '.join(started)}"] if started else []) + \
+            (["mounted the login node's client again"] if login else []) + \
+            ([f"restarted {', '.join(nodes)} with a new client"] if nodes else [])
+        return ("ceph: " + "; ".join(said)) if said else \
+            "ceph: every daemon and client was running"
 
     def ceph_healed(self) -> tuple[bool, str]:
         """Every PG active+clean, one MDS active and the others standing by."""
@@ -906,12 +926,12 @@ def main(argv: list[str] | None = None) -> int:
                              "restarts killed brick daemons; `healed` exits 0 once the "
                              "volume reports nothing left to heal.  With --fs cephfs: "
                              "`fail-mds` kills the active MDS, `fail-osd` the OSD given "
-                             "(0, 1, ...), `restore` starts the killed daemons again, and "
-                             "`healed` exits 0 once every placement group is active+clean "
-                             "and an MDS is active with its standby.  `quota-set`, "
-                             "`quota-clear` and `quota-usage` are the lab's quota commands "
-                             "(the quota check's extras.quota): on the directory "
-                             "FSACCEPT_QUOTA_DIR, a limit of FSACCEPT_QUOTA_BYTES")
+                             "(0, 1, ...), `restore` starts the killed daemons and "
+                             "clients again, and `healed` exits 0 once every placement "
+                             "group is active+clean and an MDS is active with its standby.  "
+                             "`quota-set`, `quota-clear` and `quota-usage` are the lab's "
+                             "quota commands (the quota check's extras.quota): on the "
+                             "directory FSACCEPT_QUOTA_DIR, a limit of FSACCEPT_QUOTA_BYTES")
     # No argparse choices: an unknown name gets ClusterLayout's one line, exit 2.
     parser.add_argument("--fs", default=None,
                         help="for `up`: `gluster` adds a GlusterFS volume mounted on every "

@@ -1,114 +1,39 @@
 """The system local-cephfs on a real CephFS (scripts/local-cluster up --fs cephfs): one
-ceph-fuse client per emulated node, a main-job subset through ReFrame, and an OSD
-killed before the job (INVALID, naming it).
+ceph-fuse client per emulated node, a main-job subset through ReFrame, and the faults
+of issue 42, each named: an OSD killed before the job, an OSD killed mid-write, a node's
+ceph-fuse killed mid-run and a data pool that fills mid-write (the CephFS counterparts
+of test_gluster.py's).
 
-The module brings up a cluster of its own: a private state directory (its Ceph daemons'
-data, its slurm.conf) on the port base FSACCEPT_PORT_BASE + 2000 (19000 by default), so
-that it never meets the cluster scripts/test runs, and brings it down at the end.  It
-runs without accounting (the squeue backend) to start quicker, and uses the Spack build
-set-up made (``.state/spack``, linked, only read).  Measured here: `up` from nothing
-30-35 s (the OSDs made), the module 103 s.
+The module brings up a cluster of its own (tests/integration/cephlab.py): a private
+state directory (its Ceph daemons' data, its slurm.conf) on the port base
+FSACCEPT_PORT_BASE + 2000 (19000 by default), so that it never meets the cluster
+scripts/test runs, and brings it down at the end.  It runs without accounting (the
+squeue backend) to start quicker, and uses the Spack build set-up made (``.state/spack``,
+linked, only read).  Faults mid-write are injected while IOR's writes are held after
+each rank's first (tests/integration/src/ior_writes.c), whatever the machine's speed.
+Measured here: `up` from nothing 25-35 s (the OSDs made).
 """
 
 import json
 import os
-import shutil
+import re
+import subprocess
 import time
-from pathlib import Path
 
 import pytest
-import yaml
 
 from fsaccept.benchmarks.semantics import parse
 from lab import ceph as cfs
-from lab.cluster import DEFAULT_PORT_BASE, OPENMPI_ENV, ClusterLayout, ceph_layout, pid_alive
-from tests.conftest import LOCAL_CLUSTER, REPO, reframe_command, require_lab_tools, run
+from lab.cluster import pid_alive
+from tests.conftest import run
+from tests.integration.cephlab import lab_fixture
+from tests.integration.test_gluster import resume_cleanup
 
 pytestmark = pytest.mark.integration
 
-#: Far from the cluster scripts/test runs (its Ceph ports are port base + 300..399).
-PORT_BASE = DEFAULT_PORT_BASE + 2000
-SYSTEM = "local-cephfs"
-CHECKS = ("ior_acceptance.py", "mdtest_metadata.py")
-
-
-def require_ceph_tools():
-    """Ceph, Slurm and IOR installed (scripts/setup): else skip, or fail in CI."""
-    require_lab_tools("ceph-mon", "ceph-fuse", "slurmd", "srun")
-
-
-class Lab:
-    """The module's cluster: its environment, layout and commands."""
-
-    def __init__(self, state: Path):
-        self.state = state
-        self.env = dict(os.environ, FSACCEPT_STATE_DIR=str(state),
-                        FSACCEPT_PORT_BASE=str(PORT_BASE),
-                        SLURM_CONF=str(state / "cluster" / "slurm.conf"),
-                        CEPH_CONF=str(state / "ceph" / "ceph.conf"),
-                        # ReFrame and the jobs' probes import this checkout's fsaccept.
-                        PYTHONPATH=os.pathsep.join(
-                            [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
-                        **OPENMPI_ENV)
-        self.layout = ceph_layout(ClusterLayout(state / "cluster", port_base=PORT_BASE,
-                                                fs="cephfs"))
-        self.ceph = cfs.Ceph(self.layout)
-
-    def cluster(self, *args, timeout=300, expect=0):
-        proc = run([str(LOCAL_CLUSTER), *args, "--port-base", str(PORT_BASE)],
-                   env=self.env, timeout=timeout)
-        assert proc.returncode == expect, proc.stdout + proc.stderr
-        return proc
-
-    def reference(self, tmp_path, edit=lambda data: None) -> Path:
-        """reference/local-cephfs.yaml, its target this cluster's mount point."""
-        data = yaml.safe_load((REPO / "reference" / f"{SYSTEM}.yaml").read_text())
-        mp = str(self.layout.mount_point)
-        data["target"].update(path=mp, mount_point=mp)
-        edit(data)
-        path = tmp_path / f"{SYSTEM}.yaml"
-        path.write_text(yaml.safe_dump(data))
-        return path
-
-    def reframe(self, tmp_path, names, reference, checks=CHECKS):
-        prefix = tmp_path / "rfm"
-        checks = [a for c in checks for a in ("-c", str(REPO / "checks" / c))]
-        proc = run(reframe_command(*checks, "--system", SYSTEM, "-n",
-                                   f"^({'|'.join(names)})$", "-r", prefix=prefix),
-                   env=dict(self.env, FSACCEPT_REFERENCE=str(reference)), timeout=1200)
-        report = prefix / "report.json"
-        cases = json.loads(report.read_text())["runs"][-1]["testcases"] \
-            if report.exists() else []
-        return proc, {c["name"].split()[0]: c for c in cases}
-
-    def wait_healed(self, timeout=180):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if run([str(LOCAL_CLUSTER), "healed", "--port-base", str(PORT_BASE)],
-                   env=self.env, timeout=60).returncode == 0:
-                return
-            time.sleep(2)
-        pytest.fail(f"ceph not healed within {timeout} s")
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    require_ceph_tools()
-    state = tmp_path_factory.mktemp("cephfs-state")
-    spack = REPO / ".state" / "spack"
-    if spack.exists():
-        (state / "spack").symlink_to(spack.resolve())  # the benchmarks' build, only read
-    it = Lab(state)
-    started = time.monotonic()
-    try:
-        it.cluster("up", "--fs", "cephfs", "--accounting", "none", timeout=600)
-        print(f"up --fs cephfs: {time.monotonic() - started:.0f} s")
-        yield it
-    finally:
-        run([str(LOCAL_CLUSTER), "down", "--port-base", str(PORT_BASE)], env=it.env,
-            timeout=300)
-        if not it.ceph.running():  # the OSDs' files (~0.8 GiB written), made by this module
-            shutil.rmtree(state / "ceph", ignore_errors=True)
+#: Far from the cluster scripts/test runs (its Ceph ports are port base + 300..399) and
+#: from test_cephfs_degraded.py's (+ 2500).
+lab = lab_fixture(2000, "cephfs-state")
 
 
 def small(data):
@@ -116,6 +41,15 @@ def small(data):
     its deadline, a second)."""
     data["tests"]["mdtest_easy"].update(items_per_rank=100)
     data["time_limit_margin_min"] = 1
+
+
+def held_write(data):
+    """IORWriteBandwidth for a fault mid-write: every rank is held after its first
+    transfer until the fault is in (:meth:`cephlab.Lab.run_with_fault`), then writes
+    for 2 s.  O_DIRECT: each write reaches the OSDs before it returns (ceph-fuse's cache
+    would acknowledge buffered writes from memory, and an error then waits for close)."""
+    small(data)
+    data["tests"]["ior_write_bandwidth"].update(deadline_s=2, direct_io=True)
 
 
 # -- one client per node -------------------------------------------------------------
@@ -191,6 +125,140 @@ def test_an_osd_killed_before_the_job_makes_it_invalid_naming_the_osd(lab, tmp_p
         lab.wait_healed()
 
 
+# -- faults in the middle of a job ---------------------------------------------------
+
+def down_nodes(servers_after: str, what: str) -> set[str]:
+    """The nodes whose server probe, after the benchmark, said down naming ``what``
+    (nodes group by the same answer; two may count degraded objects at other moments)."""
+    return {n for group in servers_after.split("; ")
+            if ": down CephFS: " in group and what in group
+            for n in group.split(":", 1)[0].split(",")}
+
+
+def test_an_osd_killed_mid_write_makes_it_invalid_naming_the_osd(lab, tmp_path,
+                                                                 ior_writes_preload):
+    """Three copies of each object, two needed to write: IOR writes on and sees
+    nothing; every node's probe after the benchmark names the OSD that is down."""
+    try:
+        output, cases, _, said = lab.run_with_fault(
+            tmp_path, lambda _: lab.cluster("fail-osd", "1").stdout,
+            ior_writes_preload, lab.reference(tmp_path, held_write))
+        assert said.startswith("osd.1: stopped (pid "), said
+        case = cases["IORWriteBandwidth"]
+        reason = case["fail_reason"] or ""
+        print("reported:", reason)
+        assert case["result"] == "fail" and case["fail_phase"] == "sanity", output[-3000:]
+        assert "INVALID: the file system was degraded when the benchmark ended: node " \
+            in reason, reason
+        assert "OSD_DOWN: 1 osds down (osd.1 " in reason, reason
+        assert down_nodes(case["servers_after"], "(osd.1 ") == {"n1", "n2", "n3", "n4"}, \
+            case["servers_after"]
+    finally:
+        print(lab.cluster("restore").stdout)
+        lab.wait_healed()
+
+
+def test_a_node_whose_ceph_fuse_dies_mid_run_is_named(lab, tmp_path, ior_writes_preload):
+    """n2's ceph-fuse killed between its task's first write and its next: that task's
+    write fails (the FUSE connection is gone), named with its node; the next test of
+    the session runs without n2 or refuses naming it; `restore` gives n2 a new client."""
+    data_dir = None
+    try:
+        output, cases, data_dir, said = lab.run_with_fault(
+            tmp_path, lambda _: lab.cluster("fail-client", "n2").stdout,
+            ior_writes_preload, lab.reference(tmp_path, held_write),
+            names=("IORWriteBandwidth", "IORRandomWriteIOPS"))
+        assert said.startswith("node n2: killed its ceph-fuse (pid "), said
+        case = cases["IORWriteBandwidth"]
+        reason = case["fail_reason"] or ""
+        print("reported:", reason)
+        assert case["result"] == "fail" and case["fail_phase"] == "sanity", output[-3000:]
+        assert "INVALID: " in reason, reason
+        assert re.search("Transport endpoint is not connected|Software caused connection "
+                         "abort", reason), reason
+        assert "n2 task 1: " in reason, reason
+        other = cases["IORRandomWriteIOPS"]
+        print("next test:", other["result"], other["fail_reason"])
+        assert other["result"] == "pass" or "node n2: " in (other["fail_reason"] or ""), \
+            other["fail_reason"]
+    finally:
+        print(lab.cluster("restore").stdout)
+    assert lab.ceph.client_pid("n2")
+    back = run(["srun", "-w", "n2", "findmnt", "-n", "-o", "FSTYPE", "-M",
+                str(lab.layout.mount_point)], env=lab.env, timeout=60)
+    assert back.stdout.strip() == cfs.FUSE_FSTYPE, back
+    if data_dir is not None and data_dir.exists():
+        resume_cleanup(data_dir)
+
+
+def pool_full_epoch(lab) -> int | None:
+    """The OSD map's epoch when the data pool is flagged full (its quota reached)."""
+    dump = json.loads(lab.ceph.cli("osd", "dump", "--format", "json").stdout)
+    pool = next(p for p in dump["pools"] if p["pool_name"] == cfs.DATA_POOL)
+    return dump["epoch"] if "full_quota" in pool.get("flags_names", "") else None
+
+
+def client_epoch(lab, node) -> int:
+    said = subprocess.run(["ceph", "--admin-daemon",
+                           str(lab.layout.run_dir / f"client.{node}.asok"), "status"],
+                          capture_output=True, text=True, timeout=30)
+    return json.loads(said.stdout)["osd_epoch"] if said.returncode == 0 else -1
+
+
+def until(ready, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (got := ready()):
+            return got
+        time.sleep(0.5)
+    raise AssertionError(f"{what} within {timeout} s")
+
+
+def fill_the_data_pool(lab, data_dir) -> str:
+    """A quota below what the data pool holds: the monitor flags it full, and each
+    node's client is shown that map before IOR goes on.  A client learns a new map only
+    when it next talks to an OSD, so each node reads another node's file (O_DIRECT, from
+    its mount namespace): one that had not would send its next write with the old map
+    and get EIO (measured), one that has gets ENOSPC before sending it."""
+    lab.ceph.cli("osd", "pool", "set-quota", cfs.DATA_POOL, "max_bytes", str(1 << 20))
+    epoch = until(lambda: pool_full_epoch(lab), 60, f"{cfs.DATA_POOL} not flagged full")
+    files = sorted(data_dir.glob("testfile.*"))
+    for i, node in enumerate(("n1", "n2", "n3", "n4")):
+        other = files[(i + 1) % len(files)]
+        pid = lab.ceph.client_pid(node)
+
+        def knows_full():
+            run(["nsenter", "-t", str(pid), "-m", "dd", f"if={other}", "of=/dev/null",
+                 "bs=4096", "count=1", "iflag=direct", "status=none"], timeout=60)
+            return client_epoch(lab, node) >= epoch
+        until(knows_full, 60, f"{node}'s ceph-fuse did not learn OSD map {epoch}")
+    return f"{cfs.DATA_POOL} full at OSD map {epoch}"
+
+
+def test_a_data_pool_full_mid_write_is_invalid_with_enospc(lab, tmp_path,
+                                                           ior_writes_preload):
+    """The data pool's quota reached mid-write (``ceph osd pool set-quota``): ceph-fuse
+    refuses the next writes with ENOSPC rather than blocking; the quota is cleared
+    whatever happens."""
+    data_dir = None
+    try:
+        output, cases, data_dir, said = lab.run_with_fault(
+            tmp_path, lambda d: fill_the_data_pool(lab, d), ior_writes_preload,
+            lab.reference(tmp_path, held_write))
+        case = cases["IORWriteBandwidth"]
+        reason = case["fail_reason"] or ""
+        print("reported:", reason, f"({said})")
+        assert case["result"] == "fail" and case["fail_phase"] == "sanity", output[-3000:]
+        assert "INVALID: " in reason and "No space left on device" in reason, reason
+        assert "POOL_FULL" in (case["servers_after"] or ""), case["servers_after"]
+    finally:
+        lab.ceph.cli("osd", "pool", "set-quota", cfs.DATA_POOL, "max_bytes", "0")
+        until(lambda: pool_full_epoch(lab) is None, 60, f"{cfs.DATA_POOL} still full")
+    if data_dir is not None and data_dir.exists():
+        resume_cleanup(data_dir)
+    lab.wait_healed()
+
+
 # -- down ---------------------------------------------------------------------------------
 
 def test_down_leaves_nothing_running(lab):
@@ -199,7 +267,9 @@ def test_down_leaves_nothing_running(lab):
             **{f"client.{n}": lab.ceph.client_pid(n) for n in ("login", "n1", "n2", "n3",
                                                               "n4")}}
     assert len(pids) == 12 and all(pids.values()), pids
+    started = time.monotonic()
     said = lab.cluster("down").stdout
+    print(f"down: {time.monotonic() - started:.0f} s: {said.strip()}")
     for name in ("mon.a", "mgr.x", "osd.0", "mds.a", "client n1", "client login"):
         assert name in said, said
     alive = [n for n, p in pids.items() if pid_alive(p)]

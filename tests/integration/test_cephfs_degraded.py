@@ -11,35 +11,29 @@ lab/systems/local_cephfs.py declares and reference/local-cephfs-degraded.yaml na
 The data written before each fault is read back intact after its recovery.  One report,
 ACCEPTED, its Degraded mode section a part per scenario.
 
-The module brings up one cluster of its own, once: a private state directory and the
-port base FSACCEPT_PORT_BASE + 2500 (19500 by default; test_cephfs.py takes + 2000),
-without accounting, brought down at the end.  scripts/acceptance runs scripts/setup: the
-private state sees the Spack build set-up made (each entry of ``.state/spack`` linked,
-only read) but not its ``inputs.yaml``, and the Spack variables are unset, so set-up's
-Spack step finds none to run and writes nothing there.  The session runs 5 degraded-mode
-tests, each a fault, a takeover or a rebuild, and a heal.
+The module brings up one cluster of its own, once (tests/integration/cephlab.py): a
+private state directory and the port base FSACCEPT_PORT_BASE + 2500 (19500 by default;
+test_cephfs.py takes + 2000), without accounting, brought down at the end.
+scripts/acceptance runs scripts/setup: the private state sees the Spack build set-up
+made (each entry of ``.state/spack`` linked, only read) but not its ``inputs.yaml``, and
+the Spack variables are unset, so set-up's Spack step finds none to run and writes
+nothing there.  The session runs 5 degraded-mode tests, each a fault, a takeover or a
+rebuild, and a heal.
 """
 
 import json
-import os
 import re
 import shutil
 import time
 from pathlib import Path
 
 import pytest
-import yaml
 
-from lab import ceph as cfs
-from lab.cluster import DEFAULT_PORT_BASE, OPENMPI_ENV, ClusterLayout, ceph_layout
-from tests.conftest import LOCAL_CLUSTER, REPO, require_lab_tools, run
+from tests.conftest import REPO, run
+from tests.integration.cephlab import SYSTEM, lab_fixture
 
 pytestmark = pytest.mark.integration
 
-#: Far from the cluster scripts/test runs and from test_cephfs.py's (+ 2000): Slurm
-#: takes port base + 1..64, Ceph + 300..399.
-PORT_BASE = DEFAULT_PORT_BASE + 2500
-SYSTEM = "local-cephfs"
 SCENARIOS = ("mds-failover", "osd-rebuild")
 #: What reference/local-cephfs-degraded.yaml runs in each scenario (its degraded.scenarios).
 RUNS = {"mds-failover": ("DegradedMdtestEasy", "DegradedIORWriteBandwidth",
@@ -47,74 +41,9 @@ RUNS = {"mds-failover": ("DegradedMdtestEasy", "DegradedIORWriteBandwidth",
         "osd-rebuild": ("DegradedIORWriteBandwidth", "DegradedIORDataIntegrity")}
 #: Each scenario's limits there: (failover, recovery), seconds.
 LIMITS = {"mds-failover": (60, 60), "osd-rebuild": (30, 120)}
-#: The variables that would have set-up build with Spack (into the linked build).
-SPACK_VARIABLES = ("FSACCEPT_SPACK", "FSACCEPT_SPACK_PACKAGES", "FSACCEPT_SPACK_MIRROR",
-                   "FSACCEPT_SPACK_SYSTEM")
 
-
-class Lab:
-    """The module's cluster: its environment, layout and commands."""
-
-    def __init__(self, state: Path):
-        self.state = state
-        env = {k: v for k, v in os.environ.items()
-               if k not in SPACK_VARIABLES + ("FSACCEPT_REFERENCE",)}
-        self.env = dict(env, FSACCEPT_STATE_DIR=str(state),
-                        FSACCEPT_PORT_BASE=str(PORT_BASE),
-                        SLURM_CONF=str(state / "cluster" / "slurm.conf"),
-                        CEPH_CONF=str(state / "ceph" / "ceph.conf"),
-                        # ReFrame, the jobs' probes and the fault agent import this
-                        # checkout's fsaccept.
-                        PYTHONPATH=os.pathsep.join(
-                            [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
-                        **OPENMPI_ENV)
-        self.layout = ceph_layout(ClusterLayout(state / "cluster", port_base=PORT_BASE,
-                                                fs="cephfs"))
-        self.ceph = cfs.Ceph(self.layout)
-
-    def cluster(self, *args, timeout=300, expect=0):
-        proc = run([str(LOCAL_CLUSTER), *args, "--port-base", str(PORT_BASE)],
-                   env=self.env, timeout=timeout)
-        assert proc.returncode == expect, proc.stdout + proc.stderr
-        return proc
-
-    def reference(self, directory: Path) -> Path:
-        """reference/local-cephfs-degraded.yaml as shipped, its target this cluster's
-        mount point."""
-        data = yaml.safe_load((REPO / "reference" / f"{SYSTEM}-degraded.yaml").read_text())
-        mp = str(self.layout.mount_point)
-        data["target"].update(path=mp, mount_point=mp)
-        path = directory / f"{SYSTEM}.yaml"
-        path.write_text(yaml.safe_dump(data, sort_keys=False))
-        return path
-
-
-def link_spack_build(state: Path) -> None:
-    """``state/spack``: each entry of set-up's ``.state/spack`` linked but its
-    ``inputs.yaml`` (set-up then has no Spack to run again, and writes nothing there)."""
-    spack = REPO / ".state" / "spack"
-    if not spack.is_dir():
-        return
-    (state / "spack").mkdir(parents=True)
-    for entry in spack.iterdir():
-        if entry.name not in ("inputs.yaml", ".lock"):
-            (state / "spack" / entry.name).symlink_to(entry.resolve())
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    require_lab_tools("ceph-mon", "ceph-fuse", "slurmd", "srun")
-    state = tmp_path_factory.mktemp("cephfs-degraded-state")
-    link_spack_build(state)
-    it = Lab(state)
-    try:
-        it.cluster("up", "--fs", "cephfs", "--accounting", "none", timeout=600)
-        yield it
-    finally:
-        run([str(LOCAL_CLUSTER), "down", "--port-base", str(PORT_BASE)], env=it.env,
-            timeout=300)
-        if not it.ceph.running():  # the OSDs' files, made by this module
-            shutil.rmtree(state / "ceph", ignore_errors=True)
+#: Far from the cluster scripts/test runs and from test_cephfs.py's (+ 2000).
+lab = lab_fixture(2500, "cephfs-degraded-state")
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +52,7 @@ def session(lab, tmp_path_factory):
     report.md, {test name: run report case})."""
     here = tmp_path_factory.mktemp("cephfs-degraded")
     env = dict(lab.env, RFM_SQLITE_DB_FILE=str(here / "results.db"),
-               FSACCEPT_REFERENCE=str(lab.reference(here)))
+               FSACCEPT_REFERENCE=str(lab.reference(here, source=f"{SYSTEM}-degraded.yaml")))
     started = time.monotonic()
     proc = run([str(REPO / "scripts" / "acceptance"), "--system", SYSTEM, "--degraded",
                 "--no-ceilings"], env=env, timeout=3600)

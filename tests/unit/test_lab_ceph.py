@@ -411,6 +411,18 @@ def test_down_with_nothing_running_stops_nothing(tmp_path):
     assert Ceph(lay).down() == []
 
 
+@pytest.mark.parametrize("pid, stopped", [(4242, True), (None, False)])
+def test_a_client_that_ends_on_its_own_once_unmounted_is_said_stopped(tmp_path, monkeypatch,
+                                                                      pid, stopped):
+    """ceph-fuse ends by itself once its mount is gone, often before ``stop`` finds it:
+    it ran, so `down` names it."""
+    ceph = Ceph(CephLayout(tmp_path / "ceph", 18900))
+    ceph.layout.run_dir.mkdir(parents=True)
+    monkeypatch.setattr(ceph, "client_pid", lambda node: pid)
+    monkeypatch.setattr(ceph, "stop", lambda *a, **kw: None)  # gone before it was stopped
+    assert ceph.unmount("login") is stopped
+
+
 # -- healed: the degraded mode's `healed` (scripts/local-cluster healed) -------------------
 
 @pytest.mark.parametrize("moment, done, said", [
