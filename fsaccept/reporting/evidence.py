@@ -753,12 +753,8 @@ def quota_reasons(case: Case, spec: TestSpec, reference: Any = None,
            for r in quota_validity.invalid_reasons(run, params)]
     if out:
         return out
-    given = run.figures()
-    for fig in case.figures:
-        value = given.get(fig.name)
-        if fig.value is not None and (value is None or abs(fig.value - value) > 1e-9):
-            out.append(f"{fig.name} is recorded as {fig.value}, but its lines give "
-                       f"{value if value is not None else 'none'}")
+    out += _figures_agree(case, quota_command.FIGURES, run.figures(),
+                          f"output ({job.path})")
     if params is None:
         return out
     by_name = {f.name: f for f in case.figures}
