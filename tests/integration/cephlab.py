@@ -119,17 +119,28 @@ class Lab:
                     suite.kill()
         return output, cases_of(prefix), data_dir, injected
 
-    def healed(self) -> bool:
-        return run([str(LOCAL_CLUSTER), "healed", "--port-base", str(self.port_base)],
-                   env=self.env, timeout=60).returncode == 0
+    def healed(self) -> tuple[bool, str]:
+        proc = run([str(LOCAL_CLUSTER), "healed", "--port-base", str(self.port_base)],
+                   env=self.env, timeout=60)
+        return proc.returncode == 0, (proc.stdout + proc.stderr).strip()
 
-    def wait_healed(self, timeout=180):
+    #: While not healed, ``restore`` is asked again this often: a daemon that died after
+    #: the first one (an OSD a loaded host's peers marked down, that then stopped) is
+    #: started again, as an administrator would.
+    RESTORE_AGAIN_S = 30
+
+    def wait_healed(self, timeout=300):
         deadline = time.monotonic() + timeout
+        asked, said = time.monotonic(), ""
         while time.monotonic() < deadline:
-            if self.healed():
+            done, said = self.healed()
+            if done:
                 return
+            if time.monotonic() - asked >= self.RESTORE_AGAIN_S:
+                print("not healed yet:", said[:500], "|", self.cluster("restore").stdout)
+                asked = time.monotonic()
             time.sleep(2)
-        pytest.fail(f"ceph not healed within {timeout} s")
+        pytest.fail(f"ceph not healed within {timeout} s: {said[:1000]}")
 
 
 def cases_of(prefix: Path) -> dict:
