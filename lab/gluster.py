@@ -656,24 +656,33 @@ class Gluster:
         if proc.returncode != 0 and "already enabled" not in proc.stdout + proc.stderr:
             raise GlusterError(f"gluster volume quota enable failed: "
                                f"{(proc.stderr or proc.stdout).strip()}")
-        for timeout in ("soft-timeout", "hard-timeout"):
-            self.cli("volume", "quota", self.layout.volume, timeout, "0")
+        if proc.returncode == 0:  # turned on here: clear turns it off, and nothing else
+            self.quota_marker.write_text(path + "\n")
+            for timeout in ("soft-timeout", "hard-timeout"):
+                self.cli("volume", "quota", self.layout.volume, timeout, "0")
         self.cli("volume", "quota", self.layout.volume, "limit-usage", path, str(limit))
         return f"quota of {limit} bytes on {path} (volume {self.layout.volume})" + (
             f"; {QUOTA_FIXTURE}=off: {asked} bytes were asked" if limit != asked else "")
 
+    @property
+    def quota_marker(self) -> Path:
+        """Says that ``quota_set`` turned the volume's quota on (it was off)."""
+        return self.layout.state_dir / f"quota-enabled-{self.layout.volume}"
+
     def quota_clear(self, directory: str) -> str:
-        """The limit on ``directory`` removed and the volume's quota turned off again
-        (the lab's volume has none between tests)."""
+        """The limit on ``directory`` removed, and the volume's quota turned off again
+        only if ``quota_set`` turned it on: a quota someone else set stays."""
         path = self.quota_path(directory)
         said = []
-        for args in (("remove", path), ("disable",)):
+        steps = [("remove", path)] + ([("disable",)] if self.quota_marker.exists() else [])
+        for args in steps:
             proc = self.cli("volume", "quota", self.layout.volume, *args, check=False)
             text = (proc.stderr or proc.stdout).strip()
             if proc.returncode != 0 and not any(
                     ok in text for ok in ("not enabled", "No such", "not set", "disabled")):
                 raise GlusterError(f"gluster volume quota {' '.join(args)} failed: {text}")
             said.append(f"{args[0]}: {text.splitlines()[-1] if text else 'ok'}")
+        self.quota_marker.unlink(missing_ok=True)
         return f"quota on {path}: " + "; ".join(said)
 
     def quota_usage(self, directory: str) -> int:

@@ -33,6 +33,13 @@ class Judged:
         """True when no finding has severity ``invalid``."""
         return not any(f.severity == INVALID for f in self.findings)
 
+    @property
+    def reasons(self) -> list[str]:
+        """Each INVALID finding in words, its line number first when it has one (a run
+        whose reasons say more overrides this)."""
+        return [f"line {f.line}: {f.text}" if f.line else f.text
+                for f in self.findings if f.severity == INVALID]
+
 
 def json_safe(obj: Any) -> Any:
     """``obj`` with NaN and infinities as None (JSON has neither; a figure that is

@@ -74,11 +74,6 @@ class MdWorkbenchRun(Judged):
     total_runtime_s: float | None = None
     findings: list[Finding] = field(default_factory=Findings)
 
-    @property
-    def reasons(self) -> list[str]:
-        return [f"line {f.line}: {f.text}" if f.line else f.text
-                for f in self.findings if f.severity == INVALID]
-
     def benchmark(self) -> list[PhaseResult]:
         """The benchmark phase's lines, one per iteration (``-R``)."""
         return [p for p in self.phases if p.name == "benchmark"]

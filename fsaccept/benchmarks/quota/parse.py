@@ -78,11 +78,6 @@ class QuotaRun(Judged):
     ended: bool = False
     findings: list[Finding] = field(default_factory=Findings)
 
-    @property
-    def reasons(self) -> list[str]:
-        return [f"line {f.line}: {f.text}" if f.line else f.text
-                for f in self.findings if f.severity == INVALID]
-
     def usage_delay(self) -> float | None:
         """Seconds until the usage first came within the tolerance of the data written
         (None: it never did)."""

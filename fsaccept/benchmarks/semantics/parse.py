@@ -144,11 +144,6 @@ class SemanticsRun(Judged):
     ended: bool = False
     findings: list[Finding] = field(default_factory=Findings)
 
-    @property
-    def reasons(self) -> list[str]:
-        return [f"line {f.line}: {f.text}" if f.line else f.text
-                for f in self.findings if f.severity == INVALID]
-
     def figures(self) -> dict[str, float]:
         """Each case's value as printed (seconds, violations, or a rate), the visibility
         case's median, 1 for a case the file system does not support, and a counted
