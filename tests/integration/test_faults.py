@@ -10,9 +10,11 @@ import re
 import sqlite3
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
+from fsaccept.rfm.jobscript import NODE_CHECK_MARKER
 from tests.conftest import (LOCAL_CLUSTER, REPO, reference_copy, reframe_command,
                             require_benchmark, run)
 
@@ -45,6 +47,25 @@ def wait_for_running_job(test, env, timeout=300):
     raise AssertionError(f"the job of {test} never ran")
 
 
+def wait_for_every_answer(jobid, env, timeout=300):
+    """Once every node of the job has answered the mount check, in the job's output:
+    the benchmark starts right after it.  A node that dies before it answered makes
+    the job refuse to run the benchmark, which is another test's case."""
+    deadline = time.monotonic() + timeout
+    answered = set()
+    while time.monotonic() < deadline:
+        info = run(["scontrol", "-o", "show", "job", jobid], env=env).stdout
+        out, nodes = re.search(r"\bStdOut=(\S+)", info), re.search(r"\bNumNodes=(\d+)", info)
+        if out and nodes and Path(out[1]).is_file():
+            answered = {line.split()[1] for line in
+                        Path(out[1]).read_text(errors="replace").splitlines()
+                        if line.startswith(f"{NODE_CHECK_MARKER} ") and len(line.split()) > 2}
+            if len(answered) >= int(nodes[1]):
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"the nodes of job {jobid} never all answered (only {answered})")
+
+
 def wait_node_ready(node, env, timeout=120):
     deadline = time.monotonic() + timeout
     state = ""
@@ -75,6 +96,7 @@ def test_a_node_that_dies_mid_run_fails_only_its_check(cluster_env, tmp_path, su
                                  stderr=subprocess.STDOUT, text=True)
     try:
         jobid = wait_for_running_job(spec["victim"], env)
+        wait_for_every_answer(jobid, env)
         failed = run([str(LOCAL_CLUSTER), "fail", "n2"])
         assert failed.returncode == 0, failed.stderr
         output, _ = suite_run.communicate(timeout=600)
