@@ -65,6 +65,10 @@ MAX_COUNT = 2**64
 NAMED = 5
 #: The marker every line of the filler job's own output starts with.
 MARK = "FSACCEPT_FILL"
+#: The fill's record as a file of FillTarget's output directory (the check writes it,
+#: ReFrame copies it there, the manifest digests it): what the sign-off judges every
+#: filled test by, never a run report's field.
+EVIDENCE_FILE = "fill-record.json"
 #: The df readings a fill records: before the filler, and once filled (and aged).
 BEFORE, FILLED = "before", "filled"
 STAGES = (BEFORE, FILLED)

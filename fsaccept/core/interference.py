@@ -56,6 +56,10 @@ VICTIM_ALONE, VICTIM_LOADED, AGGRESSOR = "victim-alone", "victim-loaded", "aggre
 ROLES = (VICTIM_ALONE, VICTIM_LOADED, AGGRESSOR)
 #: The marker a step prints before and after its command, on each node.
 STEP_MARK = "FSACCEPT_STEP"
+#: The record as a file of its test's output directory (the check writes it, ReFrame
+#: copies it there, the manifest digests it): what the sign-off judges again, never the
+#: run report's field.
+RECORD_FILE = "interference-record.json"
 
 
 class EvidenceError(ValueError):

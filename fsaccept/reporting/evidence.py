@@ -41,12 +41,15 @@ worthless.
   not kept; ``soak_record`` must be that file's): judged again by :func:`fsaccept.core.soak.judge`,
   its settings those of the verified reference's entry (no looser), each judged figure
   the value the record gives, and a judgement that fails never in a passed test;
-- an interference test's record (``interference_record``): judged again by
-  :func:`fsaccept.core.interference.judge` (the overlap proven from the steps' own
+- an interference test's record, read from the file it keeps
+  (``interference-record.json``; ``interference_record`` must be that file's): judged
+  again by :func:`fsaccept.core.interference.judge` (the overlap proven from the steps' own
   clocks, the ratio of two p99s that are latencies), its settings those of the verified
   reference's entry, each figure the value the record gives, and a judgement that is not
   PASS never in a passed test;
-- a filled test's fill record (``fill_record``): the level reached judged again by
+- a filled test's fill record, read from the file its FillTarget keeps
+  (``fill-record.json``; its ``fill_record``, and FillTarget's, must be that file's:
+  :func:`fill_reasons`, :func:`fill_target_reasons`): the level reached judged again by
   :func:`fsaccept.core.fill.judge_level` (df once filled, and df at the test's own start,
   ``fill_df``: the filler was there) and the filler by :func:`fsaccept.core.fill.judge_filler`,
   its limits those of the verified reference's ``fill:`` section (the comparison with its
@@ -65,9 +68,9 @@ Each file a record is rebuilt from is read once by the sign-off's reader
 the run directory is now; the manifest then digests those very bytes.  A file missing
 or refused is INVALID ("evidence missing: PATH"), whatever version made the run report.
 
-A JSON record a case carries (the probe's, the soak's) holding an integer beyond a float's
-range cannot be read (:func:`_record_json`): no check writes one, and every float sum over
-it would raise.
+A JSON record a case carries (the probe's, the soak's, the interference test's, the
+fill's) holding an integer beyond a float's range cannot be read (:func:`_record_json`):
+no check writes one, and every float sum over it would raise.
 """
 
 from __future__ import annotations
@@ -192,6 +195,8 @@ class SessionEvidence:
     probes: dict[str, reduction.ProbeResult] = field(default_factory=dict)
     probe_problems: dict[str, list[str]] = field(default_factory=dict)
     files: RunFiles | None = None
+    #: FillTarget's test cases by (unique name, 'system:partition'), the last run of each.
+    fill_targets: dict[tuple[str, str], Case] = field(default_factory=dict)
 
 
 def probe_problems(case: Case) -> tuple[reduction.ProbeResult | None, list[str]]:
@@ -251,6 +256,9 @@ def _probe_result(text: Any) -> reduction.ProbeResult | None:
 def session_evidence(cases: Sequence[Case], files: RunFiles | None = None) -> SessionEvidence:
     out = SessionEvidence(files=files)
     for case in cases:
+        if registry.class_of_case(case.get("name")) == registry.FILL_TARGET.check:
+            out.fill_targets[(str(case.get("unique_name") or case.get("name")),
+                              f"{case.get('system')}:{case.get('partition')}")] = case
         if registry.class_of_case(case.get("name")) != PROBE or case.get("result") != "pass":
             continue
         result, problems = probe_problems(case)
@@ -289,6 +297,8 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
     if spec is None or not spec.benchmark:
         if spec is not None and spec.check == PROBE:
             return session.probe_problems.get(str(case.get("uuid")), [])
+        if spec is not None and spec.check == registry.FILL_TARGET.check:
+            return fill_target_reasons(case, session.files)
         return []
     out = []
     fstype = expected_fstype
@@ -340,9 +350,9 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
     if kind in FIO_KINDS and FIO_KINDS[kind].soak:
         out += soak_reasons(case, spec, reference, session.files)
     if kind in FIO_KINDS and FIO_KINDS[kind].interference:
-        out += interference_reasons(case, spec, reference)
+        out += interference_reasons(case, spec, reference, session.files)
     if spec.filled:
-        out += fill_reasons(case, reference)
+        out += fill_reasons(case, reference, session)
     note = case.get("time_limit_after_benchmark")
     out += slurm.accounting_reasons(case.get("job_accounting"), case.job.jobid,
                                     str(note or ""), str(case.get("scheduler") or ""))
@@ -850,17 +860,45 @@ def interference_evidence_of(case: Case) -> tuple[interference.Evidence | None, 
                       f"{str(err)[:300]}")
 
 
-def interference_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list[str]:
+def _kept_text(case: Case, files: RunFiles | None, name: str, what: str) -> tuple[str, str]:
+    """(the text of the record file ``name`` a check keeps beside its outputs, its path),
+    read once through ``files``; EvidenceMissing when it is not there, cannot be read,
+    is empty, or there is no run directory."""
+    if files is None:
+        raise EvidenceMissing(f"evidence missing: {name}: the run directory was not read")
+    text, where = files.text(case, name, what)
+    if not text:
+        raise EvidenceMissing(f"evidence missing: {where} is empty")
+    return text, where
+
+
+def interference_reasons(case: Case, spec: TestSpec, reference: Any = None,
+                         files: RunFiles | None = None) -> list[str]:
     """An interference test's record judged again, by the live check's functions: an
     INVALID judgement (did not overlap, no load, a p99 that is no latency) is a reason,
     its figures those the record gives, its settings those of the verified reference's
-    entry, and no failed judgement in a test recorded as passed."""
-    evidence, why = interference_evidence_of(case)
-    if evidence is None:
-        return [why]
+    entry, and no failed judgement in a test recorded as passed.  The record judged is
+    the file the check wrote beside its outputs (``interference-record.json``, digested
+    by the manifest), read once through ``files``; the run report's
+    ``interference_record`` must be that file's."""
+    if not case.get("interference_record"):
+        return ["evidence missing: no interference_record, which the interference test "
+                "records"]
+    try:
+        text, where = _kept_text(case, files, interference.RECORD_FILE,
+                                 "an interference record")
+    except EvidenceMissing as err:
+        return [str(err)]
+    try:
+        evidence = interference.Evidence.from_dict(_record_json(text))
+    except (ValueError, interference.EvidenceError, RecursionError) as err:
+        return [f"its interference record ({where}) cannot be read: {str(err)[:300]}"]
+    out = []
+    if text != case.get("interference_record"):
+        out.append(f"its interference_record is not what its output {where} says")
     judged = interference.judge(evidence)
-    out = [f"its interference record: {j.what}: {r}" for j in judged
-           if j.verdict == interference.INVALID for r in j.reasons]
+    out += [f"its interference record: {j.what}: {r}" for j in judged
+            if j.verdict == interference.INVALID for r in j.reasons]
     given = fio_command.interference_figures(evidence)
     out += _figures_agree(case, fio_command.INTERFERENCE_FIGURES, given,
                           "interference record")
@@ -904,15 +942,78 @@ def fill_df_of(case: Case) -> tuple[fill.Df | None, str]:
         return None, f"its fill_df cannot be read: {str(err)[:200]}"
 
 
-def fill_reasons(case: Case, reference: Any = None) -> list[str]:
+def _fill_kept(case: Case, files: RunFiles | None
+               ) -> tuple[fill.Evidence | None, str, str, list[str]]:
+    """(FillTarget's kept record, read from the file of ``case``; its text; its path;
+    why it cannot be read)."""
+    try:
+        text, where = _kept_text(case, files, fill.EVIDENCE_FILE, "a fill record")
+    except EvidenceMissing as err:
+        return None, "", "", [str(err)]
+    try:
+        return fill.Evidence.from_dict(_record_json(text)), text, where, []
+    except (ValueError, fill.EvidenceError, RecursionError) as err:
+        return None, text, where, [f"its fill record ({where}) cannot be read: "
+                                   f"{str(err)[:300]}"]
+
+
+def fill_target_of(case: Case, session: SessionEvidence) -> Case | None:
+    """The FillTarget test case a filled test depended on (its ``dependencies_actual``:
+    the last run of it), None when it names none the run report holds."""
+    for dep in case.get("dependencies_actual") or []:
+        if isinstance(dep, (list, tuple)) and len(dep) >= 2:
+            found = session.fill_targets.get((str(dep[0]), str(dep[1])))
+            if found is not None:
+                return found
+    return None
+
+
+def fill_target_reasons(case: Case, files: RunFiles | None) -> list[str]:
+    """FillTarget's own case: the fill record it kept (``fill-record.json``) read through
+    ``files``; its ``fill_record`` that file's, and a record whose level or filler is
+    INVALID never in a passed test.  One that made no record (it failed first) is
+    judged by its own reasons."""
+    field_text = case.get("fill_record")
+    if not field_text and case.get("result") != "pass":
+        return []
+    if not field_text:
+        return ["evidence missing: no fill_record, which FillTarget records"]
+    evidence, text, where, why = _fill_kept(case, files)
+    if evidence is None:
+        return why
+    out = []
+    if text != field_text:
+        out.append(f"its fill_record is not what {where} says")
+    if case.get("result") == "pass":
+        out += [f"recorded as passed, but its fill record: {j.what}: {r}"
+                for j in (fill.judge_level(evidence), fill.judge_filler(evidence))
+                if j.verdict == fill.INVALID for r in j.reasons]
+    return out
+
+
+def fill_reasons(case: Case, reference: Any = None,
+                 session: SessionEvidence | None = None) -> list[str]:
     """A filled test's record judged again, by the live check's functions: the level
     reached (once filled, and at the test's own start) and the filler, each INVALID
-    reason a reason; its limits those of the verified reference's ``fill:`` section."""
-    evidence, why = fill_evidence_of(case)
+    reason a reason; its limits those of the verified reference's ``fill:`` section.
+    The record judged is the file FillTarget kept (``fill-record.json``, digested by the
+    manifest) of the FillTarget the test depended on; the test's ``fill_record`` must be
+    that file's."""
+    if not case.get("fill_record"):
+        return ["evidence missing: no fill_record, which every filled test records"]
+    session = session or SessionEvidence()
+    target = fill_target_of(case, session)
+    if target is None:
+        return ["evidence missing: it depends on no FillTarget the run report holds, whose "
+                f"kept record ({fill.EVIDENCE_FILE}) it is judged by (dependencies_actual)"]
+    evidence, text, where, why_not = _fill_kept(target, session.files)
     if evidence is None:
-        return [why]
+        return why_not
+    out = []
+    if text != case.get("fill_record"):
+        out.append(f"its fill_record is not what {where} says")
     during, why = fill_df_of(case)
-    out = [why] if why else []
+    out += [why] if why else []
     out += fill.invalid_reasons(evidence, during)
     if reference is not None:
         try:

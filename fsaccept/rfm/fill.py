@@ -33,8 +33,11 @@ ledger right after the job is submitted, before it can write):
 
 Its sanity plans once more from the recorded df before and the job's nodes, reads the
 lines into the fill's record (:class:`fsaccept.core.fill.Evidence`, kept in
-``fill_record``) and judges the level and the filler: INVALID with their reasons, and the
-filler removed at once.
+``fill_record`` and in the file ``fill-record.json``:
+:data:`fsaccept.core.fill.EVIDENCE_FILE`, kept with ``keep_files``) and judges the level
+and the filler: INVALID with their reasons, and the filler removed at once.  The
+sign-off judges FillTarget's file, never a run report's ``fill_record``: a filled test's
+or FillTarget's that differs is INVALID.
 
 **Filled<Check>.**  :class:`Filled` goes before a benchmark test's class; it depends on
 :class:`FillTarget` and on its empty counterpart.  Its ReFrame reference for each figure
@@ -249,7 +252,7 @@ class FillTarget(BenchmarkTest):
         self.settings_path = os.path.join(stage, SETTINGS_FILE)
         self.plan_path = os.path.join(stage, PLAN_FILE)
         self.record_path = os.path.join(stage, RECORD_FILE)
-        self.keep_files = [SETTINGS_FILE, PLAN_FILE, RECORD_FILE]
+        self.keep_files = [SETTINGS_FILE, PLAN_FILE, RECORD_FILE, fill.EVIDENCE_FILE]
         self.env_vars["FSACCEPT_FILL_WORKERS"] = str(self.filler_threads)
         self.executable, *self.executable_opts = fill_command(self.plan_path,
                                                               self.target_dir, RUN_ID)
@@ -344,9 +347,17 @@ class FillTarget(BenchmarkTest):
         if evidence is None:
             return why
         self.fill_record = json.dumps(evidence.to_dict())
-        return [f"{j.what}: {r}" for j in (fill.judge_level(evidence),
-                                           fill.judge_filler(evidence))
-                if j.verdict == fill.INVALID for r in j.reasons]
+        out = [f"{j.what}: {r}" for j in (fill.judge_level(evidence),
+                                          fill.judge_filler(evidence))
+               if j.verdict == fill.INVALID for r in j.reasons]
+        try:  # the evidence the sign-off reads (no run report's field is taken on trust)
+            with open(os.path.join(self.stagedir, fill.EVIDENCE_FILE), "w",
+                      encoding="utf-8") as f:
+                f.write(self.fill_record)
+        except OSError as err:
+            out.append(f"the fill's record cannot be kept as {fill.EVIDENCE_FILE}: "
+                       f"{err.strerror or err}")
+        return out
 
     @run_before("performance")
     def set_perf_variables(self):

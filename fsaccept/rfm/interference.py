@@ -23,11 +23,14 @@ stage directory, and an aggressor its bandwidth log to ``aggressor-<node>_bw.1.l
 After the job each report is parsed as every fio test's is (exit status, version, fio's
 own findings); the record is made from fio's numbers
 (:func:`fsaccept.benchmarks.fio.interference.evidence`), each run's span in fio's clock
-checked against its step's markers, kept (``interference_record``) and judged by
-:func:`fsaccept.core.interference.judge`.  A run that did not overlap, an aggressor
-without load, a p99 that is no latency: INVALID, with the judges' reasons.  The worst
-victim's p99 ratio above ``max_p99_ratio``: FAIL (ReFrame's reference), the judge's
-reasons in ``interference_failures``.  The sign-off judges the same record again.
+checked against its step's markers, kept (``interference_record``, and the file
+``interference-record.json``: :data:`fsaccept.core.interference.RECORD_FILE`, kept with
+``keep_files``) and judged by :func:`fsaccept.core.interference.judge`.  A run that did
+not overlap, an aggressor without load, a p99 that is no latency: INVALID, with the
+judges' reasons.  The worst victim's p99 ratio above ``max_p99_ratio``: FAIL (ReFrame's
+reference), the judge's reasons in ``interference_failures``.  The sign-off judges the
+same record again, read from the kept file (which the manifest digests), never from the
+run report's field.
 
 For tests only: ``step_delay`` (``FSACCEPT_TEST_STEP_DELAY``), ``ROLE:SECONDS``, makes
 that role's step wait so much longer before its fio
@@ -308,7 +311,8 @@ class InterferenceTest(FioTest):
         super().set_fio_command()
         p = self.params
         self.executable_opts = [NODE_SCRIPT, ALONE]
-        self.keep_files = [*self.keep_files, f"{fiocmd.AGGRESSOR_LOG}*.log"]
+        self.keep_files = [*self.keep_files, f"{fiocmd.AGGRESSOR_LOG}*.log",
+                           interference.RECORD_FILE]
         self.aggressor_file_size_bytes = p.interference.aggressor_file_size
         self.lead_s = p.interference.lead_s
         self.aggressor_command = self._planned(fiocmd.aggressor_options(
@@ -489,6 +493,14 @@ class InterferenceTest(FioTest):
         self.interference_record = json.dumps(evidence.to_dict(), sort_keys=True)
         invalid, failed = judged_reasons(evidence)
         self._interference_reasons = reasons + invalid
+        try:  # the evidence the sign-off reads (the run report's field is not taken on trust)
+            with open(os.path.join(self.stagedir, interference.RECORD_FILE), "w",
+                      encoding="utf-8") as f:
+                f.write(self.interference_record)
+        except OSError as err:
+            self._interference_reasons.append(
+                f"the interference record cannot be kept as {interference.RECORD_FILE}: "
+                f"{err.strerror or err}")
         self.interference_failures = "; ".join(failed)
         if self.interference_failures:
             getlogger().warning(f"fsaccept: {self.display_name}: {self.interference_failures}")

@@ -27,14 +27,17 @@ def interference(tmp_path, layout, **env):
                               env={**gluster_reference(tmp_path, layout), **env})
 
 
-def _rejudged(case, env_reference):
-    """The sign-off's re-judgement of the recorded test (fsaccept.reporting.evidence)."""
+def _rejudged(case, env_reference, tmp_path):
+    """The sign-off's re-judgement of the recorded test (fsaccept.reporting.evidence),
+    from the record file it kept (interference-record.json) below the run's prefix."""
     from fsaccept.benchmarks import registry
+    from fsaccept.core import inputs
     from fsaccept.reporting.case import case_of
-    from fsaccept.reporting.evidence import interference_reasons
+    from fsaccept.reporting.evidence import RunFiles, interference_reasons
     from fsaccept.suite.reference import load_reference
     return interference_reasons(case_of(case), registry.TESTS["FioInterference"],
-                                load_reference(env_reference))
+                                load_reference(env_reference),
+                                RunFiles(inputs.Reader(tmp_path / "rfm")))
 
 
 def test_the_labs_entry_passes_with_the_victims_p99_ratio(gluster_env, tmp_path):
@@ -56,7 +59,7 @@ def test_the_labs_entry_passes_with_the_victims_p99_ratio(gluster_env, tmp_path)
     assert perf["aggressor_shared_bw"][0] > 0
     assert min(v["samples_loaded"] for v in record["victims"]) >= 100
     assert case["interference_failures"] == "" and case["step_delay"] == ""
-    assert _rejudged(case, tmp_path / "local-gluster.yaml") == []
+    assert _rejudged(case, tmp_path / "local-gluster.yaml", tmp_path) == []
     assert not os.path.exists(case["target_dir"])
 
 
@@ -75,6 +78,6 @@ def test_a_delayed_step_is_invalid_did_not_overlap(gluster_env, tmp_path):
     record = json.loads(case["interference_record"])
     assert min(a["span"][0] for a in record["aggressors"]) > max(
         v["loaded"][1] for v in record["victims"])
-    assert _rejudged(case, tmp_path / "local-gluster.yaml")[0].startswith(
+    assert _rejudged(case, tmp_path / "local-gluster.yaml", tmp_path)[0].startswith(
         "its interference record: overlap: did not overlap")
     assert not os.path.exists(case["target_dir"])

@@ -7,6 +7,7 @@ and the sign-off's Fill level section on a real run report with filled re-runs a
 from __future__ import annotations
 
 import copy
+import os
 import hashlib
 import json
 import math
@@ -746,14 +747,20 @@ def filled_run(tmp_path, factor: float = 0.8, level: float = 0.8, section: str =
     ev = fill.Evidence.of(p, fill.parse_output("\n".join(lines)))
     run = data["runs"][0]
     session = data["session_info"]["uuid"]
+    record = json.dumps(ev.to_dict())
+    target = with_fill_target(data, tmp_path, record)
     for check in checks:
         empty = next(c for c in run["testcases"] if c["name"] == check)
         case = copy.deepcopy(empty)
         name = "Filled" + check
         case.update(name=name, unique_name=name, display_name=name,
                     uuid=f"{session}:0:{len(run['testcases'])}",
-                    tags=[*empty["tags"], "filled"], fill_record=json.dumps(ev.to_dict()),
-                    fill_df=filled_df.text())
+                    tags=[*empty["tags"], "filled"], fill_record=record,
+                    fill_df=filled_df.text(),
+                    dependencies_actual=[*empty.get("dependencies_actual", []),
+                                         [target["unique_name"],
+                                          f"{target['system']}:{target['partition']}",
+                                          target["environ"]]])
         perf = {}
         for key, (value, ref_value, lower, upper, unit, result) in empty["perfvalues"].items():
             if ref_value:  # judged live against its empty figure: at least 70 % of it
@@ -771,6 +778,34 @@ def filled_run(tmp_path, factor: float = 0.8, level: float = 0.8, section: str =
     run.update(num_cases=n, num_failures=fails)
     data["session_info"].update(num_cases=n, num_failures=fails)
     return data
+
+
+def with_fill_target(data, tmp_path, record: str, kept: str | bytes | None = None) -> dict:
+    """The filler's own test case added to the run report (``data``), as FillTarget
+    records it (no figure), and the record file it keeps in its output directory below
+    the run directory ``tmp_path`` (``kept``: other bytes in it); the case."""
+    run = data["runs"][0]
+    launch = next(c for c in run["testcases"] if c["name"] == "MPILaunchSanity")
+    case = copy.deepcopy(launch)
+    out, stage = (case[k].replace("MPILaunchSanity", "FillTarget")
+                  for k in ("outputdir", "stagedir"))
+    case.update(name="FillTarget", unique_name="FillTarget", display_name="FillTarget",
+                uuid=f"{data['session_info']['uuid']}:0:{len(run['testcases'])}",
+                tags=["preflight", "fill"], fill_record=record, outputdir=out,
+                stagedir=stage, fill_plan="fill from 10.00% to 80.00% of 10 GiB")
+    run["testcases"].append(case)
+    recorded = os.path.dirname(data["session_info"]["prefix_output"])
+    kept_dir = tmp_path / os.path.relpath(out, recorded)
+    kept_dir.mkdir(parents=True, exist_ok=True)
+    kept = record if kept is None else kept
+    path = kept_dir / fill.EVIDENCE_FILE
+    path.write_bytes(kept if isinstance(kept, bytes) else kept.encode())
+    return case
+
+
+def fill_target_file(tmp_path) -> Path:
+    """Where :func:`with_fill_target` keeps FillTarget's record file."""
+    return next(tmp_path.glob(f"output/**/FillTarget/{fill.EVIDENCE_FILE}"))
 
 
 def _signoff(data, tmp_path):
@@ -822,25 +857,108 @@ def test_a_filled_test_without_its_evidence_is_invalid(filled_catalogue, tmp_pat
     data = filled_run(tmp_path)
     case = next(c for c in _cases(data) if c["name"] == "FilledMdtestEasy")
     del case["fill_df"]
-    case["fill_record"] = case["fill_record"].replace('"version": 1', '"version": 7')
     code, md, _ = _signoff(data, tmp_path)
     assert code == 1
-    assert ("FilledMdtestEasy: INVALID (its fill record (fill_record) cannot be read: fill: "
-            "not a fill record of version 1") in md
+    assert ("FilledMdtestEasy: INVALID (evidence missing: no fill_df, df of the target at "
+            "the filled test's start") in md
+    case.pop("fill_record")
+    code, md, _ = _signoff(data, tmp_path)
+    assert ("FilledMdtestEasy: INVALID (evidence missing: no fill_record, which every "
+            "filled test records") in md
+    # No FillTarget it depended on: nothing to judge its record by.
+    case["fill_record"] = next(c for c in _cases(data) if c["name"] == "FillTarget")[
+        "fill_record"]
+    case["dependencies_actual"] = []
+    code, md, _ = _signoff(data, tmp_path)
+    assert ("FilledMdtestEasy: INVALID (evidence missing: it depends on no FillTarget the "
+            "run report holds, whose kept record (fill-record.json) it is judged by "
+            "(dependencies_actual))") in md
+
+
+def _forged(data, record: str) -> None:
+    for case in _cases(data):
+        if case["name"].startswith("Fill"):
+            case["fill_record"] = record
+
+
+def test_the_sign_off_judges_the_fill_targets_kept_record(filled_catalogue, tmp_path):
+    """What is judged is the file FillTarget kept (fill-record.json), never a run
+    report's fill_record: the field forged, the file edited, missing, truncated, binary."""
+    # A fill short of its level, the run report's fields forged to a good one.
+    (tmp_path / "short").mkdir()
+    (tmp_path / "good").mkdir()
+    short = filled_run(tmp_path / "short", level=0.6)
+    good = filled_run(tmp_path / "good")
+    _forged(short, next(c for c in _cases(good) if c["name"] == "FillTarget")["fill_record"])
+    code, md, _ = _signoff(short, tmp_path / "short")
+    kept = fill_target_file(tmp_path / "short")
+    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
+    for name in ("FillTarget", "FilledIORWriteBandwidth", "FilledMdtestEasy"):
+        assert f"{name}: INVALID (its fill_record is not what {kept} says" in md, name
+    assert ("FilledIORWriteBandwidth: INVALID (its fill_record is not what "
+            f"{kept} says; its fill record: level: df filled: 60.00% of the capacity used"
+            ) in md
+    assert ("FillTarget: INVALID (its fill_record is not what "
+            f"{kept} says; recorded as passed, but its fill record: level: df filled: "
+            "60.00% ") in md
+    # The file edited (the fields kept): its fields are not what it says.
+    kept = fill_target_file(tmp_path / "good")
+    record = json.loads(kept.read_text())
+    record["limits"]["max_degradation"] = 0.9
+    kept.write_text(json.dumps(record))
+    code, md, _ = _signoff(good, tmp_path / "good")
+    assert code == 1 and f"FilledMdtestEasy: INVALID (its fill_record is not what {kept} " \
+        "says; its fill record was judged with {'fraction': 0.8, 'inode_fraction': None, " \
+        "'tolerance': 0.02, 'max_degradation': 0.9}" in md
+    # Truncated, binary, empty, missing: evidence that cannot be read.
+    text = json.dumps(json.loads(next(c for c in _cases(good)
+                                      if c["name"] == "FillTarget")["fill_record"]))
+    for kept_bytes, said in ((text[:80].encode(), f"its fill record ({kept}) cannot be read"),
+                             (b"\x00\xff" * 40, f"its fill record ({kept}) cannot be read"),
+                             (b"", f"evidence missing: {kept} is empty"),
+                             (None, f"evidence missing: {kept}")):
+        if kept_bytes is None:
+            kept.unlink()
+        else:
+            kept.write_bytes(kept_bytes)
+        code, md, _ = _signoff(good, tmp_path / "good")
+        assert code == 1
+        for name in ("FillTarget", "FilledIORWriteBandwidth", "FilledMdtestEasy"):
+            assert f"{name}: INVALID ({said}" in md, (name, said)
+
+
+def test_the_fill_targets_record_is_not_read_without_the_run_directory(tmp_path):
+    from fsaccept.reporting.case import case_of
+    from fsaccept.reporting.evidence import (SessionEvidence, fill_reasons,
+                                             fill_target_reasons)
+    target = case_of({"name": "FillTarget", "unique_name": "FillTarget", "system": "s",
+                      "partition": "p", "result": "pass", "fill_record": "{}",
+                      "outputdir": str(tmp_path)})
+    assert fill_target_reasons(target, None) == [
+        "evidence missing: fill-record.json: the run directory was not read"]
+    filled = case_of({"name": "FilledMdtestEasy", "fill_record": "{}",
+                      "dependencies_actual": [["FillTarget", "s:p", "e"]]})
+    session = SessionEvidence(fill_targets={("FillTarget", "s:p"): target})
+    assert fill_reasons(filled, None, session) == [
+        "evidence missing: fill-record.json: the run directory was not read"]
+    # A FillTarget that made no record (it failed first) is judged by its own reasons.
+    failed = case_of({"name": "FillTarget", "result": "fail", "fill_record": ""})
+    assert fill_target_reasons(failed, None) == []
 
 
 def test_limits_other_than_the_references_are_a_contradiction(filled_catalogue, tmp_path):
     data = filled_run(tmp_path, section=FILL_SECTION.replace("0.3", "0.25"))
-    for case in _cases(data):
-        if case["name"].startswith("Filled"):
-            rec = json.loads(case["fill_record"])
-            rec["limits"]["max_degradation"] = 0.5
-            case["fill_record"] = json.dumps(rec)
+    kept = fill_target_file(tmp_path)
+    rec = json.loads(kept.read_text())
+    rec["limits"]["max_degradation"] = 0.5
+    kept.write_text(json.dumps(rec))
+    _forged(data, json.dumps(rec))
     code, md, _ = _signoff(data, tmp_path)
     assert code == 1 and "its fill record was judged with {'fraction': 0.8, " \
         "'inode_fraction': None, 'tolerance': 0.02, 'max_degradation': 0.5}, the reference " \
         "file says {'fraction': 0.8, 'inode_fraction': None, 'tolerance': 0.02, " \
         "'max_degradation': 0.25}" in md
+    assert "is not what" not in md
 
 
 def test_a_test_the_fill_section_lists_that_did_not_run_filled_is_incomplete(

@@ -270,8 +270,9 @@ def test_the_filled_thresholds_are_the_empty_figures_scaled():
         "write_bandwidth": (pytest.approx(140.0), 0.0, None, "MiB/s")}
 
 
-def _fill_target(out: str, nodelist=NODES, section=SECTION) -> SimpleNamespace:
-    """The fill's check as its sanity stage sees it (its job's output, nodes, settings)."""
+def _fill_target(out: str, stage: Path, nodelist=NODES, section=SECTION) -> SimpleNamespace:
+    """The fill's check as its sanity stage sees it (its job's output, nodes, settings,
+    its stage directory ``stage``)."""
     info = {}
     for line in out.splitlines():
         if line.startswith("fsaccept-info "):
@@ -280,27 +281,34 @@ def _fill_target(out: str, nodelist=NODES, section=SECTION) -> SimpleNamespace:
     me = SimpleNamespace(_stdout_text=lambda: out, job_info=lambda: info,
                          job=SimpleNamespace(nodelist=list(nodelist)),
                          fill_mode=fill.Settings.of(section), fill_reserve_bytes=0,
-                         sizing_rate=lambda: None, fill_plan="", fill_record="")
+                         sizing_rate=lambda: None, fill_plan="", fill_record="",
+                         stagedir=str(stage))
     me.evidence = lambda: check.FillTarget.evidence(me)
     return me
 
 
 def test_the_fill_checks_record_is_made_from_its_job_and_judged(tmp_path):
     proc, _, _ = _job(tmp_path)
-    me = _fill_target(proc.stdout)
+    me = _fill_target(proc.stdout, tmp_path)
     assert check.FillTarget.benchmark_reasons(me) == []
     ev = fill.Evidence.from_dict(json.loads(me.fill_record))
+    # The record kept as a file beside its outputs: what the sign-off judges.
+    assert (tmp_path / fill.EVIDENCE_FILE).read_text() == me.fill_record
     assert sorted(ev.planned_nodes) == list(NODES) and ev.churn_rounds == 2
     assert me.fill_plan.startswith("fill from ")
     # A job that ran on other nodes than it planned for: no record.
-    other = _fill_target(proc.stdout, nodelist=("n1", "n2", "n3", "n5"))
+    other = _fill_target(proc.stdout, tmp_path, nodelist=("n1", "n2", "n3", "n5"))
     assert check.FillTarget.benchmark_reasons(other) == [
         "the job planned for n1,n2,n3,n4, but ran on n1,n2,n3,n5"]
     # A level short of the declared one (the filler stopped early): INVALID, with it.
     short = proc.stdout.replace("FSACCEPT_FILL df filled size=16777216 used=",
                                 "FSACCEPT_FILL df filled size=16777216 used=1")
-    reasons = check.FillTarget.benchmark_reasons(_fill_target(short))
+    reasons = check.FillTarget.benchmark_reasons(_fill_target(short, tmp_path))
     assert reasons and all(r.startswith("level: ") for r in reasons), reasons
+    # A record that cannot be kept: INVALID, saying so.
+    me = _fill_target(proc.stdout, tmp_path / "gone")
+    assert check.FillTarget.benchmark_reasons(me) == [
+        "the fill's record cannot be kept as fill-record.json: No such file or directory"]
 
 
 def test_a_filled_test_is_judged_with_df_at_its_start():
@@ -495,25 +503,16 @@ def test_reframe_lists_the_fill_session_of_the_lab():
 
 
 def _with_the_filler(data, result: str = "pass") -> dict:
-    """A fill session's run report (tests/unit/test_fill.py's filled re-runs) with the
-    filler's own test case beside them, as FillTarget records it (no figure)."""
-    import copy
+    """A fill session's run report (tests/unit/test_fill.py's filled re-runs, the filler's
+    own test case beside them), the filler's case recorded with ``result``."""
     run = data["runs"][0]
-    launch = next(c for c in run["testcases"] if c["name"] == "MPILaunchSanity")
-    filled = next(c for c in run["testcases"] if c["name"] == "FilledIORWriteBandwidth")
-    case = copy.deepcopy(launch)
-    case.update(name="FillTarget", unique_name="FillTarget", display_name="FillTarget",
-                uuid=f"{data['session_info']['uuid']}:0:{len(run['testcases'])}",
-                tags=["preflight", "fill"], fill_record=filled["fill_record"],
-                fill_plan="fill from 10.00% to 80.00% of 10 GiB", result=result)
+    case = next(c for c in run["testcases"] if c["name"] == "FillTarget")
+    case.update(result=result)
     if result != "pass":
         case.update(fail_phase="sanity", fail_reason="sanity error: INVALID: level: df "
                     "filled: 60.00% of the capacity used")
         run["num_failures"] += 1
         data["session_info"]["num_failures"] += 1
-    run["testcases"].append(case)
-    run["num_cases"] += 1
-    data["session_info"]["num_cases"] += 1
     return data
 
 

@@ -366,14 +366,23 @@ def _spec():
     return registry.TESTS["FioInterference"]
 
 
-def _case(ev: interference.Evidence, result: str = "pass", **figures):
+def _case(ev: interference.Evidence, result: str = "pass", outputdir=None, kept=None,
+          **figures):
+    """The case the live check records of ``ev``; with ``outputdir``, the record's file
+    it keeps there (``kept``: other bytes in it)."""
     from fsaccept.reporting.case import case_of
     given = {**command.interference_figures(ev), **figures}
     perf = {f"local-gluster:compute:{k}": [v, 100, None, 0,
                                            command.INTERFERENCE_FIGURES[k], result]
             for k, v in given.items()}
+    record = json.dumps(ev.to_dict(), sort_keys=True)
+    if outputdir is not None:
+        outputdir.mkdir(parents=True, exist_ok=True)
+        kept = record if kept is None else kept
+        (outputdir / interference.RECORD_FILE).write_bytes(
+            kept if isinstance(kept, bytes) else kept.encode())
     return case_of({"name": "FioInterference", "result": result, "perfvalues": perf,
-                    "interference_record": json.dumps(ev.to_dict())})
+                    "outputdir": str(outputdir), "interference_record": record})
 
 
 class _Reference:
@@ -381,30 +390,75 @@ class _Reference:
         self.entries = {"fio_interference": {**ENTRY, **entry}}
 
 
-def test_the_sign_off_judges_the_recorded_test_again():
-    from fsaccept.reporting.evidence import interference_reasons
+def test_the_sign_off_judges_the_recorded_test_again(tmp_path):
+    from fsaccept.core import inputs
+    from fsaccept.reporting.evidence import RunFiles, interference_reasons
     spec = _spec()
-    assert interference_reasons(_case(evidence(10)), spec, _Reference()) == []
-    failed = interference_reasons(_case(evidence(2)), spec, _Reference(max_p99_ratio=2))
+    out = tmp_path / "output" / "FioInterference"
+
+    def judged(case, ref=None):
+        return interference_reasons(case, spec, ref, RunFiles(inputs.Reader(tmp_path)))
+    assert judged(_case(evidence(10), outputdir=out), _Reference()) == []
+    failed = judged(_case(evidence(2), outputdir=out), _Reference(max_p99_ratio=2))
     assert failed == ["recorded as passed, but its interference record fails: vm: p99 1548 "
                       "us alone, 5210 us beside the aggressor: x3.37 (more than x2)"]
-    edited = interference_reasons(_case(evidence(10), victim_p99_ratio=1.5), spec,
-                                  _Reference())
+    edited = judged(_case(evidence(10), victim_p99_ratio=1.5, outputdir=out), _Reference())
     assert any("victim_p99_ratio is recorded as 1.5, but its interference record gives 3.36"
                in r for r in edited), edited
-    looser = interference_reasons(_case(evidence(10), result="fail"), spec,
-                                  _Reference(max_p99_ratio=3))
+    looser = judged(_case(evidence(10), result="fail", outputdir=out),
+                    _Reference(max_p99_ratio=3))
     assert any("the reference file says {'max_p99_ratio': 3.0" in r for r in looser), looser
     apart = evidence(alone="victim-alone.json", loaded="victim-alone.json", log=False)
-    assert interference_reasons(_case(apart, result="fail"), spec)[0].startswith(
+    assert judged(_case(apart, result="fail", outputdir=out))[0].startswith(
         "its interference record: overlap: did not overlap")
-    missing = _case(evidence())
-    missing.record["interference_record"] = "{"
-    assert interference_reasons(missing, spec)[0].startswith(
-        "its interference record (interference_record) cannot be read")
+    missing = _case(evidence(), outputdir=out)
     missing.record.pop("interference_record")
-    assert interference_reasons(missing, spec) == [
+    assert judged(missing) == [
         "evidence missing: no interference_record, which the interference test records"]
+
+
+def test_the_sign_off_judges_the_kept_record_file_not_the_field(tmp_path):
+    """What is judged is the file the check kept (interference-record.json), never the
+    run report's interference_record: the field forged, the file edited, missing,
+    truncated, binary, empty, no run directory read."""
+    from fsaccept.core import inputs
+    from fsaccept.reporting.evidence import RunFiles, interference_reasons
+    spec = _spec()
+    out = tmp_path / "output" / "FioInterference"
+    kept = out / interference.RECORD_FILE
+
+    def judged(case, ref=None):
+        return interference_reasons(case, spec, ref, RunFiles(inputs.Reader(tmp_path)))
+    # The field forged to a passing record; the kept file fails (x3.37 above x2).
+    failing = _case(evidence(2), result="pass", outputdir=out)
+    passing = json.dumps(evidence(10).to_dict(), sort_keys=True)
+    failing.record["interference_record"] = passing
+    reasons = judged(failing, _Reference(max_p99_ratio=2))
+    assert f"its interference_record is not what its output {kept} says" in reasons
+    assert any(r.startswith("recorded as passed, but its interference record fails")
+               for r in reasons), reasons
+    # The file edited (the field kept): the field is not what it says.
+    case = _case(evidence(10), outputdir=out)
+    record = json.loads(kept.read_text())
+    record["settings"]["max_p99_ratio"] = 100.0
+    kept.write_text(json.dumps(record, sort_keys=True))
+    reasons = judged(case, _Reference())
+    assert reasons[0] == f"its interference_record is not what its output {kept} says"
+    assert any("its interference record was judged with {'max_p99_ratio': 100.0" in r
+               for r in reasons), reasons
+    # Truncated, binary, empty, missing, no run directory read.
+    text = case.record["interference_record"]
+    for data, said in ((text[:100].encode(), f"its interference record ({kept}) cannot be "
+                        "read"),
+                       (b"\x00\xff" * 50, f"its interference record ({kept}) cannot be read"),
+                       (b"", f"evidence missing: {kept} is empty")):
+        kept.write_bytes(data)
+        assert judged(case)[0].startswith(said), (data[:20], judged(case))
+        assert len(judged(case)) == 1
+    kept.unlink()
+    assert judged(case) == [f"evidence missing: {kept}"]
+    assert interference_reasons(case, spec) == [
+        "evidence missing: interference-record.json: the run directory was not read"]
 
 
 def test_the_report_section_rows():

@@ -275,6 +275,9 @@ def test_overlapping_steps_give_a_record_the_judges_pass(tmp_path):
     assert [v["node"] for v in record["victims"]] == ["n1"]
     assert [a["node"] for a in record["aggressors"]] == ["n2"]
     assert record["settings"] == {"max_p99_ratio": 50.0, "min_overlap": 0.9}
+    # The record kept as a file beside its outputs: what the sign-off judges.
+    assert (Path(test.stagedir) / interference.RECORD_FILE).read_text() == \
+        test.interference_record
     assert test._interference_figure("victim_p99_ratio") == pytest.approx(5210.112 / 1548.288)
     assert test._interference_figure("interference_overlap_pct") == 100.0
     assert (test.victims, test.aggressors, test.rank_map) == ("n1", "n2", "n1:0")
@@ -380,3 +383,12 @@ def test_the_time_limit_and_the_volume_cover_both_groups():
     assert InterferenceTest.planned_volume(fake) == 2 * 64 * 2**20 + 2 * 256 * 2**20
     assert shlex.split(shlex.join(check.step_options(2, "x"))) == [
         "--exclusive", "--nodes=2", "--ntasks=2", "--ntasks-per-node=1", '--nodelist="$x"']
+
+
+def test_a_record_that_cannot_be_kept_is_invalid(tmp_path):
+    stage, output = _stage(tmp_path)
+    test = _Test(stage, output)
+    (stage / interference.RECORD_FILE).mkdir()  # where the file goes: a directory
+    assert test.interference_evidence() is not None
+    assert test._interference_reasons == [
+        "the interference record cannot be kept as interference-record.json: Is a directory"]
