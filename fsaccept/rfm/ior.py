@@ -152,8 +152,7 @@ class IORTest(BenchmarkTest):
         return self.phase_deadline()
 
     def figure_name(self) -> str:
-        unit = "bandwidth" if self.figure_kind == "bandwidth" else "iops"
-        return f"{self.operation}_{unit}"
+        return figures.figure_name(self.operation, self.figure_kind)
 
     def expectation(self) -> validity.IorExpectation:
         """What the output asked of itself (the rules ``fsaccept parse`` applies to a
@@ -261,24 +260,20 @@ class IORTest(BenchmarkTest):
             self.perf_variables[pernode.OUTLIER_FIGURE] = sn.make_performance_function(
                 self.outlier_count, "nodes")
         if self.report_stonewall_figure:
-            self.perf_variables[self.figure_name() + "_stonewall"] = \
+            self.perf_variables[self.figure_name() + figures.STONEWALL_SUFFIX] = \
                 sn.make_performance_function(self.stonewall_figure, "MiB/s")
 
     def figure(self) -> float:
         """IOR's own Mean figure over its iterations (``-i``): MiB/s or ops/s."""
-        row = self.summary_row()
-        return row.mean_mib if self.figure_kind == "bandwidth" else row.mean_ops
+        return figures.main_figure(self.summary_row(), self.figure_kind)
 
     def stonewall_figure(self) -> float:
-        """Aggregate bandwidth up to the stonewall, before wear-out, in MiB/s.
-
-        IOR prints ``Stonewall(MiB)`` as the *per-rank* mean bandwidth (mean data
-        per rank / stonewall time), so the aggregate is that times the ranks.
-        """
-        row = self.summary_row()
-        if row.stonewall_mib is None or row.tasks is None:
+        """Aggregate bandwidth up to the stonewall, before wear-out, in MiB/s
+        (:func:`fsaccept.benchmarks.ior.figures.stonewall_figure`)."""
+        found = figures.stonewall_figure(self.summary_row())
+        if found is None:
             raise SanityError("INVALID: IOR printed no Stonewall(MiB) figure")
-        return row.stonewall_mib * row.tasks
+        return found
 
 
 class IORDataset(IORTest):
@@ -381,11 +376,11 @@ class IORIntegrityTest(IORReadTest):
 
     @run_before("performance")
     def set_perf_variables(self):
-        self.perf_variables = {"incorrect_transfers": sn.make_performance_function(
+        self.perf_variables = {figures.INCORRECT_TRANSFERS: sn.make_performance_function(
             self.incorrect_transfers, "transfers")}
 
     def incorrect_transfers(self) -> int:
-        count = self.ior_run().data_errors.get("read", 0)
+        count = figures.incorrect_transfers(self.ior_run())
         if count:
             self.integrity_errors = (
                 f"{count} transfer{'s' if count != 1 else ''} read back wrong from "
@@ -479,5 +474,5 @@ class IORRestoreTest(IORBurst, IORIntegrityTest):
     @run_before("performance")
     def set_perf_variables(self):
         self.perf_variables = {**self.burst_perf_variables(),
-                               "incorrect_transfers": sn.make_performance_function(
+                               figures.INCORRECT_TRANSFERS: sn.make_performance_function(
                                    self.incorrect_transfers, "transfers")}

@@ -10,14 +10,18 @@ per-rank counts: there is then no per-node figure (None), and nothing is made up
 A burst (a checkpoint saved or restored, :class:`Burst`) is timed by IOR's per-rank
 open-to-close times instead; a run report records its slowest and fastest rank as
 :func:`rank_text` writes them.
+
+A test's own figures (:func:`figures_of`) come from IOR's output alone, by the functions
+the live check reports them with: the sign-off rebuilds them from the job's output.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fsaccept.benchmarks.ior.run import IorRun
+from fsaccept.benchmarks.ior.run import IorRun, SummaryRow
 from fsaccept.core.units import MIB
 
 
@@ -92,3 +96,59 @@ def burst_reasons(run: IorRun, operation: str) -> list[str]:
     return [f"IOR's per-rank {operation} times (saveRankPerformanceDetailsCSV) "
             + (f"cover ranks {got[0]}..{got[-1]} ({len(got)}), not every rank of its summary"
                if got else "are missing from the output") + ": no checkpoint time"]
+
+
+#: The figure that counts the transfers a verified read got back wrong.
+INCORRECT_TRANSFERS = "incorrect_transfers"
+#: What a stonewalled test's second figure (the aggregate up to the stonewall) adds to
+#: its main figure's name.
+STONEWALL_SUFFIX = "_stonewall"
+
+
+def figure_name(operation: str, kind: str) -> str:
+    """A phase's main figure: ``write_bandwidth``, ``read_iops``."""
+    return f"{operation}_{'bandwidth' if kind == 'bandwidth' else 'iops'}"
+
+
+def main_figure(row: SummaryRow, kind: str) -> float:
+    """IOR's own Mean figure over its iterations (``-i``): MiB/s or ops/s."""
+    return row.mean_mib if kind == "bandwidth" else row.mean_ops
+
+
+def stonewall_figure(row: SummaryRow) -> float | None:
+    """Aggregate bandwidth up to the stonewall, before wear-out, in MiB/s; None when IOR
+    printed none.  IOR prints ``Stonewall(MiB)`` as the *per-rank* mean bandwidth (mean
+    data per rank / stonewall time), so the aggregate is that times the ranks."""
+    if row.stonewall_mib is None or row.tasks is None:
+        return None
+    return row.stonewall_mib * row.tasks
+
+
+def incorrect_transfers(run: IorRun) -> int:
+    """The transfers a verified read (``-R``) got back wrong, as IOR counted them."""
+    return run.data_errors.get("read", 0)
+
+
+def figures_of(run: IorRun, operation: str, kind: str,
+               burst_names: Sequence[str] = ()) -> dict[str, float]:
+    """The figures IOR's output gives a test of ``operation``, named as the live check
+    reports them: a burst's three (``burst_names``: its time, bandwidth and first rank's
+    time), else the main figure and the aggregate up to the stonewall; and the count of
+    transfers read back wrong.  A figure the output cannot give is left out."""
+    out: dict[str, float] = {}
+    row = run.summary_for(operation)
+    if burst_names:
+        found = burst(run, operation)
+        if found is not None:
+            time, rate, first = burst_names[:3]
+            out.update({time: found.seconds, rate: found.bandwidth_mib_s,
+                        first: found.first_s})
+    elif row is not None:
+        name = figure_name(operation, kind)
+        out[name] = main_figure(row, kind)
+        stonewall = stonewall_figure(row)
+        if stonewall is not None:
+            out[name + STONEWALL_SUFFIX] = stonewall
+    if row is not None and operation == "read":
+        out[INCORRECT_TRANSFERS] = incorrect_transfers(run)
+    return out

@@ -1,0 +1,66 @@
+"""The sign-off rebuilds IOR's figures from the job's own output (``rfm_job.out``), by
+the function the live check reports them with: a figure the run report records that is
+not the one its output gives is INVALID, and a wrong transfer the output counts is never
+a passed integrity test.  The run directory is ``test_manifest``'s: the real
+``local-spack-accepted`` run report with each test's output beside it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fsaccept.benchmarks.ior import figures as ior_figures
+from fsaccept.benchmarks.ior import parse as ior_parse
+from tests.unit.test_manifest import DATA, _case, _outdir, _signoff, run  # noqa: F401
+
+
+def _edit(run: Path, name: str, edit) -> None:  # noqa: F811
+    path = run / "run-report.json"
+    data = json.loads(path.read_text())
+    edit(_case(data, name))
+    path.write_text(json.dumps(data))
+
+
+def test_the_run_with_its_own_outputs_is_accepted(run, capsys):  # noqa: F811
+    code, md, _ = _signoff(run, capsys)
+    assert code == 0 and "**Overall verdict: ACCEPTED**" in md, md[:1500]
+
+
+def test_a_figure_edited_in_the_run_report_is_invalid_naming_the_output(run, capsys):  # noqa: F811
+    def faster(tc):
+        tc["perfvalues"]["local-spack:compute:write_bandwidth"][0] = 9999.0
+    _edit(run, "IORWriteBandwidth", faster)
+    code, md, _ = _signoff(run, capsys)
+    out = _outdir(run, "IORWriteBandwidth") / "rfm_job.out"
+    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
+    assert (f"IORWriteBandwidth: INVALID (write_bandwidth is recorded as 9999.0, but its IOR "
+            f"output ({out}) gives 3691.12)") in md, md[:1500]
+
+
+def test_an_output_that_counts_wrong_transfers_is_never_a_passed_integrity_test(run, capsys):  # noqa: F811
+    wrong = (DATA / "ior" / "read-check-incorrect.txt").read_text()
+    count = ior_figures.incorrect_transfers(ior_parse.parse_ior(wrong))
+    assert count > 0
+    (_outdir(run, "IORDataIntegrity") / "rfm_job.out").write_text(wrong)
+    code, md, _ = _signoff(run, capsys)
+    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
+    assert (f"incorrect_transfers is recorded as 0, but its IOR output "
+            f"({_outdir(run, 'IORDataIntegrity') / 'rfm_job.out'}) gives {count}") in md
+
+
+def test_a_job_output_removed_from_a_kept_directory_is_evidence_missing(run, capsys):  # noqa: F811
+    out = _outdir(run, "IORRandomWriteIOPS") / "rfm_job.out"
+    out.unlink()
+    code, md, _ = _signoff(run, capsys)
+    assert code == 1 and f"IORRandomWriteIOPS: INVALID (evidence missing: {out})" in md, \
+        md[:1500]
+
+
+def test_a_run_report_without_its_run_directory_shows_its_figures_as_recorded(run, capsys):  # noqa: F811
+    """No directory of the test is there (a report read alone): nothing to rebuild from;
+    the integrity row says no manifest verified it."""
+    import shutil
+    shutil.rmtree(run / "output")
+    code, md, _ = _signoff(run, capsys)
+    assert "not verified: no manifest" in md
+    assert "write_bandwidth is recorded" not in md
