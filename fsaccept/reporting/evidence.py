@@ -32,10 +32,11 @@ worthless.
   by Slurm (:func:`fsaccept.core.slurm.accounting_reasons`, as live);
 - a time limit noted after the benchmark (``time_limit_after_benchmark``): a note only
   when the benchmark had ended with exit 0;
-- IOR's figures, parsed again from the job's own ``rfm_job.out`` (:func:`ior_reasons`):
-  each one the test records the one
-  :func:`fsaccept.benchmarks.ior.figures.figures_of` gives, as live; a case none of
-  whose directories is there (a run report read alone) shows them as recorded;
+- IOR's, mdtest's and md-workbench's figures, parsed again from the job's own
+  ``rfm_job.out`` by the function their record names (``Benchmark.output_figures``,
+  :func:`output_figure_reasons`): each one the test records the one its output gives,
+  as live; a case none of whose directories is there (a run report read alone) shows
+  them as recorded;
 - the semantics program's case lines, parsed again from the job's own ``rfm_job.out``
   (:func:`semantics_rebuilt`; ``semantics_cases`` must be what they give): each figure
   the value its line gives, each delay's ceiling no looser than the verified reference's
@@ -96,8 +97,6 @@ from fsaccept.benchmarks.io500 import validity as io500_validity
 from fsaccept.benchmarks.ior.command import (PHASES, checkpoint_block, checkpoint_volume,
                                              ior_size)
 from fsaccept.benchmarks.ior.command import parameters as ior_parameters
-from fsaccept.benchmarks.ior import figures as ior_figures
-from fsaccept.benchmarks.ior import parse as ior_parse
 from fsaccept.benchmarks.ior.figures import RANK_TEXT, Burst, rank_text
 from fsaccept.benchmarks.ior.patterns import argv_of, last_option
 from fsaccept.benchmarks.quota import command as quota_command
@@ -346,8 +345,7 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
     out += _reduction_reasons(case, spec, session)
     out += _burst_reasons(case, spec, reference)
     out += _verify_reasons(case, spec)
-    if spec.benchmark == "ior":
-        out += ior_reasons(case, spec, session.files)
+    out += output_figure_reasons(case, spec, session.files)
     if spec.benchmark == "io500" and spec.role == ACCEPTANCE:
         out += io500_reasons(case, session.files)
     if spec.benchmark == "semantics" and spec.role == ACCEPTANCE:
@@ -606,32 +604,28 @@ def _kept_dirs(case: Case, files: RunFiles) -> list[str]:
             if isinstance(d, str) and d and os.path.isdir(files.rebase(d))]
 
 
-def ior_reasons(case: Case, spec: TestSpec, files: RunFiles | None = None) -> list[str]:
-    """IOR's figures rebuilt from the job's own output (``rfm_job.out``, read once and
-    digested by the manifest), parsed as the live check parsed it, by the function it
-    reports them with (:func:`fsaccept.benchmarks.ior.figures.figures_of`): each figure
-    the case records is the one its output gives.  A case that records none of them (a
-    fixture, a test that ended before its figures) has nothing to compare."""
-    operation, kind = spec.attrs.get("operation"), spec.attrs.get("figure_kind")
-    if not isinstance(operation, str) or not isinstance(kind, str):
+def output_figure_reasons(case: Case, spec: TestSpec,
+                          files: RunFiles | None = None) -> list[str]:
+    """A benchmark's figures rebuilt from the job's own output (``rfm_job.out``, read
+    once and digested by the manifest) by the function its record names
+    (``Benchmark.output_figures``: parsed and computed as the live check reports them):
+    each figure the case records is the one its output gives.  A case that records none
+    (a fixture, a test that ended before its figures) has nothing to compare; a case
+    none of whose directories is there (a run report read without its run directory)
+    shows its figures as recorded."""
+    bench = registry.BENCHMARKS.get(spec.benchmark)
+    if bench is None or bench.output_figures is None:
         return []
-    phase = PHASES.get(str(spec.attrs.get("phase")))
-    burst_names = spec.figures[:3] if phase is not None and phase.rank_times else ()
-    main = ior_figures.figure_name(operation, kind)
-    names = {*burst_names} if burst_names else {main, main + ior_figures.STONEWALL_SUFFIX}
-    names.add(ior_figures.INCORRECT_TRANSFERS)
-    if not any(f.name in names and f.value is not None for f in case.figures):
+    if not any(f.value is not None for f in case.figures):
         return []
     if files is None or not _kept_dirs(case, files):
-        return []  # a run report read without its run directory: no job output to read
+        return []
     try:
         job = job_output(case, files)
     except EvidenceMissing as err:
         return [str(err)]
-    run = joboutput.parsed(ior_parse.parse_ior, ior_parse.error_findings, job.stdout,
-                           job.stderr)
-    given = ior_figures.figures_of(run, operation, kind, burst_names)
-    return _figures_agree(case, names, given, f"IOR output ({job.path})")
+    given, names = bench.output_figures(job.stdout, spec)
+    return _figures_agree(case, names, given, f"{bench.name} output ({job.path})")
 
 
 def io500_run(case: Case) -> io500_parse.Io500Run | None:

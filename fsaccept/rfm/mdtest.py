@@ -151,11 +151,7 @@ class MdtestTest(BenchmarkTest):
     def figure(self, name: str) -> float:
         """mdtest's printed Mean rate of ``name`` (ops/s); the derived stonewall rate
         for ``file_creation_stonewall``."""
-        run = self.mdtest_run()
-        if name == parse.STONEWALL_FIGURE:
-            value = run.stonewall_rate()
-        else:
-            value = run.figures().get(name)
+        value = self.mdtest_run().reported_figures().get(name)
         if value is None:  # sanity has already made this INVALID
             raise SanityError(f"INVALID: mdtest printed no {name} rate")
         return value

@@ -21,8 +21,6 @@ import pytest
 
 from fsaccept import cli
 from fsaccept.benchmarks import registry
-from fsaccept.benchmarks.ior import figures as ior_figures
-from fsaccept.benchmarks.ior import parse as ior_parse
 from fsaccept.reporting import manifest
 from fsaccept.reporting import report as signoff
 
@@ -46,13 +44,13 @@ def _cases(data: dict) -> list[dict]:
 
 
 def _own_figures(tc: dict, output: str) -> None:
-    """An IOR test's figures made those its output gives (the sign-off rebuilds them
-    from it: a foreign output would make the test INVALID)."""
+    """A test's figures made those its output gives (the sign-off rebuilds IOR's,
+    mdtest's and md-workbench's from it: a foreign output would make the test INVALID)."""
     spec = registry.TESTS.get(registry.class_of_case(tc["name"]))
-    if spec is None or spec.benchmark != "ior":
+    bench = registry.BENCHMARKS.get(spec.benchmark) if spec is not None else None
+    if bench is None or bench.output_figures is None:
         return
-    given = ior_figures.figures_of(ior_parse.parse_ior(output), spec.attrs["operation"],
-                                   spec.attrs["figure_kind"])
+    given, _ = bench.output_figures(output, spec)
     for key, values in (tc.get("perfvalues") or {}).items():
         name = key.rsplit(":", 1)[-1]
         if name in given:
@@ -66,6 +64,12 @@ def _output(tc: dict) -> str:
         return (DATA / "ior" / "dummy-stonewall.txt").read_text()
     if name.startswith("Fio"):
         return (DATA / "fio" / "seq-write-n3.json").read_text()
+    if name.startswith("MdtestHard"):
+        return (DATA / "mdtest" / "hard-stonewall.txt").read_text()
+    if name.startswith("Mdtest"):
+        return (DATA / "mdtest" / "easy.txt").read_text()
+    if name.startswith("MdWorkbench"):
+        return (DATA / "md-workbench" / "basic.txt").read_text()
     return f"{name}: output\n"
 
 
@@ -294,7 +298,10 @@ def test_hostile_job_scripts_are_not_read_and_the_report_says_so(run, tmp_path, 
     _case(data, "MdtestEasy")["outputdir"] = str(outside)
     src.write_text(json.dumps(data))
     code, md, _ = _signoff(run, capsys)
-    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    # A test whose directory is outside the run: its output is not read either, and its
+    # figures cannot be rebuilt (INVALID outranks the manifest's INCOMPLETE).
+    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
+    assert "- MdtestEasy: INVALID (evidence missing: " in md, md[:2000]
     assert "root:x:" not in md and "secret-outside" not in md
     assert f"{link} is a symbolic link: not read as a job script" in md
     assert "1,048,577 bytes, more than the 1,048,576 read as a job script: refused" in md

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FILL_DEFAULT, FILL_OPTIONAL, FIXTURE,
                                            Benchmark, TestSpec)
-from fsaccept.benchmarks.ior import command, parse, parse_json, validity
+from fsaccept.benchmarks.ior import command, figures, parse, parse_json, validity
 from fsaccept.core.pernode import OUTLIER_FIGURE
 
 
@@ -106,11 +106,26 @@ TESTS = (
     *_checkpoint("Shared", "one shared file", ("shared-file",)),
 )
 
+def output_figures(stdout: str, spec: TestSpec) -> tuple[dict[str, float], frozenset[str]]:
+    """The figures IOR's output gives a test (:func:`figures.figures_of`, as live), and
+    the names it answers for: a burst's three, else the main figure and its aggregate
+    up to the stonewall; and the count of wrong transfers."""
+    operation, kind = spec.attrs.get("operation"), spec.attrs.get("figure_kind")
+    if not isinstance(operation, str) or not isinstance(kind, str):
+        return {}, frozenset()
+    phase = command.PHASES.get(str(spec.attrs.get("phase")))
+    burst = tuple(spec.figures[:3]) if phase is not None and phase.rank_times else ()
+    main = figures.figure_name(operation, kind)
+    names = {*burst} if burst else {main, main + figures.STONEWALL_SUFFIX}
+    return (figures.figures_of(parse.parse_ior(stdout), operation, kind, burst),
+            frozenset(names | {figures.INCORRECT_TRANSFERS}))
+
+
 BENCHMARK = Benchmark(
     name="ior", binary="ior", spack_package="ior", version_name="ior",
     figure_kinds=("bandwidth", "iops"),
     parser=parse.parse_ior, json_parser=parse_json.parse_ior_json,
-    tests=TESTS,
+    tests=TESTS, output_figures=output_figures,
     # The contract's degraded-mode clause: write and read bandwidth, and the data
     # written before the fault read back after the recovery.
     degraded=("IORWriteBandwidth", "IORReadDatasetGeneration", "IORStonewalledRead",

@@ -34,6 +34,16 @@ from fsaccept.core.findings import (INVALID, WARNING, Finding, Findings, Judged,
 #: The seven latency statistics md-workbench prints per operation, in order.
 STATISTICS = ("min", "q1", "median", "q3", "q90", "q99", "max")
 OPERATIONS = ("read", "stat", "create", "delete")
+
+
+def latency_figure(operation: str, statistic: str) -> str:
+    """A latency figure's name: ``create_latency_q99``."""
+    return f"{operation}_latency_{statistic}"
+
+
+#: Every figure a run can give: the benchmark phase's rate and each latency statistic.
+FIGURE_NAMES = ("rate", *(latency_figure(op, stat) for op in OPERATIONS
+                          for stat in STATISTICS))
 PHASES = ("precreate", "benchmark", "cleanup")
 
 
@@ -93,7 +103,7 @@ class MdWorkbenchRun(Judged):
                     # A bogus value is the figure: max() would hide a NaN or a negative
                     # behind another iteration's number.
                     bogus = [v for v in values if figure_problem(v, io_done=False)]
-                    out[f"{op}_latency_{stat}"] = bogus[0] if bogus else max(values)
+                    out[latency_figure(op, stat)] = bogus[0] if bogus else max(values)
         return out
 
     def to_dict(self) -> dict[str, Any]:

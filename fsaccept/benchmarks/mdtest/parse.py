@@ -244,6 +244,15 @@ class MdtestRun(Judged):
             times[STONEWALL_FIGURE] = sum(walls) / len(walls)
         return times
 
+    def reported_figures(self) -> dict[str, float]:
+        """The figures a test reports: :meth:`figures`, and the derived create rate up
+        to the stonewall (``file_creation_stonewall``) when there is one."""
+        out = self.figures()
+        rate = self.stonewall_rate()
+        if rate is not None:
+            out[STONEWALL_FIGURE] = rate
+        return out
+
     def stonewall_rate(self) -> float | None:
         """Derived create rate up to the stonewall (ops/s), mean over iterations; ``None``
         unless every iteration has both the item count and the time."""

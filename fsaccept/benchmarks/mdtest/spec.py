@@ -21,9 +21,16 @@ TESTS = (
              fill=FILL_OPTIONAL),
 )
 
+def output_figures(stdout: str, _spec: TestSpec) -> tuple[dict[str, float], frozenset[str]]:
+    """The figures mdtest's output gives (its Mean rates and the create rate up to the
+    stonewall, as live), and the names it answers for (every mdtest figure)."""
+    return parse.parse_mdtest(stdout).reported_figures(), frozenset(parse.FIGURES)
+
+
 BENCHMARK = Benchmark(
     name="mdtest", binary="mdtest", spack_package="ior", version_name="ior",
     figure_kinds=("metadata",), parser=parse.parse_mdtest, tests=TESTS,
+    output_figures=output_figures,
     degraded=("MdtestEasy",),  # metadata keeps working while a server is down
     scaling={"MdtestEasy": ("nodes", "ranks_per_node")},
     entry_rules=command.entry_errors,

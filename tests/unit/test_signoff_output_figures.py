@@ -1,5 +1,6 @@
-"""The sign-off rebuilds IOR's figures from the job's own output (``rfm_job.out``), by
-the function the live check reports them with: a figure the run report records that is
+"""The sign-off rebuilds IOR's, mdtest's and md-workbench's figures from the job's own
+output (``rfm_job.out``), by the function the live check reports them with
+(``Benchmark.output_figures``): a figure the run report records that is
 not the one its output gives is INVALID, and a wrong transfer the output counts is never
 a passed integrity test.  The run directory is ``test_manifest``'s: the real
 ``local-spack-accepted`` run report with each test's output beside it."""
@@ -33,7 +34,7 @@ def test_a_figure_edited_in_the_run_report_is_invalid_naming_the_output(run, cap
     code, md, _ = _signoff(run, capsys)
     out = _outdir(run, "IORWriteBandwidth") / "rfm_job.out"
     assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
-    assert (f"IORWriteBandwidth: INVALID (write_bandwidth is recorded as 9999.0, but its IOR "
+    assert (f"IORWriteBandwidth: INVALID (write_bandwidth is recorded as 9999.0, but its ior "
             f"output ({out}) gives 3691.12)") in md, md[:1500]
 
 
@@ -44,7 +45,7 @@ def test_an_output_that_counts_wrong_transfers_is_never_a_passed_integrity_test(
     (_outdir(run, "IORDataIntegrity") / "rfm_job.out").write_text(wrong)
     code, md, _ = _signoff(run, capsys)
     assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
-    assert (f"incorrect_transfers is recorded as 0, but its IOR output "
+    assert (f"incorrect_transfers is recorded as 0, but its ior output "
             f"({_outdir(run, 'IORDataIntegrity') / 'rfm_job.out'}) gives {count}") in md
 
 
@@ -64,3 +65,19 @@ def test_a_run_report_without_its_run_directory_shows_its_figures_as_recorded(ru
     code, md, _ = _signoff(run, capsys)
     assert "not verified: no manifest" in md
     assert "write_bandwidth is recorded" not in md
+
+
+def test_an_mdtest_rate_or_a_md_workbench_latency_edited_is_invalid(run, capsys):  # noqa: F811
+    def creates_faster(tc):
+        tc["perfvalues"]["local-spack:compute:file_creation"][0] *= 2
+    _edit(run, "MdtestEasy", creates_faster)
+
+    def quicker(tc):
+        tc["perfvalues"]["local-spack:compute:read_latency_q99"][0] /= 2
+    _edit(run, "MdWorkbench", quicker)
+    code, md, _ = _signoff(run, capsys)
+    assert code == 1
+    assert "- MdtestEasy: INVALID (file_creation is recorded as " in md, md[:2000]
+    assert ", but its mdtest output (" in md
+    assert "- MdWorkbench: INVALID (read_latency_q99 is recorded as " in md
+    assert ", but its md-workbench output (" in md
