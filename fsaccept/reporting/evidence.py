@@ -37,6 +37,12 @@ worthless.
   :func:`output_figure_reasons`): each one the test records the one its output gives,
   as live; a case none of whose directories is there (a run report read alone) shows
   them as recorded;
+- fio's figures, rebuilt from the reports its nodes kept (:func:`fio_reasons`):
+  ``fio-<node>.json`` and ``.log``, for each node its ``rfm_job.out`` names.  The live
+  check's functions compute them
+  (:func:`fsaccept.benchmarks.fio.figures.reported_figures`).  Its figures are those of
+  the verified reference's entry; its outlier fraction is the recorded one, which must
+  be the entry's.  A soak and an interference test are judged from their records;
 - the semantics program's case lines, parsed again from the job's own ``rfm_job.out``
   (:func:`semantics_rebuilt`; ``semantics_cases`` must be what they give): each figure
   the value its line gives, each delay's ceiling no looser than the verified reference's
@@ -90,6 +96,8 @@ from typing import Any, Callable
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, SCALING, TestSpec
 from fsaccept.benchmarks.fio import command as fio_command
+from fsaccept.benchmarks.fio import figures as fio_figures
+from fsaccept.benchmarks.fio import parse as fio_parse
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
 from fsaccept.benchmarks.io500 import config as io500_config
 from fsaccept.benchmarks.io500 import parse as io500_parse
@@ -108,6 +116,7 @@ from fsaccept.benchmarks.semantics import validity as semantics_validity
 from fsaccept.core import (degraded, fill, guards, inputs, interference, joboutput,
                            mountopts, placement, reduction, servers, slurm, soak)
 from fsaccept.core.findings import figure_problem
+from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.reference import ReferenceError
 from fsaccept.core.units import format_size
 from fsaccept.reporting.case import Case
@@ -357,6 +366,8 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
         out += soak_reasons(case, spec, reference, session.files)
     if kind in FIO_KINDS and FIO_KINDS[kind].interference:
         out += interference_reasons(case, spec, reference, session.files)
+    if kind in FIO_KINDS and not FIO_KINDS[kind].soak and not FIO_KINDS[kind].interference:
+        out += fio_reasons(case, spec, reference, session.files)
     if spec.filled:
         out += fill_reasons(case, reference, session)
     note = case.get("time_limit_after_benchmark")
@@ -626,6 +637,54 @@ def output_figure_reasons(case: Case, spec: TestSpec,
         return [str(err)]
     given, names = bench.output_figures(job.stdout, spec)
     return _figures_agree(case, names, given, f"{bench.name} output ({job.path})")
+
+
+def fio_reasons(case: Case, spec: TestSpec, reference: Any = None,
+                files: RunFiles | None = None) -> list[str]:
+    """A fio test's figures rebuilt from the reports its nodes kept (``fio-<node>.json``
+    and ``fio-<node>.log``, for each node the job's ``rfm_job.out`` names), each read
+    once and digested by the manifest, by the functions the live check reports them
+    with (:func:`fsaccept.benchmarks.fio.figures.node_figures`, ``combine``,
+    ``reported_figures``): its figures those of the verified reference's entry, its
+    outlier fraction the recorded one (which must be the entry's).  Each figure the case
+    records is the one they give.  Nothing to compare without a recorded figure, a
+    verified reference, or any of the case's directories (a run report read without its
+    run directory)."""
+    if not any(f.value is not None for f in case.figures):
+        return []
+    params, why = _fio_entry(spec, reference)
+    if why:
+        return [why]
+    if params is None or files is None or not _kept_dirs(case, files):
+        return []
+    fraction = case.get("outlier_fraction")
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
+        return [f"outlier_fraction {str(fraction)[:40]!r} is not a number: its fio "
+                "figures cannot be rebuilt"]
+    out = ([] if fraction == params.outlier_fraction else
+           [f"outlier_fraction is recorded as {fraction}, but the reference file's "
+            f"tests.{spec.key} says {params.outlier_fraction}"])
+    specs = fio_command.figure_specs(params)
+    try:
+        job = job_output(case, files)
+        nodes = sorted(fio_command.node_exits(job.stdout))
+        per_node, where = {}, f"{job.path}: no {fio_command.NODE_MARKER} line names a node"
+        for node in nodes:
+            report, path = files.text(case, f"fio-{node}.json", "a node's fio report")
+            log, _ = files.text(case, f"fio-{node}.log", "a node's fio messages")
+            where = f"{len(nodes)} node reports fio-NODE.json in {os.path.dirname(path)}"
+            try:
+                per_node[node] = fio_figures.node_figures(
+                    fio_parse.parse_fio(report, log), specs)
+            except (KeyError, ValueError) as err:
+                return out + [f"its fio report {path} gives no figures: "
+                              f"{str(err.args[0])[:200]}"]
+    except EvidenceMissing as err:
+        return out + [str(err)]
+    given = (fio_figures.reported_figures(fio_figures.combine(per_node, specs, fraction))
+             if per_node else {})
+    names = {*fio_command.judged_figures(specs), OUTLIER_FIGURE}  # all it may report
+    return out + _figures_agree(case, names, given, f"fio output ({where})")
 
 
 def io500_run(case: Case) -> io500_parse.Io500Run | None:

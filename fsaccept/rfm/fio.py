@@ -54,15 +54,14 @@ from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.fio import command as fiocmd
 from fsaccept.benchmarks.fio import figures
 from fsaccept.benchmarks.fio import parse as fio
+from fsaccept.benchmarks.fio.command import NODE_MARKER
 from fsaccept.core import reduction, versions
 from fsaccept.rfm.benchmark import PER_NODE_FIGURES, BenchmarkTest
 from fsaccept.rfm.jobscript import INFO_MARKER
 
-NODE_MARKER = "fsaccept-node"
 NODE_SCRIPT = "fsaccept-fio-node.sh"
 #: fio's directory in a node script's fio line, before it becomes the node's ``$dir``.
 NODE_DIR = "@FSACCEPT_DIR@"
-OUTLIER_FIGURE = "outlier_nodes"
 
 
 @dataclass
@@ -218,7 +217,7 @@ class FioTest(BenchmarkTest):
         res = self._results = FioResults()
         text = self._stdout_text()
         self.benchmark_version = self.job_info().get("fio_version", "")
-        exits = dict(re.findall(rf"^{NODE_MARKER} (\S+) exit (\S+)$", text, re.M))
+        exits = fiocmd.node_exits(text)
         memory = {n: int(kib) * 1024 for n, kib in
                   re.findall(rf"^{NODE_MARKER} (\S+) memory_kib (\d+)$", text, re.M)}
         self.node_memtotal_bytes = min(memory.values(), default=0)
@@ -298,7 +297,7 @@ class FioTest(BenchmarkTest):
                                           for job in run.jobs)
         if not any(f.severity == fio.INVALID for f in found):
             try:
-                res.per_node[stem] = {s.name: figures.figure_value(run, s) for s in specs}
+                res.per_node[stem] = figures.node_figures(run, specs)
             except (KeyError, ValueError) as err:
                 found.append(fio.Finding(fio.INVALID, "figure", None, f"{name}: {err.args[0]}"))
         return found
@@ -314,15 +313,9 @@ class FioTest(BenchmarkTest):
 
     @run_before("performance")
     def set_perf_variables(self):
-        pv = {}
-        for spec in self.specs:
-            pv[spec.name] = sn.make_performance_function(self._aggregate, spec.unit, spec.name)
-            if spec.kind == "throughput":
-                pv[spec.name + "_node_min"] = sn.make_performance_function(
-                    self._node_min, spec.unit, spec.name)
-        if self.outlier_fraction > 0:
-            pv[OUTLIER_FIGURE] = sn.make_performance_function(self._outlier_count, "nodes")
-        self.perf_variables = pv
+        self.perf_variables = {
+            r.name: sn.make_performance_function(self._reported, r.unit, r.name)
+            for r in figures.reported(self.specs, self.outlier_fraction)}
 
     def _combined(self) -> figures.Combined:
         combined = self.fio_results().combined
@@ -330,11 +323,7 @@ class FioTest(BenchmarkTest):
             raise SanityError("INVALID: no figures")
         return combined
 
-    def _aggregate(self, name: str) -> float:
-        return self._combined().aggregate[name]
-
-    def _node_min(self, name: str) -> float:
-        return self._combined().node_min[name]
-
-    def _outlier_count(self) -> int:
-        return len(self._combined().outlier_nodes)
+    def _reported(self, name: str) -> float:
+        """The figure ``name`` the test reports
+        (:func:`fsaccept.benchmarks.fio.figures.reported_figures`)."""
+        return figures.reported_figures(self._combined())[name]

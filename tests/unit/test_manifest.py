@@ -21,8 +21,12 @@ import pytest
 
 from fsaccept import cli
 from fsaccept.benchmarks import registry
+from fsaccept.benchmarks.fio import command as fio_command
+from fsaccept.benchmarks.fio import figures as fio_figures
+from fsaccept.benchmarks.fio import parse as fio_parse
 from fsaccept.reporting import manifest
 from fsaccept.reporting import report as signoff
+from fsaccept.suite.reference import load_reference
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 RECORDED = "/work/main/results/local-spack-20261125T004349-DiB7"
@@ -57,13 +61,42 @@ def _own_figures(tc: dict, output: str) -> None:
             values[0] = given[name]
 
 
+def _fio_reports(tc: dict) -> dict[str, str]:
+    """A fio test's node reports (node -> fio-<node>.json), real captures of its kind
+    (``tests/data/fio/<kind>-n*.json``, used again round its nodes); none for another
+    test."""
+    spec = registry.TESTS.get(registry.class_of_case(tc["name"]))
+    if spec is None or spec.benchmark != "fio":
+        return {}
+    captures = sorted((DATA / "fio").glob(f"{spec.attrs['kind'].replace('_', '-')}-n*.json"))
+    return {node: captures[i % len(captures)].read_text()
+            for i, node in enumerate(tc["job_nodelist"])}
+
+
+def _own_fio_figures(tc: dict, reports: dict[str, str], ref: Path) -> None:
+    """A fio test's figures made those its node reports give (the sign-off rebuilds
+    them from them, its figures those of the reference file's entry)."""
+    spec = registry.TESTS[registry.class_of_case(tc["name"])]
+    params = fio_command.parameters(spec.key, spec.attrs["kind"],
+                                    load_reference(str(ref), ref.read_bytes()).entries[spec.key])
+    specs = fio_command.figure_specs(params)
+    given = fio_figures.reported_figures(fio_figures.combine(
+        {node: fio_figures.node_figures(fio_parse.parse_fio(text), specs)
+         for node, text in reports.items()}, specs, tc["outlier_fraction"]))
+    for key, values in (tc.get("perfvalues") or {}).items():
+        values[0] = given[key.rsplit(":", 1)[-1]]
+
+
 def _output(tc: dict) -> str:
-    """A real capture as the test's benchmark output."""
+    """A real capture as the test's benchmark output (a fio test's: its node scripts'
+    lines, each node's report beside it)."""
     name = tc["name"]
     if name.startswith("IOR"):
         return (DATA / "ior" / "dummy-stonewall.txt").read_text()
     if name.startswith("Fio"):
-        return (DATA / "fio" / "seq-write-n3.json").read_text()
+        return "".join(f"{fio_command.NODE_MARKER} {node} memory_kib 24683656\n"
+                       f"{fio_command.NODE_MARKER} {node} exit 0\n"
+                       for node in tc["job_nodelist"])
     if name.startswith("MdtestHard"):
         return (DATA / "mdtest" / "hard-stonewall.txt").read_text()
     if name.startswith("Mdtest"):
@@ -100,6 +133,12 @@ def run(tmp_path) -> Path:
         (out / "rfm_job.out").write_text(_output(tc))
         (out / "rfm_job.err").write_text("")
         _own_figures(tc, _output(tc))
+        reports = _fio_reports(tc)
+        for node, text in reports.items():
+            (out / f"fio-{node}.json").write_text(text)
+            (out / f"fio-{node}.log").write_text("")
+        if reports:
+            _own_fio_figures(tc, reports, ref)
     stage = Path(_case(data, "IORWriteBandwidth")["stagedir"])
     stage.mkdir(parents=True)
     (stage / "ior.out").write_text(_output({"name": "IOR"}))
@@ -148,7 +187,8 @@ def test_the_manifest_lists_every_file_relative_and_verifies(run, capsys):
     # Relative to the run directory, but for the reference file, which lies outside it.
     absolute = [n for n in files if os.path.isabs(n)]
     assert absolute == [str(run.parent.parent / "reference" / "local-spack.yaml")]
-    assert len(files) == 1 + 23 * 3 + 1 + 1
+    # and each of the 6 fio tests' 4 nodes' fio-<node>.json and .log
+    assert len(files) == 1 + 23 * 3 + 6 * 4 * 2 + 1 + 1
     code, md, console = _signoff(run, capsys)
     assert code == 0 and "**Overall verdict: ACCEPTED**" in md
     assert _integrity_row(md) == f"| Integrity | verified (manifest.json, {len(files)} files; " \
@@ -191,7 +231,11 @@ def test_a_missing_and_an_added_file_are_named(run, capsys):
     (_outdir(run, "FioFsync") / "rfm_job.err").unlink()
     (_outdir(run, "MdtestEasy") / "extra result.txt").write_text("1\n")
     code, md, _ = _signoff(run, capsys)
-    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    # FioFsync's figures cannot be rebuilt without its job's output either (INVALID
+    # outranks the manifest's INCOMPLETE).
+    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
+    assert (f"- FioFsync: INVALID (evidence missing: "
+            f"{_outdir(run, 'FioFsync') / 'rfm_job.err'})") in md, md[:2000]
     assert "- integrity: output/local-spack/compute/openmpi/FioFsync/rfm_job.err is " \
            "missing (the manifest lists it)" in md
     assert "- integrity: output/local-spack/compute/openmpi/MdtestEasy/extra result.txt " \
@@ -593,12 +637,14 @@ def test_a_test_directory_made_after_signing_is_not_covered(run, capsys):
     (stage / "rfm_job.sh").write_text("#!/bin/bash\necho injected after signing\n")
     code, md, console = _signoff(run, capsys)
     name = "stage/local-spack/compute/openmpi/FioFsync"
-    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    # Its figures cannot be rebuilt from that directory (INVALID outranks INCOMPLETE).
+    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
+    assert f"- FioFsync: INVALID (evidence missing: {out / 'rfm_job.out'})" in md, md[:2000]
     assert (f"- integrity: {name}: a test directory the run report names, not covered by "
             "the manifest: added since it was written") in md
     assert _integrity_row(md).startswith(f"| Integrity | not verified: {name}: a test "
                                          "directory the run report names")
-    assert console.splitlines()[-1] == "overall verdict: INCOMPLETE"
+    assert console.splitlines()[-1] == "overall verdict: NOT ACCEPTED"
     # Its output directory made again is not covered either.
     out.mkdir(parents=True)
     code, md, _ = _signoff(run, capsys)

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from fsaccept.benchmarks.fio import figures
 from fsaccept.benchmarks.fio.figures import FigureSpec
 from fsaccept.core import interference as interference_core
 from fsaccept.core import soak as soak_core
@@ -25,6 +26,15 @@ from fsaccept.core.units import KIB, MIB, format_size, parse_size
 METADATA_JOBS = ("filecreate", "filestat", "filedelete")
 #: Default fraction of the median below which a node is an outlier (a slow client).
 DEFAULT_OUTLIER_FRACTION = 0.8
+#: What a node script's lines in the job's stdout begin with: ``fsaccept-node n1 exit 0``,
+#: ``fsaccept-node n1 memory_kib 24683656``.
+NODE_MARKER = "fsaccept-node"
+
+
+def node_exits(stdout: str) -> dict[str, str]:
+    """Each node's fio exit status as its node script printed it in the job's stdout
+    (``fsaccept-node <node> exit <status>``): node -> ``0``, ``1``, ``mkdir-failed``."""
+    return dict(re.findall(rf"^{NODE_MARKER} (\S+) exit (\S+)$", stdout, re.M))
 
 
 @dataclass(frozen=True)
@@ -405,13 +415,8 @@ FIGURE_KINDS = {"IOPS": "iops", "MiB/s": "bandwidth", "us": "latency", "ops/s": 
 
 def judged_figures(specs: list[FigureSpec]) -> dict[str, FigureSpec]:
     """Figure names a threshold may name: each figure, and ``<name>_node_min``
-    (the slowest node) for throughput figures."""
-    out = {}
-    for spec in specs:
-        out[spec.name] = spec
-        if spec.kind == "throughput":
-            out[spec.name + "_node_min"] = spec
-    return out
+    (the slowest node) for throughput figures (:func:`figures.reported`)."""
+    return {r.name: r.spec for r in figures.reported(specs, 0.0) if r.spec is not None}
 
 
 def figure_patterns(kind: str) -> tuple[str, ...]:

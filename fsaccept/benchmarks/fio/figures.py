@@ -1,15 +1,20 @@
 """fio figures: which number of a parsed run each reported figure is
-(:class:`FigureSpec`), per-node figures combined into one, and the outlier nodes."""
+(:class:`FigureSpec`), per-node figures combined into one, and the outlier nodes.
+
+The figures a test reports (:func:`reported`, :func:`reported_figures`) come from its
+nodes' reports alone, by the functions the live check reports them with: the sign-off
+rebuilds them from the reports the test keeps."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from fsaccept.benchmarks.fio.parse import FioRun, json_number
 from fsaccept.core import pernode
 from fsaccept.core.findings import Finding, figure_problem
-from fsaccept.core.pernode import Outlier, find_outliers  # noqa: F401 (used by callers)
+from fsaccept.core.pernode import OUTLIER_FIGURE, Outlier, find_outliers  # noqa: F401
 from fsaccept.core.units import MIB
 
 
@@ -49,6 +54,12 @@ def figure_value(run: FioRun, spec: FigureSpec) -> float:
     return float(raw)
 
 
+def node_figures(run: FioRun, specs: Sequence[FigureSpec]) -> dict[str, float]:
+    """One node's figures of ``specs`` (:func:`figure_value` of each); KeyError or
+    ValueError naming the figure when its report does not give one."""
+    return {spec.name: figure_value(run, spec) for spec in specs}
+
+
 @dataclass
 class Combined:
     """Figures of a test over all its nodes."""
@@ -60,6 +71,7 @@ class Combined:
     latency: the worst node's value."""
     node_min: dict[str, float]  #: throughput figures: the slowest node's value
     outliers: dict[str, list[Outlier]]  #: throughput figure → nodes below the fraction
+    outlier_fraction: float = 0.0  #: the fraction of the median (0: detection off)
 
     @property
     def outlier_nodes(self) -> list[str]:
@@ -88,7 +100,45 @@ def combine(per_node: dict[str, dict[str, float]], specs: list[FigureSpec],
         if found:
             outliers[spec.name] = found
     return Combined(specs=specs, per_node=per_node, aggregate=aggregate, node_min=node_min,
-                    outliers=outliers)
+                    outliers=outliers, outlier_fraction=outlier_fraction)
+
+
+#: What a throughput figure's slowest node (:attr:`Combined.node_min`) adds to its name.
+NODE_MIN_SUFFIX = "_node_min"
+
+
+@dataclass(frozen=True)
+class Reported:
+    """One figure a fio test reports (a performance variable): its name and unit, the
+    figure of its reports it is (None: the outlier count), and its value in the test's
+    combined figures."""
+
+    name: str
+    unit: str
+    spec: FigureSpec | None
+    value: Callable[[Combined], float]
+
+
+def reported(specs: Sequence[FigureSpec], outlier_fraction: float) -> list[Reported]:
+    """Every figure a test of ``specs`` reports, in order: each figure's aggregate (its
+    name), a throughput figure's slowest node (``<name>_node_min``), and with outlier
+    detection (``outlier_fraction`` > 0) the count of outlier nodes (``outlier_nodes``)."""
+    out = []
+    for spec in specs:
+        out.append(Reported(spec.name, spec.unit, spec,
+                            lambda c, name=spec.name: c.aggregate[name]))
+        if spec.kind == "throughput":
+            out.append(Reported(spec.name + NODE_MIN_SUFFIX, spec.unit, spec,
+                                lambda c, name=spec.name: c.node_min[name]))
+    if outlier_fraction > 0:
+        out.append(Reported(OUTLIER_FIGURE, "nodes", None, lambda c: len(c.outlier_nodes)))
+    return out
+
+
+def reported_figures(combined: Combined) -> dict[str, float]:
+    """The figures a test reports from its combined figures, by name (:func:`reported`)."""
+    return {r.name: r.value(combined)
+            for r in reported(combined.specs, combined.outlier_fraction)}
 
 
 def summarize_by_node(per_node: dict[str, list[Finding]]) -> list[str]:
