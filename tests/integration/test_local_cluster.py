@@ -18,8 +18,14 @@ def test_srun_runs_mpi_ranks_on_four_distinct_nodes(cluster_env, tmp_path):
     exe = tmp_path / "allreduce"
     build = run(["mpicc", "-o", str(exe), str(REPO / "checks" / "src" / "mpi_allreduce.c")])
     assert build.returncode == 0, build.stderr
-    proc = run(["srun", "-N4", "-n8", "--ntasks-per-node=2", "--distribution=block",
-                "--mpi=pmix", str(exe)], env=cluster_env, timeout=120)
+    launch = ["srun", "-N4", "-n8", "--ntasks-per-node=2", "--distribution=block",
+              "--mpi=pmix", "--kill-on-bad-exit=1", str(exe)]
+    proc = run(launch, env=cluster_env, timeout=300)
+    if proc.returncode != 0 and "Segmentation fault" in proc.stderr:
+        # Open MPI 4.1.4's TCP BTL segfaults in start-up now and then on the loaded
+        # emulated cluster (seen in CI: both ranks of one node); the checks launch once
+        # more for the same reason (BenchmarkTest.retry_a_launch_that_crashed).
+        proc = run(launch, env=cluster_env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     lines = [l.split() for l in proc.stdout.splitlines() if l.startswith("rank ")]
     assert sorted(int(l[1]) for l in lines) == list(range(8))
