@@ -340,7 +340,7 @@ class IORIntegrityTest(IORReadTest):
     verifying every transfer (``-R``).  Its figure counts the transfers read back wrong:
     any is a FAIL (a fast file system that returns wrong data is not accepted)."""
 
-    counts = IORReadTest.counts | {"incorrect_transfers"}
+    counts = IORReadTest.counts | {figures.INCORRECT_TRANSFERS}
     figure_kind = "bandwidth"
 
     #: What IOR reported, for the report: "16 transfers read back wrong in <dir>".

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FILL_DEFAULT, FILL_OPTIONAL, FIXTURE,
                                            Benchmark, TestSpec)
-from fsaccept.benchmarks.ior import command, figures, parse, parse_json, validity
+from fsaccept.benchmarks.ior import command, parse, parse_json, validity
+from fsaccept.benchmarks.ior import figures as ior_figures
 from fsaccept.core.pernode import OUTLIER_FIGURE
 
 
@@ -23,7 +24,7 @@ def _ior(check: str, role: str, key: str, descr: str, phase: str, operation: str
     when the entry asks for slow clients, the outlier count."""
     if figures is None:
         figures = (() if role == FIXTURE else
-                   (f"{operation}_{'bandwidth' if figure_kind == 'bandwidth' else 'iops'}",
+                   (ior_figures.figure_name(operation, figure_kind),
                     OUTLIER_FIGURE))
     return TestSpec(check=check, role=role, key=key, descr=descr, benchmark="ior",
                     tags=tags, figures=figures,
@@ -39,9 +40,9 @@ def _ior(check: str, role: str, key: str, descr: str, phase: str, operation: str
 #: main figure), the volume over it, and the fastest rank's time (stragglers show).
 CHECKPOINT_FIGURES = ("checkpoint_time_s", "checkpoint_bandwidth", "first_rank_done_s")
 RESTORE_FIGURES = ("restore_time_s", "restore_bandwidth", "first_rank_done_s",
-                   "incorrect_transfers")
+                   ior_figures.INCORRECT_TRANSFERS)
 #: A restore that reads back a wrong transfer fails, whatever its time.
-NO_WRONG_TRANSFER = {"incorrect_transfers": (0, None, 0, "transfers")}
+NO_WRONG_TRANSFER = {ior_figures.INCORRECT_TRANSFERS: (0, None, 0, "transfers")}
 
 
 def _checkpoint(variant: str, layout: str, tags: tuple[str, ...] = ()) -> tuple[TestSpec, ...]:
@@ -69,7 +70,8 @@ TESTS = (
     _ior("IORWriteBandwidth", ACCEPTANCE, "ior_write_bandwidth",
          "IOR write bandwidth, stonewalled, file per process", "write_bandwidth", "write",
          tags=("bandwidth",), schema="bandwidth_test", stonewall_figure=True,
-         figures=("write_bandwidth", "write_bandwidth_stonewall", OUTLIER_FIGURE),
+         figures=("write_bandwidth", "write_bandwidth" + ior_figures.STONEWALL_SUFFIX,
+                  OUTLIER_FIGURE),
          fill=FILL_DEFAULT),
     _ior("IORReadDatasetGeneration", FIXTURE, "ior_read_bandwidth",
          "IOR dataset for the sustained read", "read_generation", "write"),
@@ -89,9 +91,9 @@ TESTS = (
     _ior("IORDataIntegrity", ACCEPTANCE, "ior_data_integrity",
          "IOR data integrity: patterned write, verified read on other nodes",
          "integrity_read", "read", tags=("integrity",), schema="integrity_test",
-         figures=("incorrect_transfers",),
+         figures=(ior_figures.INCORRECT_TRANSFERS,),
          # A fast file system that returns wrong data must fail.
-         fixed={"incorrect_transfers": (0, None, 0, "transfers")}, reduction_matters=False),
+         fixed=NO_WRONG_TRANSFER, reduction_matters=False),
     _ior("IORSharedFileWrite", ACCEPTANCE, "ior_shared_write",
          "IOR shared-file write bandwidth, stonewalled", "shared_write", "write",
          tags=("bandwidth", "shared-file"), schema="shared_write_test",
@@ -106,19 +108,21 @@ TESTS = (
     *_checkpoint("Shared", "one shared file", ("shared-file",)),
 )
 
+
 def output_figures(stdout: str, spec: TestSpec) -> tuple[dict[str, float], frozenset[str]]:
-    """The figures IOR's output gives a test (:func:`figures.figures_of`, as live), and
-    the names it answers for: a burst's three, else the main figure and its aggregate
-    up to the stonewall; and the count of wrong transfers."""
+    """The figures IOR's output gives a test, as live
+    (:func:`fsaccept.benchmarks.ior.figures.figures_of`), and the names it answers for:
+    a burst's three, else the main figure and its aggregate up to the stonewall; and
+    the count of wrong transfers."""
     operation, kind = spec.attrs.get("operation"), spec.attrs.get("figure_kind")
     if not isinstance(operation, str) or not isinstance(kind, str):
         return {}, frozenset()
     phase = command.PHASES.get(str(spec.attrs.get("phase")))
     burst = tuple(spec.figures[:3]) if phase is not None and phase.rank_times else ()
-    main = figures.figure_name(operation, kind)
-    names = {*burst} if burst else {main, main + figures.STONEWALL_SUFFIX}
-    return (figures.figures_of(parse.parse_ior(stdout), operation, kind, burst),
-            frozenset(names | {figures.INCORRECT_TRANSFERS}))
+    main = ior_figures.figure_name(operation, kind)
+    names = {*burst} if burst else {main, main + ior_figures.STONEWALL_SUFFIX}
+    return (ior_figures.figures_of(parse.parse_ior(stdout), operation, kind, burst),
+            frozenset(names | {ior_figures.INCORRECT_TRANSFERS}))
 
 
 BENCHMARK = Benchmark(
