@@ -71,8 +71,10 @@ COHERENCE = (("features.cache-invalidation", "on"), ("performance.cache-invalida
 #: The nodes' client mount options: the kernel keeps no attributes (FUSE's
 #: attribute-timeout, 1 s by default), so another node's link count, size and mtime show
 #: at once; the entry cache stays (entry-timeout=0 made a rename seen from another node
-#: miss the name more often).
-CLIENT_OPTIONS = ("attribute-timeout=0",)
+#: miss the name more often).  ``acl``: POSIX ACLs, as a site's contract promises them.
+#: Without it the client refuses to set an ACL, and its kernel checks the mode bits only
+#: (FUSE's default_permissions), so an ACL that grants more than the mode is refused.
+CLIENT_OPTIONS = ("attribute-timeout=0", "acl")
 
 
 class GlusterError(Exception):

@@ -6,7 +6,9 @@ GlusterFS client of its own, so each case's writer and reader are two clients.
 - One node's client mounted with attribute-timeout=10,entry-timeout=10 (a site's
   misconfigured client): FAIL, naming the case and the node pair.  Cache invalidation
   still shows content and size at once; the link count waits for the kernel's cache.
-- Root squash and an ACL promised where the lab has neither: FAIL, naming each case.
+- Root squash promised where the lab has none: FAIL, naming the case.
+- One node's client mounted without acl: the ACL case FAILs, naming the node pair (the
+  kernel checks the mode bits only, so the ACL's grant is refused).
 - A lock whose holder is stopped, never killed (a fixture): FAIL at the bound, naming
   the pair.
 """
@@ -66,17 +68,16 @@ def test_a_node_that_caches_attributes_fails_naming_the_pair(gluster_env, tmp_pa
             "attribute-timeout=10") in out, out[-3000:]
 
 
-def test_root_squash_and_acls_promised_where_the_lab_has_neither_fail(gluster_env, tmp_path):
-    """The lab's volume squashes no root and its clients have no acl option today: a
-    reference that promises both FAILs, naming each case and its node pair (root's file
-    owned by 0; the ACL refused or not enforced), never a PASS."""
+def test_root_squash_promised_where_the_lab_has_none_fails(gluster_env, tmp_path):
+    """The lab's volume squashes no root: a reference that promises it FAILs, naming the
+    case and its node pair (root's file owned by 0), never a PASS.  The ACL case, promised
+    by the lab's reference, passes beside it."""
     _, layout = gluster_env
 
     def promise(data):
         entry = data["tests"]["semantics"]
         entry.update(root_squash_uid=65534, acl_test_uid=4242)
-        for case in ("root-squash", "acl-deny"):
-            entry["not_promised"].pop(case)
+        entry["not_promised"].pop("root-squash")
     proc, cases = run_gluster_checks("semantics", tmp_path, "-n", "CrossNodeSemantics",
                                      env=gluster_reference(tmp_path, layout, promise))
     case = cases["CrossNodeSemantics"]
@@ -84,7 +85,39 @@ def test_root_squash_and_acls_promised_where_the_lab_has_neither_fail(gluster_en
     failures = case["semantics_failures"]
     assert "root-squash: writer n1, reader n2: 1 violations" in failures, failures
     assert "owner=0 expected=65534" in failures
-    assert "acl-deny: writer n1, reader n2: " in failures, failures
+    assert "acl-deny" not in failures, failures
+
+
+def test_a_node_mounted_without_acl_fails_the_acl_case_naming_the_pair(gluster_env, tmp_path):
+    """n2's client mounted without acl: GlusterFS still enforces the denying entry (on
+    its bricks), but n2's kernel checks the mode bits only (FUSE's default_permissions),
+    so the file of mode 0600 that the ACL grants to the uid is refused: acl-deny FAILs on
+    n1 -> n2.  With a reference that requires acl (target.mount_options, read from the
+    client's own command line), the same node is refused before the job writes."""
+    _, layout = gluster_env
+    for sub in ("no-acl", "required"):
+        (tmp_path / sub).mkdir()
+    remount = run([str(LOCAL_CLUSTER), "remount", "n2", "--mount-options",
+                   "attribute-timeout=0"], timeout=120)
+    assert remount.returncode == 0, remount.stderr
+    try:
+        proc, cases = semantics(tmp_path / "no-acl", layout)
+        requiring = gluster_reference(tmp_path, layout, lambda d: d["target"].update(
+            mount_options={"required": ["acl"]}))
+        refused, refused_cases = run_gluster_checks(
+            "semantics", tmp_path / "required", "-n", "CrossNodeSemantics", env=requiring)
+    finally:
+        back = run([str(LOCAL_CLUSTER), "remount", "n2"], timeout=120)
+        assert back.returncode == 0, back.stderr
+    case = cases["CrossNodeSemantics"]
+    assert case["result"] == "fail", proc.stdout[-3000:]
+    failures = case["semantics_failures"]
+    assert "acl-deny: writer n1, reader n2: 1 violations" in failures, failures
+    assert "denied_open=EACCES control_open=granted granted_open=EACCES" in failures, failures
+    out = refused.stdout + refused.stderr
+    assert refused_cases["CrossNodeSemantics"]["result"] == "fail", out[-3000:]
+    assert f"node n2: mount of {layout.mount_point} lacks required option acl" in out, \
+        out[-3000:]
 
 
 def test_a_lock_whose_holder_never_goes_away_fails_naming_the_pair(gluster_env, tmp_path):

@@ -85,7 +85,7 @@ def test_node_wrapper_mounts_the_volume_in_a_namespace_of_its_own(tmp_path):
                     "--volfile-server=127.0.70.80", "--volfile-id=fsaccept",
                     f"--pid-file={tmp_path / 'run' / 'client-n2.pid'}",
                     f"--log-file={tmp_path / 'log' / 'client-n2.log'}",
-                    "--attribute-timeout=0"]
+                    "--attribute-timeout=0 --acl"]
     assert '"$2" "$3" "$4" "$5" "$6" $7 "$1" || exit 97' in script
     assert "fuse.glusterfs" in script and script.endswith('shift 7; exec "$@"')
 

@@ -765,6 +765,33 @@ def test_recorded_case_lines_keep_the_count():
     assert again.cases["namespace-list"].wrong == 4
 
 
+def test_a_real_run_in_format_4_is_read_and_its_acl_case_judged_as_it_was():
+    """Format 4's acl-deny tried the deny and the control only (no ``granted_open=``):
+    still read, every case present, judged as the line says."""
+    run = parse_semantics(_text("two-names-format4"))
+    assert run.valid and run.ended and run.version == "4", run.reasons
+    assert list(run.cases) == list(parse.CASES)
+    assert "granted_open" not in run.cases["acl-deny"].detail
+    assert validity.failures(run, _params()) == []
+
+
+def test_the_acl_case_names_the_refused_grant_on_its_pair():
+    """A reader whose client checks the mode bits only (GlusterFS mounted without acl)
+    is refused the file of mode 0600 the ACL grants: the line says so, and the failure
+    names the pair and the open (the capture edited in code)."""
+    text = _text("two-names").replace(
+        "value=0 unit=violations ok=1 detail=uid=4242 owner=0 create=none setxattr=none "
+        "become=none denied_open=EACCES control_open=granted granted_open=granted",
+        "value=1 unit=violations ok=0 detail=uid=4242 owner=0 create=none setxattr=none "
+        "become=none denied_open=EACCES control_open=granted granted_open=EACCES")
+    assert "granted_open=EACCES" in text
+    failed = [f for f in validity.failures(parse_semantics(text), _params())
+              if f.startswith("acl-deny")]
+    assert failed == ["acl-deny: writer n1, reader n2: 1 violations (at most 0 violations; "
+                      "uid=4242 owner=0 create=none setxattr=none become=none "
+                      "denied_open=EACCES control_open=granted granted_open=EACCES)"]
+
+
 def test_an_output_of_the_former_format_is_refused():
     """Format 1 had no namespace cases and no sizes in its header; format 2 no
     root-squash and acl-deny cases and no uids in its header."""
@@ -985,7 +1012,8 @@ def test_the_reference_files_declare_the_features(tmp_path):
     from fsaccept.suite.reference import ReferenceError, load_reference
     repo = REPO / "reference"
     lab = load_reference(repo / "local-gluster.yaml").entries["semantics"]
-    assert {"root-squash", "acl-deny"} <= set(lab["not_promised"])
+    # The lab promises POSIX ACLs (its clients mount with acl), not root squash.
+    assert "root-squash" in lab["not_promised"] and "acl-deny" not in lab["not_promised"]
     lustre = load_reference(repo / "example-lustre.yaml").entries["semantics"]
     assert "not_promised" not in lustre or not {"root-squash", "acl-deny"} & set(
         lustre["not_promised"])
@@ -1017,7 +1045,7 @@ def test_a_lock_whose_holder_never_goes_fails_at_the_bound_naming_the_pair():
     assert run.figures()["lock_killed_s"] == 3.0
     failed = [f for f in validity.failures(run, _params()) if f.startswith("lock-killed")]
     assert failed == ["lock-killed: writer n1, reader n2: 3s (at most 1s; "
-                      "second_holder_before=refused errno=EAGAIN released_seen_s=>3.000344)"]
+                      "second_holder_before=refused errno=EAGAIN released_seen_s=>3.000064)"]
 
 
 def test_output_format_3_is_still_read_without_the_lock_killed_case():

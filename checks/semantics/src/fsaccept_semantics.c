@@ -20,8 +20,9 @@
  *
  * The last two cases are contract features: root-squash (a file root creates on one
  * node is owned, seen from another, by the anonymous uid -s) and acl-deny (a POSIX
- * ACL entry user:U:--- set on one node denies uid U, -u, on another).  Each needs
- * root: run otherwise, it prints ok=unsupported and says why.
+ * ACL entry user:U:--- set on one node denies uid U, -u, on another, and an entry
+ * user:U:r-- grants U what the file's mode does not).  Each needs root: run
+ * otherwise, it prints ok=unsupported and says why.
  *
  * -L lists DIR once as the namespace cases' reader does (the same function),
  * without MPI, and prints its count and rate: bench/namespace_listing.py times it
@@ -47,7 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define VERSION "4"
+#define VERSION "5"
 #define TAG "fsaccept-semantics"
 #define NAME_LEN 64
 #define DETAIL_LEN 240
@@ -523,7 +524,7 @@ static void renaming(void)
         signal_rank(1);
     } else if (rank == 1) {
         long reads = 0, enoent = 0, mixed = 0, other = 0;
-        int done = 0, flag = 0, last = 0;
+        int done = 0, flag = 0, last = 0, first_other = 0;
         MPI_Request req;
         int x;
         MPI_Irecv(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, &req);
@@ -534,7 +535,11 @@ static void renaming(void)
             ssize_t n = read_file(path, got, sizeof got);
             reads++;
             if (n == -ENOENT) { enoent++; continue; }
-            if (n < 0) { other++; continue; }
+            if (n < 0) {
+                if (!other++)
+                    first_other = (int)-n;
+                continue;
+            }
             int uniform = n == (ssize_t)sizeof got;
             for (ssize_t i = 1; uniform && i < n; i++)
                 uniform = got[i] == got[0];
@@ -542,8 +547,9 @@ static void renaming(void)
         }
         r.value = enoent + mixed + other;
         r.ok = r.value == 0;
-        snprintf(r.detail, sizeof r.detail, "reads=%ld enoent=%ld mixed=%ld other_errors=%ld",
-                 reads, enoent, mixed, other);
+        snprintf(r.detail, sizeof r.detail,
+                 "reads=%ld enoent=%ld mixed=%ld other_errors=%ld first_other_error=%s",
+                 reads, enoent, mixed, other, first_other ? errname(first_other) : "none");
     }
     share(&r, 1);
     print("rename", &r, "violations");
@@ -592,7 +598,7 @@ static void races(int use_mkdir)
     char path[4096];
     result_t r = {0, -1, 1, -1, -1, "", 0};
     const char *name = use_mkdir ? "mkdir-race" : "excl-race";
-    int bad_rounds = 0, odd_errors = 0, worst = 1;
+    int bad_rounds = 0, odd_errors = 0, worst = 1, first_odd = 0;
     current = name;
     for (int t = 0; t < trials; t++) {
         snprintf(path, sizeof path, "%s/%s.%d", dir, name, t);
@@ -607,10 +613,13 @@ static void races(int use_mkdir)
         }
         err = won ? 0 : errno;
         int odd = !won && err != EEXIST;
-        int winners = won;
+        int winners = won, odd_err = odd ? err : 0;
         MPI_Allreduce(MPI_IN_PLACE, &winners, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         MPI_Allreduce(MPI_IN_PLACE, &odd, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &odd_err, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         odd_errors += odd;
+        if (!first_odd)
+            first_odd = odd_err; /* the loser's errno other than EEXIST, the first round */
         if (winners != 1) {
             bad_rounds++;
             if (winners != 1 && (worst == 1 || winners > worst)) worst = winners;
@@ -620,8 +629,9 @@ static void races(int use_mkdir)
     r.ok = bad_rounds == 0 && odd_errors == 0;
     r.value += odd_errors;
     snprintf(r.detail, sizeof r.detail,
-             "rounds=%d ranks=%d rounds_without_one_winner=%d most_winners=%d other_errors=%d",
-             trials, size, bad_rounds, worst, odd_errors);
+             "rounds=%d ranks=%d rounds_without_one_winner=%d most_winners=%d other_errors=%d "
+             "first_other_error=%s", trials, size, bad_rounds, worst, odd_errors,
+             first_odd ? errname(first_odd) : "none");
     print(name, &r, "violations");
 }
 
@@ -894,7 +904,7 @@ static void root_squash(void)
  * a little-endian version 2, then entries {u16 tag, u16 perm, u32 id}, by tag. */
 #define ACL_XATTR "system.posix_acl_access"
 enum { ACL_V2 = 2, TAG_USER_OBJ = 0x01, TAG_USER = 0x02, TAG_GROUP_OBJ = 0x04,
-       TAG_MASK = 0x10, TAG_OTHER = 0x20, PERM_RW = 6 };
+       TAG_MASK = 0x10, TAG_OTHER = 0x20, PERM_R = 4, PERM_RW = 6 };
 
 static size_t acl_entry(unsigned char *p, unsigned tag, unsigned perm, uint32_t id)
 {
@@ -906,13 +916,14 @@ static size_t acl_entry(unsigned char *p, unsigned tag, unsigned perm, uint32_t 
     return 8;
 }
 
-/* A file of mode 0666 whatever the umask: every uid may read it by its mode. */
-static int create_0666(const char *path)
+/* A file of this mode whatever the umask: 0666, every uid may read it by its mode;
+ * 0600, only its owner. */
+static int create_mode(const char *path, mode_t mode)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
     if (fd < 0)
         return errno;
-    int err = fchmod(fd, 0666) != 0 ? errno : 0;
+    int err = fchmod(fd, mode) != 0 ? errno : 0;
     if (write(fd, "acl\n", 4) != 4 && !err)
         err = errno ? errno : EIO;
     if (close(fd) != 0 && !err)
@@ -921,18 +932,19 @@ static int create_0666(const char *path)
 }
 
 /* In a child that becomes uid U (no groups, gid U): 0 or the errno of becoming U, of
- * opening the denied file and of opening the control. */
-static void open_as(const char *denied, const char *control, int out[3])
+ * opening the denied file, the control and the granted file. */
+static void open_as(const char *denied, const char *control, const char *granted,
+                    int out[4])
 {
     int fds[2];
-    out[0] = out[1] = out[2] = 0;
+    out[0] = out[1] = out[2] = out[3] = 0;
     if (pipe(fds) != 0) { out[0] = errno; return; }
     fflush(stdout);
     pid_t pid = fork();
     if (pid < 0) {
         out[0] = errno;
     } else if (pid == 0) { /* the child: no MPI here */
-        int res[3] = {0, 0, 0}, fd;
+        int res[4] = {0, 0, 0, 0}, fd;
         uid_t u = (uid_t)acl_uid;
         if (setgroups(0, NULL) != 0 || setresgid((gid_t)u, (gid_t)u, (gid_t)u) != 0
             || setresuid(u, u, u) != 0 || geteuid() != u) {
@@ -940,6 +952,7 @@ static void open_as(const char *denied, const char *control, int out[3])
         } else {
             if ((fd = open(denied, O_RDONLY)) >= 0) close(fd); else res[1] = errno;
             if ((fd = open(control, O_RDONLY)) >= 0) close(fd); else res[2] = errno;
+            if ((fd = open(granted, O_RDONLY)) >= 0) close(fd); else res[3] = errno;
         }
         if (write(fds[1], res, sizeof res) < 0) { /* the parent reads nothing */ }
         _exit(0);
@@ -947,7 +960,7 @@ static void open_as(const char *denied, const char *control, int out[3])
         int status;
         close(fds[1]);
         fds[1] = -1;
-        if (read(fds[0], out, 3 * sizeof *out) != (ssize_t)(3 * sizeof *out))
+        if (read(fds[0], out, 4 * sizeof *out) != (ssize_t)(4 * sizeof *out))
             out[0] = ECHILD;
         waitpid(pid, &status, 0);
     }
@@ -955,62 +968,81 @@ static void open_as(const char *denied, const char *control, int out[3])
     if (fds[1] >= 0) close(fds[1]);
 }
 
-/* POSIX ACLs: rank 0 creates two files of mode 0666 and sets on the first the access
- * ACL user::rw- user:U:--- group::rw- mask::rw- other::rw- (-u U); rank 1 forks a
- * child that becomes uid U and opens both for reading.  The first must be refused
- * with EACCES; the second (the control: the same mode, no ACL) must open, or the
- * refusal proves nothing (a directory U cannot search).  A file system that refuses
- * the ACL with ENOTSUP, or a reader that cannot become U (not root): unsupported. */
+/* An access ACL: user::rw-, user:U:<perm>, group::<group>, mask::<mask>, other::<other>. */
+static size_t acl_of(unsigned char acl[4 + 5 * 8], unsigned perm, unsigned group,
+                     unsigned mask, unsigned other)
+{
+    uint32_t version = htole32(ACL_V2);
+    size_t n = 4;
+    memcpy(acl, &version, 4);
+    n += acl_entry(acl + n, TAG_USER_OBJ, PERM_RW, (uint32_t)-1);
+    n += acl_entry(acl + n, TAG_USER, perm, (uint32_t)acl_uid);
+    n += acl_entry(acl + n, TAG_GROUP_OBJ, group, (uint32_t)-1);
+    n += acl_entry(acl + n, TAG_MASK, mask, (uint32_t)-1);
+    n += acl_entry(acl + n, TAG_OTHER, other, (uint32_t)-1);
+    return n;
+}
+
+/* POSIX ACLs: rank 0 creates three files.  On the first, of mode 0666, it sets the
+ * access ACL user::rw- user:U:--- group::rw- mask::rw- other::rw- (-u U); the second,
+ * of mode 0666 too, has no ACL (the control); on the third, of mode 0600, it sets
+ * user::rw- user:U:r-- group::--- mask::r-- other::---.  Rank 1 forks a child that
+ * becomes uid U and opens the three for reading.  The first must be refused with
+ * EACCES (the deny); the second must open, or the refusal proves nothing (a directory
+ * U cannot search); the third must open (the grant: a client that checks only the
+ * mode bits, as a GlusterFS client mounted without acl does, refuses it).  A file
+ * system that refuses the ACL with ENOTSUP, or a reader that cannot become U (not
+ * root): unsupported. */
 static void acl_deny(void)
 {
-    char denied[4096], control[4096];
+    char denied[4096], control[4096], granted[4096];
     result_t r = {0, -1, 1, 0, 1, "", 0};
     int w[3] = {0, 0, -1}; /* the writer's create error, setxattr error, file owner */
     current = "acl-deny";
     path_of(denied, sizeof denied, "acl-deny");
     path_of(control, sizeof control, "acl-control");
+    path_of(granted, sizeof granted, "acl-grant");
     if (rank == 0) {
-        unsigned char acl[4 + 5 * 8];
-        uint32_t version = htole32(ACL_V2);
-        size_t n = 4;
+        unsigned char deny[4 + 5 * 8], grant[4 + 5 * 8];
+        size_t nd = acl_of(deny, 0, PERM_RW, PERM_RW, PERM_RW);
+        size_t ng = acl_of(grant, PERM_R, 0, PERM_R, 0);
         struct stat st;
-        memcpy(acl, &version, 4);
-        n += acl_entry(acl + n, TAG_USER_OBJ, PERM_RW, (uint32_t)-1);
-        n += acl_entry(acl + n, TAG_USER, 0, (uint32_t)acl_uid);
-        n += acl_entry(acl + n, TAG_GROUP_OBJ, PERM_RW, (uint32_t)-1);
-        n += acl_entry(acl + n, TAG_MASK, PERM_RW, (uint32_t)-1);
-        n += acl_entry(acl + n, TAG_OTHER, PERM_RW, (uint32_t)-1);
-        w[0] = create_0666(denied);
+        w[0] = create_mode(denied, 0666);
         if (!w[0])
-            w[0] = create_0666(control);
-        if (!w[0] && setxattr(denied, ACL_XATTR, acl, n, 0) != 0)
+            w[0] = create_mode(control, 0666);
+        if (!w[0])
+            w[0] = create_mode(granted, 0600);
+        if (!w[0] && setxattr(denied, ACL_XATTR, deny, nd, 0) != 0)
+            w[1] = errno;
+        if (!w[0] && !w[1] && setxattr(granted, ACL_XATTR, grant, ng, 0) != 0)
             w[1] = errno;
         if (!w[0] && stat(denied, &st) == 0)
             w[2] = (int)st.st_uid;
     }
     MPI_Bcast(w, 3, MPI_INT, 0, MPI_COMM_WORLD);
     if (rank == 1) {
-        int got[3] = {0, 0, 0};
+        int got[4] = {0, 0, 0, 0};
         char owner[24] = "none";
         if (w[2] >= 0)
             snprintf(owner, sizeof owner, "%d", w[2]);
         if (!w[0] && !w[1])
-            open_as(denied, control, got);
+            open_as(denied, control, granted, got);
         if (w[1] == ENOTSUP || got[0] == EPERM) {
             r.ok = 2; /* the file system has no ACLs, or the reader cannot become U */
         } else {
-            r.value = w[0] || w[1] || got[0] ? 1 : (got[1] != EACCES) + (got[2] != 0);
+            r.value = w[0] || w[1] || got[0]
+                          ? 1 : (got[1] != EACCES) + (got[2] != 0) + (got[3] != 0);
             r.ok = r.value == 0;
         }
-        const char *opened[2];
-        for (int i = 0; i < 2; i++)
+        const char *opened[3];
+        for (int i = 0; i < 3; i++)
             opened[i] = w[0] || w[1] || got[0] ? "none" : got[1 + i] ? errname(got[1 + i])
                                                                      : "granted";
         snprintf(r.detail, sizeof r.detail,
                  "uid=%ld owner=%s create=%s setxattr=%s become=%s denied_open=%s "
-                 "control_open=%s", acl_uid, owner, w[0] ? errname(w[0]) : "none",
-                 w[1] ? errname(w[1]) : "none", got[0] ? errname(got[0]) : "none",
-                 opened[0], opened[1]);
+                 "control_open=%s granted_open=%s", acl_uid, owner,
+                 w[0] ? errname(w[0]) : "none", w[1] ? errname(w[1]) : "none",
+                 got[0] ? errname(got[0]) : "none", opened[0], opened[1], opened[2]);
     }
     share(&r, 1);
     print("acl-deny", &r, "violations");

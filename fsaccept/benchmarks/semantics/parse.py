@@ -24,7 +24,7 @@ from fsaccept.core.findings import (INVALID, WARNING, Finding, Findings, Judged,
 
 PREFIX = "fsaccept-semantics"
 #: The program's output format this parser reads.
-VERSION = "4"
+VERSION = "5"
 
 SECONDS, VIOLATIONS, RATE = "s", "violations", "entries/s"
 #: Each case the program runs, in its order, and the unit of its value: seconds until
@@ -41,8 +41,9 @@ CASES = {
     "root-squash": VIOLATIONS, "acl-deny": VIOLATIONS,
 }
 #: The output formats this parser reads -> the cases each prints (format 3 had no
-#: lock-killed case).
-READS = {"3": tuple(c for c in CASES if c != "lock-killed"), VERSION: tuple(CASES)}
+#: lock-killed case; in format 4 acl-deny tried only the deny, not the grant).
+READS = {"3": tuple(c for c in CASES if c != "lock-killed"), "4": tuple(CASES),
+         VERSION: tuple(CASES)}
 #: The cases every format prints (what recorded case lines, without their header, must
 #: hold).
 IN_EVERY_FORMAT = tuple(c for c in CASES if all(c in cases for cases in READS.values()))
