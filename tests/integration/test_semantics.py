@@ -38,34 +38,43 @@ def test_the_lab_volume_behaves_as_one_file_system(gluster_env, tmp_path):
         case["semantics_cases"]
 
 
-def test_a_node_that_caches_attributes_fails_naming_the_pair(gluster_env, tmp_path):
-    """n2's client caches attributes for 10 s: the hardlink case FAILs on n1 -> n2.  With
-    a reference that forbids that option (target.mount_options), the same node is refused
-    before the job writes anything: INVALID, naming the node and the option."""
-    _, layout = gluster_env
-    for sub in ("cached", "forbidden"):
+def with_n2_remounted(tmp_path, layout, client_options: str, mount_options: dict):
+    """n2's client remounted with ``client_options``: the check run with the lab's
+    reference (its case, failing), then with one whose target declares ``mount_options``
+    (n2 refused before the job writes).  n2 gets the lab's client back afterwards."""
+    for sub in ("case", "refused"):
         (tmp_path / sub).mkdir()
-    remount = run([str(LOCAL_CLUSTER), "remount", "n2", "--mount-options",
-                   "attribute-timeout=10,entry-timeout=10"], timeout=120)
+    remount = run([str(LOCAL_CLUSTER), "remount", "n2", "--mount-options", client_options],
+                  timeout=120)
     assert remount.returncode == 0, remount.stderr
     try:
-        proc, cases = semantics(tmp_path / "cached", layout)
-        forbidding = gluster_reference(tmp_path, layout, lambda d: d["target"].update(
-            mount_options={"forbidden": ["attribute-timeout=10"]}))
+        proc, cases = semantics(tmp_path / "case", layout)
+        declaring = gluster_reference(tmp_path, layout, lambda d: d["target"].update(
+            mount_options=mount_options))
         refused, refused_cases = run_gluster_checks(
-            "semantics", tmp_path / "forbidden", "-n", "CrossNodeSemantics", env=forbidding)
+            "semantics", tmp_path / "refused", "-n", "CrossNodeSemantics", env=declaring)
     finally:
         back = run([str(LOCAL_CLUSTER), "remount", "n2"], timeout=120)
         assert back.returncode == 0, back.stderr
     case = cases["CrossNodeSemantics"]
     assert case["result"] == "fail", proc.stdout[-3000:]
-    assert "hardlink: writer n1, reader n2: " in case["semantics_failures"], \
-        case["semantics_failures"]
-    assert "hardlink: writer n1, reader n2" in proc.stdout + proc.stderr
     out = refused.stdout + refused.stderr
     assert refused_cases["CrossNodeSemantics"]["result"] == "fail", out[-3000:]
+    return proc, case["semantics_failures"], out
+
+
+def test_a_node_that_caches_attributes_fails_naming_the_pair(gluster_env, tmp_path):
+    """n2's client caches attributes for 10 s: the hardlink case FAILs on n1 -> n2.  With
+    a reference that forbids that option (target.mount_options), the same node is refused
+    before the job writes anything: INVALID, naming the node and the option."""
+    _, layout = gluster_env
+    proc, failures, refused = with_n2_remounted(
+        tmp_path, layout, "attribute-timeout=10,entry-timeout=10",
+        {"forbidden": ["attribute-timeout=10"]})
+    assert "hardlink: writer n1, reader n2: " in failures, failures
+    assert "hardlink: writer n1, reader n2" in proc.stdout + proc.stderr
     assert (f"node n2: mount of {layout.mount_point} has forbidden option "
-            "attribute-timeout=10") in out, out[-3000:]
+            "attribute-timeout=10") in refused, refused[-3000:]
 
 
 def test_root_squash_promised_where_the_lab_has_none_fails(gluster_env, tmp_path):
@@ -95,29 +104,12 @@ def test_a_node_mounted_without_acl_fails_the_acl_case_naming_the_pair(gluster_e
     n1 -> n2.  With a reference that requires acl (target.mount_options, read from the
     client's own command line), the same node is refused before the job writes."""
     _, layout = gluster_env
-    for sub in ("no-acl", "required"):
-        (tmp_path / sub).mkdir()
-    remount = run([str(LOCAL_CLUSTER), "remount", "n2", "--mount-options",
-                   "attribute-timeout=0"], timeout=120)
-    assert remount.returncode == 0, remount.stderr
-    try:
-        proc, cases = semantics(tmp_path / "no-acl", layout)
-        requiring = gluster_reference(tmp_path, layout, lambda d: d["target"].update(
-            mount_options={"required": ["acl"]}))
-        refused, refused_cases = run_gluster_checks(
-            "semantics", tmp_path / "required", "-n", "CrossNodeSemantics", env=requiring)
-    finally:
-        back = run([str(LOCAL_CLUSTER), "remount", "n2"], timeout=120)
-        assert back.returncode == 0, back.stderr
-    case = cases["CrossNodeSemantics"]
-    assert case["result"] == "fail", proc.stdout[-3000:]
-    failures = case["semantics_failures"]
+    _, failures, refused = with_n2_remounted(tmp_path, layout, "attribute-timeout=0",
+                                             {"required": ["acl"]})
     assert "acl-deny: writer n1, reader n2: 1 violations" in failures, failures
     assert "denied_open=EACCES control_open=granted granted_open=EACCES" in failures, failures
-    out = refused.stdout + refused.stderr
-    assert refused_cases["CrossNodeSemantics"]["result"] == "fail", out[-3000:]
-    assert f"node n2: mount of {layout.mount_point} lacks required option acl" in out, \
-        out[-3000:]
+    assert f"node n2: mount of {layout.mount_point} lacks required option acl" in refused, \
+        refused[-3000:]
 
 
 def test_a_lock_whose_holder_never_goes_away_fails_naming_the_pair(gluster_env, tmp_path):
