@@ -189,8 +189,7 @@ class FioTest(BenchmarkTest):
             'node=${SLURMD_NODENAME:-$(hostname -s)}',
             f'dir={shlex.quote(self.target_dir)}/"$node"',
             'mkdir -p "$dir" || { echo "' + NODE_MARKER + ' $node exit mkdir-failed"; exit 1; }',
-            f'echo "{NODE_MARKER} $node memory_kib '
-            "$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)\"",
+            fiocmd.MEMORY_LINE,
             f'{fio_line} --output=fio-"$node".json > fio-"$node".log 2>&1',
             "rc=$?",
             f'echo "{NODE_MARKER} $node exit $rc"',
@@ -218,8 +217,7 @@ class FioTest(BenchmarkTest):
         text = self._stdout_text()
         self.benchmark_version = self.job_info().get("fio_version", "")
         exits = fiocmd.node_exits(text)
-        memory = {n: int(kib) * 1024 for n, kib in
-                  re.findall(rf"^{NODE_MARKER} (\S+) memory_kib (\d+)$", text, re.M)}
+        memory = fiocmd.node_memory_bytes(text)
         self.node_memtotal_bytes = min(memory.values(), default=0)
         res.reasons += self._placement_reasons(sorted(exits))
         findings = {node: self._parse_node(res, node, exits[node],

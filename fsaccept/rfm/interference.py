@@ -111,8 +111,7 @@ def node_script(victim_fio: str, aggressor_fio: str, target_dir: str,
         f'  *) echo "{NODE_MARKER} $node $role exit bad-role"; exit 2 ;;',
         "esac",
         f'mkdir -p "$dir" || {{ echo "{NODE_MARKER} $node $role exit mkdir-failed"; exit 1; }}',
-        f'echo "{NODE_MARKER} $node memory_kib '
-        "$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)\"",
+        fiocmd.MEMORY_LINE,
         'sleep "$wait_s"',
         f'echo "{interference.STEP_MARK} $role $node start $(date +%s.%N)"',
         f'if [ "$role" = {AGGRESSOR} ]; then',
@@ -385,8 +384,7 @@ class InterferenceTest(FioTest):
         res.reasons += self.group_reasons(victims, aggressors)
         exits = {(role, node): rc for node, role, rc in
                  re.findall(rf"^{NODE_MARKER} (\S+) (\S+) exit (\S+)$", text, re.M)}
-        memory = {n: int(kib) * 1024 for n, kib in
-                  re.findall(rf"^{NODE_MARKER} (\S+) memory_kib (\d+)$", text, re.M)}
+        memory = fiocmd.node_memory_bytes(text)
         self.node_memtotal_bytes = min(memory.values(), default=0)
         expected = ([(ALONE, v) for v in victims] + [(AGGRESSOR, a) for a in aggressors]
                     + [(LOADED, v) for v in victims])

@@ -31,6 +31,17 @@ DEFAULT_OUTLIER_FRACTION = 0.8
 NODE_MARKER = "fsaccept-node"
 
 
+#: The node script's line that gives its node's memory (``$node`` set by the script).
+MEMORY_LINE = (f'echo "{NODE_MARKER} $node memory_kib '
+               "$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)\"")
+
+
+def node_memory_bytes(stdout: str) -> dict[str, int]:
+    """Each node's memory as its :data:`MEMORY_LINE` printed it: node -> bytes."""
+    return {n: int(kib) * 1024 for n, kib in
+            re.findall(rf"^{NODE_MARKER} (\S+) memory_kib (\d+)$", stdout, re.M)}
+
+
 def node_exits(stdout: str) -> dict[str, str]:
     """Each node's fio exit status as its node script printed it in the job's stdout
     (``fsaccept-node <node> exit <status>``): node -> ``0``, ``1``, ``mkdir-failed``."""
