@@ -6,16 +6,20 @@ GlusterFS client of its own, so each case's writer and reader are two clients.
 - One node's client mounted with attribute-timeout=10,entry-timeout=10 (a site's
   misconfigured client): FAIL, naming the case and the node pair.  Cache invalidation
   still shows content and size at once; the link count waits for the kernel's cache.
-- Root squash promised where the lab has none: FAIL, naming the case.
+- Root squash promised where the lab has none: FAIL, naming the case; with
+  server.root-squash on (this test only) and a directory of mode 1777: PASS.
 - One node's client mounted without acl: the ACL case FAILs, naming the node pair (the
   kernel checks the mode bits only, so the ACL's grant is refused).
 - A lock whose holder is stopped, never killed (a fixture): FAIL at the bound, naming
   the pair.
 """
 
+import stat
+
 import pytest
 
 from fsaccept.benchmarks.semantics import parse
+from lab.gluster import Gluster
 from tests.conftest import LOCAL_CLUSTER, gluster_reference, run, run_gluster_checks
 
 pytestmark = pytest.mark.integration
@@ -95,6 +99,38 @@ def test_root_squash_promised_where_the_lab_has_none_fails(gluster_env, tmp_path
     assert "root-squash: writer n1, reader n2: 1 violations" in failures, failures
     assert "owner=0 expected=65534" in failures
     assert "acl-deny" not in failures, failures
+
+
+def test_root_squash_on_the_volume_passes_where_promised(gluster_env, tmp_path):
+    """server.root-squash on, for this test only, and the volume's fsaccept directory of
+    mode 1777 (a site that squashes root gives its users a directory they may write):
+    root's file is owned by 65534 seen from another node, so root-squash PASSes where
+    promised, and the ACL case with it (its uid 4242, not the squashed root's)."""
+    _, layout = gluster_env
+    gluster = Gluster(layout)
+    top = layout.mount_point / "fsaccept"
+    mode = stat.S_IMODE(top.stat().st_mode)
+
+    def promise(data):
+        entry = data["tests"]["semantics"]
+        entry.update(root_squash_uid=65534, acl_test_uid=4242)
+        entry["not_promised"].pop("root-squash")
+    before = set(top.iterdir())
+    top.chmod(0o1777)
+    gluster.cli("volume", "set", layout.volume, "server.root-squash", "on")
+    try:
+        proc, cases = run_gluster_checks("semantics", tmp_path, "-n", "CrossNodeSemantics",
+                                         env=gluster_reference(tmp_path, layout, promise))
+    finally:
+        gluster.cli("volume", "set", layout.volume, "server.root-squash", "off")
+        top.chmod(mode)
+    case = cases["CrossNodeSemantics"]
+    lines = case["semantics_cases"]
+    assert "root-squash writer=n1 reader=n2 value=0" in lines, proc.stdout[-3000:]
+    assert "owner=65534 expected=65534 writer_euid=0" in lines, lines
+    assert "granted_open=granted" in lines, lines
+    assert case["result"] == "pass", (case["semantics_failures"], proc.stdout[-3000:])
+    assert set(top.iterdir()) == before  # the squashed root removed what it wrote
 
 
 def test_a_node_mounted_without_acl_fails_the_acl_case_naming_the_pair(gluster_env, tmp_path):
