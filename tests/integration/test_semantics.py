@@ -15,6 +15,7 @@ GlusterFS client of its own, so each case's writer and reader are two clients.
 """
 
 import stat
+import time
 
 import pytest
 
@@ -101,6 +102,15 @@ def test_root_squash_promised_where_the_lab_has_none_fails(gluster_env, tmp_path
     assert "acl-deny" not in failures, failures
 
 
+def until(condition, timeout=120):
+    """Wait until ``condition()`` is true: it is asked again every 0.2 s, up to
+    ``timeout`` seconds (generous: the wait ends as soon as it holds)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{condition.__name__}: not within {timeout} s"
+        time.sleep(0.2)
+
+
 def test_root_squash_on_the_volume_passes_where_promised(gluster_env, tmp_path):
     """server.root-squash on, for this test only, and the volume's fsaccept directory of
     mode 1777 (a site that squashes root gives its users a directory they may write):
@@ -115,14 +125,26 @@ def test_root_squash_on_the_volume_passes_where_promised(gluster_env, tmp_path):
         entry = data["tests"]["semantics"]
         entry.update(root_squash_uid=65534, acl_test_uid=4242)
         entry["not_promised"].pop("root-squash")
+    def squashed() -> bool:
+        """Whether root's new file in ``top`` is owned by the anonymous uid: the bricks
+        take a volume option a moment after ``volume set`` returns."""
+        probe = top / ".squash-probe"
+        probe.write_text("")
+        try:
+            return probe.stat().st_uid == 65534
+        finally:
+            probe.unlink()
+
     before = set(top.iterdir())
     top.chmod(0o1777)
     gluster.cli("volume", "set", layout.volume, "server.root-squash", "on")
     try:
+        until(squashed)
         proc, cases = run_gluster_checks("semantics", tmp_path, "-n", "CrossNodeSemantics",
                                          env=gluster_reference(tmp_path, layout, promise))
     finally:
         gluster.cli("volume", "set", layout.volume, "server.root-squash", "off")
+        until(lambda: not squashed())
         top.chmod(mode)
     case = cases["CrossNodeSemantics"]
     lines = case["semantics_cases"]
