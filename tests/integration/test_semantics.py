@@ -82,18 +82,22 @@ def test_a_node_that_caches_attributes_fails_naming_the_pair(gluster_env, tmp_pa
             "attribute-timeout=10") in refused, refused[-3000:]
 
 
+def promise_root_squash(data):
+    """The lab's reference, edited to promise root squash (uid 65534; the ACL's uid 4242,
+    not the squashed root's)."""
+    entry = data["tests"]["semantics"]
+    entry.update(root_squash_uid=65534, acl_test_uid=4242)
+    entry["not_promised"].pop("root-squash")
+
+
 def test_root_squash_promised_where_the_lab_has_none_fails(gluster_env, tmp_path):
     """The lab's volume squashes no root: a reference that promises it FAILs, naming the
     case and its node pair (root's file owned by 0), never a PASS.  The ACL case, promised
     by the lab's reference, passes beside it."""
     _, layout = gluster_env
-
-    def promise(data):
-        entry = data["tests"]["semantics"]
-        entry.update(root_squash_uid=65534, acl_test_uid=4242)
-        entry["not_promised"].pop("root-squash")
     proc, cases = run_gluster_checks("semantics", tmp_path, "-n", "CrossNodeSemantics",
-                                     env=gluster_reference(tmp_path, layout, promise))
+                                     env=gluster_reference(tmp_path, layout,
+                                                           promise_root_squash))
     case = cases["CrossNodeSemantics"]
     assert case["result"] == "fail", proc.stdout[-3000:]
     failures = case["semantics_failures"]
@@ -121,10 +125,6 @@ def test_root_squash_on_the_volume_passes_where_promised(gluster_env, tmp_path):
     top = layout.mount_point / "fsaccept"
     mode = stat.S_IMODE(top.stat().st_mode)
 
-    def promise(data):
-        entry = data["tests"]["semantics"]
-        entry.update(root_squash_uid=65534, acl_test_uid=4242)
-        entry["not_promised"].pop("root-squash")
     def squashed() -> bool:
         """Whether root's new file in ``top`` is owned by the anonymous uid: the bricks
         take a volume option a moment after ``volume set`` returns."""
@@ -135,16 +135,20 @@ def test_root_squash_on_the_volume_passes_where_promised(gluster_env, tmp_path):
         finally:
             probe.unlink()
 
+    def unsquashed() -> bool:
+        return not squashed()
+
     before = set(top.iterdir())
     top.chmod(0o1777)
     gluster.cli("volume", "set", layout.volume, "server.root-squash", "on")
     try:
         until(squashed)
         proc, cases = run_gluster_checks("semantics", tmp_path, "-n", "CrossNodeSemantics",
-                                         env=gluster_reference(tmp_path, layout, promise))
+                                         env=gluster_reference(tmp_path, layout,
+                                                               promise_root_squash))
     finally:
         gluster.cli("volume", "set", layout.volume, "server.root-squash", "off")
-        until(lambda: not squashed())
+        until(unsquashed)
         top.chmod(mode)
     case = cases["CrossNodeSemantics"]
     lines = case["semantics_cases"]

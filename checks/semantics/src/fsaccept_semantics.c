@@ -76,10 +76,14 @@ static long squash_uid = 65534, acl_uid = 65534;
 static char (*names)[NAME_LEN];
 static volatile const char *current = "start";
 
-/* errno's symbolic name (strerrorname_np needs glibc 2.32). */
+/* errno's symbolic name (strerrorname_np needs glibc 2.32).  An errno without a name
+ * here is written to one of 8 buffers in turn, so that a detail naming several (acl-deny
+ * names up to 6 in one snprintf) shows each, not the last one several times. */
 static const char *errname(int e)
 {
-    static char other[16];
+    static char others[8][16];
+    static unsigned next;
+    char *other = others[next++ % 8];
     switch (e) {
     case ENOENT: return "ENOENT";
     case ESTALE: return "ESTALE";
@@ -94,7 +98,7 @@ static const char *errname(int e)
     case ENODATA: return "ENODATA";
     case ENOLCK: return "ENOLCK";
     case ENOTDIR: return "ENOTDIR";
-    default: snprintf(other, sizeof other, "errno%d", e); return other;
+    default: snprintf(other, sizeof others[0], "errno%d", e); return other;
     }
 }
 
