@@ -1,40 +1,83 @@
-"""Two file systems in one session (issue 40): reference/local-gluster-two.yaml names the
-GlusterFS volume and this host's local disk under `targets:`.  One `scripts/acceptance`
-run tests both; the sign-off has a section per file system and one verdict over all."""
+"""Several file systems in one session (issues 40 and 42): the emulated cluster with both
+of its real file systems (scripts/local-cluster up --fs gluster,cephfs: each node a
+GlusterFS client and a ceph-fuse of its own) and this host's local disk.
+reference/local-gluster-cephfs.yaml names the three under `targets:`.  One
+`scripts/acceptance --system local-gluster-cephfs` run tests them all; the sign-off has a
+section per file system and one verdict over all, and each job asked its own file
+system's server probe.
+
+The session runs on the default cluster, which it brings up with both file systems.
+Afterwards the cluster is brought back to its GlusterFS volume alone (the other modules'
+lab), and the CephFS's files are removed where this module made them."""
 
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import REPO, run
+from lab.cluster import (DEFAULT_PORT_BASE, ClusterLayout, ceph_layout, default_state_dir,
+                         gluster_layout, recorded_fs)
+from tests.conftest import LOCAL_CLUSTER, REPO, require_lab_tools, run
 
 pytestmark = pytest.mark.integration
 
+SYSTEM = "local-gluster-cephfs"
+#: The mount types each target's jobs ran on.
+FSTYPES = {"gluster": "fuse.glusterfs", "cephfs": "fuse.ceph-fuse", "local_disk": "ext4"}
+#: The server probe each target's jobs asked (fsaccept/core/probes; none for ext4).
+PROBES = {"gluster": {"GlusterFS"}, "cephfs": {"CephFS"}}
 
-def two_targets(tmp_path, layout) -> Path:
-    """reference/local-gluster-two.yaml with the volume where this cluster has it."""
-    data = yaml.safe_load((REPO / "reference" / "local-gluster-two.yaml").read_text())
-    volume = data["targets"]["distributed"]
-    volume.update(path=str(layout.mount_point), mount_point=str(layout.mount_point),
-                  source=layout.source)
-    path = tmp_path / "local-gluster-two.yaml"
+
+def layout() -> ClusterLayout:
+    return ClusterLayout(default_state_dir(),
+                         port_base=int(os.environ.get("FSACCEPT_PORT_BASE", DEFAULT_PORT_BASE)))
+
+
+def reference(tmp_path) -> Path:
+    """reference/local-gluster-cephfs.yaml with each file system where this cluster has
+    it (the mount points follow the port base)."""
+    data = yaml.safe_load((REPO / "reference" / f"{SYSTEM}.yaml").read_text())
+    volume, ceph = gluster_layout(layout()), ceph_layout(layout())
+    data["targets"]["gluster"].update(path=str(volume.mount_point),
+                                      mount_point=str(volume.mount_point),
+                                      source=volume.source)
+    data["targets"]["cephfs"].update(path=str(ceph.mount_point),
+                                     mount_point=str(ceph.mount_point))
+    path = tmp_path / f"{SYSTEM}.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
 
 
-def test_a_session_over_two_file_systems_has_a_section_each_and_one_verdict(
-        gluster_env, tmp_path, results_dirs):
-    env, layout = gluster_env
-    reference = two_targets(tmp_path, layout)
-    proc = run([str(REPO / "scripts" / "acceptance"), "--system", "local-gluster",
-                "--no-ceilings", "--signed-by", "CI"],
-               env=dict(env, FSACCEPT_REFERENCE=str(reference)), timeout=1800)
+@pytest.fixture(scope="module")
+def both(cluster_env):
+    """The default cluster's environment; restored to its GlusterFS volume alone after
+    the module, the CephFS's files removed if this module made them."""
+    require_lab_tools("ceph-mon", "ceph-fuse", "glusterd", "slurmd", "srun")
+    state = default_state_dir()
+    ceph_dir = ceph_layout(layout()).state_dir
+    had_ceph = ceph_dir.exists()
+    try:
+        yield cluster_env
+    finally:
+        proc = run([str(LOCAL_CLUSTER), "up", "--fs", "gluster"], timeout=600)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert recorded_fs(state) == "gluster"
+        if not had_ceph:
+            shutil.rmtree(ceph_dir, ignore_errors=True)
+
+
+def test_a_session_over_three_file_systems_has_a_section_each_and_one_verdict(
+        both, tmp_path, results_dirs):
+    env = dict(both, FSACCEPT_REFERENCE=str(reference(tmp_path)))
+    proc = run([str(REPO / "scripts" / "acceptance"), "--system", SYSTEM,
+                "--no-ceilings", "--signed-by", "CI"], env=env, timeout=2400)
     out = proc.stdout + proc.stderr
     results_dirs.extend(Path(p) for p in re.findall(r"acceptance: results in (\S+)", out))
+    assert recorded_fs(default_state_dir()) == "gluster,cephfs", out[-3000:]
     assert proc.returncode == 0 and "overall verdict: ACCEPTED" in out, out[-5000:]
     [run_dir] = results_dirs
     cases = json.loads((run_dir / "run-report.json").read_text())["runs"][-1]["testcases"]
@@ -43,17 +86,25 @@ def test_a_session_over_two_file_systems_has_a_section_each_and_one_verdict(
         if case.get("fs_target"):
             ran.setdefault(case["fs_target"], set()).add(case["name"].split()[0])
             assert case["result"] == "pass", (case["name"], case["fail_reason"])
-    assert set(ran) == {"distributed", "local_disk"}
+    assert set(ran) == set(FSTYPES)
     # ior_read_bandwidth is IORStonewalledRead, on its dataset of the same target.
-    assert ran["local_disk"] >= {"IORWriteBandwidth", "IORStonewalledRead", "MdtestEasy"}
-    assert "MdtestHard" not in ran["local_disk"]
-    assert {"IORWriteBandwidth", "MdtestHard", "FioSequentialWrite"} <= ran["distributed"]
-    # Each job ran on its own target's file system.
+    for target in ("cephfs", "local_disk"):
+        assert ran[target] >= {"IORWriteBandwidth", "IORStonewalledRead", "MdtestEasy"}
+        assert "MdtestHard" not in ran[target]
+    assert {"IORWriteBandwidth", "MdtestHard", "FioSequentialWrite"} <= ran["gluster"]
+    # Each job ran on its own target's file system, and asked that file system's probe.
     types = {c["fs_target"]: c.get("job_fstype") for c in cases
              if c.get("fs_target") and c.get("job_fstype")}
-    assert types == {"distributed": "fuse.glusterfs", "local_disk": "ext4"}, types
+    assert types == FSTYPES, types
+    probes = {}
+    for c in cases:
+        if c.get("fs_target") in PROBES and c.get("server_probe"):
+            probes.setdefault(c["fs_target"], set()).add(c["server_probe"])
+    assert probes == PROBES, probes
     report = (run_dir / "report.md").read_text()
-    for name, path in (("distributed", layout.mount_point), ("local_disk", "/var/tmp")):
+    for name, path in (("gluster", gluster_layout(layout()).mount_point),
+                       ("cephfs", ceph_layout(layout()).mount_point),
+                       ("local_disk", "/var/tmp")):
         assert re.search(rf"^#+ .*{name}", report, re.MULTILINE), report[:3000]
         assert str(path) in report
     assert os.path.exists(run_dir / "report.html")

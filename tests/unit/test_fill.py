@@ -679,7 +679,7 @@ def test_a_deadline_needs_a_rate(tmp_path):
 
 
 def test_fill_is_refused_with_several_targets(tmp_path):
-    text = (REPO / "reference" / "local-gluster-two.yaml").read_text() + SECTION
+    text = (REPO / "reference" / "local-gluster-cephfs.yaml").read_text() + SECTION
     with pytest.raises(ReferenceError, match="fill: not yet possible with targets:"):
         load(tmp_path, text)
 

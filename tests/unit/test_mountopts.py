@@ -203,7 +203,7 @@ def test_compatible_entries_are_not_refused(tmp_path):
 
 
 def test_several_targets_each_declare_their_own(tmp_path):
-    text = (REFERENCE_DIR / "local-gluster-two.yaml").read_text()
+    text = (REFERENCE_DIR / "local-gluster-cephfs.yaml").read_text()
     name = next(line.strip().rstrip(":") for line in text.split("targets:\n", 1)[1]
                 .splitlines() if line.startswith("  ") and not line.startswith("   "))
     path = tmp_path / "two.yaml"

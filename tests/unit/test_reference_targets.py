@@ -175,3 +175,17 @@ def test_a_captured_run_is_judged_by_one_targets_entry(tmp_path, two, capsys):
     assert json.loads(capsys.readouterr().out)["verdict"] == "PASS"
     assert main(argv) == 2
     assert "this use names none" in capsys.readouterr().err
+
+
+def test_the_labs_session_over_its_file_systems_has_a_probe_per_real_file_system():
+    """reference/local-gluster-cephfs.yaml (system local-gluster-cephfs): the GlusterFS
+    volume, the CephFS and the local disk, each target asked by its own file system's
+    server probe (the local disk by none)."""
+    from fsaccept.core import servers
+    ref = load_reference(REFERENCE_DIR / "local-gluster-cephfs.yaml")
+    assert ref.system == "local-gluster-cephfs"
+    probes = {t.name: servers.describe(servers.probe_for(t.fstype)) for t in ref.targets}
+    assert probes == {"gluster": "GlusterFS", "cephfs": "CephFS", "local_disk": ""}
+    three = {"ior_write_bandwidth", "ior_read_bandwidth", "mdtest_easy"}
+    tests = {t.name: set(t.entries) for t in ref.targets}
+    assert tests["cephfs"] == tests["local_disk"] == three < tests["gluster"]

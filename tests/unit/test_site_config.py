@@ -52,7 +52,8 @@ def test_other_systems_keep_reframes_logging_and_poll_quickly(system):
 
 
 @pytest.mark.parametrize("system, max_jobs", [("local", 2), ("local-spack", 2),
-                                              ("local-gluster", 2), ("example-lustre", 2),
+                                              ("local-gluster", 2), ("local-gluster-cephfs", 2),
+                                              ("example-lustre", 2),
                                               ("workstation", 1)])
 def test_slurm_holds_the_next_job_and_a_workstation_runs_one(system, max_jobs):
     # Under Slurm the next job waits in its queue (--dependency=singleton); without a
@@ -395,3 +396,11 @@ def test_a_module_that_does_not_load_says_how_to_get_it_on_a_site_and_here():
         "`modules` as `module avail` shows it")
     here = sites.modules_fix(True, "local-gluster", "compute")
     assert "scripts/setup --spack" in here and "--system local-spack" in here
+
+
+@pytest.mark.parametrize("system", ["local-cephfs", "local-gluster-cephfs"])
+def test_a_lab_system_on_the_cephfs_names_its_ceph_conf(system):
+    # Ceph's server probe runs `ceph` on every node: the lab's ceph.conf is not in
+    # /etc/ceph, and sbatch passes ReFrame's environment on to the jobs.
+    env = dict(site(system).get("systems/0/env_vars"))
+    assert env["CEPH_CONF"].endswith("/ceph/ceph.conf")
