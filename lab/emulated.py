@@ -17,8 +17,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from fsaccept.suite.sites import (EMULATED_FEATURE, PATH_SYSTEM, SPACK_SYSTEM, spack_built,
-                                  state_dir, this_host)
+from fsaccept.suite.provision import SPACK_STATE
+from fsaccept.suite.sites import (EMULATED_FEATURE, PATH_SYSTEM, SPACK_SYSTEM, built_modules,
+                                  spack_built, state_dir, this_host)
 from lab.accounting import ACCOUNT
 from lab.cluster import OPENMPI_ENV, PARTITION, recorded_accounting, slurm_conf_path
 
@@ -103,6 +104,26 @@ def emulated_system(name: str, descr: str, benchmarks: str = "path",
     if modules:
         system.update(lmod(system, modules, modulepath))
     return system
+
+
+def ceph_conf() -> list[str]:
+    """``CEPH_CONF`` for a system on the lab's CephFS: Ceph's server probe runs ``ceph`` on
+    every node, and the lab's ``ceph.conf`` is not in ``/etc/ceph`` (in ReFrame's
+    environment: sbatch passes it on to the jobs)."""
+    return ["CEPH_CONF", str(state_dir() / "ceph" / "ceph.conf")]
+
+
+def as_a_site(env_vars: tuple[list[str], ...] = (),
+              extras: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The keys of :func:`emulated_system` that provide the benchmarks as a site does: from
+    the Lmod modules set-up had Spack generate (``module load ior/4.0.0 fio/3.37``), until
+    then the Spack build of local-spack; Spack's ``bin`` on PATH.  ``env_vars`` and
+    ``extras`` are added (the lab's systems on a real file system: local-gluster...)."""
+    modules, modulepath = built_modules()
+    return {"benchmarks": "modules" if modulepath else "spack-build",
+            "modules": tuple(modules) if modulepath else (), "modulepath": modulepath,
+            "env_vars": (["PATH", f"{SPACK_STATE / 'bin'}:$PATH"], *env_vars),
+            "extras": {"spack_system": SPACK_SYSTEM, **(extras or {})}}
 
 
 def lmod(system: dict[str, Any], modules: tuple[str, ...],

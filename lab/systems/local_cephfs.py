@@ -32,9 +32,7 @@ its standby (``healed``).
 import shlex
 
 from fsaccept.core.paths import REPO_ROOT
-from fsaccept.suite.provision import SPACK_STATE
-from fsaccept.suite.sites import built_modules, state_dir
-from lab.emulated import emulated_system
+from lab.emulated import as_a_site, ceph_conf, emulated_system
 
 _cluster = shlex.quote(str(REPO_ROOT / "scripts" / "local-cluster"))
 
@@ -55,18 +53,11 @@ DEGRADED = {
     },
 }
 
-#: The benchmarks' modules and the directory for MODULEPATH (None before set-up made them).
-MODULES, MODULEPATH = built_modules()
-
 site_configuration = {
     'systems': [
         emulated_system('local-cephfs',
                         'Emulated cluster on a CephFS, one ceph-fuse client per node',
-                        benchmarks='modules' if MODULEPATH else 'spack-build',
-                        modules=tuple(MODULES) if MODULEPATH else (), modulepath=MODULEPATH,
                         features=('spack', 'cephfs'),
-                        env_vars=(['PATH', f'{SPACK_STATE / "bin"}:$PATH'],
-                                  ['CEPH_CONF', str(state_dir() / 'ceph' / 'ceph.conf')]),
-                        extras={'spack_system': 'local-spack', 'degraded': DEGRADED}),
+                        **as_a_site(env_vars=(ceph_conf(),), extras={'degraded': DEGRADED})),
     ],
 }

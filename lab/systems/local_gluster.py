@@ -20,9 +20,7 @@ when ``gluster volume heal ... statistics heal-count`` counts no entry on any br
 import shlex
 
 from fsaccept.core.paths import REPO_ROOT
-from fsaccept.suite.provision import SPACK_STATE
-from fsaccept.suite.sites import built_modules
-from lab.emulated import emulated_system
+from lab.emulated import as_a_site, emulated_system
 
 _cluster = shlex.quote(str(REPO_ROOT / "scripts" / "local-cluster"))
 
@@ -43,21 +41,13 @@ QUOTA = {
     "usage": f"{_cluster} quota-usage",
 }
 
-#: The benchmarks' modules (``ior/4.0.0``, ``fio/3.37``) and the directory for
-#: MODULEPATH where set-up had Spack write them (None before it has).
-MODULES, MODULEPATH = built_modules()
-
 site_configuration = {
     'systems': [
         # Same hardware as local-spack: the same Spack environment and build, loaded
         # as Lmod modules once set-up has generated them.
         emulated_system('local-gluster',
                         'Emulated cluster on a GlusterFS volume, one client per node',
-                        benchmarks='modules' if MODULEPATH else 'spack-build',
-                        modules=tuple(MODULES) if MODULEPATH else (), modulepath=MODULEPATH,
                         features=('spack', 'gluster'),
-                        env_vars=(['PATH', f'{SPACK_STATE / "bin"}:$PATH'],),
-                        extras={'spack_system': 'local-spack', 'degraded': DEGRADED,
-                                'quota': QUOTA}),
+                        **as_a_site(extras={'degraded': DEGRADED, 'quota': QUOTA})),
     ],
 }

@@ -16,23 +16,14 @@ Benchmarks: the same as local-gluster's.  Degraded mode, fill and quota have the
 systems (local-gluster, local-cephfs): a reference file with ``targets:`` refuses them.
 """
 
-from fsaccept.suite.provision import SPACK_STATE
-from fsaccept.suite.sites import built_modules, state_dir
-from lab.emulated import emulated_system
-
-#: The benchmarks' modules and the directory for MODULEPATH (None before set-up made them).
-MODULES, MODULEPATH = built_modules()
+from lab.emulated import as_a_site, ceph_conf, emulated_system
 
 site_configuration = {
     'systems': [
         emulated_system('local-gluster-cephfs',
                         'Emulated cluster on a GlusterFS volume and a CephFS, one client '
                         'of each per node',
-                        benchmarks='modules' if MODULEPATH else 'spack-build',
-                        modules=tuple(MODULES) if MODULEPATH else (), modulepath=MODULEPATH,
                         features=('spack', 'gluster', 'cephfs'),
-                        env_vars=(['PATH', f'{SPACK_STATE / "bin"}:$PATH'],
-                                  ['CEPH_CONF', str(state_dir() / 'ceph' / 'ceph.conf')]),
-                        extras={'spack_system': 'local-spack'}),
+                        **as_a_site(env_vars=(ceph_conf(),))),
     ],
 }
