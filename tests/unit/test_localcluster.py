@@ -1,8 +1,9 @@
 
 import pytest
 
+from lab import cluster
 from lab.cluster import (ClusterError, ClusterLayout, directories, node_count_in_conf,
-                         parse_sinfo_states, render_slurm_conf)
+                         parse_sinfo_states, record_fs, recorded_fs, render_slurm_conf)
 
 
 def conf_lines(layout):
@@ -106,3 +107,67 @@ def test_every_per_node_directory_is_created_before_start(tmp_path):
 def test_sinfo_states_are_parsed_per_node():
     assert parse_sinfo_states("n1 idle\nn2 allocated\n\nn3 down*\n") == {
         "n1": "idle", "n2": "allocated", "n3": "down*"}
+
+
+# -- --fs: one file system, or a set of them ------------------------------------------
+
+@pytest.mark.parametrize("given, canonical, file_systems", [
+    ("none", "none", ()),
+    ("gluster", "gluster", ("gluster",)),
+    ("cephfs", "cephfs", ("cephfs",)),
+    ("gluster,cephfs", "gluster,cephfs", ("gluster", "cephfs")),
+    ("cephfs,gluster", "gluster,cephfs", ("gluster", "cephfs")),
+    ("cephfs, gluster", "gluster,cephfs", ("gluster", "cephfs"))])
+def test_fs_is_a_set_kept_in_one_order(tmp_path, given, canonical, file_systems):
+    layout = ClusterLayout(tmp_path, fs=given)
+    assert (layout.fs, layout.file_systems) == (canonical, file_systems)
+    assert layout == ClusterLayout(tmp_path, fs=canonical)  # the same cluster
+
+
+@pytest.mark.parametrize("given, said", [
+    ("lustre", "--fs 'lustre' is not known: one of none, gluster, cephfs"),
+    ("gluster,lustre", "--fs 'lustre' is not known: one of none, gluster, cephfs "
+                       "(in --fs 'gluster,lustre')"),
+    ("gluster,", "--fs '' is not known: one of none, gluster, cephfs (in --fs 'gluster,')"),
+    ("", "--fs '' is not known: one of none, gluster, cephfs"),
+    ("gluster,gluster", "--fs 'gluster,gluster' names 'gluster' twice"),
+    ("cephfs,gluster,cephfs", "--fs 'cephfs,gluster,cephfs' names 'cephfs' twice"),
+    ("none,none", "--fs 'none,none' names 'none' twice"),
+    ("none,gluster", "--fs 'none,gluster': none cannot be combined with a file system"),
+    ("cephfs,none", "--fs 'cephfs,none': none cannot be combined with a file system")])
+def test_a_bad_fs_is_refused_naming_it(tmp_path, given, said):
+    with pytest.raises(ClusterError) as caught:
+        ClusterLayout(tmp_path, fs=given)
+    assert str(caught.value) == said
+
+
+def test_a_bad_fs_set_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FSACCEPT_STATE_DIR", str(tmp_path / "state"))
+    assert cluster.main(["status", "--fs", "gluster,gluster"]) == 2
+    assert capsys.readouterr().err == ("local-cluster: error: --fs 'gluster,gluster' "
+                                       "names 'gluster' twice\n")
+
+
+@pytest.mark.parametrize("given, recorded", [("none", "none"), ("gluster", "gluster"),
+                                             ("cephfs", "cephfs"),
+                                             ("cephfs,gluster", "gluster,cephfs")])
+def test_the_recorded_fs_is_the_canonical_set(tmp_path, given, recorded):
+    record_fs(tmp_path, given)
+    assert (tmp_path / "fs").read_text() == recorded + "\n"
+    assert recorded_fs(tmp_path) == recorded
+    assert ClusterLayout(tmp_path, fs=recorded_fs(tmp_path)).fs == recorded
+
+
+def test_a_recorded_fs_written_in_another_order_reads_canonical(tmp_path):
+    assert recorded_fs(tmp_path) == "none"  # nothing recorded yet
+    (tmp_path / "fs").write_text("cephfs,gluster\n")
+    assert recorded_fs(tmp_path) == "gluster,cephfs"
+    (tmp_path / "fs").write_text("lustre\n")  # as it is: the layout refuses it
+    assert recorded_fs(tmp_path) == "lustre"
+
+
+@pytest.mark.parametrize("fs, said", [
+    ("none", "none"), ("cephfs", "cephfs"), ("gluster", "gluster (replica, 256M bricks)"),
+    ("gluster,cephfs", "gluster (replica, 256M bricks) and cephfs")])
+def test_a_restart_names_each_file_system(fs, said):
+    assert cluster.LocalCluster.fs_name(fs, "replica", "256M") == said
