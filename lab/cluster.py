@@ -40,6 +40,10 @@ DEFAULT_NODES = 4
 #: moves a second checkout's cluster out of the way of the first.
 DEFAULT_PORT_BASE = int(os.environ.get("FSACCEPT_PORT_BASE", "17000"))
 MAX_NODES = 64
+#: The highest port above the port base any part of the cluster may take: Ceph's daemons
+#: (+ 301..399; the slurmds + 1..64, accounting + 100, 101, GlusterFS's bricks + 200..299).
+TOP_PORT_OFFSET = max(MAX_NODES, acct.DB_PORT, acct.DBD_PORT, gfs.BRICK_PORTS[1],
+                      cfs.MON_PORT, cfs.DAEMON_PORTS[1])
 PARTITION = "compute"
 #: sinfo states of a node that is up and responding.
 READY_STATES = frozenset({"idle", "allocated", "mixed", "completing"})
@@ -129,10 +133,20 @@ class ClusterLayout:
         if not 1 <= self.nodes <= MAX_NODES:
             raise ClusterError(
                 f"--nodes must be between 1 and {MAX_NODES}, got {self.nodes}")
-        if not 1024 <= self.port_base <= 65535 - MAX_NODES:
+        if not 1024 <= self.port_base <= 65535 - TOP_PORT_OFFSET:
             raise ClusterError(
-                f"--port-base must be between 1024 and {65535 - MAX_NODES}, "
+                f"--port-base must be between 1024 and {65535 - TOP_PORT_OFFSET}, "
                 f"got {self.port_base}")
+        ranges = sorted(self.port_ranges.items(), key=lambda item: item[1])
+        for (one, (_, last)), (other, (first, _)) in zip(ranges, ranges[1:]):
+            if first <= last:
+                raise ClusterError(f"--port-base {self.port_base}: the ports of {one} and "
+                                   f"{other} overlap ({first}-{last})")
+        if "gluster" in self.file_systems and gfs.GLUSTERD_PORT in self.ports:
+            # glusterd listens on its own address, the Slurm daemons on every address.
+            raise ClusterError(f"--port-base {self.port_base}: port {gfs.GLUSTERD_PORT} would "
+                               f"be {self.ports[gfs.GLUSTERD_PORT]}'s, and it is glusterd's "
+                               "on every port base: choose another port base")
 
     @property
     def file_systems(self) -> tuple[str, ...]:
@@ -160,6 +174,25 @@ class ClusterLayout:
         if self.accounting_layout:
             owners.update(self.accounting_layout.ports)
         return owners
+
+    @property
+    def port_ranges(self) -> dict[str, tuple[int, int]]:
+        """Every port range the cluster's daemons listen on (first, last), by owner:
+        Slurm's and the accounting's (:attr:`ports`, which ``up`` finds free first), and
+        those of each of its file systems (each checks its own).  All follow the port
+        base, none overlaps another (refused); glusterd's own port does not move."""
+        ranges = {"slurmctld": (self.controller_port,) * 2,
+                  "slurmd": (self.node_port(1), self.node_port(self.nodes))}
+        if self.accounting_layout:
+            ranges.update({owner: (port, port)
+                           for port, owner in self.accounting_layout.ports.items()})
+        if "gluster" in self.file_systems:
+            ranges["GlusterFS bricks"] = gluster_layout(self).brick_ports
+        if "cephfs" in self.file_systems:
+            ceph = ceph_layout(self)
+            ranges["ceph-mon"] = (ceph.mon_port,) * 2
+            ranges["Ceph daemons"] = ceph.daemon_ports
+        return ranges
 
     @property
     def accounting_layout(self) -> acct.AccountingLayout | None:
