@@ -1,14 +1,15 @@
-"""(About 790 lines: one daemon set's configuration and life cycle, standard library only.)
+"""(About 1,200 lines: one daemon set's configuration and life cycle, standard library only.)
 
 A real Slurm cluster emulated on one host: munged, slurmctld and one
 ``slurmd -N nX`` per node (Debian's Slurm is built with multiple-slurmd
-support).  The configuration generation is pure and unit-tested; the
-daemon handling below it is what ``scripts/local-cluster`` runs.
+support).  ``up --fs`` adds a GlusterFS volume, a CephFS, or both, each node
+mounting each by a client of its own.  The configuration generation is pure and
+unit-tested; the daemon handling below it is what ``scripts/local-cluster`` runs.
 
 Only the standard library is used, so the script works before set-up has
 created the virtual environment.
 
-Why ~590 lines in one module: it must run with the standard library alone, before any
+Why ~1,200 lines in one module: it must run with the standard library alone, before any
 virtual environment exists (``python3 -m lab.cluster up``) and by file path as the
 orphan reaper, so it stays self-contained.
 """
