@@ -1,14 +1,15 @@
-"""(About 790 lines: one daemon set's configuration and life cycle, standard library only.)
+"""(About 1,200 lines: one daemon set's configuration and life cycle, standard library only.)
 
 A real Slurm cluster emulated on one host: munged, slurmctld and one
 ``slurmd -N nX`` per node (Debian's Slurm is built with multiple-slurmd
-support).  The configuration generation is pure and unit-tested; the
-daemon handling below it is what ``scripts/local-cluster`` runs.
+support).  ``up --fs`` adds a GlusterFS volume, a CephFS, or both, each node
+mounting each by a client of its own.  The configuration generation is pure and
+unit-tested; the daemon handling below it is what ``scripts/local-cluster`` runs.
 
 Only the standard library is used, so the script works before set-up has
 created the virtual environment.
 
-Why ~590 lines in one module: it must run with the standard library alone, before any
+Why ~1,200 lines in one module: it must run with the standard library alone, before any
 virtual environment exists (``python3 -m lab.cluster up``) and by file path as the
 orphan reaper, so it stays self-contained.
 """
@@ -40,11 +41,17 @@ DEFAULT_NODES = 4
 #: moves a second checkout's cluster out of the way of the first.
 DEFAULT_PORT_BASE = int(os.environ.get("FSACCEPT_PORT_BASE", "17000"))
 MAX_NODES = 64
+#: The highest port above the port base any part of the cluster may take: Ceph's daemons
+#: (+ 301..399; the slurmds + 1..64, accounting + 100, 101, GlusterFS's bricks + 200..299).
+TOP_PORT_OFFSET = max(MAX_NODES, acct.DB_PORT, acct.DBD_PORT, gfs.BRICK_PORTS[1],
+                      cfs.MON_PORT, cfs.DAEMON_PORTS[1])
 PARTITION = "compute"
 #: sinfo states of a node that is up and responding.
 READY_STATES = frozenset({"idle", "allocated", "mixed", "completing"})
 CLUSTER_NAME = "fsaccept"
-#: File systems ``up --fs`` can give the nodes besides this host's own disks.
+#: File systems ``up --fs`` can give the nodes besides this host's own disks: one, or
+#: several comma-separated (``gluster,cephfs``), each node then mounting each.  Their
+#: order here is the canonical order of a set (:func:`parse_fs`).
 FILE_SYSTEMS = ("none", "gluster", "cephfs")
 
 #: Open MPI settings every MPI job on the emulated cluster needs: ranks of
@@ -63,6 +70,30 @@ OPENMPI_ENV = {
 
 class ClusterError(Exception):
     """A problem the user can act on; printed as one line, no traceback."""
+
+
+def parse_fs(value: str) -> tuple[str, ...]:
+    """The file systems ``--fs`` names, comma-separated, in :data:`FILE_SYSTEMS`' order
+    (``cephfs,gluster`` is ``gluster,cephfs``); ``none``: ().  An unknown or repeated
+    name, or ``none`` with another, is refused naming it."""
+    names = [n.strip() for n in value.split(",")]
+    for name in names:
+        if name not in FILE_SYSTEMS:
+            raise ClusterError(f"--fs {name!r} is not known: one of "
+                               f"{', '.join(FILE_SYSTEMS)}"
+                               + (f" (in --fs {value!r})" if len(names) > 1 else ""))
+    for name in names:
+        if names.count(name) > 1:
+            raise ClusterError(f"--fs {value!r} names {name!r} twice")
+    if "none" in names and len(names) > 1:
+        raise ClusterError(f"--fs {value!r}: none cannot be combined with a file system")
+    return tuple(n for n in FILE_SYSTEMS if n in names and n != "none")
+
+
+def canonical_fs(value: str) -> str:
+    """``--fs`` as the cluster records it: ``none``, or its file systems in
+    :data:`FILE_SYSTEMS`' order, comma-separated."""
+    return ",".join(parse_fs(value)) or "none"
 
 
 def default_state_dir() -> Path:
@@ -85,7 +116,9 @@ class ClusterLayout:
     cpus_per_node: int = 4
     memory_mb: int = 2000
     #: "gluster": a GlusterFS volume, each node its own client (see lab/gluster.py);
-    #: "cephfs": a CephFS, each node its own ceph-fuse (see lab/ceph.py).
+    #: "cephfs": a CephFS, each node its own ceph-fuse (see lab/ceph.py);
+    #: "gluster,cephfs": both, each node a client of each.  Kept canonical
+    #: (:func:`canonical_fs`); :attr:`file_systems` is the set.
     fs: str = "none"
     gluster_volume_type: str = "distribute"
     gluster_brick_size: str = ""
@@ -97,16 +130,29 @@ class ClusterLayout:
         if self.accounting not in acct.MODES:
             raise ClusterError(f"--accounting {self.accounting!r} is not known: one of "
                                f"{', '.join(acct.MODES)}")
-        if self.fs not in FILE_SYSTEMS:
-            raise ClusterError(f"--fs {self.fs!r} is not known: one of "
-                               f"{', '.join(FILE_SYSTEMS)}")
+        object.__setattr__(self, "fs", canonical_fs(self.fs))
         if not 1 <= self.nodes <= MAX_NODES:
             raise ClusterError(
                 f"--nodes must be between 1 and {MAX_NODES}, got {self.nodes}")
-        if not 1024 <= self.port_base <= 65535 - MAX_NODES:
+        if not 1024 <= self.port_base <= 65535 - TOP_PORT_OFFSET:
             raise ClusterError(
-                f"--port-base must be between 1024 and {65535 - MAX_NODES}, "
+                f"--port-base must be between 1024 and {65535 - TOP_PORT_OFFSET}, "
                 f"got {self.port_base}")
+        ranges = sorted(self.port_ranges.items(), key=lambda item: item[1])
+        for (one, (_, last)), (other, (first, _)) in zip(ranges, ranges[1:]):
+            if first <= last:
+                raise ClusterError(f"--port-base {self.port_base}: the ports of {one} and "
+                                   f"{other} overlap ({first}-{last})")
+        if "gluster" in self.file_systems and gfs.GLUSTERD_PORT in self.ports:
+            # glusterd listens on its own address, the Slurm daemons on every address.
+            raise ClusterError(f"--port-base {self.port_base}: port {gfs.GLUSTERD_PORT} would "
+                               f"be {self.ports[gfs.GLUSTERD_PORT]}'s, and it is glusterd's "
+                               "on every port base: choose another port base")
+
+    @property
+    def file_systems(self) -> tuple[str, ...]:
+        """The file systems each node mounts (none: ()), in :data:`FILE_SYSTEMS`' order."""
+        return parse_fs(self.fs)
 
     @property
     def node_names(self) -> list[str]:
@@ -129,6 +175,25 @@ class ClusterLayout:
         if self.accounting_layout:
             owners.update(self.accounting_layout.ports)
         return owners
+
+    @property
+    def port_ranges(self) -> dict[str, tuple[int, int]]:
+        """Every port range the cluster's daemons listen on (first, last), by owner:
+        Slurm's and the accounting's (:attr:`ports`, which ``up`` finds free first), and
+        those of each of its file systems (each checks its own).  All follow the port
+        base, none overlaps another (refused); glusterd's own port does not move."""
+        ranges = {"slurmctld": (self.controller_port,) * 2,
+                  "slurmd": (self.node_port(1), self.node_port(self.nodes))}
+        if self.accounting_layout:
+            ranges.update({owner: (port, port)
+                           for port, owner in self.accounting_layout.ports.items()})
+        if "gluster" in self.file_systems:
+            ranges["GlusterFS bricks"] = gluster_layout(self).brick_ports
+        if "cephfs" in self.file_systems:
+            ceph = ceph_layout(self)
+            ranges["ceph-mon"] = (ceph.mon_port,) * 2
+            ranges["Ceph daemons"] = ceph.daemon_ports
+        return ranges
 
     @property
     def accounting_layout(self) -> acct.AccountingLayout | None:
@@ -288,11 +353,21 @@ def recorded_accounting(state_dir: Path) -> str:
 
 
 def recorded_fs(state_dir: Path) -> str:
-    """The file system the running cluster was brought up with ("none" if none)."""
+    """The file systems the running cluster was brought up with, as :func:`record_fs`
+    wrote them ("none" if none)."""
     try:
-        return (state_dir / "fs").read_text().strip() or "none"
+        said = (state_dir / "fs").read_text().strip() or "none"
     except OSError:
         return "none"
+    try:
+        return canonical_fs(said)
+    except ClusterError:
+        return said  # as it is: ClusterLayout refuses it, naming it
+
+
+def record_fs(state_dir: Path, fs: str) -> None:
+    """Record the file systems ``up`` brought up (canonical: ``gluster,cephfs``)."""
+    (state_dir / "fs").write_text(canonical_fs(fs) + "\n")
 
 
 class LocalCluster:
@@ -416,8 +491,9 @@ class LocalCluster:
     def up(self, timeout: float = 90) -> str:
         live = self.running_daemons()
         running_nodes = self.running_node_count()
+        file_systems = self.layout.file_systems
         same_fs = recorded_fs(self.layout.state_dir) == self.layout.fs and (
-            self.layout.fs != "gluster"
+            "gluster" not in file_systems
             or (recorded_volume_type(self.layout.state_dir),
                 recorded_brick_size(self.layout.state_dir))
             == (self.layout.gluster_volume_type, self.layout.gluster_brick_size)) and (
@@ -426,7 +502,7 @@ class LocalCluster:
             missing = [n for n in self.layout.node_names if f"slurmd {n}" not in live]
             if self.layout.accounting_layout and len(self.accounting.running()) < 2:
                 self.accounting.up(_user())  # revives a killed slurmdbd or MariaDB
-            if self.layout.fs == "gluster":
+            if "gluster" in file_systems:
                 self.gluster.up()  # revives a killed brick daemon or login client
                 # A node whose client died (or that was started without it) is
                 # restarted with a new one; all of them if the login node's client was
@@ -436,7 +512,7 @@ class LocalCluster:
                                                 or not self.gluster.client_pid(name)):
                         self.stop_slurmd(name)
                         missing.append(name)
-            if self.layout.fs == "cephfs":
+            if "cephfs" in file_systems:
                 _, remounted = self.ceph_up()  # revives a killed daemon or login client
                 for name in self.layout.node_names:
                     if name not in missing and (remounted or not self.ceph.client_pid(name)):
@@ -480,15 +556,20 @@ class LocalCluster:
                 self.accounting.down()  # nothing half-started stays running
                 raise ClusterError(str(err)) from None
             self.conf.write_text(render_slurm_conf(self.layout, first))
-        if self.layout.fs == "gluster":
+        if "gluster" in file_systems:
             try:
                 notes.append(self.gluster.up())
             except gfs.GlusterError as err:
                 self.gluster.down()  # nothing half-created stays running
                 raise ClusterError(str(err)) from None
-        if self.layout.fs == "cephfs":
-            notes.append(self.ceph_up()[0])
-        (self.layout.state_dir / "fs").write_text(self.layout.fs + "\n")
+        if "cephfs" in file_systems:
+            try:
+                notes.append(self.ceph_up()[0])
+            except ClusterError:
+                if "gluster" in file_systems:
+                    self.gluster.down()  # brought up for this cluster, which failed
+                raise
+        record_fs(self.layout.state_dir, self.layout.fs)
         (self.layout.state_dir / "accounting").write_text(self.layout.accounting + "\n")
         (self.layout.state_dir / "gluster-volume-type").write_text(
             self.layout.gluster_volume_type + "\n")
@@ -524,9 +605,10 @@ class LocalCluster:
 
     @staticmethod
     def fs_name(fs: str, volume_type: str, brick_size: str) -> str:
-        if fs != "gluster":
-            return fs
-        return f"{fs} ({volume_type}{f', {brick_size} bricks' if brick_size else ''})"
+        """``fs`` as a restart names it: GlusterFS's with its volume type and bricks."""
+        return " and ".join(
+            f"{name} ({volume_type}{f', {brick_size} bricks' if brick_size else ''})"
+            if name == "gluster" else name for name in fs.split(","))
 
     def start_slurmd(self, name: str, mount: bool = True,
                      options: tuple[str, ...] | None = None) -> None:
@@ -541,14 +623,15 @@ class LocalCluster:
         a subreaper that reaps at once, the job ends when its script does.
         """
         log = self.layout.state_dir / "log" / f"reaper-{name}.log"
+        self._stop_clients(name)  # a revived node gets new ones
         prefix = []
-        if self.layout.fs == "gluster":
-            # The node's own mount namespace and FUSE client (a revived node: a new one).
-            self.gluster.stop_client(name)
-            prefix = self.gluster.layout.node_wrapper(name, mount=mount, options=options)
-        elif self.layout.fs == "cephfs":
-            self.ceph.stop_client(name)
-            prefix = self.ceph.layout.node_wrapper(name, mount=mount)
+        # The node's own mount namespace and client of each file system.  Each wrapper
+        # ends with `exec "$@"`: GlusterFS's execs CephFS's, whose namespace (a slave of
+        # GlusterFS's) keeps the node's GlusterFS mount and gets its own ceph-fuse.
+        if "gluster" in self.layout.file_systems:
+            prefix += self.gluster.layout.node_wrapper(name, mount=mount, options=options)
+        if "cephfs" in self.layout.file_systems:
+            prefix += self.ceph.layout.node_wrapper(name, mount=mount)
         with open(log, "ab") as out:
             subprocess.Popen([*prefix, sys.executable, str(Path(__file__).resolve()),
                               REAP_COMMAND, "slurmd", "-D", "-N", name],
@@ -558,6 +641,13 @@ class LocalCluster:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and not self._live_pid(pidfile, "slurmd"):
             time.sleep(0.05)
+
+    def _stop_clients(self, name: str) -> None:
+        """Node ``name``'s client of each of the cluster's file systems stopped."""
+        if "gluster" in self.layout.file_systems:
+            self.gluster.stop_client(name)
+        if "cephfs" in self.layout.file_systems:
+            self.ceph.stop_client(name)
 
     def stop_slurmd(self, name: str, timeout: float = 20) -> None:
         """Stop node ``name``'s slurmd (by its pid file) and wait until it has gone."""
@@ -572,9 +662,14 @@ class LocalCluster:
             os.kill(pid, signal.SIGKILL)
 
     def node_without_mount(self, name: str, timeout: float = 60) -> str:
-        """Restart node ``name`` in a namespace without the volume's client: the
-        classic acceptance-day fault of a node that lost its mount (`up` restores it)."""
+        """Restart node ``name`` in a namespace without the volume's client (with two
+        file systems: without either): the classic acceptance-day fault of a node that
+        lost its mount (`up` restores it)."""
         self._restart_node(name, "unmount", timeout, mount=False)
+        if self.layout.file_systems == ("gluster", "cephfs"):
+            return (f"node {name}: restarted without its GlusterFS and ceph-fuse clients "
+                    f"({self.gluster.layout.mount_point} and {self.ceph.layout.mount_point} "
+                    "are bare directories there)")
         if self.layout.fs == "cephfs":
             return (f"node {name}: restarted without its ceph-fuse client "
                     f"({self.ceph.layout.mount_point} is a bare directory there)")
@@ -586,11 +681,13 @@ class LocalCluster:
         """Restart node ``name`` with a client of its own mounted with ``options``
         (``attribute-timeout=10``...; None: the lab's own): one node that differs from
         the others, as a site's misconfigured client does (`up` restores the lab's)."""
-        if options is None and self.layout.fs == "gluster":
+        if options is None and "gluster" in self.layout.file_systems:
             options = self.gluster.layout.client_options
         self._restart_node(name, "remount", timeout, options=options)
         return (f"node {name}: restarted with its GlusterFS client mounted with "
-                f"{','.join(options or ()) or 'the defaults'}")
+                f"{','.join(options or ()) or 'the defaults'}"
+                + ("; its ceph-fuse as every node's" if "cephfs" in self.layout.file_systems
+                   else ""))
 
     def _restart_node(self, name: str, command: str, timeout: float, mount: bool = True,
                       options: tuple[str, ...] | None = None) -> None:
@@ -598,17 +695,14 @@ class LocalCluster:
         again as asked; refused, before anything stops, without a file system (remount:
         off GlusterFS, whose client options it sets) or for an unknown node."""
         allowed = ("gluster",) if command == "remount" else ("gluster", "cephfs")
-        if self.layout.fs not in allowed:
+        if not set(allowed) & set(self.layout.file_systems):
             raise ClusterError(f"{command} needs a cluster brought up with "
                                f"{' or '.join('--fs ' + f for f in allowed)}")
         if name not in self.layout.node_names:
             raise ClusterError(f"no node {name!r} in this cluster")
         gfs.client_flags(options or ())  # refused before the node is stopped
         self.stop_slurmd(name)
-        if self.layout.fs == "cephfs":
-            self.ceph.stop_client(name)
-        else:
-            self.gluster.stop_client(name)
+        self._stop_clients(name)
         self.start_slurmd(name, mount=mount, options=options)
         self.wait_ready(timeout)
 
@@ -621,7 +715,7 @@ class LocalCluster:
             # Up and responding; allocated nodes (jobs running) count.
             ready = [n for n, st in states.items() if st in READY_STATES]
             if len(ready) == self.layout.nodes:
-                if self.layout.fs == "gluster":
+                if "gluster" in self.layout.file_systems:
                     try:
                         self.gluster.wait_connected(self.layout.node_names)
                     except gfs.GlusterError as err:
@@ -713,13 +807,13 @@ class LocalCluster:
         proc = self._run(["sinfo", "-N", "-o", "%N %P %T %c %m"], check=False)
         daemons = ", ".join(f"{n} (pid {p})" for n, p in sorted(live.items()))
         said = f"daemons: {daemons}\n{proc.stdout}{proc.stderr}".rstrip()
-        if self.layout.fs == "cephfs":
+        if "cephfs" in self.layout.file_systems:
             said += "\n" + self.ceph_status()
         return 0, said
 
     # -- CephFS (--fs cephfs) ---------------------------------------------------
     def _need_ceph(self, command: str) -> None:
-        if recorded_fs(self.layout.state_dir) != "cephfs":
+        if "cephfs" not in parse_fs(recorded_fs(self.layout.state_dir)):
             raise ClusterError(f"{command} needs a cluster brought up with --fs cephfs")
 
     def ceph_status(self) -> str:
@@ -780,6 +874,26 @@ class LocalCluster:
             ([f"restarted {', '.join(nodes)} with a new client"] if nodes else [])
         return ("ceph: " + "; ".join(said)) if said else \
             "ceph: every daemon and client was running"
+
+    # -- what the cluster's file systems share ------------------------------------
+    def _recorded_file_systems(self) -> tuple[str, ...]:
+        """The file systems of the running cluster; GlusterFS's without any (its
+        commands then say what is not running)."""
+        return parse_fs(recorded_fs(self.layout.state_dir)) or ("gluster",)
+
+    def fail_client(self, node: str) -> str:
+        """Kill node ``node``'s client of each of the cluster's file systems (SIGKILL, as a
+        crash would; with two, both): `up` restarts the node with new ones."""
+        return "\n".join(self.ceph.kill_client(node) if name == "cephfs"
+                         else self.gluster.kill_client(node)
+                         for name in self._recorded_file_systems())
+
+    def healed(self) -> tuple[bool, str]:
+        """The degraded-mode run's `healed`: whether each of the cluster's file systems has
+        healed (with two, both), and what each said."""
+        said = [self.ceph_healed() if name == "cephfs" else self.gluster.healed()
+                for name in self._recorded_file_systems()]
+        return all(done for done, _ in said), "\n".join(text for _, text in said)
 
     def ceph_healed(self) -> tuple[bool, str]:
         """Every PG active+clean, one MDS active and the others standing by."""
@@ -885,7 +999,7 @@ def quota_command(cluster: LocalCluster, command: str) -> int:
     if not directory:
         raise ClusterError(f"{command}: FSACCEPT_QUOTA_DIR is not set (the quota check "
                            "sets it)")
-    if cluster.layout.fs != "gluster":
+    if "gluster" not in cluster.layout.file_systems:
         raise ClusterError(f"{command}: the lab has quota commands for its GlusterFS "
                            f"volume only (this cluster: {cluster.layout.fs})")
     if command == "quota-set":
@@ -917,10 +1031,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("node", nargs="?",
                         help="for `fail`: the node to kill (slurmd and its job steps), to "
                              "test how a run survives a node failure; `fail-client`: the "
-                             "node whose GlusterFS (or ceph-fuse) client to kill; `unmount`: "
-                             "the node to "
-                             "restart without its client; `remount`: the node to restart "
-                             "with a client mounted with --mount-options; "
+                             "node whose GlusterFS (or ceph-fuse; with both, both) client "
+                             "to kill; `unmount`: the node to "
+                             "restart without its client (with both, without either); "
+                             "`remount`: the node to restart "
+                             "with a GlusterFS client mounted with --mount-options; "
                              "`fail-brick`: the brick (b1...) "
                              "whose daemon to kill; `up` revives each.  `restore-bricks` "
                              "restarts killed brick daemons; `healed` exits 0 once the "
@@ -937,7 +1052,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="for `up`: `gluster` adds a GlusterFS volume mounted on every "
                              f"node by a client of its own at {gfs.MOUNT_POINT}, `cephfs` a "
                              "CephFS (its own monitor, manager, 3 OSDs, 2 MDS) mounted by a "
-                             f"ceph-fuse of its own at {cfs.MOUNT_POINT} (default: "
+                             f"ceph-fuse of its own at {cfs.MOUNT_POINT}, `gluster,cephfs` "
+                             "both (every node mounts each, by a client of each; in either "
+                             "order), `none` neither (default: "
                              "what the running cluster has, else none)")
     parser.add_argument("--gluster-volume-type", choices=gfs.VOLUME_TYPES, default=None,
                         help="for `up --fs gluster`: the volume's type, each type its own "
@@ -1009,8 +1126,7 @@ def main(argv: list[str] | None = None) -> int:
             print(cluster.gluster.restore_bricks())
         elif args.command == "healed":
             # The degraded-mode run's `healed` command: exit 0 once healed.
-            done, said = (cluster.ceph_healed() if recorded_fs(state) == "cephfs"
-                          else cluster.gluster.healed())
+            done, said = cluster.healed()
             print(said)
             return 0 if done else 1
         elif args.command == "fail-mds":
@@ -1035,8 +1151,7 @@ def main(argv: list[str] | None = None) -> int:
             if not args.node:
                 raise ClusterError(f"{args.command} needs a node (or brick) name")
             if args.command == "fail-client":
-                print(cluster.ceph.kill_client(args.node) if recorded_fs(state) == "cephfs"
-                      else cluster.gluster.kill_client(args.node))
+                print(cluster.fail_client(args.node))
             elif args.command == "fail-brick":
                 print(cluster.gluster.kill_brick(args.node))
             else:

@@ -151,6 +151,11 @@ class GlusterLayout:
         return self.image_dir / f"{self.volume}-{brick.name}.img"
 
     @property
+    def brick_ports(self) -> tuple[int, int]:
+        """The first and last port glusterd gives the bricks."""
+        return self.port_base + BRICK_PORTS[0], self.port_base + BRICK_PORTS[1]
+
+    @property
     def run_dir(self) -> Path:
         return self.state_dir / "run"
 
@@ -168,7 +173,7 @@ class GlusterLayout:
 
     def glusterd_vol(self) -> str:
         """glusterd's own volume file: every directory and port its own."""
-        lo, hi = (self.port_base + p for p in BRICK_PORTS)
+        lo, hi = self.brick_ports
         return "\n".join([
             "volume management",
             "    type mgmt/glusterd",

@@ -1,8 +1,9 @@
 
 import pytest
 
+from lab import cluster
 from lab.cluster import (ClusterError, ClusterLayout, directories, node_count_in_conf,
-                         parse_sinfo_states, render_slurm_conf)
+                         parse_sinfo_states, record_fs, recorded_fs, render_slurm_conf)
 
 
 def conf_lines(layout):
@@ -56,6 +57,15 @@ def test_bad_port_base_is_refused(tmp_path):
         ClusterLayout(tmp_path, port_base=80)
 
 
+@pytest.mark.parametrize("fs", ["none", "gluster"])
+def test_a_port_base_is_refused_where_cephs_ports_would_pass_65535(tmp_path, fs):
+    # Every cluster has Ceph's layout (`down` stops what an `up --fs cephfs` started).
+    ClusterLayout(tmp_path, fs=fs, port_base=65535 - 399)
+    with pytest.raises(ClusterError, match="^--port-base must be between 1024 and 65136, "
+                                           "got 65137$"):
+        ClusterLayout(tmp_path, fs=fs, port_base=65535 - 398)
+
+
 def test_ports_name_their_daemons(tmp_path):
     assert ClusterLayout(tmp_path, nodes=2, port_base=17000).ports == {
         17000: "slurmctld", 17001: "slurmd n1", 17002: "slurmd n2",
@@ -106,3 +116,117 @@ def test_every_per_node_directory_is_created_before_start(tmp_path):
 def test_sinfo_states_are_parsed_per_node():
     assert parse_sinfo_states("n1 idle\nn2 allocated\n\nn3 down*\n") == {
         "n1": "idle", "n2": "allocated", "n3": "down*"}
+
+
+# -- --fs: one file system, or a set of them ------------------------------------------
+
+@pytest.mark.parametrize("given, canonical, file_systems", [
+    ("none", "none", ()),
+    ("gluster", "gluster", ("gluster",)),
+    ("cephfs", "cephfs", ("cephfs",)),
+    ("gluster,cephfs", "gluster,cephfs", ("gluster", "cephfs")),
+    ("cephfs,gluster", "gluster,cephfs", ("gluster", "cephfs")),
+    ("cephfs, gluster", "gluster,cephfs", ("gluster", "cephfs"))])
+def test_fs_is_a_set_kept_in_one_order(tmp_path, given, canonical, file_systems):
+    layout = ClusterLayout(tmp_path, fs=given)
+    assert (layout.fs, layout.file_systems) == (canonical, file_systems)
+    assert layout == ClusterLayout(tmp_path, fs=canonical)  # the same cluster
+
+
+@pytest.mark.parametrize("given, said", [
+    ("lustre", "--fs 'lustre' is not known: one of none, gluster, cephfs"),
+    ("gluster,lustre", "--fs 'lustre' is not known: one of none, gluster, cephfs "
+                       "(in --fs 'gluster,lustre')"),
+    ("gluster,", "--fs '' is not known: one of none, gluster, cephfs (in --fs 'gluster,')"),
+    ("", "--fs '' is not known: one of none, gluster, cephfs"),
+    ("gluster,gluster", "--fs 'gluster,gluster' names 'gluster' twice"),
+    ("cephfs,gluster,cephfs", "--fs 'cephfs,gluster,cephfs' names 'cephfs' twice"),
+    ("none,none", "--fs 'none,none' names 'none' twice"),
+    ("none,gluster", "--fs 'none,gluster': none cannot be combined with a file system"),
+    ("cephfs,none", "--fs 'cephfs,none': none cannot be combined with a file system")])
+def test_a_bad_fs_is_refused_naming_it(tmp_path, given, said):
+    with pytest.raises(ClusterError) as caught:
+        ClusterLayout(tmp_path, fs=given)
+    assert str(caught.value) == said
+
+
+def test_a_bad_fs_set_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FSACCEPT_STATE_DIR", str(tmp_path / "state"))
+    assert cluster.main(["status", "--fs", "gluster,gluster"]) == 2
+    assert capsys.readouterr().err == ("local-cluster: error: --fs 'gluster,gluster' "
+                                       "names 'gluster' twice\n")
+
+
+@pytest.mark.parametrize("given, recorded", [("none", "none"), ("gluster", "gluster"),
+                                             ("cephfs", "cephfs"),
+                                             ("cephfs,gluster", "gluster,cephfs")])
+def test_the_recorded_fs_is_the_canonical_set(tmp_path, given, recorded):
+    record_fs(tmp_path, given)
+    assert (tmp_path / "fs").read_text() == recorded + "\n"
+    assert recorded_fs(tmp_path) == recorded
+    assert ClusterLayout(tmp_path, fs=recorded_fs(tmp_path)).fs == recorded
+
+
+def test_a_recorded_fs_written_in_another_order_reads_canonical(tmp_path):
+    assert recorded_fs(tmp_path) == "none"  # nothing recorded yet
+    (tmp_path / "fs").write_text("cephfs,gluster\n")
+    assert recorded_fs(tmp_path) == "gluster,cephfs"
+    (tmp_path / "fs").write_text("lustre\n")  # as it is: the layout refuses it
+    assert recorded_fs(tmp_path) == "lustre"
+
+
+@pytest.mark.parametrize("fs, said", [
+    ("none", "none"), ("cephfs", "cephfs"), ("gluster", "gluster (replica, 256M bricks)"),
+    ("gluster,cephfs", "gluster (replica, 256M bricks) and cephfs")])
+def test_a_restart_names_each_file_system(fs, said):
+    assert cluster.LocalCluster.fs_name(fs, "replica", "256M") == said
+
+
+# -- ports: every owner's, for the same port base ----------------------------------------
+
+def test_every_owner_of_a_port_is_listed_with_both_file_systems(tmp_path):
+    layout = ClusterLayout(tmp_path / "cluster", nodes=64, port_base=17000, fs="gluster,cephfs")
+    assert layout.port_ranges == {
+        "slurmctld": (17000, 17000), "slurmd": (17001, 17064), "slurmdbd": (17100, 17100),
+        "mariadbd": (17101, 17101), "GlusterFS bricks": (17200, 17299),
+        "ceph-mon": (17300, 17300), "Ceph daemons": (17301, 17399)}
+    # `up` finds Slurm's free first; GlusterFS and Ceph check their own.
+    assert set(layout.ports.values()) == {"slurmctld", "slurmdbd", "mariadbd",
+                                          *(f"slurmd n{i}" for i in range(1, 65))}
+
+
+def test_no_port_base_gives_two_owners_one_port(tmp_path):
+    """Port bases Ceph takes (its ports end at + 399: up to 65136), the largest cluster
+    with both file systems: refused only where glusterd's fixed port would be a Slurm
+    daemon's.  Every range follows the port base; only that port does not (all near it)."""
+    refused = []
+    for port_base in sorted({*range(1024, 65136, 97), 65136, *range(23500, 24500)}):
+        try:
+            layout = ClusterLayout(tmp_path, nodes=64, port_base=port_base, fs="gluster,cephfs")
+        except ClusterError as err:
+            assert "port 24007 would be" in str(err), err
+            refused.append(port_base)
+            continue
+        ranges = sorted(layout.port_ranges.values())
+        assert all(a[1] < b[0] for a, b in zip(ranges, ranges[1:])), port_base
+        assert ranges[-1][1] <= 65535
+    assert refused == [24007 - 101, 24007 - 100, *range(24007 - 64, 24007 + 1)]
+
+
+@pytest.mark.parametrize("port_base, owner", [(24007 - 3, "slurmd n3"), (24007, "slurmctld"),
+                                              (24007 - 100, "slurmdbd")])
+def test_a_slurm_port_on_glusterds_is_refused_naming_both(tmp_path, port_base, owner):
+    with pytest.raises(ClusterError) as caught:
+        ClusterLayout(tmp_path, port_base=port_base, fs="gluster")
+    assert str(caught.value) == (f"--port-base {port_base}: port 24007 would be {owner}'s, "
+                                 "and it is glusterd's on every port base: choose another "
+                                 "port base")
+    ClusterLayout(tmp_path, port_base=port_base, fs="cephfs")  # no glusterd there
+
+
+def test_file_systems_whose_ports_would_overlap_are_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(cluster.cfs, "MON_PORT", 250)  # inside the bricks' range
+    ClusterLayout(tmp_path, fs="cephfs")
+    with pytest.raises(ClusterError, match=r"^--port-base 17000: the ports of GlusterFS "
+                                           r"bricks and ceph-mon overlap \(17250-17299\)$"):
+        ClusterLayout(tmp_path, fs="gluster,cephfs")
