@@ -42,7 +42,12 @@ worthless.
   check's functions compute them
   (:func:`fsaccept.benchmarks.fio.figures.reported_figures`).  Its figures are those of
   the verified reference's entry; its outlier fraction is the recorded one, which must
-  be the entry's.  A soak and an interference test are judged from their records;
+  be the entry's.  Each node's findings are judged again from the same files, by the
+  live check's function (:func:`fsaccept.benchmarks.fio.figures.judge_node`): its exit
+  status, its report missing or not fio's, fio's own INVALID findings, a known-bad
+  version.  Each INVALID one is a reason, whatever the case's result says.  So is a
+  count of nodes that is not its ``num_tasks``, and a ``num_tasks`` that is not the
+  job's node count.  A soak and an interference test are judged from their records;
 - the semantics program's case lines, parsed again from the job's own ``rfm_job.out``
   (:func:`semantics_rebuilt`; ``semantics_cases`` must be what they give): each figure
   the value its line gives, each delay's ceiling no looser than the verified reference's
@@ -97,7 +102,6 @@ from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, SCALING, TestSpec
 from fsaccept.benchmarks.fio import command as fio_command
 from fsaccept.benchmarks.fio import figures as fio_figures
-from fsaccept.benchmarks.fio import parse as fio_parse
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
 from fsaccept.benchmarks.io500 import config as io500_config
 from fsaccept.benchmarks.io500 import parse as io500_parse
@@ -641,15 +645,25 @@ def output_figure_reasons(case: Case, spec: TestSpec,
 
 def fio_reasons(case: Case, spec: TestSpec, reference: Any = None,
                 files: RunFiles | None = None) -> list[str]:
-    """A fio test's figures rebuilt from the reports its nodes kept (``fio-<node>.json``
-    and ``fio-<node>.log``, for each node the job's ``rfm_job.out`` names), each read
-    once and digested by the manifest, by the functions the live check reports them
-    with (:func:`fsaccept.benchmarks.fio.figures.node_figures`, ``combine``,
-    ``reported_figures``): its figures those of the verified reference's entry, its
-    outlier fraction the recorded one (which must be the entry's).  Each figure the case
-    records is the one they give.  Nothing to compare without a recorded figure, a
-    verified reference, or any of the case's directories (a run report read without its
-    run directory)."""
+    """A fio test judged again from the reports its nodes kept (``fio-<node>.json`` and
+    ``fio-<node>.log``, for each node the job's ``rfm_job.out`` names with its exit
+    status), each read once and digested by the manifest, by the live check's functions:
+
+    - each node's findings (:func:`fsaccept.benchmarks.fio.figures.judge_node`: its exit
+      status, its report missing or not fio's, fio's own INVALID findings, a known-bad
+      version): an INVALID one is a reason, worded as live, whatever the case's result;
+    - the nodes that reported against the case's ``num_tasks``
+      (:func:`fsaccept.benchmarks.fio.figures.node_count_reasons`), which must be the
+      job's node count (one fio per node);
+    - its figures (:func:`fsaccept.benchmarks.fio.figures.node_figures`, ``combine``,
+      ``reported_figures``): those of the verified reference's entry, its outlier
+      fraction the recorded one (which must be the entry's); each figure the case
+      records is the one they give.
+
+    A report or log that is not there is evidence missing, unless the node's exit status
+    is not 0 (fio then may have written none; the live check judges the same).  Nothing
+    to judge without a recorded figure, a verified reference, or any of the case's
+    directories (a run report read without its run directory)."""
     if not any(f.value is not None for f in case.figures):
         return []
     params, why = _fio_entry(spec, reference)
@@ -665,26 +679,66 @@ def fio_reasons(case: Case, spec: TestSpec, reference: Any = None,
            [f"outlier_fraction is recorded as {fraction}, but the reference file's "
             f"tests.{spec.key} says {params.outlier_fraction}"])
     specs = fio_command.figure_specs(params)
+    kinds = fio_command.figure_kinds(specs)
+    target = str(case.get("target_dir") or "")
     try:
         job = job_output(case, files)
-        nodes = sorted(fio_command.node_exits(job.stdout))
-        per_node, where = {}, f"{job.path}: no {fio_command.NODE_MARKER} line names a node"
+        exits = fio_command.node_exits(job.stdout)
+        # The node's memory changes a note only (the cache regime), never a reason.
+        memory = fio_command.node_memory_bytes(job.stdout)
+        nodes = sorted(exits)
+        out += _fio_count_reasons(case, nodes)
+        per_node, found = {}, {}
+        where = f"{job.path}: no {fio_command.NODE_MARKER} line names a node"
         for node in nodes:
-            report, path = files.text(case, f"fio-{node}.json", "a node's fio report")
-            log, _ = files.text(case, f"fio-{node}.log", "a node's fio messages")
+            name, ran = f"fio-{node}.json", exits[node] == "0"
+            report, path = _fio_node_file(case, files, name, "a node's fio report", ran)
+            log, _ = _fio_node_file(case, files, f"fio-{node}.log", "a node's fio messages",
+                                    ran)
             where = f"{len(nodes)} node reports fio-NODE.json in {os.path.dirname(path)}"
-            try:
-                per_node[node] = fio_figures.node_figures(
-                    fio_parse.parse_fio(report, log), specs)
-            except (KeyError, ValueError) as err:
-                return out + [f"its fio report {path} gives no figures: "
-                              f"{str(err.args[0])[:200]}"]
+            judged = fio_figures.judge_node(node, name, report, log or "", exits[node],
+                                            memory.get(node), target, specs, kinds)
+            found[node] = judged.findings
+            if judged.figures is not None:
+                per_node[node] = judged.figures
     except EvidenceMissing as err:
         return out + [str(err)]
+    invalid = fio_figures.node_reasons(found)
+    if invalid:  # no figure, as live
+        return out + invalid
     given = (fio_figures.reported_figures(fio_figures.combine(per_node, specs, fraction))
              if per_node else {})
     names = {*fio_command.judged_figures(specs), OUTLIER_FIGURE}  # all it may report
     return out + _figures_agree(case, names, given, f"fio output ({where})")
+
+
+def _fio_count_reasons(case: Case, nodes: list[str]) -> list[str]:
+    """The nodes fio reported from against the case's ``num_tasks``, as live; and that
+    count the job's nodes (Slurm's node list, when recorded): fio runs one task per node
+    (its entry has no ``ranks_per_node``)."""
+    tasks = case.get("num_tasks")
+    why = _count_problem(tasks)
+    if why:
+        return [f"num_tasks {str(tasks)[:40]!r} ({why}): how many nodes were to run fio "
+                "is not recorded"]
+    out = fio_figures.node_count_reasons(nodes, tasks)
+    job_nodes = case.job.nodelist
+    if job_nodes and len(job_nodes) != tasks:
+        out.append(f"num_tasks is recorded as {tasks}, but the job had {len(job_nodes)} "
+                   f"node(s) ({','.join(job_nodes)[:200]}): fio runs once per node")
+    return out
+
+
+def _fio_node_file(case: Case, files: RunFiles, name: str, what: str,
+                   ran: bool) -> tuple[str | None, str]:
+    """(the text of a node's kept file ``name``, its path): None when it is not there
+    and the node's exit status was not 0 (``ran`` False: the live check judges a report
+    missing then); EvidenceMissing when it is not there after an exit status of 0, or
+    cannot be read."""
+    path = files.where(case, name)
+    if not ran and not os.path.lexists(path):
+        return None, path
+    return files.text(case, name, what)
 
 
 def io500_run(case: Case) -> io500_parse.Io500Run | None:

@@ -223,8 +223,7 @@ class FioTest(BenchmarkTest):
         findings = {node: self._parse_node(res, node, exits[node],
                                            memory.get(node) or self.node_memory_bytes or None)
                     for node in sorted(exits)}
-        bad = {n: [f for f in fs if f.severity == fio.INVALID] for n, fs in findings.items()}
-        res.reasons += figures.summarize_by_node(bad)
+        res.reasons += figures.node_reasons(findings)
         res.notes = figures.summarize_by_node(
             {n: [f for f in fs if f.severity != fio.INVALID] for n, fs in findings.items()})
         if res.per_node and len(res.per_node) == len(exits):
@@ -235,10 +234,7 @@ class FioTest(BenchmarkTest):
         return res
 
     def _placement_reasons(self, nodes: list[str]) -> list[str]:
-        reasons = []
-        if len(nodes) != self.num_tasks:
-            reasons.append(f"fio reported from {len(nodes)} node(s) ({','.join(nodes) or '-'}),"
-                           f" {self.num_tasks} were planned: a node did not run it")
+        reasons = figures.node_count_reasons(nodes, self.num_tasks)
         ranks = self.record_rank_map() if self.current_partition.launcher_type. \
             registered_name == "srun" else {}
         if ranks and sorted(ranks.values()) != sorted(set(ranks.values())):
@@ -255,50 +251,34 @@ class FioTest(BenchmarkTest):
     def figure_kinds(self) -> list[str]:
         """What its figures are, in the words of ``known_bad_versions.yaml``'s ``affects``
         (a fio version with a known bug affecting one is INVALID)."""
-        return sorted({fiocmd.FIGURE_KINDS[s.unit] for s in self.specs})
+        return fiocmd.figure_kinds(self.specs)
 
     def _parse_node(self, res: FioResults, node: str, exit_code: str,
                     memory: int | None, stem: str = "",
                     specs: list[figures.FigureSpec] | None = None) -> list[fio.Finding]:
-        """Parse one node's report, ``fio-<stem>.json`` (the stem is the node's name
-        unless the test runs fio more than once on a node); its figures (``specs``, by
-        default the test's) go to ``res.per_node[stem]``, and its findings (fio's and
-        the harness's) are returned."""
+        """Judge one node's report, ``fio-<stem>.json`` (the stem is the node's name
+        unless the test runs fio more than once on a node), and its messages
+        (``fio-<stem>.log``) by :func:`fsaccept.benchmarks.fio.figures.judge_node`, the
+        sign-off's function too; its figures (``specs``, by default the test's) go to
+        ``res.per_node[stem]``, and its findings (fio's and the harness's) are returned."""
         stem = stem or node
         specs = self.specs if specs is None else specs
         name = f"fio-{stem}.json"
-        report = self._read_stage(name)
-        messages = self._read_stage(f"fio-{stem}.log") or ""
-        try:
-            run = fio.parse_fio(report or "", messages, node_memory_bytes=memory)
-        except ValueError as err:
-            return [fio.Finding(fio.INVALID, "not-fio", None, f"{name}: {err}")]
+        judged = figures.judge_node(node, name, self._read_stage(name),
+                                    self._read_stage(f"fio-{stem}.log") or "", exit_code,
+                                    memory, self.target_dir, specs, self.figure_kinds())
+        run = judged.run
+        if run is None:
+            return judged.findings
         res.runs[stem] = run
-        found = list(run.findings)
-        if report is None:
-            found = [f for f in found if f.kind != "empty"]
-            found.append(fio.Finding(fio.INVALID, "missing", None,
-                                     f"{name} missing: fio wrote no report"))
-        if exit_code == "mkdir-failed":
-            found.append(fio.Finding(fio.INVALID, "exit", None,
-                                     f"could not create {self.target_dir}/{node}"))
-        elif exit_code != "0":
-            found.append(fio.Finding(fio.INVALID, "exit", None,
-                                     f"fio exited with status {exit_code}"))
-        found += [fio.Finding(fio.INVALID, "version", None, r) for r in dict.fromkeys(
-            r for k in self.figure_kinds()
-            for r in versions.version_reasons("fio", run.version_number, k))]
         if not self.version_note:
             self.version_note = versions.version_note("fio", run.version_number)
         if not self.fio_settings and run.jobs:
             self.fio_settings = "; ".join(f"{job.name}: {fio.format_settings(job)}"
                                           for job in run.jobs)
-        if not any(f.severity == fio.INVALID for f in found):
-            try:
-                res.per_node[stem] = figures.node_figures(run, specs)
-            except (KeyError, ValueError) as err:
-                found.append(fio.Finding(fio.INVALID, "figure", None, f"{name}: {err.args[0]}"))
-        return found
+        if judged.figures is not None:
+            res.per_node[stem] = judged.figures
+        return judged.findings
 
     def benchmark_reasons(self) -> list[str]:
         reasons = self.fio_results().reasons

@@ -424,6 +424,12 @@ def deadline_s(p: FioParameters) -> int:
 FIGURE_KINDS = {"IOPS": "iops", "MiB/s": "bandwidth", "us": "latency", "ops/s": "metadata"}
 
 
+def figure_kinds(specs: list[FigureSpec]) -> list[str]:
+    """What the figures of ``specs`` are, in the words of ``known_bad_versions.yaml``'s
+    ``affects`` (a fio version with a known bug affecting one is INVALID)."""
+    return sorted({FIGURE_KINDS[s.unit] for s in specs})
+
+
 def judged_figures(specs: list[FigureSpec]) -> dict[str, FigureSpec]:
     """Figure names a threshold may name: each figure, and ``<name>_node_min``
     (the slowest node) for throughput figures (:func:`figures.reported`)."""

@@ -1,9 +1,12 @@
 """fio figures: which number of a parsed run each reported figure is
-(:class:`FigureSpec`), per-node figures combined into one, and the outlier nodes.
+(:class:`FigureSpec`), one node's report judged (:func:`judge_node`), per-node figures
+combined into one, and the outlier nodes.
 
 The figures a test reports (:func:`reported`, :func:`reported_figures`) come from its
 nodes' reports alone, by the functions the live check reports them with: the sign-off
-rebuilds them from the reports the test keeps."""
+rebuilds them from the reports the test keeps.  Each node's findings too
+(:func:`judge_node`, :func:`node_reasons`, :func:`node_count_reasons`): the sign-off
+judges them again from the same files."""
 
 from __future__ import annotations
 
@@ -11,9 +14,9 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from fsaccept.benchmarks.fio.parse import FioRun, json_number
-from fsaccept.core import pernode
-from fsaccept.core.findings import Finding, figure_problem
+from fsaccept.benchmarks.fio.parse import FioRun, json_number, parse_fio
+from fsaccept.core import pernode, versions
+from fsaccept.core.findings import INVALID, Finding, figure_problem
 from fsaccept.core.pernode import OUTLIER_FIGURE, Outlier, find_outliers  # noqa: F401
 from fsaccept.core.units import MIB
 
@@ -58,6 +61,66 @@ def node_figures(run: FioRun, specs: Sequence[FigureSpec]) -> dict[str, float]:
     """One node's figures of ``specs`` (:func:`figure_value` of each); KeyError or
     ValueError naming the figure when its report does not give one."""
     return {spec.name: figure_value(run, spec) for spec in specs}
+
+
+@dataclass
+class NodeJudged:
+    """One node's fio report judged (:func:`judge_node`)."""
+
+    run: FioRun | None  #: its parsed run; None when the report is not fio's
+    findings: list[Finding]  #: fio's and the harness's, INVALID or not
+    figures: dict[str, float] | None = None
+    """Its figures; None when a finding is INVALID."""
+
+
+def judge_node(node: str, name: str, report: str | None, messages: str, exit_code: str,
+               memory: int | None, target_dir: str, specs: Sequence[FigureSpec],
+               figure_kinds: Sequence[str]) -> NodeJudged:
+    """One node's fio run judged from what it left: its report ``name``
+    (``fio-<node>.json``; its text, None when there is none), fio's messages (its
+    ``.log``), its exit status as its node script printed it (``0``, ``1``,
+    ``mkdir-failed``: ``target_dir/node`` could not be made), the node's memory in bytes
+    (None: unknown).  Its findings: fio's own (:func:`fsaccept.benchmarks.fio.parse.parse_fio`),
+    a report missing or not fio's, an exit status not 0, a fio version with a known bug
+    affecting one of ``figure_kinds`` (``known_bad_versions.yaml``'s words).  Its figures
+    (``specs``: :func:`node_figures`) only when no finding is INVALID.  The live check
+    and the sign-off both call it."""
+    try:
+        run = parse_fio(report or "", messages, node_memory_bytes=memory)
+    except ValueError as err:
+        return NodeJudged(None, [Finding(INVALID, "not-fio", None, f"{name}: {err}")])
+    found = list(run.findings)
+    if report is None:
+        found = [f for f in found if f.kind != "empty"]
+        found.append(Finding(INVALID, "missing", None, f"{name} missing: fio wrote no report"))
+    if exit_code == "mkdir-failed":
+        found.append(Finding(INVALID, "exit", None, f"could not create {target_dir}/{node}"))
+    elif exit_code != "0":
+        found.append(Finding(INVALID, "exit", None, f"fio exited with status {exit_code}"))
+    found += [Finding(INVALID, "version", None, r) for r in dict.fromkeys(
+        r for k in figure_kinds for r in versions.version_reasons("fio", run.version_number, k))]
+    judged = NodeJudged(run, found)
+    if not any(f.severity == INVALID for f in found):
+        try:
+            judged.figures = node_figures(run, specs)
+        except (KeyError, ValueError) as err:
+            found.append(Finding(INVALID, "figure", None, f"{name}: {err.args[0]}"))
+    return judged
+
+
+def node_reasons(findings: dict[str, list[Finding]]) -> list[str]:
+    """The INVALID findings of every node (node → its findings), one line per kind
+    (:func:`summarize_by_node`)."""
+    return summarize_by_node({node: [f for f in found if f.severity == INVALID]
+                              for node, found in findings.items()})
+
+
+def node_count_reasons(nodes: Sequence[str], planned: int) -> list[str]:
+    """Why the nodes fio reported from (``nodes``, sorted) are not the ``planned`` count."""
+    if len(nodes) == planned:
+        return []
+    return [f"fio reported from {len(nodes)} node(s) ({','.join(nodes) or '-'}),"
+            f" {planned} were planned: a node did not run it"]
 
 
 @dataclass
