@@ -231,11 +231,12 @@ class Benchmark:
     #: Its program is fsaccept's own, built by its check from ``checks/src/`` (ReFrame's
     #: build system): no site, Spack or module provides it.
     built_by_check: bool = False
-    #: (its job's stdout, a test of it) -> (the figures that output gives the test, named
-    #: and computed as the live check reports them; the figure names it answers for):
-    #: the sign-off rebuilds the test's figures with it (None: they are checked otherwise).
-    output_figures: Callable[[str, TestSpec], tuple[dict[str, float], frozenset[str]]] | None \
-        = None
+    #: (its job's stdout, a test of it, the test's reference entry or None) -> (the
+    #: figures that output gives the test, named and computed as the live check reports
+    #: them; the figure names it answers for): the sign-off rebuilds the test's figures
+    #: with it, given the verified reference's entry (None: they are checked otherwise).
+    output_figures: Callable[[str, TestSpec, Mapping[str, Any] | None],
+                             tuple[dict[str, float], frozenset[str]]] | None = None
     #: Its checks' folder under ``checks/`` when they are opt-in (IO500: the site's own
     #: binary; semantics: it needs a client per node): loaded only for a reference file
     #: that defines one of its tests (``fsaccept reference FILE --check-dirs``).  ""

@@ -36,7 +36,12 @@ worthless.
   ``rfm_job.out`` by the function their record names (``Benchmark.output_figures``,
   :func:`output_figure_reasons`): each one the test records the one its output gives,
   as live; a case none of whose directories is there (a run report read alone) shows
-  them as recorded;
+  them as recorded.  IOR's count of slow clients too
+  (:func:`fsaccept.benchmarks.ior.figures.node_figures`): from IOR's per-rank counts
+  and the job's rank lines, both in ``rfm_job.out``, with the verified reference
+  entry's ``outlier_fraction``.  The recorded fraction must be the entry's; with a
+  fraction above 0 the count must be recorded and judged against a limit of 0
+  (:func:`_outlier_reasons`, from the record alone);
 - fio's figures, rebuilt from the reports its nodes kept (:func:`fio_reasons`):
   ``fio-<node>.json`` and ``.log``, for each node its ``rfm_job.out`` names.  The live
   check's functions compute them
@@ -120,6 +125,7 @@ from fsaccept.benchmarks.semantics import validity as semantics_validity
 from fsaccept.core import (degraded, fill, guards, inputs, interference, joboutput,
                            mountopts, placement, reduction, servers, slurm, soak)
 from fsaccept.core.findings import figure_problem
+from fsaccept.core.formatting import format_number
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.reference import ReferenceError
 from fsaccept.core.units import format_size
@@ -358,7 +364,7 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
     out += _reduction_reasons(case, spec, session)
     out += _burst_reasons(case, spec, reference)
     out += _verify_reasons(case, spec)
-    out += output_figure_reasons(case, spec, session.files)
+    out += output_figure_reasons(case, spec, session.files, reference)
     if spec.benchmark == "io500" and spec.role == ACCEPTANCE:
         out += io500_reasons(case, session.files)
     if spec.benchmark == "semantics" and spec.role == ACCEPTANCE:
@@ -619,28 +625,67 @@ def _kept_dirs(case: Case, files: RunFiles) -> list[str]:
             if isinstance(d, str) and d and os.path.isdir(files.rebase(d))]
 
 
-def output_figure_reasons(case: Case, spec: TestSpec,
-                          files: RunFiles | None = None) -> list[str]:
+def output_figure_reasons(case: Case, spec: TestSpec, files: RunFiles | None = None,
+                          reference: Any = None) -> list[str]:
     """A benchmark's figures rebuilt from the job's own output (``rfm_job.out``, read
     once and digested by the manifest) by the function its record names
     (``Benchmark.output_figures``: parsed and computed as the live check reports them):
-    each figure the case records is the one its output gives.  A case that records none
-    (a fixture, a test that ended before its figures) has nothing to compare; a case
-    none of whose directories is there (a run report read without its run directory)
-    shows its figures as recorded."""
+    each figure the case records is the one its output gives.  Given the verified
+    reference (``reference``), its entry's too: IOR's count of slow clients
+    (``outlier_nodes``) is rebuilt with the entry's ``outlier_fraction``, which the case
+    must have recorded and judged as live (:func:`_outlier_reasons`, from the record
+    alone).  A case that records none (a fixture, a test that ended before its figures)
+    has nothing to compare; a case none of whose directories is there (a run report read
+    without its run directory) shows its figures as recorded."""
     bench = registry.BENCHMARKS.get(spec.benchmark)
     if bench is None or bench.output_figures is None:
         return []
     if not any(f.value is not None for f in case.figures):
         return []
+    entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
+    entry = entry if isinstance(entry, dict) else None
+    out = (_outlier_reasons(case, spec, entry.get("outlier_fraction") or 0.0)
+           if entry is not None and OUTLIER_FIGURE in spec.figures else [])
     if files is None or not _kept_dirs(case, files):
-        return []
+        return out
     try:
         job = job_output(case, files)
     except EvidenceMissing as err:
-        return [str(err)]
-    given, names = bench.output_figures(job.stdout, spec)
-    return _figures_agree(case, names, given, f"{bench.name} output ({job.path})")
+        return out + [str(err)]
+    given, names = bench.output_figures(job.stdout, spec, entry)
+    return out + _figures_agree(case, names, given, f"{bench.name} output ({job.path})")
+
+
+def _outlier_reasons(case: Case, spec: TestSpec, fraction: float) -> list[str]:
+    """A test whose reference entry seeks slow clients (``fraction``, its
+    ``outlier_fraction``), as live: the recorded fraction is the entry's, and the count
+    is judged as live (:func:`_outlier_limit_reasons`)."""
+    out = []
+    recorded = case.get("outlier_fraction", fraction)
+    if isinstance(recorded, bool) or not isinstance(recorded, (int, float)):
+        out.append(f"outlier_fraction {str(recorded)[:40]!r} is not a number")
+    elif recorded != fraction:
+        out.append(f"outlier_fraction is recorded as {recorded}, but the reference file's "
+                   f"tests.{spec.key} says {fraction}")
+    return out + _outlier_limit_reasons(case, spec, fraction)
+
+
+def _outlier_limit_reasons(case: Case, spec: TestSpec, fraction: float) -> list[str]:
+    """With an ``outlier_fraction`` above 0, the count of slow clients is recorded and
+    judged against a limit of 0, as the live check judges it (a slow client fails the
+    test): neither dropped from the run report nor passed by a looser limit."""
+    if fraction <= 0:
+        return []
+    fig = next((f for f in case.figures if f.name == OUTLIER_FIGURE), None)
+    if fig is None or fig.value is None:
+        return [f"{OUTLIER_FIGURE}: tests.{spec.key} seeks slow clients (outlier_fraction "
+                f"{fraction}), but the run report records no such figure"]
+    if fig.upper_limit is None or not fig.upper_limit <= 0:
+        return [f"{OUTLIER_FIGURE}: tests.{spec.key} seeks slow clients (outlier_fraction "
+                f"{fraction}): its limit is 0, but the test was judged against "
+                + (f"≤ {format_number(fig.upper_limit)}" if fig.upper_limit is not None
+                   else "no limit")]
+    return []
 
 
 def fio_reasons(case: Case, spec: TestSpec, reference: Any = None,

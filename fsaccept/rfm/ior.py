@@ -221,27 +221,28 @@ class IORTest(BenchmarkTest):
 
     def node_figures(self) -> dict[str, float]:
         """Each node's figure until the stonewall ({} when IOR printed no per-rank
-        counts), recorded with the slowest and the outlier nodes."""
+        counts), recorded with the slowest and the outlier nodes
+        (:func:`fsaccept.benchmarks.ior.figures.node_figures`, which the sign-off calls
+        on the same output)."""
         if not hasattr(self, "_node_figures"):
             name, unit = self.figure_name(), self.unit()
-            values = figures.per_node(self.ior_run(), self.record_rank_map(), self.operation,
-                                      self.figure_kind) or {}
-            self._node_figures = values
-            if values:
+            found = figures.node_figures(self.ior_run(), self.record_rank_map(),
+                                         self.operation, self.figure_kind,
+                                         self.outlier_fraction)
+            self._node_figures = found
+            if found is not None:
                 self.per_node_figures = pernode.by_figure(
-                    {node: {name: v} for node, v in values.items()}, [name])
-                self.slowest_nodes = pernode.slowest(values, unit)
-                self.outlier_nodes_named = "; ".join(
-                    o.describe(name, unit)
-                    for o in pernode.find_outliers(values, self.outlier_fraction))
-        return self._node_figures
+                    {node: {name: v} for node, v in found.values.items()}, [name])
+                self.slowest_nodes = pernode.slowest(found.values, unit)
+                self.outlier_nodes_named = "; ".join(o.describe(name, unit)
+                                                     for o in found.outliers)
+        return self._node_figures.values if self._node_figures is not None else {}
 
     def outlier_count(self) -> int:
-        values = self.node_figures()
-        if not values:
+        if not self.node_figures():
             raise SanityError("INVALID: outlier_fraction is set but IOR printed no per-rank "
                               "counts (-v, wear-out) to tell the nodes apart")
-        return len(pernode.find_outliers(values, self.outlier_fraction))
+        return len(self._node_figures.outliers)
 
     def summary_row(self) -> ior.SummaryRow:
         row = self.ior_run().summary_for(self.operation)

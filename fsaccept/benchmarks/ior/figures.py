@@ -11,17 +11,21 @@ A burst (a checkpoint saved or restored, :class:`Burst`) is timed by IOR's per-r
 open-to-close times instead; a run report records its slowest and fastest rank as
 :func:`rank_text` writes them.
 
-A test's own figures (:func:`figures_of`) come from IOR's output alone, by the functions
-the live check reports them with: the sign-off rebuilds them from the job's output.
+A test's own figures (:func:`figures_of`) come from the job's output alone, by the
+functions the live check reports them with: the sign-off rebuilds them from the job's
+output.  So does the count of slow clients (:func:`node_figures`): IOR's per-rank counts
+and the job's own rank lines (``fsaccept-rank RANK NODE``) are both in it; only the
+fraction of the median comes from the reference entry.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from fsaccept.benchmarks.ior.run import IorRun, SummaryRow
+from fsaccept.core.pernode import OUTLIER_FIGURE, Outlier, find_outliers
 from fsaccept.core.units import MIB
 
 
@@ -45,6 +49,26 @@ def per_node(run: IorRun, rank_map: dict[int, str], operation: str,
         node = rank_map[rank]
         totals[node] = totals.get(node, 0.0) + pairs[-1] * per_pair  # the last phase
     return {node: total / seconds for node, total in totals.items()}
+
+
+@dataclass(frozen=True)
+class NodeFigures:
+    """Each node's figure until the stonewall, and the slow clients among them."""
+
+    values: dict[str, float]  #: node -> MiB/s or IOPS (:func:`per_node`)
+    outliers: list[Outlier]  #: the nodes below the fraction of the median (0: none sought)
+
+
+def node_figures(run: IorRun, rank_map: Mapping[int, str], operation: str, kind: str,
+                 outlier_fraction: float) -> NodeFigures | None:
+    """Each node's figure (:func:`per_node`) and the nodes below ``outlier_fraction`` x
+    the median node (:func:`fsaccept.core.pernode.find_outliers`; 0: off); None when IOR
+    printed no per-rank counts, or a rank is missing from the output or the map.  The live
+    check and the sign-off both count the outliers with it."""
+    values = per_node(run, dict(rank_map), operation, kind)
+    if values is None:
+        return None
+    return NodeFigures(values, find_outliers(values, outlier_fraction))
 
 
 @dataclass(frozen=True)
@@ -130,11 +154,14 @@ def incorrect_transfers(run: IorRun) -> int:
 
 
 def figures_of(run: IorRun, operation: str, kind: str,
-               burst_names: Sequence[str] = ()) -> dict[str, float]:
+               burst_names: Sequence[str] = (), rank_map: Mapping[int, str] | None = None,
+               outlier_fraction: float = 0.0) -> dict[str, float]:
     """The figures IOR's output gives a test of ``operation``, named as the live check
     reports them: a burst's three (``burst_names``: its time, bandwidth and first rank's
-    time), else the main figure and the aggregate up to the stonewall; and the count of
-    transfers read back wrong.  A figure the output cannot give is left out."""
+    time), else the main figure, the aggregate up to the stonewall and, with an
+    ``outlier_fraction`` above 0, the count of slow clients (:func:`node_figures`, over
+    ``rank_map``); and the count of transfers read back wrong.  A figure the output
+    cannot give is left out."""
     out: dict[str, float] = {}
     row = run.summary_for(operation)
     if burst_names:
@@ -149,6 +176,10 @@ def figures_of(run: IorRun, operation: str, kind: str,
         stonewall = stonewall_figure(row)
         if stonewall is not None:
             out[name + STONEWALL_SUFFIX] = stonewall
+        nodes = (node_figures(run, rank_map or {}, operation, kind, outlier_fraction)
+                 if outlier_fraction > 0 else None)
+        if nodes is not None:
+            out[OUTLIER_FIGURE] = len(nodes.outliers)
     if row is not None and operation == "read":
         out[INCORRECT_TRANSFERS] = incorrect_transfers(run)
     return out

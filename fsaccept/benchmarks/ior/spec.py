@@ -7,10 +7,15 @@ and its ``phase``, ``operation`` (the summary row IOR's figure comes from) and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FILL_DEFAULT, FILL_OPTIONAL, FIXTURE,
                                            Benchmark, TestSpec)
 from fsaccept.benchmarks.ior import command, parse, parse_json, validity
 from fsaccept.benchmarks.ior import figures as ior_figures
+from fsaccept.core import placement
+from fsaccept.core.joboutput import RANK_MARKER
 from fsaccept.core.pernode import OUTLIER_FIGURE
 
 
@@ -109,11 +114,14 @@ TESTS = (
 )
 
 
-def output_figures(stdout: str, spec: TestSpec) -> tuple[dict[str, float], frozenset[str]]:
-    """The figures IOR's output gives a test, as live
+def output_figures(stdout: str, spec: TestSpec, entry: Mapping[str, Any] | None = None
+                   ) -> tuple[dict[str, float], frozenset[str]]:
+    """The figures a job's output gives a test, as live
     (:func:`fsaccept.benchmarks.ior.figures.figures_of`), and the names it answers for:
     a burst's three, else the main figure and its aggregate up to the stonewall; and
-    the count of wrong transfers."""
+    the count of wrong transfers.  Given the test's reference entry (``entry``), the count
+    of slow clients too, for a test that reports one: from IOR's per-rank counts and the
+    job's rank lines, with the entry's ``outlier_fraction`` (none when it is 0)."""
     operation, kind = spec.attrs.get("operation"), spec.attrs.get("figure_kind")
     if not isinstance(operation, str) or not isinstance(kind, str):
         return {}, frozenset()
@@ -121,7 +129,12 @@ def output_figures(stdout: str, spec: TestSpec) -> tuple[dict[str, float], froze
     burst = tuple(spec.figures[:3]) if phase is not None and phase.rank_times else ()
     main = ior_figures.figure_name(operation, kind)
     names = {*burst} if burst else {main, main + ior_figures.STONEWALL_SUFFIX}
-    return (ior_figures.figures_of(parse.parse_ior(stdout), operation, kind, burst),
+    fraction = 0.0
+    if entry is not None and OUTLIER_FIGURE in spec.figures and not burst:
+        names.add(OUTLIER_FIGURE)
+        fraction = float(entry.get("outlier_fraction") or 0.0)
+    return (ior_figures.figures_of(parse.parse_ior(stdout), operation, kind, burst,
+                                   placement.parse_rank_map(stdout, RANK_MARKER), fraction),
             frozenset(names | {ior_figures.INCORRECT_TRANSFERS}))
 
 

@@ -4,6 +4,9 @@ floor) and each operation's latency statistics (ceilings)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, FILL_OPTIONAL, Benchmark, TestSpec
 from fsaccept.benchmarks.md_workbench import parse, validity
 
@@ -16,7 +19,8 @@ TESTS = (
              schema="md-workbench.schema.json", fill=FILL_OPTIONAL),
 )
 
-def output_figures(stdout: str, _spec: TestSpec) -> tuple[dict[str, float], frozenset[str]]:
+def output_figures(stdout: str, _spec: TestSpec, _entry: Mapping[str, Any] | None = None
+                   ) -> tuple[dict[str, float], frozenset[str]]:
     """The figures md-workbench's output gives (:meth:`parse.MdWorkbenchRun.figures`, as
     live), and the names it answers for (its rate and every latency statistic)."""
     return parse.parse_md_workbench(stdout).figures(), frozenset(parse.FIGURE_NAMES)

@@ -4,6 +4,9 @@ directory), each reporting mdtest's own SUMMARY rates."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FILL_DEFAULT, FILL_OPTIONAL, Benchmark,
                                            TestSpec)
 from fsaccept.benchmarks.mdtest import command, parse
@@ -21,7 +24,8 @@ TESTS = (
              fill=FILL_OPTIONAL),
 )
 
-def output_figures(stdout: str, _spec: TestSpec) -> tuple[dict[str, float], frozenset[str]]:
+def output_figures(stdout: str, _spec: TestSpec, _entry: Mapping[str, Any] | None = None
+                   ) -> tuple[dict[str, float], frozenset[str]]:
     """The figures mdtest's output gives (its Mean rates and the create rate up to the
     stonewall, as live), and the names it answers for (every mdtest figure)."""
     return parse.parse_mdtest(stdout).reported_figures(), frozenset(parse.FIGURES)
