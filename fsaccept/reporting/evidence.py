@@ -47,8 +47,9 @@ worthless.
   check's functions compute them
   (:func:`fsaccept.benchmarks.fio.figures.reported_figures`).  Its figures are those of
   the verified reference's entry; its outlier fraction is the recorded one, which must
-  be the entry's.  Each node's findings are judged again from the same files, by the
-  live check's function (:func:`fsaccept.benchmarks.fio.figures.judge_node`): its exit
+  be the entry's; above 0, its count must be recorded and judged against a limit of 0.
+  Each node's findings are judged again from the same files, by the live check's
+  function (:func:`fsaccept.benchmarks.fio.figures.judge_node`): its exit
   status, its report missing or not fio's, fio's own INVALID findings, a known-bad
   version.  Each INVALID one is a reason, whatever the case's result says.  So is a
   count of nodes that is not its ``num_tasks``, and a ``num_tasks`` that is not the
@@ -703,7 +704,9 @@ def fio_reasons(case: Case, spec: TestSpec, reference: Any = None,
     - its figures (:func:`fsaccept.benchmarks.fio.figures.node_figures`, ``combine``,
       ``reported_figures``): those of the verified reference's entry, its outlier
       fraction the recorded one (which must be the entry's); each figure the case
-      records is the one they give.
+      records is the one they give;
+    - with an outlier fraction above 0, its count recorded and judged against a limit
+      of 0, as live (:func:`_outlier_limit_reasons`, from the record alone).
 
     A report or log that is not there is evidence missing, unless the node's exit status
     is not 0 (fio then may have written none; the live check judges the same).  Nothing
@@ -714,15 +717,17 @@ def fio_reasons(case: Case, spec: TestSpec, reference: Any = None,
     params, why = _fio_entry(spec, reference)
     if why:
         return [why]
+    limit = (_outlier_limit_reasons(case, spec, params.outlier_fraction)
+             if params is not None else [])
     if params is None or files is None or not _kept_dirs(case, files):
-        return []
+        return limit
     fraction = case.get("outlier_fraction")
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
         return [f"outlier_fraction {str(fraction)[:40]!r} is not a number: its fio "
-                "figures cannot be rebuilt"]
+                "figures cannot be rebuilt"] + limit
     out = ([] if fraction == params.outlier_fraction else
            [f"outlier_fraction is recorded as {fraction}, but the reference file's "
-            f"tests.{spec.key} says {params.outlier_fraction}"])
+            f"tests.{spec.key} says {params.outlier_fraction}"]) + limit
     specs = fio_command.figure_specs(params)
     kinds = fio_command.figure_kinds(specs)
     target = str(case.get("target_dir") or "")

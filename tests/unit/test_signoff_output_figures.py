@@ -128,3 +128,22 @@ def test_a_fio_slowest_node_or_outlier_count_edited_is_invalid(run, capsys):  # 
     assert ("- FioFsync: INVALID (outlier_fraction is recorded as 0.0, but the reference "
             "file's tests.fio_fsync says 0.5; outlier_nodes is recorded as 0, but its "
             f"{_fio_output(run, 'FioFsync')} gives none)") in md, md[:2000]
+
+
+def test_a_fio_outlier_count_dropped_or_passed_by_a_looser_limit_is_invalid(run, capsys):  # noqa: F811
+    """Its entry seeks slow clients (0.5): the count is recorded, its limit 0, as live."""
+    def dropped(tc):
+        del tc["perfvalues"]["local-spack:compute:outlier_nodes"]
+    _edit(run, "FioFsync", dropped)
+
+    def loosened(tc):
+        tc["perfvalues"]["local-spack:compute:outlier_nodes"][1:4] = [5, None, 0]
+    _edit(run, "FioRandomReadDirect", loosened)
+    code, md, _ = _signoff(run, capsys)
+    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
+    assert ("- FioFsync: INVALID (outlier_nodes: tests.fio_fsync seeks slow clients "
+            "(outlier_fraction 0.5), but the run report records no such figure)") in md, \
+        md[:2000]
+    assert ("- FioRandomReadDirect: INVALID (outlier_nodes: tests.fio_randread_direct seeks "
+            "slow clients (outlier_fraction 0.5): its limit is 0, but the test was judged "
+            "against ≤ 5)") in md, md[:2000]
