@@ -73,24 +73,33 @@ def _rebuilt(output: str, fraction: float) -> dict[str, float]:
     return given
 
 
-def _record(run: Path, fraction: float, recorded: float | None = None,  # noqa: F811
-            edit=lambda tc: None) -> dict:
-    """The test's entry made to seek slow clients at ``fraction`` (2 ranks per node, as
-    the capture ran), every case's digest of it renewed; the test's output the capture,
-    and its record what the live check records of it (``recorded``: the outlier_fraction
-    it ran with, the entry's unless said), its verdict that of its figures; then
-    ``edit``.  The record as written."""
+def _entry(run: Path, **fields) -> None:  # noqa: F811
+    """The test's entry in the reference file updated, every case's digest of it
+    renewed."""
     ref = run.parent.parent / "reference" / "local-spack.yaml"
     spec = yaml.safe_load(ref.read_text())
-    spec["tests"][KEY].update(outlier_fraction=fraction, ranks_per_node=2)
+    spec["tests"][KEY].update(fields)
     ref.write_text(yaml.safe_dump(spec))
     sha = hashlib.sha256(ref.read_bytes()).hexdigest()
-    (_outdir(run, TEST) / "rfm_job.out").write_text(OUTPUT)
     path = run / "run-report.json"
     data = json.loads(path.read_text())
     for tc in (c for r in data["runs"] for c in r["testcases"]):
         if tc.get("reference_sha256"):
             tc["reference_sha256"] = sha
+    path.write_text(json.dumps(data))
+
+
+def _record(run: Path, fraction: float, recorded: float | None = None,  # noqa: F811
+            edit=lambda tc: None) -> dict:
+    """The test's entry made to seek slow clients at ``fraction`` (2 ranks per node, as
+    the capture ran); the test's output the capture, and its record what the live check
+    records of it (``recorded``: the outlier_fraction it ran with, the entry's unless
+    said), its verdict that of its figures; then ``edit``, the run's counts made to
+    agree with its result.  The record as written."""
+    _entry(run, outlier_fraction=fraction, ranks_per_node=2)
+    (_outdir(run, TEST) / "rfm_job.out").write_text(OUTPUT)
+    path = run / "run-report.json"
+    data = json.loads(path.read_text())
     tc = _case(data, TEST)
     live = _Live(OUTPUT, fraction if recorded is None else recorded)
     count = live.outlier_count()
@@ -106,9 +115,10 @@ def _record(run: Path, fraction: float, recorded: float | None = None,  # noqa: 
         tc.update(result="fail", fail_phase="performance",
                   fail_reason=f"performance error: failed to meet reference(s): "
                               f"{OUTLIER_FIGURE}={count} nodes, expected 0 (l=-inf, u=0)")
+    edit(tc)
+    if tc["result"] == "fail":
         for where in (data["runs"][0], data["session_info"]):
             where["num_failures"] += 1
-    edit(tc)
     path.write_text(json.dumps(data))
     return tc
 
@@ -116,6 +126,13 @@ def _record(run: Path, fraction: float, recorded: float | None = None,  # noqa: 
 def _verdict(md: str) -> str:
     [line] = [ln for ln in md.splitlines() if ln.startswith(f"- {TEST}: ")]
     return line
+
+
+def _not_accepted(run: Path, capsys) -> str:  # noqa: F811
+    """The sign-off's verdict line of the test, the report NOT ACCEPTED."""
+    code, md, _ = _signoff(run, capsys)
+    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md, md[:2000]
+    return _verdict(md)
 
 
 def _output(run: Path) -> str:  # noqa: F811
@@ -127,14 +144,6 @@ def _passed(tc: dict) -> None:
     tc["perfvalues"][f"local-spack:compute:{OUTLIER_FIGURE}"][0] = 0
     tc["perfvalues"][f"local-spack:compute:{OUTLIER_FIGURE}"][5] = "pass"
     tc.update(result="pass", fail_phase=None, fail_reason=None, outlier_nodes_named="")
-
-
-def _unfailed(data_path: Path) -> None:
-    """The run's counts made to agree with a case edited from fail to pass."""
-    data = json.loads(data_path.read_text())
-    for where in (data["runs"][0], data["session_info"]):
-        where["num_failures"] -= 1
-    data_path.write_text(json.dumps(data))
 
 
 @pytest.mark.parametrize("fraction, slow", [(0.5, []), (ONE_SLOW, ["n4"]),
@@ -157,39 +166,31 @@ def test_a_run_without_slow_clients_is_accepted(run, capsys):  # noqa: F811
 def test_a_run_with_a_slow_client_stays_failed(run, capsys):  # noqa: F811
     """The record agrees with its output: FAIL, for the slow client, and nothing else."""
     _record(run, ONE_SLOW)
-    code, md, _ = _signoff(run, capsys)
-    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
-    assert _verdict(md) == f"- {TEST}: FAIL ({OUTLIER_FIGURE} 1 nodes above the limit 0 nodes)", \
-        md[:2000]
+    assert _not_accepted(run, capsys) == (
+        f"- {TEST}: FAIL ({OUTLIER_FIGURE} 1 nodes above the limit 0 nodes)")
 
 
 def test_a_slow_client_edited_away_is_invalid_naming_the_output(run, capsys):  # noqa: F811
     """outlier_nodes edited from 1 to 0 and the case made to pass."""
     _record(run, ONE_SLOW, edit=_passed)
-    _unfailed(run / "run-report.json")
-    code, md, _ = _signoff(run, capsys)
-    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
-    assert _verdict(md) == (f"- {TEST}: INVALID ({OUTLIER_FIGURE} is recorded as 0, but its "
-                            f"{_output(run)} gives 1)"), md[:2000]
+    assert _not_accepted(run, capsys) == (
+        f"- {TEST}: INVALID ({OUTLIER_FIGURE} is recorded as 0, but its {_output(run)} "
+        "gives 1)")
 
 
 def test_a_run_judged_with_a_looser_fraction_than_the_reference_is_invalid(run, capsys):  # noqa: F811
     """Run (or recorded) at 0.5, where n4 is no outlier; the reference says 0.992."""
     _record(run, ONE_SLOW, recorded=0.5)
-    code, md, _ = _signoff(run, capsys)
-    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
-    assert _verdict(md) == (
+    assert _not_accepted(run, capsys) == (
         f"- {TEST}: INVALID (outlier_fraction is recorded as 0.5, but the reference file's "
         f"tests.{KEY} says {ONE_SLOW}; {OUTLIER_FIGURE} is recorded as 0, but its "
-        f"{_output(run)} gives 1)"), md[:2000]
+        f"{_output(run)} gives 1)")
 
 
 @pytest.mark.parametrize("recorded", ["0.992", None, True, float("nan")])
 def test_an_outlier_fraction_that_is_not_a_number_is_invalid(run, capsys, recorded):  # noqa: F811
     _record(run, 0.5, edit=lambda tc: tc.update(outlier_fraction=recorded))
-    code, md, _ = _signoff(run, capsys)
-    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
-    assert _verdict(md).startswith(f"- {TEST}: INVALID (outlier_fraction "), md[:2000]
+    assert _not_accepted(run, capsys).startswith(f"- {TEST}: INVALID (outlier_fraction ")
 
 
 @pytest.mark.parametrize("alone", [False, True], ids=["with its run", "read alone"])
@@ -200,16 +201,12 @@ def test_a_slow_client_count_dropped_from_the_run_report_is_invalid(run, capsys,
         _passed(tc)
         del tc["perfvalues"][f"local-spack:compute:{OUTLIER_FIGURE}"]
     _record(run, ONE_SLOW, edit=dropped)
-    _unfailed(run / "run-report.json")
     if alone:
         for kept in ("output", "stage"):
             shutil.rmtree(run / kept)
-    code, md, _ = _signoff(run, capsys)
-    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
-    assert _verdict(md) == (
+    assert _not_accepted(run, capsys) == (
         f"- {TEST}: INVALID ({OUTLIER_FIGURE}: tests.{KEY} seeks slow clients "
-        f"(outlier_fraction {ONE_SLOW}), but the run report records no such figure)"), \
-        md[:2000]
+        f"(outlier_fraction {ONE_SLOW}), but the run report records no such figure)")
 
 
 @pytest.mark.parametrize("threshold, shown", [((1, None, 0), "≤ 1"),
@@ -222,13 +219,10 @@ def test_a_slow_client_passed_by_a_looser_limit_is_invalid(run, capsys, threshol
         values[1:4], values[5] = threshold, "pass"
         tc.update(result="pass", fail_phase=None, fail_reason=None)
     _record(run, ONE_SLOW, edit=loosened)
-    _unfailed(run / "run-report.json")
-    code, md, _ = _signoff(run, capsys)
-    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
-    assert _verdict(md) == (
+    assert _not_accepted(run, capsys) == (
         f"- {TEST}: INVALID ({OUTLIER_FIGURE}: tests.{KEY} seeks slow clients "
         f"(outlier_fraction {ONE_SLOW}): its limit is 0, but the test was judged against "
-        f"{shown})"), md[:2000]
+        f"{shown})")
 
 
 def _without(pattern: str):
@@ -256,30 +250,16 @@ def test_an_output_that_cannot_tell_the_nodes_apart_gives_no_count(run, capsys, 
     assert OUTLIER_FIGURE not in _rebuilt(spoiled, 0.5)
     _record(run, 0.5)
     (_outdir(run, TEST) / "rfm_job.out").write_text(spoiled)
-    code, md, _ = _signoff(run, capsys)
-    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
     assert f"{OUTLIER_FIGURE} is recorded as 0, but its {_output(run)} gives none" \
-        in _verdict(md), md[:2000]
+        in _not_accepted(run, capsys)
 
 
 def test_without_slow_client_detection_a_recorded_count_is_not_the_output_s(run, capsys):  # noqa: F811
     """The entry seeks none (0): the live check reports no count, so a recorded one is
     not what the output gives."""
     _record(run, 0.5)
-    ref = run.parent.parent / "reference" / "local-spack.yaml"
-    spec = yaml.safe_load(ref.read_text())
-    spec["tests"][KEY]["outlier_fraction"] = 0
-    ref.write_text(yaml.safe_dump(spec))
-    sha = hashlib.sha256(ref.read_bytes()).hexdigest()
-    path = run / "run-report.json"
-    data = json.loads(path.read_text())
-    for tc in (c for r in data["runs"] for c in r["testcases"]):
-        if tc.get("reference_sha256"):
-            tc["reference_sha256"] = sha
-    path.write_text(json.dumps(data))
-    code, md, _ = _signoff(run, capsys)
-    assert code == 1
-    assert _verdict(md) == (
+    _entry(run, outlier_fraction=0)
+    assert _not_accepted(run, capsys) == (
         f"- {TEST}: INVALID (outlier_fraction is recorded as 0.5, but the reference file's "
         f"tests.{KEY} says 0.0; {OUTLIER_FIGURE} is recorded as 0, but its {_output(run)} "
-        "gives none)"), md[:2000]
+        "gives none)")
