@@ -25,7 +25,7 @@ import socket
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 if not __package__:  # run by file path (the orphan reaper): find the package
@@ -39,7 +39,16 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_NODES = 4
 #: slurmctld's port; slurmd nX listens on DEFAULT_PORT_BASE + X.  FSACCEPT_PORT_BASE
 #: moves a second checkout's cluster out of the way of the first.
-DEFAULT_PORT_BASE = int(os.environ.get("FSACCEPT_PORT_BASE", "17000"))
+
+
+def env_port_base() -> int:
+    """FSACCEPT_PORT_BASE as it is now (17000 without it): a layout made without a port
+    base reads it when it is made, not when this module was imported."""
+    return int(os.environ.get("FSACCEPT_PORT_BASE", "17000"))
+
+
+#: The port base at import (the command line's default).
+DEFAULT_PORT_BASE = env_port_base()
 MAX_NODES = 64
 #: The highest port above the port base any part of the cluster may take: Ceph's daemons
 #: (+ 301..399; the slurmds + 1..64, accounting + 100, 101, GlusterFS's bricks + 200..299).
@@ -111,7 +120,7 @@ class ClusterLayout:
 
     state_dir: Path
     nodes: int = DEFAULT_NODES
-    port_base: int = DEFAULT_PORT_BASE
+    port_base: int = field(default_factory=env_port_base)
     controller_host: str = "localhost"
     cpus_per_node: int = 4
     memory_mb: int = 2000
