@@ -178,15 +178,32 @@ def _wait_for_the_filler(session, timeout=900) -> Path:
     raise AssertionError("the filler did not write on every node")
 
 
+def _while_a_job_of_the_session_runs(env, session, timeout=300) -> None:
+    """Returns once Slurm holds a job of the session (the filler's or a filled test's):
+    ReFrame is then still running, waiting for it, whatever the host's speed."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert session.poll() is None, session.communicate()[0][-4000:]
+        if run(["squeue", "-h", "-n", "fsaccept-local-gluster", "-o", "%i"], env=env,
+               timeout=30).stdout.strip():
+            return
+        time.sleep(0.2)
+    raise AssertionError("no job of the session in Slurm")
+
+
 def test_a_sigint_while_the_filler_writes_leaves_nothing(fill_env, tmp_path, results_dirs):
     """Ctrl-C: ReFrame is stopped (its jobs cancelled), then the script's trap removes the
-    filler (waiting for its job to end)."""
+    filler (waiting for its job to end); no sign-off, exit 130.  The SIGINT is sent once
+    the filler has written on every node, while Slurm holds a job of the session (ReFrame
+    waits for it: it is stopped, not ended).  A SIGINT at any other moment ends the same
+    way but for ReFrame's stop."""
     session = subprocess.Popen([ACCEPTANCE, "--system", "local-gluster", "--fill",
                                 "--no-ceilings"],
                                env=env_of(fill_env, tmp_path, reference(tmp_path)),
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         top = _wait_for_the_filler(session)
+        _while_a_job_of_the_session_runs(fill_env, session)
         session.send_signal(signal.SIGINT)
         out, _ = session.communicate(timeout=900)
     finally:
@@ -194,8 +211,11 @@ def test_a_sigint_while_the_filler_writes_leaves_nothing(fill_env, tmp_path, res
             session.kill()
     results_dirs.extend(Path(p) for p in re.findall(r"acceptance: results in (\S+)", out))
     print(out[-3000:])
-    assert session.returncode != 0
+    assert session.returncode == 128 + signal.SIGINT, out[-3000:]
+    assert "acceptance: SIGINT: the session is stopped; it is not accepted" in out
     assert "acceptance: stopping ReFrame" in out
+    assert "acceptance: stopped by SIGINT: no sign-off report" in out
+    assert not re.findall(r"report: (\S+report\.md)", out)
     assert f"fill remove: {top}: removed (4 node directories)" in out, out[-3000:]
     assert not top.exists() and left_on_the_volume() == []
     no_job_left(fill_env)
