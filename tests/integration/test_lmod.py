@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from fsaccept.suite.provision import MODULES_ROOT, lmod_core, module_names
-from lab.cluster import DEFAULT_PORT_BASE, ClusterLayout, default_state_dir, gluster_layout
+from lab.cluster import ClusterLayout, default_state_dir, gluster_layout
+from lab.gluster import mount_of
 from tests.conftest import (LOCAL_CLUSTER, REPO, gluster_reference_file, reframe_command,
                             require_gluster_tools, run)
 
@@ -39,13 +40,25 @@ def modules_core():
     return core
 
 
+def volume_layout():
+    """The distributed volume on bricks that are directories; its address and mount point
+    follow FSACCEPT_PORT_BASE."""
+    return gluster_layout(ClusterLayout(default_state_dir(), fs="gluster",
+                                        gluster_volume_type="distribute"))
+
+
 @pytest.fixture(scope="module")
 def gluster_env(modules_core):
-    """The cluster with its distributed volume (brought up if needed)."""
+    """The cluster with its distributed volume, brought up (what an earlier module left
+    down or changed is revived: ``up`` restarts what died) and verified: the login node's
+    client mounted at the volume's mount point."""
     require_gluster_tools()
     proc = run([str(LOCAL_CLUSTER), "up", "--fs", "gluster", "--gluster-volume-type",
-                "distribute"], timeout=300)
+                "distribute", "--gluster-brick-size", ""], timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    layout = volume_layout()
+    found = mount_of(layout.mount_point)
+    assert found and found[1:] == ("fuse.glusterfs", layout.source), (layout.mount_point, found)
     return dict(os.environ)
 
 
@@ -62,9 +75,12 @@ def test_spack_wrote_only_the_benchmarks_modules_and_lmod_loads_them(modules_cor
 
 
 def test_the_main_job_on_local_gluster_is_accepted_with_the_benchmarks_from_modules(
-        gluster_env, results_dirs):
-    # As the README's command: scripts/acceptance brings the volume up itself.
-    env = {k: v for k, v in gluster_env.items() if k != "FSACCEPT_REFERENCE"}
+        gluster_env, results_dirs, tmp_path):
+    # As the README's command: scripts/acceptance brings the volume up itself.  The
+    # reference is the system's own, its target where the volume is mounted (another
+    # port base mounts it elsewhere than reference/local-gluster.yaml's path).
+    env = dict(gluster_env, FSACCEPT_REFERENCE=str(gluster_reference_file(tmp_path,
+                                                                         volume_layout())))
     proc = run([str(REPO / "scripts" / "acceptance"), "--system", SYSTEM, "--no-ceilings",
                 "--signed-by", "CI"], env=env, timeout=1500)
     out = proc.stdout + proc.stderr
@@ -98,8 +114,7 @@ def test_a_module_that_does_not_exist_skips_every_check_naming_it_and_the_fix(
         "for s in site_configuration['systems']:\n"
         f"    if s['name'] == {SYSTEM!r}:\n"
         "        s['partitions'][0]['modules'].append('nosuch/1.0')\n")
-    layout = gluster_layout(ClusterLayout(default_state_dir(), port_base=DEFAULT_PORT_BASE,
-                                          fs="gluster", gluster_volume_type="distribute"))
+    layout = volume_layout()
     prefix = tmp_path / "rfm"
     cmd = reframe_command("-c", str(REPO / "checks" / "ior_acceptance.py"), "--system", SYSTEM,
                           "-n", "^IORWriteBandwidth$", "-r", prefix=prefix)
