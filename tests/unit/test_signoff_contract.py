@@ -111,3 +111,38 @@ def test_a_run_with_its_own_outputs_stays_accepted(run, capsys):  # noqa: F811
     code, md, _ = _signoff(run, capsys)
     assert code == 0 and "**Overall verdict: ACCEPTED**" in md, md[:2000]
     assert "the contract" not in md
+
+
+def test_a_two_node_semantics_run_where_the_entry_asks_four_is_invalid(tmp_path):
+    """A real run of the semantics program on 2 nodes (``tests/data/semantics/two-names``),
+    its record made that of a 4-node partition whose verified reference
+    (``reference/local-gluster.yaml``) asks node_fraction 1.0: one rank per node, as its
+    record's placement says."""
+    from fsaccept.core.paths import REPO_ROOT
+    from fsaccept.reporting.evidence import SessionEvidence
+    from fsaccept.reporting.runreport import record_problems
+    from fsaccept.suite.reference import load_reference
+    from tests.unit.test_semantics import _Run, _text
+
+    job = _Run(tmp_path)
+    text = _text("two-names")
+    job.case(text)  # its run directory: the job's own output
+    path = REPO_ROOT / "reference" / "local-gluster.yaml"
+    reference = load_reference(str(path), path.read_bytes())
+    placed = dict(num_nodes=2, num_tasks=2, num_tasks_per_node=1, ranks_per_node=1,
+                  partition_nodes=4, node_fraction=1.0, job_nodelist=["n1", "n2"])
+    case = _Run.record(text, "pass", 1.0, 100, None, outputdir=str(job.outputdir), **placed)
+    reasons = record_problems(case, reference, SessionEvidence(files=job.files()))
+    assert ("lighter than the contract: ran on 2 nodes, the verified entry tests.semantics "
+            "asks 4 (node_fraction 1 of 4, rounded up)") in reasons, reasons
+    assert ("lighter than the contract: num_tasks is 2, the verified entry tests.semantics "
+            "asks 4 (4 nodes x 1)") in reasons
+    # Recorded as the contract asks, the program's own header still says 2 ranks (its
+    # rule, semantics_reasons, holds the header to num_tasks).
+    honest = _Run.record(text, "pass", 1.0, 100, None, outputdir=str(job.outputdir),
+                         **{**placed, "num_nodes": 4, "num_tasks": 4,
+                            "job_nodelist": ["n1", "n2", "n3", "n4"]})
+    reasons = record_problems(honest, reference, SessionEvidence(files=job.files()))
+    assert not any("lighter than the contract" in r for r in reasons), reasons
+    assert any(r.startswith("the program ran ranks, ") and "(2, 20, " in r
+               and "(4, 20, " in r for r in reasons), reasons
