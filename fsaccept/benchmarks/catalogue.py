@@ -242,6 +242,22 @@ class Benchmark:
     #: that defines one of its tests (``fsaccept reference FILE --check-dirs``).  ""
     #: for checks in ``checks/`` itself, which every session loads.
     checks_dir: str = ""
+    #: (a reference entry of one of its tests) -> (the node fraction it asks, None: one
+    #: node; the ranks per node): how the live check places the test's job, and what the
+    #: sign-off holds the run to (nodes, tasks, ranks per node).  None: the entry's
+    #: ``node_fraction`` and ``ranks_per_node`` (``core.placement.entry_placement``).
+    placement: Callable[[Mapping[str, Any]], tuple[float | None, int]] | None = None
+    #: (a test of it, its reference entry, the ranks the contract asks, an argument list
+    #: as recorded) -> the arguments the live check builds for that test, its paths and
+    #: seeds (what a run alone decides) taken from the recorded ones: the sign-off
+    #: requires the recorded command to be these (None: none is checked).
+    contract_options: Callable[[TestSpec, Mapping[str, Any], int, list[str]],
+                               list[str] | None] | None = None
+    #: (its job's stdout) -> (the tasks, the nodes, the arguments its output's own header
+    #: prints; None where it prints none); and its options the entry sizes (IOR's ``-t
+    #: -b -s -D``), which that header must give as the contract asks.
+    output_header: Callable[[str], tuple[int | None, int | None, list[str] | None]] | None = None
+    sized_options: tuple[str, ...] = ()
 
     @property
     def schema_file(self) -> str:

@@ -28,6 +28,7 @@ from fsaccept.benchmarks.mdtest import spec as mdtest_spec
 from fsaccept.benchmarks.quota import spec as quota_spec
 from fsaccept.benchmarks.semantics import spec as semantics_spec
 from fsaccept.core import degraded as fault
+from fsaccept.core import placement
 from fsaccept.core.reduction import PATTERNS as REDUCTION_PATTERNS
 
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
@@ -135,6 +136,16 @@ def class_of_case(name: str) -> str:
     """The class name of a ReFrame test case's name (``IORWriteBandwidth %nodes=4``,
     ``IORReadDatasetGeneration ~local:compute+openmpi``)."""
     return name.split(" ", 1)[0] if isinstance(name, str) else ""
+
+
+def placement_of(spec: TestSpec | None, entry: dict[str, Any]) -> tuple[float | None, int]:
+    """(the node fraction, None: one node; the ranks per node) that ``entry`` asks of a
+    test, by its benchmark's rule (``Benchmark.placement``; a test the catalogue lacks,
+    or a benchmark that names none: :func:`fsaccept.core.placement.entry_placement`).
+    The live check places its job by it; the sign-off holds the run to it."""
+    bench = BENCHMARKS.get(spec.benchmark) if spec is not None else None
+    rule = bench.placement if bench is not None and bench.placement else None
+    return (rule or placement.entry_placement)(entry)
 
 
 def tests_with_key(key: str) -> list[TestSpec]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from fsaccept.core.units import MIB
 
@@ -34,6 +35,20 @@ def nodes_for_fraction(fraction: float, total_nodes: int, rounding: str = "up") 
     # round() first: 0.9 * 10 is 9.000000000000002 in binary floating point.
     share = round(fraction * total_nodes, 9)
     return max(1, math.ceil(share) if rounding == "up" else math.floor(share))
+
+
+def entry_placement(entry: Mapping[str, Any]) -> tuple[float | None, int]:
+    """(the node fraction, ranks per node) a reference entry asks: its ``node_fraction``
+    and its ``ranks_per_node`` (1 unless given).  The live check places its job by it, and
+    the sign-off holds the run to it (a benchmark's record may name another rule:
+    ``Benchmark.placement``)."""
+    return entry["node_fraction"], entry.get("ranks_per_node", 1)
+
+
+def nodes_asked(fraction: float | None, total_nodes: int, rounding: str = "up") -> int:
+    """The nodes a test's contract asks: its node fraction of the partition's nodes
+    (:func:`nodes_for_fraction`); None: one node (a program that runs on one)."""
+    return 1 if fraction is None else nodes_for_fraction(fraction, total_nodes, rounding)
 
 
 def is_usable(states: Iterable[str]) -> bool:

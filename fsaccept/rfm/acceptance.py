@@ -22,6 +22,7 @@ from pathlib import Path
 import reframe as rfm
 from reframe.core.builtins import fixture, loggable, run_after, run_before, variable
 
+from fsaccept.benchmarks import registry
 from fsaccept.core import guards, joboutput, placement
 from fsaccept.core.reference import TARGET_PARAMETER
 from fsaccept.core.slurm import benchmark_job_name
@@ -174,8 +175,14 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
     def load_entry(self) -> None:
         """This test's entry of the reference file, and the placement it asks for."""
         self.entry = self.refdata.entry(self.reference_key, needed_by=self.display_name)
-        self.node_fraction = self.entry["node_fraction"]
-        self.ranks_per_node = self.entry.get("ranks_per_node", 1)
+        self.take_placement()
+
+    def take_placement(self) -> None:
+        """The node fraction and ranks per node its entry asks, by its benchmark's rule
+        (:func:`fsaccept.benchmarks.registry.placement_of`, which the sign-off holds the
+        run to); no fraction: one node (recorded as 0)."""
+        fraction, self.ranks_per_node = registry.placement_of(self.spec, self.entry)
+        self.node_fraction = 0.0 if fraction is None else fraction
 
     #: Characters the benchmark cannot take in a path (character -> why), refused
     #: in the target before any job (e.g. fio splits directory= on ':').
@@ -227,7 +234,7 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
     def nodes_to_use(self, base: int, usable: list) -> int:
         """How many nodes the test runs on: its node fraction of ``base`` nodes (a
         scaling sweep's point instead: ``fsaccept.rfm.scaling``)."""
-        return placement.nodes_for_fraction(self.node_fraction, base, self.node_rounding)
+        return placement.nodes_asked(self.node_fraction or None, base, self.node_rounding)
 
     @run_after("setup")
     def set_time_limit(self):

@@ -406,9 +406,8 @@ class IORBurst(rfm.RegressionTestPlugin):
 
     @property
     def params(self) -> iorcmd.TestParameters:
-        params = iorcmd.parameters(self.refdata, self.reference_key)
-        return dataclasses.replace(params, block_size=iorcmd.checkpoint_block(
-            params, self.num_tasks))
+        return iorcmd.run_parameters(iorcmd.parameters(self.refdata, self.reference_key),
+                                     self.num_tasks)
 
     def rank_times_file(self) -> str | None:
         return os.path.join(self.stagedir, "ior-rank-times.csv")

@@ -40,10 +40,7 @@ class QuotaTest(BenchmarkTest):
             self.skip_because(f"{self.refdata.path}: no tests.{self.reference_key}: the "
                               "reference promises no quota (docs/user/quota.md)")
         self.entry = self.refdata.entry(self.reference_key, needed_by=self.display_name)
-        self.node_fraction, self.ranks_per_node = 0.0, 1
-
-    def nodes_to_use(self, base: int, usable: list) -> int:
-        return 1
+        self.take_placement()  # one task on one node: its record's placement
 
     @property
     def params(self) -> command.QuotaParameters:

@@ -52,8 +52,7 @@ class SemanticsTest(BenchmarkTest):
             self.skip_because(f"{self.refdata.path}: no tests.{self.reference_key}: the "
                               "reference promises no cross-node semantics "
                               "(docs/user/semantics.md)")
-        super().load_entry()
-        self.ranks_per_node = 1
+        super().load_entry()  # one rank per node: its record's placement
 
     @property
     def params(self) -> command.SemanticsParameters:

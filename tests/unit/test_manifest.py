@@ -87,12 +87,29 @@ def _own_fio_figures(tc: dict, reports: dict[str, str], ref: Path) -> None:
         values[0] = given[key.rsplit(":", 1)[-1]]
 
 
+def _as_ran(text: str, tc: dict) -> str:
+    """An IOR capture's header made the test's: its command line the one the test
+    recorded, its tasks and nodes the test's (the sign-off holds the header to the
+    contract: a foreign header is another run)."""
+    lines = []
+    for line in text.splitlines(keepends=True):
+        key = line.split(":", 1)[0].rstrip()
+        if key == "Command line" and tc.get("benchmark_command"):
+            line = f"Command line        : {tc['benchmark_command']}\n"
+        elif key in ("tasks", "nodes", "clients per node") and tc.get("num_nodes"):
+            value = {"tasks": tc["num_tasks"], "nodes": tc["num_nodes"],
+                     "clients per node": tc["num_tasks_per_node"]}[key]
+            line = f"{key:<20}: {value}\n"
+        lines.append(line)
+    return "".join(lines)
+
+
 def _output(tc: dict) -> str:
     """A real capture as the test's benchmark output (a fio test's: its node scripts'
     lines, each node's report beside it)."""
     name = tc["name"]
     if name.startswith("IOR"):
-        return (DATA / "ior" / "dummy-stonewall.txt").read_text()
+        return _as_ran((DATA / "ior" / "dummy-stonewall.txt").read_text(), tc)
     if name.startswith("Fio"):
         return "".join(f"{fio_command.NODE_MARKER} {node} memory_kib 24683656\n"
                        f"{fio_command.NODE_MARKER} {node} exit 0\n"

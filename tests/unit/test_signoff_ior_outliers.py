@@ -110,7 +110,8 @@ def _record(run: Path, fraction: float, recorded: float | None = None,  # noqa: 
         count, 0, None, 0, "nodes", "fail" if count else "pass"]
     tc.update(outlier_fraction=live.outlier_fraction, rank_map=live.rank_map,
               per_node_figures=live.per_node_figures, slowest_nodes=live.slowest_nodes,
-              outlier_nodes_named=live.outlier_nodes_named, num_tasks=8, ranks_per_node=2)
+              outlier_nodes_named=live.outlier_nodes_named, num_tasks=8, ranks_per_node=2,
+              num_tasks_per_node=2)
     if count:
         tc.update(result="fail", fail_phase="performance",
                   fail_reason=f"performance error: failed to meet reference(s): "

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fsaccept.core.reference import Reference, Threshold
 from fsaccept.benchmarks.ior.patterns import (DATA_PATTERNS, IOR_DEFAULT_PATTERN,  # noqa: F401
-                                               data_pattern_of)
+                                               data_pattern_of, last_option)
 from fsaccept.core.units import format_size, parse_size
 
 #: Buffered reads of less data per node than this × node memory may be served from cache.
@@ -57,7 +57,11 @@ class TestParameters:
 
 def parameters(ref: Reference, name: str, needed_by: str = "") -> TestParameters:
     """The typed IOR entry ``tests.<name>`` of a validated reference file."""
-    entry = ref.entry(name, needed_by)
+    return entry_parameters(name, ref.entry(name, needed_by))
+
+
+def entry_parameters(name: str, entry: dict[str, Any]) -> TestParameters:
+    """A validated IOR entry (``tests.<name>``), typed."""
     sizes = {k: parse_size(v) for k, v in entry.items() if k.endswith("_size")}
     plain = {k: v for k, v in entry.items()
              if not k.endswith("_size") and k not in ("threshold", "thresholds")}
@@ -291,6 +295,44 @@ def ior_options(phase_name: str, params: TestParameters, test_file: str,
     if params.direct_io:
         opts.append("--posix.odirect")
     opts += ["-o", test_file]
+    return opts
+
+
+def run_parameters(params: TestParameters, ranks: int) -> TestParameters:
+    """The entry's parameters as its phase runs them among ``ranks``: a checkpoint's block
+    is its size split among the ranks (:func:`checkpoint_block`)."""
+    if not params.checkpoint_size:
+        return params
+    return replace(params, block_size=checkpoint_block(params, ranks))
+
+
+#: Placeholders for what a recorded command lacks (a path, a seed): a command without
+#: them is not the one the live check builds.
+MISSING = "MISSING"
+
+
+def contract_options(phase_name: str, params: TestParameters, ranks: int,
+                     recorded: list[str]) -> list[str]:
+    """IOR's arguments the live check builds for ``phase_name`` (:func:`ior_options`) with
+    the entry's ``params`` among ``ranks``, its paths and its data pattern's seed (what a
+    run alone decides) those of the ``recorded`` arguments; ValueError when the entry
+    cannot give them."""
+    named = {}
+    for i, arg in enumerate(recorded[:-1]):
+        if arg == "-O" and "=" in recorded[i + 1]:
+            key, value = recorded[i + 1].split("=", 1)
+            named[key] = value
+    opts = ior_options(phase_name, run_parameters(params, ranks),
+                       last_option(recorded, "-o") or MISSING,
+                       status_file=named.get("stoneWallingStatusFile", MISSING),
+                       seed=last_option(recorded, "-G") or MISSING,  # type: ignore[arg-type]
+                       rank_times_file=named.get("saveRankPerformanceDetailsCSV", MISSING))
+    if "-l" not in recorded:
+        # The data pattern a run wrote is judged by its own rule (reducible data against
+        # the session's probe, from the recorded data_pattern); runs recorded before the
+        # harness gave -l wrote IOR's default and are judged by it, not here.
+        at = opts.index("-l")
+        del opts[at:at + 2]
     return opts
 
 

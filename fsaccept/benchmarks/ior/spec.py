@@ -14,6 +14,7 @@ from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FILL_DEFAULT, FILL_OPTION
                                            Benchmark, TestSpec)
 from fsaccept.benchmarks.ior import command, parse, parse_json, validity
 from fsaccept.benchmarks.ior import figures as ior_figures
+from fsaccept.benchmarks.ior.patterns import argv_of
 from fsaccept.core import placement
 from fsaccept.core.joboutput import RANK_MARKER
 from fsaccept.core.pernode import OUTLIER_FIGURE
@@ -138,11 +139,34 @@ def output_figures(stdout: str, spec: TestSpec, entry: Mapping[str, Any] | None 
             frozenset(names | {ior_figures.INCORRECT_TRANSFERS}))
 
 
+def contract_options(spec: TestSpec, entry: Mapping[str, Any], ranks: int,
+                     recorded: list[str]) -> list[str] | None:
+    """The arguments the live check gives IOR for ``spec``'s phase, from its reference
+    ``entry`` among ``ranks`` (:func:`fsaccept.benchmarks.ior.command.contract_options`),
+    paths and seed as ``recorded``; None: a test of no IOR phase."""
+    phase = spec.attrs.get("phase")
+    if phase not in command.PHASES:
+        return None
+    return command.contract_options(phase, command.entry_parameters(spec.key, dict(entry)),
+                                    ranks, recorded)
+
+
+def output_header(stdout: str) -> tuple[int | None, int | None, list[str] | None]:
+    """(tasks, nodes, the command line's words) IOR's own header prints."""
+    run = parse.parse_ior(stdout)
+    params = getattr(run, "params", None)
+    return (getattr(params, "tasks", None), getattr(params, "nodes", None),
+            argv_of(run.command_line) if run.command_line else None)
+
+
 BENCHMARK = Benchmark(
     name="ior", binary="ior", spack_package="ior", version_name="ior",
     figure_kinds=("bandwidth", "iops"),
     parser=parse.parse_ior, json_parser=parse_json.parse_ior_json,
     tests=TESTS, output_figures=output_figures,
+    contract_options=contract_options, output_header=output_header,
+    # What the entry sizes: the header IOR prints must give them as the contract asks.
+    sized_options=("-t", "-b", "-s", "-D"),
     # The contract's degraded-mode clause: write and read bandwidth, and the data
     # written before the fault read back after the recovery.
     degraded=("IORWriteBandwidth", "IORReadDatasetGeneration", "IORStonewalledRead",

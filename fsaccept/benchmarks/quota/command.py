@@ -77,6 +77,12 @@ class QuotaParameters:
         return max(2 * self.usage_within_s, MIN_POLL_S)
 
 
+
+def placement(entry: dict[str, Any]) -> tuple[float | None, int]:
+    """One task on one node, whatever the entry (its record's ``placement``, the live
+    check's and the sign-off's): a quota is the file system's, not a node's."""
+    return None, 1
+
 def parameters(name: str, entry: dict[str, Any]) -> QuotaParameters:
     return QuotaParameters(name=name, limit_mib=int(entry["limit_mib"]),
                            slack_mib=int(entry["slack_mib"]),

@@ -24,6 +24,6 @@ BENCHMARK = Benchmark(
     name="quota", binary="fsaccept.benchmarks.quota.probe", spack_package="",
     version_name="quota", figure_kinds=("quota",), parser=parse.parse_quota, tests=TESTS,
     entry_rules=command.entry_rules, reread_rules=validity.reread_reasons,
-    built_by_check=True,
+    built_by_check=True, placement=command.placement,
     # Opt-in: only a reference file that promises a quota (tests.quota) loads it.
     checks_dir="quota")

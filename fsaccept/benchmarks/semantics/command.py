@@ -74,6 +74,12 @@ UID_PROMISES = {"root-squash": "root's file owned by uid {uid}",
                 "acl-deny": "uid {uid} refused by the ACL (EACCES)"}
 
 
+def placement(entry: dict[str, Any]) -> tuple[float | None, int]:
+    """Its entry's node fraction, one rank per node: each case's writer and reader are
+    two nodes (its record's ``placement``, the live check's and the sign-off's)."""
+    return entry["node_fraction"], 1
+
+
 def parameters(name: str, entry: dict[str, Any]) -> SemanticsParameters:
     """The typed entry (a whole number of seconds or entries/s, as YAML gives ``1``,
     made a float)."""

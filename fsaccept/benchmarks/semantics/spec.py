@@ -26,7 +26,7 @@ BENCHMARK = Benchmark(
     name="semantics", binary=command.EXECUTABLE, spack_package="", version_name="semantics",
     figure_kinds=("semantics",), parser=parse.parse_semantics, tests=TESTS,
     entry_rules=command.entry_rules, reread_rules=validity.reread_reasons,
-    built_by_check=True,
+    built_by_check=True, placement=command.placement,
     # Opt-in: a reference without tests.semantics (one client serving every node) does
     # not load it, so its skip never makes a session INCOMPLETE.
     checks_dir="semantics")
