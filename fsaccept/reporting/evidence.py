@@ -55,7 +55,8 @@ worthless.
   count of nodes that is not its ``num_tasks``, and a ``num_tasks`` that is not the
   job's node count.  A soak and an interference test are judged from their records;
 - the semantics program's case lines, parsed again from the job's own ``rfm_job.out``
-  (:func:`semantics_rebuilt`; ``semantics_cases`` must be what they give): each figure
+  (:func:`semantics_rebuilt`; ``semantics_cases`` must be what they give, as printed,
+  or as an older check recorded them, by ``repr``): each figure
   the value its line gives, each delay's ceiling no looser than the verified reference's
   ``max_visibility_s``, and a case that fails by
   :func:`fsaccept.benchmarks.semantics.validity.failures` never in a passed test;
@@ -886,7 +887,7 @@ def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None,
     except EvidenceMissing as err:
         return [str(err)]
     out = []
-    if run.case_lines() != text:
+    if text not in (run.case_lines(), run.repr_case_lines()):  # the latter: older runs
         out.append(f"its semantics_cases are not what its output {where} says")
     if not run.cases:
         return out + [f"its output {where} holds no case line of the semantics program: "

@@ -466,6 +466,36 @@ def test_the_output_is_judged_not_the_run_reports_field(job):
     assert reasons == [f"its semantics_cases are not what its output {out} says"], reasons
 
 
+def test_the_case_lines_are_recorded_as_the_program_printed_them():
+    """The record holds the program's own characters (``value=0.000005728``), not the
+    numbers re-formatted (``value=5.728e-06``)."""
+    text = _text("two-names")
+    printed = [x for x in text.splitlines()
+               if x.startswith(parse.PREFIX + " ") and not parse._SPECIAL.match(x)]
+    assert parse_semantics(text).case_lines() == "\n".join(printed)
+    assert "value=0.000005728 " in _line(parse_semantics(text).case_lines(), "attr-truncate")
+    # Read again from the record, the very same characters.
+    assert parse.parse_case_lines("\n".join(printed)).case_lines() == "\n".join(printed)
+
+
+def test_an_older_run_report_recorded_with_repr_is_still_read_and_judged_as_before(job):
+    """Checks before this one recorded each number by ``repr``: the sign-off takes that
+    form of the same output as well, and still refuses an edit of either."""
+    text = _text("two-names")
+    older = parse_semantics(text).repr_case_lines()
+    assert "value=5.728e-06 " in _line(older, "attr-truncate")
+    assert semantics_reasons(job.case(text, recorded=older), SPEC, _Reference(),
+                             job.files()) == []
+    out = job.outputdir / "rfm_job.out"
+    edited = older.replace("value=5.728e-06 ", "value=5.7e-06 ", 1)
+    assert semantics_reasons(job.case(text, recorded=edited), SPEC, _Reference(),
+                             job.files()) == [
+        f"its semantics_cases are not what its output {out} says"]
+    # The report's section reads the older record as it did.
+    again = parse.parse_case_lines(older)
+    assert again.valid and again.figures() == parse_semantics(text).figures()
+
+
 def test_a_missing_truncated_binary_huge_or_swapped_output_is_invalid(job, monkeypatch):
     text = _text("two-names")
     out = job.outputdir / "rfm_job.out"
