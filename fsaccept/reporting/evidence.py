@@ -898,12 +898,14 @@ def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None,
         if fig.value is not None and (value is None or abs(fig.value - value) > 1e-9):
             out.append(f"{fig.name} is recorded as {fig.value}, but its output ({where}) "
                        f"gives {value if value is not None else 'none'}")
+    # Lines that contradict each other, whatever the reference and the case say.
+    contradicted = semantics_validity.consistency_reasons(run)
     entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
     if not isinstance(entry, dict):
         if not run.valid and case.get("result") == "pass":
             out.append(f"recorded as passed, but its output ({where}) is not a whole run: "
                        f"{'; '.join(run.reasons)[:300]}")
-        return out
+        return out + [f"its output ({where}): {r}" for r in contradicted]
     try:
         params = semantics_command.parameters(spec.key, entry)
     except (TypeError, ValueError) as err:
@@ -913,8 +915,8 @@ def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None,
     if isinstance(tasks, int) and not isinstance(tasks, bool):
         out += [r for r in semantics_validity.invalid_reasons(
             run, semantics_validity.expectation(params, tasks)) if r not in said]
-    elif not run.valid:
-        out += [r for r in run.reasons if r not in said]
+    else:
+        out += [r for r in run.reasons + contradicted if r not in said]
     by_name = {f.name: f for f in case.figures}
     for name, (value, lower, upper, unit) in semantics_command.thresholds(params).items():
         fig = by_name.get(name)

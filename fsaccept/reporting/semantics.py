@@ -5,11 +5,13 @@ the node pair it was seen on.
 Everything is re-read from the test's recorded case lines (``semantics_cases``, the
 bytes the manifest hashes) and judged by the live check's functions with the verified
 reference's entry (:mod:`fsaccept.benchmarks.semantics`): never from a recorded
-verdict or failure list.
+verdict or failure list.  A case whose line contradicts itself
+(:func:`fsaccept.benchmarks.semantics.validity.consistency_reasons`) is INVALID.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,8 +58,12 @@ def semantics_section(tests: list[Test], reference: Any = None) -> list[CaseRow]
         limits = command.thresholds(params) if params is not None else {}
         failed = {f.split(":", 1)[0] for f in validity.failures(run, params)} \
             if params is not None else set()
+        contradicted = {r.split(":", 1)[0] for r in validity.consistency_reasons(run)}
         for case in run.cases.values():
-            rows.append(_row(t.name, case, params, limits, failed))
+            row = _row(t.name, case, params, limits, failed)
+            if params is not None and case.name in contradicted:
+                row = dataclasses.replace(row, verdict="INVALID")
+            rows.append(row)
     return rows
 
 
