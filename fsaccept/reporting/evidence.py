@@ -79,8 +79,9 @@ worthless.
   empty counterpart is the session's: :mod:`fsaccept.reporting.fill`);
 - the quota program's run, rebuilt from the job's own output (``quota_lines`` must be
   its lines): :mod:`fsaccept.benchmarks.quota.validity` (with the verified reference's
-  entry), its figures those the lines give, and its thresholds no looser than the
-  entry's;
+  entry, its lines held to each other, its directory the test's and below the verified
+  target's path), its figures those the lines give, and its thresholds no looser than
+  the entry's;
 - IO500's results, rebuilt from the job's ``io500-results/`` and stdout
   (:func:`io500_rebuilt`; ``io500_result`` must be what they give):
   :func:`fsaccept.benchmarks.io500.validity.invalid_reasons`
@@ -952,7 +953,8 @@ def quota_reasons(case: Case, spec: TestSpec, reference: Any = None,
         job = job_output(case, files)
     except EvidenceMissing as err:
         return [str(err)]
-    run = joboutput.parsed(quota_parse.parse_quota, lambda _text: [], job.stdout, job.stderr)
+    run = joboutput.parsed(quota_parse.parse_quota, quota_parse.error_findings, job.stdout,
+                           job.stderr)
     if quota_parse.program_lines(job.stdout) != text:
         return [f"its quota_lines are not what its output {job.path} says"]
     entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
@@ -962,8 +964,10 @@ def quota_reasons(case: Case, spec: TestSpec, reference: Any = None,
             params = quota_command.parameters(spec.key, entry)
         except (TypeError, ValueError, KeyError) as err:
             return [f"tests.{spec.key} cannot be read: {str(err)[:200]}"]
-    out = [f"its output ({job.path}): {r}"
-           for r in quota_validity.invalid_reasons(run, params)]
+    target_dir = case.get("target_dir")
+    out = [f"its output ({job.path}): {r}" for r in quota_validity.invalid_reasons(
+        run, params, quota_command.quota_directory(target_dir)
+        if isinstance(target_dir, str) and target_dir else None, target_path(reference))]
     if out:
         return out
     out += _figures_agree(case, quota_command.FIGURES, run.figures(),
@@ -988,6 +992,14 @@ def quota_reasons(case: Case, spec: TestSpec, reference: Any = None,
     if failed and case.get("result") == "pass":
         out.append(f"recorded as passed, but its lines fail: {'; '.join(failed)[:400]}")
     return out
+
+
+def target_path(reference: Any) -> str | None:
+    """The verified reference's target path (None: none, or no target selected)."""
+    try:
+        return str(reference.target.path) if reference is not None else None
+    except (AttributeError, ValueError):
+        return None
 
 
 def soak_evidence_of(case: Case) -> tuple[soak.Evidence | None, str]:
