@@ -55,7 +55,8 @@ worthless.
   count of nodes that is not its ``num_tasks``, and a ``num_tasks`` that is not the
   job's node count.  A soak and an interference test are judged from their records;
 - the semantics program's case lines, parsed again from the job's own ``rfm_job.out``
-  (:func:`semantics_rebuilt`; ``semantics_cases`` must be what they give): each figure
+  (:func:`semantics_rebuilt`; ``semantics_cases`` must be what they give, as printed,
+  or as an older check recorded them, by ``repr``): each figure
   the value its line gives, each delay's ceiling no looser than the verified reference's
   ``max_visibility_s``, and a case that fails by
   :func:`fsaccept.benchmarks.semantics.validity.failures` never in a passed test;
@@ -78,8 +79,9 @@ worthless.
   empty counterpart is the session's: :mod:`fsaccept.reporting.fill`);
 - the quota program's run, rebuilt from the job's own output (``quota_lines`` must be
   its lines): :mod:`fsaccept.benchmarks.quota.validity` (with the verified reference's
-  entry), its figures those the lines give, and its thresholds no looser than the
-  entry's;
+  entry, its lines held to each other, its directory the test's and below the verified
+  target's path), its figures those the lines give, and its thresholds no looser than
+  the entry's;
 - IO500's results, rebuilt from the job's ``io500-results/`` and stdout
   (:func:`io500_rebuilt`; ``io500_result`` must be what they give):
   :func:`fsaccept.benchmarks.io500.validity.invalid_reasons`
@@ -888,7 +890,7 @@ def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None,
     except EvidenceMissing as err:
         return [str(err)]
     out = []
-    if run.case_lines() != text:
+    if text not in (run.case_lines(), run.repr_case_lines()):  # the latter: older runs
         out.append(f"its semantics_cases are not what its output {where} says")
     if not run.cases:
         return out + [f"its output {where} holds no case line of the semantics program: "
@@ -899,12 +901,14 @@ def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None,
         if fig.value is not None and (value is None or abs(fig.value - value) > 1e-9):
             out.append(f"{fig.name} is recorded as {fig.value}, but its output ({where}) "
                        f"gives {value if value is not None else 'none'}")
+    # Lines that contradict each other, whatever the reference and the case say.
+    contradicted = semantics_validity.consistency_reasons(run)
     entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
     if not isinstance(entry, dict):
         if not run.valid and case.get("result") == "pass":
             out.append(f"recorded as passed, but its output ({where}) is not a whole run: "
                        f"{'; '.join(run.reasons)[:300]}")
-        return out
+        return out + [f"its output ({where}): {r}" for r in contradicted]
     try:
         params = semantics_command.parameters(spec.key, entry)
     except (TypeError, ValueError) as err:
@@ -914,8 +918,8 @@ def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None,
     if isinstance(tasks, int) and not isinstance(tasks, bool):
         out += [r for r in semantics_validity.invalid_reasons(
             run, semantics_validity.expectation(params, tasks)) if r not in said]
-    elif not run.valid:
-        out += [r for r in run.reasons if r not in said]
+    else:
+        out += [r for r in run.reasons + contradicted if r not in said]
     by_name = {f.name: f for f in case.figures}
     for name, (value, lower, upper, unit) in semantics_command.thresholds(params).items():
         fig = by_name.get(name)
@@ -951,7 +955,8 @@ def quota_reasons(case: Case, spec: TestSpec, reference: Any = None,
         job = job_output(case, files)
     except EvidenceMissing as err:
         return [str(err)]
-    run = joboutput.parsed(quota_parse.parse_quota, lambda _text: [], job.stdout, job.stderr)
+    run = joboutput.parsed(quota_parse.parse_quota, quota_parse.error_findings, job.stdout,
+                           job.stderr)
     if quota_parse.program_lines(job.stdout) != text:
         return [f"its quota_lines are not what its output {job.path} says"]
     entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
@@ -961,8 +966,10 @@ def quota_reasons(case: Case, spec: TestSpec, reference: Any = None,
             params = quota_command.parameters(spec.key, entry)
         except (TypeError, ValueError, KeyError) as err:
             return [f"tests.{spec.key} cannot be read: {str(err)[:200]}"]
-    out = [f"its output ({job.path}): {r}"
-           for r in quota_validity.invalid_reasons(run, params)]
+    target_dir = case.get("target_dir")
+    out = [f"its output ({job.path}): {r}" for r in quota_validity.invalid_reasons(
+        run, params, quota_command.quota_directory(target_dir)
+        if isinstance(target_dir, str) and target_dir else None, target_path(reference))]
     if out:
         return out
     out += _figures_agree(case, quota_command.FIGURES, run.figures(),
@@ -987,6 +994,14 @@ def quota_reasons(case: Case, spec: TestSpec, reference: Any = None,
     if failed and case.get("result") == "pass":
         out.append(f"recorded as passed, but its lines fail: {'; '.join(failed)[:400]}")
     return out
+
+
+def target_path(reference: Any) -> str | None:
+    """The verified reference's target path (None: none, or no target selected)."""
+    try:
+        return str(reference.target.path) if reference is not None else None
+    except (AttributeError, ValueError):
+        return None
 
 
 def soak_evidence_of(case: Case) -> tuple[soak.Evidence | None, str]:

@@ -5,11 +5,13 @@ the node pair it was seen on.
 Everything is re-read from the test's recorded case lines (``semantics_cases``, the
 bytes the manifest hashes) and judged by the live check's functions with the verified
 reference's entry (:mod:`fsaccept.benchmarks.semantics`): never from a recorded
-verdict or failure list.
+verdict or failure list.  A case whose line contradicts itself
+(:func:`fsaccept.benchmarks.semantics.validity.consistency_reasons`) is INVALID.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +20,7 @@ from fsaccept.benchmarks.quota import parse as quota_parse
 from fsaccept.benchmarks.quota import validity as quota_validity
 from fsaccept.benchmarks.semantics import command, parse, validity
 from fsaccept.core.formatting import format_number
+from fsaccept.reporting.evidence import target_path
 from fsaccept.reporting.runreport import Test, target_of
 from fsaccept.reporting.verdicts import spec_of_case
 
@@ -56,16 +59,30 @@ def semantics_section(tests: list[Test], reference: Any = None) -> list[CaseRow]
         limits = command.thresholds(params) if params is not None else {}
         failed = {f.split(":", 1)[0] for f in validity.failures(run, params)} \
             if params is not None else set()
+        contradicted = {r.split(":", 1)[0] for r in validity.consistency_reasons(run)}
         for case in run.cases.values():
-            rows.append(_row(t.name, case, params, limits, failed))
+            row = _row(t.name, case, params, limits, failed)
+            if params is not None and case.name in contradicted:
+                row = dataclasses.replace(row, verdict="INVALID")
+            rows.append(row)
     return rows
 
 
+def _selected(t: Test, reference: Any) -> Any:
+    """The reference with the test's target selected (None: none, or no such target)."""
+    try:
+        return reference.for_target(target_of(t.case) or "") if reference is not None \
+            else None
+    except ValueError:
+        return None
+
+
 def _params(t: Test, key: str, reference: Any, of=command.parameters) -> Any:
-    if reference is None:
+    ref = _selected(t, reference)
+    if ref is None:
         return None
     try:
-        entry = reference.for_target(target_of(t.case) or "").entries.get(key)
+        entry = ref.entries.get(key)
         return of(key, entry) if isinstance(entry, dict) else None
     except (TypeError, ValueError, KeyError):
         return None
@@ -91,7 +108,10 @@ def quota_rows(t: Test, key: str, reference: Any) -> list[CaseRow]:
     if params is None:
         return [CaseRow(t.name, "quota-enforced", where, refused, UNVERIFIED, "—"),
                 CaseRow(t.name, "quota-usage", where, usage, UNVERIFIED, "—")]
-    if quota_validity.invalid_reasons(run, params):
+    target_dir, ref = t.case.get("target_dir"), _selected(t, reference)
+    if quota_validity.invalid_reasons(run, params, quota_command.quota_directory(target_dir)
+                                      if isinstance(target_dir, str) and target_dir
+                                      else None, target_path(ref)):
         return [CaseRow(t.name, c, where, seen, promise, "INVALID") for c, seen, promise in (
             ("quota-enforced", refused, _refusal_promise(params)),
             ("quota-usage", usage, f"≤ {format_number(params.usage_within_s)} s"))]

@@ -6,7 +6,6 @@ system that declares none skips, saying so, and the session is then INCOMPLETE."
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 
@@ -61,10 +60,10 @@ class QuotaTest(BenchmarkTest):
         self.env_vars["PYTHONPATH"] = shlex.quote(str(REPO_ROOT))
         self.executable = shlex.quote(sys.executable)
         self.executable_opts = ["-m", probe.__name__, *map(shlex.quote, command.probe_options(
-            self.params, os.path.join(self.target_dir, "quota")))]
+            self.params, command.quota_directory(self.target_dir)))]
 
     def prepare_data_cmds(self) -> list[str]:
-        return ['mkdir -- "$fsaccept_data/quota"']
+        return [f'mkdir -- "$fsaccept_data/{command.SUBDIR}"']
 
     def deadlines_s(self) -> int:
         return command.deadline_s(self.params)
@@ -80,7 +79,7 @@ class QuotaTest(BenchmarkTest):
 
     def quota_run(self) -> parse.QuotaRun:
         """The program's lines, parsed once (with the job's stderr findings)."""
-        return self.parsed_run(parse.parse_quota, lambda _text: [])
+        return self.parsed_run(parse.parse_quota, parse.error_findings)
 
     def record_run(self, run: parse.QuotaRun) -> None:
         self.job_info()
@@ -91,7 +90,9 @@ class QuotaTest(BenchmarkTest):
             getlogger().warning(f"fsaccept: {self.display_name}: {self.quota_failures}")
 
     def benchmark_reasons(self) -> list[str]:
-        return validity.invalid_reasons(self.quota_run(), self.params)
+        return validity.invalid_reasons(self.quota_run(), self.params,
+                                        command.quota_directory(self.target_dir),
+                                        str(self.target_root()))
 
     @run_before("performance")
     def set_perf_variables(self):

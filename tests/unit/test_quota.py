@@ -281,3 +281,140 @@ def test_the_semantics_and_features_section_has_the_quotas_two_rows():
                                                    ("followed after 0.05 s", "PASS")]
     assert [r.promise for r in quota_rows(t, "quota", None)] == [
         "not verified (no verified reference)"] * 2
+
+
+# -- lines that contradict each other (real captures, tests/data/quota/) ----------------
+
+DATA = REPO / "tests" / "data" / "quota"
+#: The captures' test directory and target (README).
+TARGET = "/tmp/qcap"
+TEST_DIR = f"{TARGET}/fsaccept/QuotaEnforcement.20261201T2125"
+
+
+def _capture(name: str) -> str:
+    return (DATA / f"{name}.txt").read_text()
+
+
+def _refused(text: str) -> str:
+    """The ``du`` capture edited as a hostile user would: refused at the limit, the
+    usage following (a passing run, whose lines agree)."""
+    out = text.replace(f"written {P.stop} stopped stop", f"written {64 * MIB} stopped "
+                       "EDQUOT", 1)
+    return out.replace("usage 0.020 84938752", f"usage 0.020 {64 * MIB + 4096}", 1)
+
+
+def _moved(text: str, line: str, after: str) -> str:
+    """``line`` moved to just after ``after``."""
+    rest = [x for x in text.splitlines() if x != line]
+    i = rest.index(after)
+    return "\n".join(rest[:i + 1] + [line] + rest[i + 1:]) + "\n"
+
+
+#: Each route: the edit of a passing run -> the INVALID reason that says what was seen.
+QUOTA_CONTRADICTIONS = [
+    (lambda t: _moved(t, "fsaccept-quota clear ok", "fsaccept-quota set ok"),
+     "its write line (line 4) comes after its clear line (line 3): the program sets the "
+     "quota, writes, polls the usage, clears the quota and ends, in that order"),
+    (lambda t: t.replace(f"usage 0.020 {64 * MIB + 4096}\n",
+                         f"usage 0.020 {64 * MIB + 4096}\nfsaccept-quota usage 0.531 0\n"),
+     f"a usage line (line 5) after the usage had followed the data ({64 * MIB + 4096} "
+     "bytes at 0.02 s): the program stops polling there"),
+    (lambda t: t.replace(f"dir {TEST_DIR}/quota", "dir /home/alice/quota"),
+     "the quota program ran in /home/alice/quota, which is not below the target /tmp/qcap"),
+    (lambda t: t.replace(f"dir {TEST_DIR}/quota", f"dir {TARGET}/fsaccept/other/quota"),
+     f"the quota program ran in {TARGET}/fsaccept/other/quota, not in the test's "
+     f"directory {TEST_DIR}/quota"),
+    (lambda t: t.replace(f"dir {TEST_DIR}/quota", f"dir {TEST_DIR}/../../../home/alice"),
+     f"the quota program's directory {TEST_DIR}/../../../home/alice is not a path it "
+     "prints (absolute, normalised)"),
+]
+
+
+def test_the_edited_capture_agrees_with_itself_and_passes():
+    run = parse.parse_quota(_refused(_capture("du")))
+    assert validity.invalid_reasons(run, P, f"{TEST_DIR}/quota", TARGET) == []
+    assert validity.failures(run, P) == []
+
+
+@pytest.mark.parametrize("edit, reason", QUOTA_CONTRADICTIONS)
+def test_quota_lines_that_contradict_each_other_are_invalid_live(edit, reason):
+    run = parse.parse_quota(edit(_refused(_capture("du"))))
+    assert reason in validity.invalid_reasons(run, P, f"{TEST_DIR}/quota", TARGET), \
+        validity.invalid_reasons(run, P, f"{TEST_DIR}/quota", TARGET)
+
+
+@pytest.mark.parametrize("edit, reason", QUOTA_CONTRADICTIONS)
+def test_the_sign_off_refuses_quota_lines_that_contradict_each_other(tmp_path, edit, reason):
+    """The job's output and the run report edited alike, recorded as passed."""
+    from types import SimpleNamespace
+
+    from fsaccept.reporting.evidence import quota_reasons
+    text = edit(_refused(_capture("du")))
+    case = _quota_case(text, root=tmp_path, edit=lambda r: r.update(target_dir=TEST_DIR))
+    ref = _Reference()
+    ref.target = SimpleNamespace(path=Path(TARGET))
+    out = tmp_path / "output" / "QuotaEnforcement" / "rfm_job.out"
+    assert f"its output ({out}): {reason}" in quota_reasons(case, SPEC, ref, _files(tmp_path))
+
+
+def test_the_sign_off_holds_the_directory_below_the_target_whatever_target_dir_says(tmp_path):
+    from types import SimpleNamespace
+
+    from fsaccept.reporting.evidence import quota_reasons
+    text = _refused(_capture("du")).replace(f"dir {TEST_DIR}/quota", "dir /home/alice/quota")
+    case = _quota_case(text, root=tmp_path, edit=lambda r: r.update(target_dir="/home/alice"))
+    ref = _Reference()
+    ref.target = SimpleNamespace(path=Path(TARGET))
+    out = tmp_path / "output" / "QuotaEnforcement" / "rfm_job.out"
+    assert quota_reasons(case, SPEC, ref, _files(tmp_path)) == [
+        f"its output ({out}): the quota program ran in /home/alice/quota, which is not "
+        "below the target /tmp/qcap"]
+
+
+def test_a_usage_command_that_prints_no_ascii_number_is_a_clear_error_line(tmp_path):
+    """``²`` is a digit to ``str.isdigit`` and none to ``int``: the program says so on a
+    usage-error line, never a traceback, and the check reads the run as INVALID."""
+    env = {"FSACCEPT_QUOTA_SET": "true", "FSACCEPT_QUOTA_CLEAR": "true",
+           "FSACCEPT_QUOTA_USAGE": "echo ²"}
+    proc, d = _probe(tmp_path, env)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "usage-error 0.0" in proc.stdout and \
+        "exit 0: printed '²', not a whole number of bytes" in proc.stdout, proc.stdout
+    assert list(d.iterdir()) == []
+    run = parse.parse_quota(_capture("usage-not-a-number"))
+    assert run.valid and run.usage == []
+    assert "the site's usage command never answered with a number (0.012 s: exit 0: " \
+           "printed '²', not a whole number of bytes; 0.524 s: exit 0: printed '²', not " \
+           "a whole number of bytes; 1.041 s: exit 0: printed '²', not a whole number of " \
+           "bytes)" in validity.invalid_reasons(run, P)
+
+
+def test_a_traceback_of_the_program_is_invalid_whatever_its_lines_say(tmp_path):
+    from fsaccept.core import joboutput
+    from fsaccept.reporting.evidence import quota_reasons
+    err = "Traceback (most recent call last):\n  File \"probe.py\"\nValueError: boom\n"
+    run = joboutput.parsed(parse.parse_quota, parse.error_findings,
+                           _refused(_capture("du")), err)
+    assert "line 1: stderr: Traceback (most recent call last):" in \
+        validity.invalid_reasons(run, P)
+    case = _quota_case(_refused(_capture("du")), root=tmp_path)
+    (tmp_path / "output" / "QuotaEnforcement" / "rfm_job.err").write_text(err)
+    assert any(r.endswith("line 1: stderr: Traceback (most recent call last):")
+               for r in quota_reasons(case, SPEC, _Reference(), _files(tmp_path)))
+
+
+def test_the_report_rows_of_contradicted_lines_say_invalid():
+    from types import SimpleNamespace
+
+    from fsaccept.reporting.semantics import quota_rows
+    ref = _Reference()
+    ref.target = SimpleNamespace(path=Path(TARGET))
+    ref.for_target = lambda _t: ref
+    for edit, _reason in QUOTA_CONTRADICTIONS:
+        case = _quota_case(edit(_refused(_capture("du"))),
+                           edit=lambda r: r.update(target_dir=TEST_DIR))
+        rows = quota_rows(SimpleNamespace(name="Q", case=case), "quota", ref)
+        assert [r.verdict for r in rows] == ["INVALID", "INVALID"], _reason
+    case = _quota_case(_refused(_capture("du")), edit=lambda r: r.update(target_dir=TEST_DIR))
+    assert [r.verdict for r in quota_rows(SimpleNamespace(name="Q", case=case), "quota",
+                                          ref)] == ["PASS", "PASS"]

@@ -466,6 +466,99 @@ def test_the_output_is_judged_not_the_run_reports_field(job):
     assert reasons == [f"its semantics_cases are not what its output {out} says"], reasons
 
 
+def test_the_case_lines_are_recorded_as_the_program_printed_them():
+    """The record holds the program's own characters (``value=0.000005728``), not the
+    numbers re-formatted (``value=5.728e-06``)."""
+    text = _text("two-names")
+    printed = [x for x in text.splitlines()
+               if x.startswith(parse.PREFIX + " ") and not parse._SPECIAL.match(x)]
+    assert parse_semantics(text).case_lines() == "\n".join(printed)
+    assert "value=0.000005728 " in _line(parse_semantics(text).case_lines(), "attr-truncate")
+    # Read again from the record, the very same characters.
+    assert parse.parse_case_lines("\n".join(printed)).case_lines() == "\n".join(printed)
+
+
+def test_an_older_run_report_recorded_with_repr_is_still_read_and_judged_as_before(job):
+    """Checks before this one recorded each number by ``repr``: the sign-off takes that
+    form of the same output as well, and still refuses an edit of either."""
+    text = _text("two-names")
+    older = parse_semantics(text).repr_case_lines()
+    assert "value=5.728e-06 " in _line(older, "attr-truncate")
+    assert semantics_reasons(job.case(text, recorded=older), SPEC, _Reference(),
+                             job.files()) == []
+    out = job.outputdir / "rfm_job.out"
+    edited = older.replace("value=5.728e-06 ", "value=5.7e-06 ", 1)
+    assert semantics_reasons(job.case(text, recorded=edited), SPEC, _Reference(),
+                             job.files()) == [
+        f"its semantics_cases are not what its output {out} says"]
+    # The report's section reads the older record as it did.
+    again = parse.parse_case_lines(older)
+    assert again.valid and again.figures() == parse_semantics(text).figures()
+
+
+#: A real run's lines edited as a hostile user would, each field alone readable, the
+#: fields together no line the program prints -> the INVALID reason that says so.
+CONTRADICTIONS = [
+    (lambda t: _set(t, "visibility", p50="0.5"),
+     "visibility: its median trial p50=0.5 s is above its worst trial value=0.003510620 s"),
+    (lambda t: _edit(t, "visibility", "not_seen_within_bound=0", "not_seen_within_bound=3"),
+     "visibility: ok=1 with not_seen_within_bound=3: a trial never seen within the bound "
+     "is ok=0, and ok=0 is such a trial"),
+    (lambda t: _set(_edit(t, "visibility", "not_seen_within_bound=0",
+                          "not_seen_within_bound=3"), "visibility", ok="0"),
+     "visibility: not_seen_within_bound=3, but its worst trial value=0.003510620 s is "
+     "within bound_s=5"),
+    (lambda t: _edit(t, "visibility", "trials=20 ", "trials=200 "),
+     "visibility: its detail says trials=200 bound_s=5, the header trials 20 bound_s 5.0"),
+    (lambda t: _set(t, "rename", reader="n9"),
+     "rename: its reader n9 is no rank's node (the rank lines name n1, n2)"),
+    (lambda t: _set(t, "visibility", writer="all"),
+     "visibility: writer=all, but its writer is one rank"),
+    (lambda t: _set(t, "append", reader="n3"),
+     "append: its reader n3 is no rank's node (the rank lines name n1, n2)"),
+    (lambda t: _set(t, "flock", value="0", ok="0"),
+     "flock: ok=0 with 0 violations: the program prints ok=1 for none, ok=0 for any"),
+    (lambda t: _set(t, "rename", value="0.5"), "rename: value=0.5 is not a count of violations"),
+]
+
+
+@pytest.mark.parametrize("edit, reason", CONTRADICTIONS)
+def test_case_lines_that_contradict_each_other_are_invalid_live(edit, reason):
+    run = parse_semantics(edit(_text("two-names")))
+    assert reason in validity.invalid_reasons(run, _exp(run)), validity.invalid_reasons(
+        run, _exp(run))
+    # The re-read rules of `fsaccept parse`: the same function.
+    assert reason in validity.reread_reasons(run)[0]
+
+
+@pytest.mark.parametrize("edit, reason", CONTRADICTIONS)
+def test_the_sign_off_refuses_case_lines_that_contradict_each_other(job, edit, reason):
+    """The job's output and its record edited alike, the test recorded as passed: the
+    sign-off finds what the live check finds, with its ranks recorded or not, and
+    without a verified reference."""
+    text = edit(_text("two-names"))
+    case = job.case(text)
+    assert reason in semantics_reasons(case, SPEC, _Reference(), job.files())
+    with_tasks = case_of(dict(case.record, num_tasks=2))
+    assert reason in semantics_reasons(with_tasks, SPEC, _Reference(), job.files())
+    out = job.outputdir / "rfm_job.out"
+    assert f"its output ({out}): {reason}" in semantics_reasons(case, SPEC, None,
+                                                               job.files())
+
+
+def test_the_report_section_shows_a_contradicted_case_invalid():
+    from fsaccept.reporting.runreport import Test
+    from fsaccept.reporting.semantics import semantics_section
+    from fsaccept.reporting.verdicts import verdict_of
+    text = _edit(_text("two-names"), "visibility", "not_seen_within_bound=0",
+                 "not_seen_within_bound=3")
+    case = _case(text)
+    rows = {r.case: r for r in semantics_section(
+        [Test("CrossNodeSemantics", [case], [verdict_of(case)])], _Targets())}
+    assert rows["visibility"].verdict == "INVALID"
+    assert rows["attr-append"].verdict == "PASS"
+
+
 def test_a_missing_truncated_binary_huge_or_swapped_output_is_invalid(job, monkeypatch):
     text = _text("two-names")
     out = job.outputdir / "rfm_job.out"

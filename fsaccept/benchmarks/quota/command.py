@@ -15,6 +15,7 @@ counts against it, as a whole number (its first word).
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,8 @@ COMMANDS = ("set", "clear", "usage")
 #: The environment variables each command is given.
 DIR_VARIABLE = "FSACCEPT_QUOTA_DIR"
 BYTES_VARIABLE = "FSACCEPT_QUOTA_BYTES"
+#: The quota's directory, below the test's own directory (``target_dir``).
+SUBDIR = "quota"
 #: Bytes per write.
 CHUNK = MIB
 #: Seconds the node program allows each of the site's commands.
@@ -125,6 +128,11 @@ def references(p: QuotaParameters) -> dict[str, tuple[float, float | None, float
     frac = p.slack_mib / p.limit_mib
     return {WRITTEN: (float(p.limit_mib), -frac, frac, "MiB"),
             USAGE_DELAY: (p.usage_within_s, None, 0, "s")}
+
+
+def quota_directory(target_dir: str) -> str:
+    """The directory the quota is set on: ``SUBDIR`` of the test's own directory."""
+    return posixpath.join(target_dir, SUBDIR)
 
 
 def probe_options(p: QuotaParameters, directory: str) -> list[str]:

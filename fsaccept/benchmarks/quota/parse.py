@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from fsaccept.benchmarks.quota.command import USAGE_DELAY, WRITTEN
-from fsaccept.core.findings import INVALID, Finding, Findings, Judged, json_safe
+from fsaccept.core.findings import (INVALID, Finding, Findings, Judged, json_safe,
+                                    line_findings)
 from fsaccept.core.units import MIB
 
 PREFIX = "fsaccept-quota"
@@ -76,6 +77,9 @@ class QuotaRun(Judged):
     usage_errors: list[str] = field(default_factory=list)
     clear: Step | None = None
     ended: bool = False
+    #: Each line read, in its order: (its kind, its line number, a poll's seconds or
+    #: None).  Kinds: version, set, write, usage, usage-error, clear, end.
+    order: list[tuple[str, int, float | None]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=Findings)
 
     def usage_delay(self) -> float | None:
@@ -140,7 +144,24 @@ def parse_quota(text: str) -> QuotaRun:
     return run
 
 
+def error_findings(text: str) -> list[Finding]:
+    """Findings in the job's stderr: the program's own traceback (it failed, whatever
+    its lines say)."""
+    return line_findings(text, lambda line: (INVALID, "traceback") if line.startswith(
+        "Traceback (most recent call last)") else None)
+
+
 def _line(run: QuotaRun, lineno: int, line: str) -> None:
+    kinds = len(run.findings)
+    _read(run, lineno, line)
+    if len(run.findings) == kinds:  # a line read
+        kind = line.split(" ", 2)[1]
+        t = run.usage[-1][0] if kind == "usage" else \
+            float(line.split(" ", 3)[2]) if kind == "usage-error" else None
+        run.order.append((kind, lineno, t))
+
+
+def _read(run: QuotaRun, lineno: int, line: str) -> None:
     if m := _HEADER.match(line):
         if run.version is not None:
             _invalid(run, "duplicate", lineno, "a second version line")

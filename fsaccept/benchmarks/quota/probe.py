@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -105,20 +106,36 @@ def write_until_refused(path: str, stop: int) -> tuple[int, str, float]:
     return written, stopped, time.monotonic() - started
 
 
+#: A number of bytes the usage command may print: ASCII digits (``str.isdigit`` takes
+#: ``²`` and other digits ``int`` refuses), fewer than 19 (a 64-bit count).
+BYTES = re.compile(r"[0-9]{1,18}")
+
+
+def usage_bytes(proc: subprocess.CompletedProcess) -> int | str:
+    """The bytes the usage command printed (its first word), or why there are none."""
+    if proc.returncode != 0:
+        return _message(proc) or "no number printed"
+    words = (proc.stdout or "").split()
+    if not words:
+        return "no number printed"
+    if not BYTES.fullmatch(words[0]):
+        return f"printed {words[0][:40]!r}, not a whole number of bytes"
+    return int(words[0])
+
+
 def poll_usage(directory: str, limit: int, written: int, tolerance: int,
                poll_s: float) -> None:
     started = time.monotonic()
     while True:
         proc = run_site_command("usage", directory, limit)
         t = time.monotonic() - started
-        words = (proc.stdout or "").split()
-        if proc.returncode == 0 and words and words[0].isdigit() and len(words[0]) < 19:
-            say("usage", f"{t:.3f}", int(words[0]))
-            if abs(int(words[0]) - written) <= tolerance:
+        used = usage_bytes(proc)
+        if isinstance(used, int):
+            say("usage", f"{t:.3f}", used)
+            if abs(used - written) <= tolerance:
                 return
         else:
-            say("usage-error", f"{t:.3f}", f"exit {proc.returncode}: "
-                f"{_message(proc) or 'no number printed'}")
+            say("usage-error", f"{t:.3f}", f"exit {proc.returncode}: {used}")
         if t >= poll_s:
             return
         time.sleep(command.POLL_S)

@@ -3,17 +3,28 @@ sign-off call the same functions, on the program's output parsed from the same b
 
 from __future__ import annotations
 
+import posixpath
+
 from fsaccept.benchmarks.quota import command, parse
 from fsaccept.benchmarks.quota.parse import QuotaRun
 from fsaccept.core.units import MIB
 
+#: The program's steps in the order it prints them (a poll: usage or usage-error).
+STEPS = {"version": 0, "set": 1, "write": 2, "usage": 3, "usage-error": 3, "clear": 4,
+         "end": 5}
+POLLS = ("usage", "usage-error")
 
-def invalid_reasons(run: QuotaRun, p: command.QuotaParameters | None) -> list[str]:
+
+def invalid_reasons(run: QuotaRun, p: command.QuotaParameters | None,
+                    directory: str | None = None, target: str | None = None) -> list[str]:
     """INVALID reasons; an empty list means the figures may be judged.  ``p``: what the
-    check asked for (None for a re-read output: its own header is all there is)."""
+    check asked for (None for a re-read output: its own header is all there is);
+    ``directory`` and ``target``: the test's quota directory and the target's path it
+    must be below (None: not known)."""
     reasons = list(run.reasons)
     if run.version is None:
         return reasons
+    reasons += consistency_reasons(run) + directory_reasons(run, directory, target)
     if p is not None and (run.limit, run.stop, run.tolerance) != (p.limit, p.stop, p.slack):
         reasons.append(f"the program ran with limit {run.limit}, stop {run.stop}, tolerance "
                        f"{run.tolerance} bytes, not the entry's {p.limit}, {p.stop}, "
@@ -49,6 +60,59 @@ def invalid_reasons(run: QuotaRun, p: command.QuotaParameters | None) -> list[st
         reasons.append(f"the usage was polled for {run.usage[-1][0]:g} s, not the "
                        f"{run.poll_s:g} s asked: its delay is unknown")
     return reasons
+
+
+def consistency_reasons(run: QuotaRun) -> list[str]:
+    """Lines that contradict each other: no run of the program prints them, so each is
+    INVALID, saying what was seen.  A step out of the program's order (a clear before
+    the writes), and a poll after the polling had ended: the program stops once the
+    usage followed the data, or ``poll_s`` had passed (a usage that "falls back to 0"
+    after it followed)."""
+    out = []
+    last = None
+    for kind, lineno, _t in run.order:
+        if last is not None and STEPS[kind] < STEPS[last[0]]:
+            out.append(f"its {kind} line (line {lineno}) comes after its {last[0]} line "
+                       f"(line {last[1]}): the program sets the quota, writes, polls the "
+                       "usage, clears the quota and ends, in that order")
+            break
+        last = (kind, lineno)
+    polls = [(kind, lineno, t) for kind, lineno, t in run.order if kind in POLLS]
+    usages = iter(run.usage)
+    for i, (kind, lineno, t) in enumerate(polls[:-1]):
+        used = next(usages)[1] if kind == "usage" else None
+        followed = used is not None and run.written is not None \
+            and run.tolerance is not None and abs(used - run.written) <= run.tolerance
+        ended = run.poll_s is not None and t is not None and t >= run.poll_s
+        if followed or ended:
+            after = polls[i + 1]
+            why = (f"the usage had followed the data ({used} bytes at {t:g} s)" if followed
+                   else f"{t:g} s, the poll_s {run.poll_s:g} asked, had passed")
+            out.append(f"a {after[0]} line (line {after[1]}) after {why}: the program "
+                       "stops polling there")
+            break
+    return out
+
+
+def directory_reasons(run: QuotaRun, directory: str | None, target: str | None
+                      ) -> list[str]:
+    """The program's directory (its header's ``dir``): the path it prints (absolute and
+    normal), below the target's path ``target``, the test's own ``directory``."""
+    seen = run.directory
+    if seen is None:
+        return []
+    if not seen.startswith("/") or posixpath.normpath(seen) != seen:
+        return [f"the quota program's directory {seen} is not a path it prints (absolute, "
+                "normalised)"]
+    if target is not None:
+        root = posixpath.normpath(target)
+        if seen == root or posixpath.commonpath([seen, root]) != root:
+            return [f"the quota program ran in {seen}, which is not below the target "
+                    f"{root}"]
+    if directory is not None and posixpath.normpath(directory) != seen:
+        return [f"the quota program ran in {seen}, not in the test's directory "
+                f"{posixpath.normpath(directory)}"]
+    return []
 
 
 def reread_reasons(run: QuotaRun) -> tuple[list[str], list[str]]:

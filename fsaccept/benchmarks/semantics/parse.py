@@ -113,6 +113,7 @@ class CaseResult:
     p50: float | None = None
     wrong: int | None = None  #: a counted case's entries not listed or stat'ed as made
     uid: int | None = None  #: the uid a :data:`UID_DETAIL` case was asked for
+    text: str = ""  #: the line, the very characters the program printed
 
     @property
     def supported(self) -> bool:
@@ -163,8 +164,16 @@ class SemanticsRun(Judged):
         return out
 
     def case_lines(self) -> str:
-        """The case lines as printed, one per line: the evidence the sign-off reads."""
-        return "\n".join(_format(c) for c in self.cases.values())
+        """The case lines as printed, one per line, the program's own characters: the
+        evidence the sign-off reads."""
+        return "\n".join(c.text for c in self.cases.values())
+
+    def repr_case_lines(self) -> str:
+        """The case lines as the check recorded them before it kept the printed
+        characters: each number re-formatted by ``repr`` (``value=5.728e-06`` for a
+        printed ``value=0.000005728``).  Made from the same parsed output, so an older
+        run report is still read and judged as it was (the sign-off takes either)."""
+        return "\n".join(_repr_line(c) for c in self.cases.values())
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -173,7 +182,7 @@ class SemanticsRun(Judged):
         return json_safe(d)
 
 
-def _format(c: CaseResult) -> str:
+def _repr_line(c: CaseResult) -> str:
     p50 = f" p50={c.p50!r}" if c.p50 is not None else ""
     wrong = f" wrong={c.wrong}" if c.wrong is not None else ""
     return (f"{PREFIX} {c.name} writer={c.writer} reader={c.reader} value={c.value!r}{p50}"
@@ -350,4 +359,4 @@ def _case(run: SemanticsRun, line: str, lineno: int) -> None:
         return
     run.cases[name] = CaseResult(name=name, writer=writer, reader=reader, value=number,
                                  unit=unit, ok=ok, detail=detail, line=lineno, p50=median,
-                                 wrong=count, uid=uid)
+                                 wrong=count, uid=uid, text=line)

@@ -3,10 +3,20 @@ which pair of nodes.  The live check and the sign-off call the same functions.""
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 
 from fsaccept.benchmarks.semantics import command, parse
-from fsaccept.benchmarks.semantics.parse import SemanticsRun
+from fsaccept.benchmarks.semantics.parse import CaseResult, SemanticsRun
+
+#: The visibility case's detail: its trials, those whose change was never seen within
+#: the bound (a failure: ``ok=0``), and the bound.
+VISIBILITY_DETAIL = re.compile(
+    r"^trials=(0|[1-9][0-9]{0,8}) not_seen_within_bound=(0|[1-9][0-9]{0,8}) "
+    r"bound_s=(\S+)(?: |$)")
+#: What a case line names where every rank took part (never a case of two ranks).
+ALL = "all"
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,7 @@ def invalid_reasons(run: SemanticsRun, exp: SemanticsExpectation) -> list[str]:
     reasons = list(run.reasons)
     if run.version is None:
         return reasons
+    reasons += consistency_reasons(run)
     asked = (exp.tasks, exp.trials, exp.records, exp.renames, exp.files, exp.tree_entries)
     ran = (run.ranks, run.trials, run.records, run.renames, run.files, run.tree_entries)
     if ran != asked:
@@ -74,6 +85,81 @@ def invalid_reasons(run: SemanticsRun, exp: SemanticsExpectation) -> list[str]:
                        f"({', '.join(c.name for c in same)}): one client answered both, "
                        "nothing crossed nodes")
     return reasons
+
+
+def consistency_reasons(run: SemanticsRun) -> list[str]:
+    """Case lines whose fields contradict each other, the header or the rank lines: the
+    program prints none, so each is INVALID, saying what was seen.  A visibility median
+    above its worst trial; a trial never seen within the bound with ``ok=1`` (or none
+    with ``ok=0``), or a worst trial inside the bound then; a violation count that is
+    not a whole number, or that ``ok`` contradicts; and, with the header (a whole
+    output, not recorded lines alone), a writer or reader that is no rank's node, and
+    a detail's trials or bound that are not the header's."""
+    out = []
+    nodes = set(run.nodes.values()) if run.version is not None else None
+    for c in run.cases.values():
+        if nodes is not None:
+            out += _names(c, nodes)
+        if c.name == "visibility":
+            out += _visibility(c, run)
+        elif c.unit == parse.VIOLATIONS and c.supported:
+            if c.value != math.floor(c.value):
+                out.append(f"{c.name}: value={_printed(c, 'value')} is not a count of "
+                           "violations")
+            elif (c.ok == "1") != (c.value == 0):
+                out.append(f"{c.name}: ok={c.ok} with {_printed(c, 'value')} violations: "
+                           "the program prints ok=1 for none, ok=0 for any")
+    return out
+
+
+def _printed(c: CaseResult, key: str) -> str:
+    """A field of a case line as the program printed it."""
+    m = re.search(rf" {key}=(\S+)", c.text)
+    return m.group(1) if m else repr(getattr(c, key))
+
+
+def _names(c: CaseResult, nodes: set[str]) -> list[str]:
+    out = []
+    for role, name in (("writer", c.writer), ("reader", c.reader)):
+        if name == ALL and c.name not in parse.PAIRED:
+            continue
+        if name == ALL:
+            out.append(f"{c.name}: {role}={ALL}, but its {role} is one rank")
+        elif name not in nodes:
+            out.append(f"{c.name}: its {role} {name} is no rank's node (the rank lines "
+                       f"name {', '.join(sorted(nodes)) or 'none'})")
+    return out
+
+
+def _visibility(c: CaseResult, run: SemanticsRun) -> list[str]:
+    out = []
+    if c.p50 is not None and c.p50 > c.value:
+        out.append(f"visibility: its median trial p50={_printed(c, 'p50')} s is above its "
+                   f"worst trial value={_printed(c, 'value')} s")
+    m = VISIBILITY_DETAIL.match(c.detail)
+    if m is None:
+        return out + [f"visibility: its detail {c.detail[:80]!r} does not begin with "
+                      "trials=N not_seen_within_bound=K bound_s=B"]
+    trials, unseen, bound = int(m.group(1)), int(m.group(2)), _bound(m.group(3))
+    if unseen > trials:
+        out.append(f"visibility: not_seen_within_bound={unseen} of trials={trials}")
+    if (unseen > 0) != (c.ok == "0"):
+        out.append(f"visibility: ok={c.ok} with not_seen_within_bound={unseen}: a trial "
+                   "never seen within the bound is ok=0, and ok=0 is such a trial")
+    elif unseen > 0 and bound is not None and c.value <= bound:
+        out.append(f"visibility: not_seen_within_bound={unseen}, but its worst trial "
+                   f"value={_printed(c, 'value')} s is within bound_s={m.group(3)}")
+    if run.version is not None and (trials, bound) != (run.trials, run.bound_s):
+        out.append(f"visibility: its detail says trials={trials} bound_s={m.group(3)}, the "
+                   f"header trials {run.trials} bound_s {run.bound_s}")
+    return out
+
+
+def _bound(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def _quantity(value: float, unit: str) -> str:
