@@ -620,6 +620,63 @@ def judge(evidence: Evidence) -> list[Judgement]:
     return out
 
 
+def record_reasons(evidence: Evidence, nodes: Sequence[str] = ()) -> list[str]:
+    """Why a record is not one a soak of its own settings on the job's ``nodes`` makes
+    (INVALID): no bandwidth series, a series of another length than the settings', a
+    node of the job without a client (or a client on no node of the job), and an
+    all-clients span without progress longer than ``max_stall_s`` that no kept stall of
+    a client covers.  That span is found by :func:`stalls_of` on the intervals in which
+    a figure shows progress (a bandwidth above 0, or a latency recorded: fio writes a
+    latency line only for a window in which I/O completed).  The live check and the
+    sign-off both call it; ``nodes`` empty: the job's nodes are not known, not looked
+    at."""
+    st = evidence.settings
+    out = []
+    bandwidth = [s for s in evidence.series if s.kind == BANDWIDTH]
+    if not bandwidth:
+        out.append("no bandwidth series: a soak is judged on its bandwidth over the run")
+    for s in evidence.series:
+        if (s.n, s.interval_s, s.duration_s) != (st.intervals, st.interval_s, st.duration_s):
+            out.append(f"its {s.name} is {s.n:,} intervals of {s.interval_s:g} s over "
+                       f"{s.duration_s:g} s, but its settings ask {st.intervals:,} of "
+                       f"{st.interval_s:g} s over {st.duration_s:g} s")
+    if out:
+        return out
+    for s in bandwidth:
+        have = {c.node for c in s.clients}
+        if nodes and set(nodes) != have:
+            missing = sorted(set(nodes) - have)
+            stray = sorted(have - set(nodes))
+            out.append(f"its {s.name} has clients on {_listed(sorted(have)) or 'no node'}, "
+                       f"but the job ran on {_listed(list(nodes))}"
+                       + (f": no client on {_listed(missing)}" if missing else "")
+                       + (f": {_listed(stray)} not of the job" if stray else ""))
+    progress = np.zeros(st.intervals, dtype=bool)
+    for s in evidence.series:
+        y = s.aggregate
+        progress |= (y > 0) if s.kind == BANDWIDTH else np.isfinite(y)
+    times = (np.nonzero(progress)[0] + 1) * round(st.interval_s * 1000)
+    spans = stalls_of(times, st.interval_s, st.duration_s, "every client", "every node")
+    by_client: dict[str, list[Stall]] = {}
+    for x in evidence.stalls:
+        by_client.setdefault(x.client, []).append(x)
+    clients = dict.fromkeys(c.client for s in bandwidth for c in s.clients)
+    for span in spans.stalls:
+        if span.no_progress_s <= st.max_stall_s:
+            continue
+        uncovered = [c for c in clients
+                     if len(by_client.get(c, [])) < MAX_STALLS_PER_CLIENT
+                     and not any(x.no_progress_s >= span.no_progress_s - st.interval_s
+                                 and x.start_s <= span.end_s + st.interval_s
+                                 and x.end_s >= span.start_s - st.interval_s
+                                 for x in by_client.get(c, []))]
+        if uncovered:
+            out.append(f"its series show no progress from {_clock(span.start_s)} for "
+                       f"{span.no_progress_s:.1f} s (more than {st.max_stall_s:g} s), but "
+                       f"its stalls hold none of {_listed(uncovered)} there")
+    return out
+
+
 def verdict(judgements: Sequence[Judgement]) -> str:
     """FAIL when one FAILs; else INVALID when one is; else PASS."""
     verdicts = {j.verdict for j in judgements}

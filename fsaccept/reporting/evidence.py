@@ -63,7 +63,10 @@ worthless.
 - a soak's record, read from the file the soak keeps (``soak-record.json``: its logs are
   not kept; ``soak_record`` must be that file's): judged again by :func:`fsaccept.core.soak.judge`,
   its settings those of the verified reference's entry (no looser), each judged figure
-  the value the record gives, and a judgement that fails never in a passed test;
+  the value the record gives, and a judgement that fails never in a passed test; the
+  record held to its settings and the job (:func:`fsaccept.core.soak.record_reasons`,
+  as live): a bandwidth series of the settings' length, a client on each of the job's
+  nodes, a kept stall over each span without progress beyond the limit;
 - an interference test's record, read from the file it keeps
   (``interference-record.json``; ``interference_record`` must be that file's): judged
   again by :func:`fsaccept.core.interference.judge` (the overlap proven from the steps' own
@@ -1047,6 +1050,8 @@ def soak_reasons(case: Case, spec: TestSpec, reference: Any = None,
     judged = soak.judge(evidence)
     out += [f"its soak record: {j.what}: {r}" for j in judged if j.verdict == soak.INVALID
             for r in j.reasons]
+    out += [f"its soak record: {r}"
+            for r in soak.record_reasons(evidence, case.job.nodelist)]
     given = fio_command.soak_figures(judged)
     out += _figures_agree(case, fio_command.SOAK_FIGURES, given, "soak record", 0.0)
     params, why = _fio_entry(spec, reference)

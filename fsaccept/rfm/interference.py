@@ -61,14 +61,14 @@ from fsaccept.core import interference
 from fsaccept.rfm.fio import NODE_DIR, NODE_MARKER, NODE_SCRIPT, FioResults, FioTest
 from fsaccept.rfm.jobscript import ABORT_MARKER, INFO_MARKER, KEEP_STATUS
 
-#: The steps' roles (``fsaccept.core.interference``'s), in the order the job starts them.
-ALONE, LOADED, AGGRESSOR = (interference.VICTIM_ALONE, interference.VICTIM_LOADED,
-                            interference.AGGRESSOR)
-ROLES = (ALONE, AGGRESSOR, LOADED)
+#: The steps' roles, in the order the job starts them (the record's module's).
+ALONE, LOADED, AGGRESSOR = fio_interference.ALONE, fio_interference.LOADED, \
+    fio_interference.AGGRESSOR
+ROLES = fio_interference.ROLES
 #: The job's shell variables holding each group's nodes (comma-separated).
 VICTIMS_VAR, AGGRESSORS_VAR = "fsaccept_victims", "fsaccept_aggressors"
 #: The job line saying the run under load did not run (``fsaccept-info under_load ...``).
-UNDER_LOAD_INFO = "under_load"
+UNDER_LOAD_INFO = fio_interference.UNDER_LOAD_INFO
 #: The environment variable ``step_delay`` takes its default from (tests only).
 STEP_DELAY_ENV = "FSACCEPT_TEST_STEP_DELAY"
 MAX_STEP_DELAY_S = 3600
@@ -179,46 +179,6 @@ def under_load_cmds(victim_nodes: int, aggressor_nodes: int) -> list[str]:
 # --------------------------------------------------------------------------- the record
 
 
-def step_reasons(evidence: interference.Evidence, output: str) -> list[str]:
-    """Each run whose span in fio's clock lies outside its step's markers (by more than
-    the clocks' slack): the two clocks of one node must tell one story."""
-    try:
-        steps = interference.parse_steps(output, "the job's output")
-    except interference.StepsError as err:
-        return [f"the steps' markers cannot be read: {err}"]
-    runs = ([(ALONE, v.node, v.alone) for v in evidence.victims]
-            + [(LOADED, v.node, v.loaded) for v in evidence.victims]
-            + [(AGGRESSOR, a.node, a.span) for a in evidence.aggressors])
-    out = []
-    slack = interference.CLOCK_SLACK_S
-    for role, node, span in runs:
-        marked = steps.get((role, node))
-        if marked is None:
-            out.append(f"{node} ({role}): its step printed no {interference.STEP_MARK} "
-                       "markers")
-        elif span.start_s < marked.start_s - slack or span.end_s > marked.end_s + slack:
-            out.append(f"{node} ({role}): fio's clock puts its run at {span.start_s:.3f} to "
-                       f"{span.end_s:.3f} s, outside its step's markers ({marked.start_s:.3f}"
-                       f" to {marked.end_s:.3f} s): the node's clocks disagree")
-    return out
-
-
-def make_record(settings: interference.Settings, runs: Mapping[tuple[str, str], FioRun],
-                logs: Mapping[str, IntervalLog], output: str
-                ) -> tuple[interference.Evidence | None, list[str]]:
-    """The record from each step's parsed report (``(role, node) -> run``) and each
-    aggressor's bandwidth log, and the reasons the steps' markers in the job's ``output``
-    give against it; (None, why) when fio's reports cannot give it."""
-    def of(role: str) -> dict[str, FioRun]:
-        return {node: run for (r, node), run in runs.items() if r == role}
-    try:
-        evidence = fio_interference.evidence(settings, of(ALONE), of(LOADED), of(AGGRESSOR),
-                                             logs, fiocmd.AGGRESSOR_LOG_MS)
-    except fio_interference.InterferenceError as err:
-        return None, [f"the interference record cannot be made: {err}"]
-    return evidence, step_reasons(evidence, output)
-
-
 def judged_reasons(evidence: interference.Evidence) -> tuple[list[str], list[str]]:
     """(INVALID reasons, FAIL reasons) of the record's judgements, as the judges give
     them, each after what it judged (``overlap: did not overlap: ...``)."""
@@ -227,10 +187,6 @@ def judged_reasons(evidence: interference.Evidence) -> tuple[list[str], list[str
              for r in j.reasons],
             [f"{j.what}: {r}" for j in judged if j.verdict == interference.FAIL
              for r in j.reasons])
-
-
-def _names(text: str) -> list[str]:
-    return [n for n in text.split(",") if n]
 
 
 # --------------------------------------------------------------------------- the test
@@ -272,8 +228,7 @@ class InterferenceTest(FioTest):
         return []
 
     def figure_kinds(self) -> list[str]:
-        return sorted({fiocmd.FIGURE_KINDS[unit] for unit in
-                       fiocmd.INTERFERENCE_FIGURES.values() if unit in fiocmd.FIGURE_KINDS})
+        return fio_interference.figure_kinds()
 
     def delay(self) -> tuple[str, int] | None:
         """The test-only delay (role, seconds), or None."""
@@ -380,14 +335,13 @@ class InterferenceTest(FioTest):
         info = self.job_info()
         self.benchmark_version = info.get("fio_version", "")
         self.victims, self.aggressors = info.get("victims", ""), info.get("aggressors", "")
-        victims, aggressors = _names(self.victims), _names(self.aggressors)
-        res.reasons += self.group_reasons(victims, aggressors)
-        exits = {(role, node): rc for node, role, rc in
-                 re.findall(rf"^{NODE_MARKER} (\S+) (\S+) exit (\S+)$", text, re.M)}
+        victims = fio_interference.names(self.victims)
+        res.reasons += self.group_reasons(victims, fio_interference.names(self.aggressors))
+        exits = fio_interference.role_exits(text)
         memory = fiocmd.node_memory_bytes(text)
         self.node_memtotal_bytes = min(memory.values(), default=0)
-        expected = ([(ALONE, v) for v in victims] + [(AGGRESSOR, a) for a in aggressors]
-                    + [(LOADED, v) for v in victims])
+        expected = fio_interference.expected_steps(victims,
+                                                   fio_interference.names(self.aggressors))
         found: dict[str, dict[str, list[fio.Finding]]] = {role: {} for role in ROLES}
         for role, node in expected:
             if (role, node) not in exits:
@@ -398,13 +352,9 @@ class InterferenceTest(FioTest):
                 or None, stem=stem, specs=[])
             if stem in res.runs:
                 self._runs[(role, node)] = res.runs[stem]
-        for role in ROLES:
-            bad = {n: [f for f in fs if f.severity == fio.INVALID]
-                   for n, fs in found[role].items()}
-            res.reasons += [f"{role}: {r}" for r in figures.summarize_by_node(bad)]
-            res.notes += [f"{role}: {r}" for r in figures.summarize_by_node(
-                {n: [f for f in fs if f.severity != fio.INVALID]
-                 for n, fs in found[role].items()})]
+        invalid, notes = fio_interference.role_reasons(found)
+        res.reasons += invalid
+        res.notes += notes
         res.reasons += self.missing_reasons(expected, exits, info.get(UNDER_LOAD_INFO))
         self.fio_settings = "; ".join(
             f"{who}: {fio.format_settings(run.jobs[0])}" for who, run in
@@ -417,21 +367,14 @@ class InterferenceTest(FioTest):
         return next((run for (r, _), run in self._runs.items() if r == role), None)
 
     def group_reasons(self, victims: list[str], aggressors: list[str]) -> list[str]:
-        """The groups the job used against the entry and the job's node list."""
+        """The groups the job used against the entry and the job's node list
+        (:func:`fsaccept.benchmarks.fio.interference.group_reasons`, the sign-off's too),
+        and where Slurm placed the launch line's step (the run alone): on the victims."""
+        out = fio_interference.group_reasons(self.victims, self.aggressors,
+                                             self.params.interference.victim_nodes,
+                                             list(self.job.nodelist or []))
         if not victims or not aggressors:
-            return [f"the job named no victim or no aggressor nodes ({INFO_MARKER} victims "
-                    f"{self.victims!r}, aggressors {self.aggressors!r}): the test needs both"]
-        want = self.params.interference.victim_nodes
-        out = []
-        if len(victims) != want:
-            out.append(f"{len(victims)} victim node(s) ({self.victims}), but victim_nodes is "
-                       f"{want}")
-        nodes = list(self.job.nodelist or [])
-        if nodes and victims + aggressors != nodes:
-            out.append(f"the job's nodes are {','.join(nodes)}, but it took {self.victims} "
-                       f"as its victims and {self.aggressors} as its aggressors: the victims "
-                       "are the first victim_nodes nodes, the aggressors the others")
-        # Where Slurm placed the launch line's step (the run alone): on the victims.
+            return out
         ranks = self.record_rank_map()
         if ranks and sorted(ranks.values()) != sorted(victims):
             out.append(f"the victims' run alone ran on {self.rank_map} (Slurm's placement), "
@@ -442,28 +385,14 @@ class InterferenceTest(FioTest):
                         exits: Mapping[tuple[str, str], str],
                         under_load: str | None) -> list[str]:
         """A step that did not run on a node of its group, or ran on a node of the other."""
-        out = []
-        missing = [(r, n) for r, n in expected if (r, n) not in exits]
-        if under_load:  # the run alone failed: the run under load was not started
-            out.append(f"the run under load {under_load}")
-            missing = [(r, n) for r, n in missing if r == ALONE]
-        if missing:
-            out.append(", ".join(f"{n} ({r})" for r, n in missing[:interference.NAMED])
-                       + (f" and {len(missing) - interference.NAMED} more"
-                          if len(missing) > interference.NAMED else "")
-                       + ": no fio ran (the step did not reach the node, or it failed first)")
-        stray = sorted(set(exits) - set(expected))
-        if stray:
-            out.append(", ".join(f"{n} ({r})" for r, n in stray[:interference.NAMED])
-                       + ": a step ran on a node not of its group (victims "
-                       f"{self.victims or '-'}, aggressors {self.aggressors or '-'})")
-        return out
+        return fio_interference.missing_reasons(expected, exits, under_load, self.victims,
+                                                self.aggressors)
 
     def aggressor_logs(self) -> tuple[dict[str, IntervalLog], list[str]]:
         """Each aggressor's bandwidth log from the stage directory; (logs, why not)."""
         logs, why = {}, []
-        for node in _names(self.aggressors):
-            path = os.path.join(self.stagedir, f"{fiocmd.AGGRESSOR_LOG}{node}_bw.1.log")
+        for node in fio_interference.names(self.aggressors):
+            path = os.path.join(self.stagedir, fio_interference.aggressor_log_name(node))
             try:
                 logs[node] = fiologs.read_log(path)
             except (ValueError, OSError) as err:
@@ -482,7 +411,7 @@ class InterferenceTest(FioTest):
         if why:
             self._interference_reasons = why
             return None
-        evidence, reasons = make_record(self.params.interference.settings, self._runs, logs,
+        evidence, reasons = fio_interference.make_record(self.params.interference.settings, self._runs, logs,
                                         self._stdout_text())
         if evidence is None:
             self._interference_reasons = reasons

@@ -67,6 +67,7 @@ class FioSoakTest(FioTest):
         judged = soak.judge(self._soak)
         self._soak_reasons = [f"{j.what}: {r}" for j in judged if j.verdict == soak.INVALID
                               for r in j.reasons]
+        self._soak_reasons += soak.record_reasons(self._soak, list(self.job.nodelist or []))
         try:  # the evidence the sign-off reads (the run report's field is not taken on trust)
             with open(os.path.join(self.stagedir, soak.RECORD_FILE), "w",
                       encoding="utf-8") as f:

@@ -449,3 +449,92 @@ def test_a_zero_stall_is_a_measurement_in_the_sign_off():
     ev = evidence("one-job", max_stall_s=1)
     case = _soak_case(ev)
     assert case.figures and verdict_of(case).verdict == PASS, verdict_of(case)
+
+
+# --------------------------------------------------------------------------- the record held
+# to its own settings and to the job (issue 49, class 5): each record below was ACCEPTED.
+
+
+def _signed(tmp_path, record: dict, nodes=None, **entry) -> list[str]:
+    """The sign-off's reasons for a soak whose kept record (and its field) is ``record``,
+    its job on ``nodes``, its entry ``entry``."""
+    from fsaccept.benchmarks import registry
+    from fsaccept.core import inputs
+    from fsaccept.reporting.case import case_of
+    from fsaccept.reporting.evidence import RunFiles, soak_reasons
+    out = tmp_path / "output" / "FioSoak"
+    out.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(record, sort_keys=True)
+    (out / soak.RECORD_FILE).write_text(text)
+    ev = soak.Evidence.from_dict(record)
+    given = command_figures(ev)
+    perf = {f"local-gluster:compute:{k}": [v, 100, None, 0, "s", "pass"]
+            for k, v in given.items()}
+    case = case_of({"name": "FioSoak", "result": "pass", "perfvalues": perf,
+                    "outputdir": str(out), "soak_record": text,
+                    **({"job_nodelist": list(nodes)} if nodes else {})})
+    return soak_reasons(case, registry.TESTS["FioSoak"], _Reference(**entry),
+                        RunFiles(inputs.Reader(tmp_path)))
+
+
+def command_figures(ev: soak.Evidence) -> dict[str, float]:
+    from fsaccept.benchmarks.fio import command
+    return command.soak_figures(soak.judge(ev))
+
+
+def _record(run="one-job", **settings) -> dict:
+    return evidence(run, **settings).to_dict()
+
+
+def test_an_honest_soak_record_is_signed(tmp_path):
+    assert _signed(tmp_path, _record("two-jobs-randrw", max_drift=0.5), ["n1", "n2"],
+                   runtime_s=5, max_drift=0.5) == []
+
+
+def test_an_empty_soak_record_is_invalid(tmp_path):
+    record = {**_record(), "series": [], "stalls": []}
+    assert "its soak record: no bandwidth series: a soak is judged on its bandwidth over " \
+        "the run" in _signed(tmp_path, record, ["n1"], runtime_s=5)
+
+
+def test_a_five_second_series_signed_as_an_eight_hour_soak_is_invalid(tmp_path):
+    record = _record()
+    record["settings"]["duration_s"] = 28800
+    reasons = _signed(tmp_path, record, ["n1"], runtime_s=28800)
+    assert ("its soak record: its write bandwidth is 5 intervals of 1 s over 5 s, but its "
+            "settings ask 28,800 of 1 s over 28800 s") in reasons, reasons
+
+
+def test_a_soak_record_of_latency_only_is_invalid(tmp_path):
+    record = _record()
+    record["series"] = [s for s in record["series"] if s["kind"] == soak.LATENCY]
+    assert record["series"]
+    assert "its soak record: no bandwidth series: a soak is judged on its bandwidth over " \
+        "the run" in _signed(tmp_path, record, ["n1"], runtime_s=5)
+
+
+def test_a_soak_record_of_one_node_of_four_is_invalid(tmp_path):
+    reasons = _signed(tmp_path, _record(), ["n1", "n2", "n3", "n4"], runtime_s=5)
+    assert ("its soak record: its write bandwidth has clients on n1, but the job ran on "
+            "n1, n2, n3, n4: no client on n2, n3, n4") in reasons, reasons
+
+
+def test_a_gap_of_zeros_with_its_stalls_removed_is_invalid(tmp_path):
+    """The real one-job logs with a minute of silence after their second record: the
+    stall is there; the record edited to drop it."""
+    d = DATA / "one-job"
+
+    def gapped(kind: str) -> logs.IntervalLog:
+        lines = (d / f"soak_{kind}.1.log").read_text().splitlines()
+        moved = [line if i < 2 else f"{int(line.split(',')[0]) + 60000},"
+                 f"{line.split(',', 1)[1]}" for i, line in enumerate(lines)]
+        return logs.parse_log("\n".join(moved) + "\n", f"soak_{kind}.1.log")
+    ev = logs.soak_evidence([logs.ClientLogs("job1", "n1", [gapped("bw"), gapped("clat")])],
+                            soak.Settings(duration_s=65))
+    assert [(s.start_s, s.no_progress_s) for s in ev.stalls] == [(2.0, 60.0)]
+    assert _signed(tmp_path, ev.to_dict(), ["n1"], runtime_s=65)[0].startswith(
+        "recorded as passed, but its soak record fails: no progress from t+2.0 s")
+    record = {**ev.to_dict(), "stalls": []}
+    reasons = _signed(tmp_path, record, ["n1"], runtime_s=65)
+    assert ("its soak record: its series show no progress from t+2.0 s for 60.0 s (more "
+            "than 30 s), but its stalls hold none of job1 there") in reasons, reasons

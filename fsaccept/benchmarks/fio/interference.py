@@ -17,25 +17,42 @@ Each report is one job (``numjobs=1``, or ``group_reporting``: one group); a rep
 is not valid (:attr:`FioRun.valid`) or lacks a number is :class:`InterferenceError`,
 naming the node and the key.
 
+The steps' roles, the job's own lines about them (which node ran which step, with which
+exit status; its ``fsaccept-info victims|aggressors`` lines) and the record made from the
+reports (:func:`make_record`, with the steps' markers against fio's clock) are here too:
+the live check (:mod:`fsaccept.rfm.interference`) and the sign-off's rebuild
+(:func:`rebuilt`, from the files the check keeps) call the same functions.
+
 Pure: parsed runs in, a record out.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from fsaccept.benchmarks.fio.logs import IntervalLog
+from fsaccept.benchmarks.fio import command as fiocmd
+from fsaccept.benchmarks.fio import figures
+from fsaccept.benchmarks.fio.logs import IntervalLog, parse_log
+from fsaccept.benchmarks.fio.parse import INVALID as FIO_INVALID
 from fsaccept.benchmarks.fio.run import FioRun
 from fsaccept.core import interference
+from fsaccept.core.joboutput import INFO_MARKER
 from fsaccept.core.units import MIB
 
 #: fio's key of the 99th percentile in ``clat_ns.percentile``.
 P99 = "99.000000"
 #: Where a span comes from.
 FIO_CLOCK = "fio job_start+runtime"
+#: The steps' roles (``fsaccept.core.interference``'s), in the order the job starts them.
+ALONE, LOADED, AGGRESSOR = (interference.VICTIM_ALONE, interference.VICTIM_LOADED,
+                            interference.AGGRESSOR)
+ROLES = (ALONE, AGGRESSOR, LOADED)
+#: The job line saying the run under load did not run (``fsaccept-info under_load ...``).
+UNDER_LOAD_INFO = "under_load"
 
 
 class InterferenceError(ValueError):
@@ -146,3 +163,177 @@ def _listed(names: Sequence[str]) -> str:
     return ", ".join(names[:interference.NAMED]) + (
         f" and {len(names) - interference.NAMED:,} more"
         if len(names) > interference.NAMED else "")
+
+
+# --------------------------------------------------------------------------- the job's record
+
+
+def role_exits(stdout: str) -> dict[tuple[str, str], str]:
+    """Each step's fio exit status on each node, as the node script printed it
+    (``fsaccept-node NODE ROLE exit STATUS``): (role, node) -> status."""
+    return {(role, node): rc for node, role, rc in
+            re.findall(rf"^{fiocmd.NODE_MARKER} (\S+) (\S+) exit (\S+)$", stdout, re.M)}
+
+
+def names(text: str) -> list[str]:
+    """The nodes of a group as the job printed them ("n1,n2")."""
+    return [n for n in text.split(",") if n]
+
+
+def expected_steps(victims: Sequence[str], aggressors: Sequence[str]) -> list[tuple[str, str]]:
+    """(role, node) of every step the job runs, in its order."""
+    return ([(ALONE, v) for v in victims] + [(AGGRESSOR, a) for a in aggressors]
+            + [(LOADED, v) for v in victims])
+
+
+def figure_kinds() -> list[str]:
+    """What the test's figures are, in the words of ``known_bad_versions.yaml``."""
+    return sorted({fiocmd.FIGURE_KINDS[unit] for unit in
+                   fiocmd.INTERFERENCE_FIGURES.values() if unit in fiocmd.FIGURE_KINDS})
+
+
+def group_reasons(victims_text: str, aggressors_text: str, want: int,
+                  nodes: Sequence[str]) -> list[str]:
+    """The groups the job printed against the entry's ``victim_nodes`` (``want``) and the
+    job's node list (``nodes``; empty: not known): the victims are its first ``want``
+    nodes, the aggressors the others."""
+    victims, aggressors = names(victims_text), names(aggressors_text)
+    if not victims or not aggressors:
+        return [f"the job named no victim or no aggressor nodes ({INFO_MARKER} victims "
+                f"{victims_text!r}, aggressors {aggressors_text!r}): the test needs both"]
+    out = []
+    if len(victims) != want:
+        out.append(f"{len(victims)} victim node(s) ({victims_text}), but victim_nodes is "
+                   f"{want}")
+    if nodes and victims + aggressors != list(nodes):
+        out.append(f"the job's nodes are {','.join(nodes)}, but it took {victims_text} "
+                   f"as its victims and {aggressors_text} as its aggressors: the victims "
+                   "are the first victim_nodes nodes, the aggressors the others")
+    return out
+
+
+def missing_reasons(expected: Sequence[tuple[str, str]], exits: Mapping[tuple[str, str], str],
+                    under_load: str | None, victims_text: str,
+                    aggressors_text: str) -> list[str]:
+    """A step that did not run on a node of its group, or ran on a node of the other."""
+    out = []
+    missing = [(r, n) for r, n in expected if (r, n) not in exits]
+    if under_load:  # the run alone failed: the run under load was not started
+        out.append(f"the run under load {under_load}")
+        missing = [(r, n) for r, n in missing if r == ALONE]
+    if missing:
+        out.append(", ".join(f"{n} ({r})" for r, n in missing[:interference.NAMED])
+                   + (f" and {len(missing) - interference.NAMED} more"
+                      if len(missing) > interference.NAMED else "")
+                   + ": no fio ran (the step did not reach the node, or it failed first)")
+    stray = sorted(set(exits) - set(expected))
+    if stray:
+        out.append(", ".join(f"{n} ({r})" for r, n in stray[:interference.NAMED])
+                   + ": a step ran on a node not of its group (victims "
+                   f"{victims_text or '-'}, aggressors {aggressors_text or '-'})")
+    return out
+
+
+def role_reasons(found: Mapping[str, Mapping[str, list]]) -> tuple[list[str], list[str]]:
+    """(INVALID reasons, notes) of each role's nodes' findings (role -> node -> findings),
+    one line per kind (:func:`fsaccept.benchmarks.fio.figures.summarize_by_node`)."""
+    reasons, notes = [], []
+    for role in ROLES:
+        per = found.get(role, {})
+        reasons += [f"{role}: {r}" for r in figures.summarize_by_node(
+            {n: [f for f in fs if f.severity == FIO_INVALID] for n, fs in per.items()})]
+        notes += [f"{role}: {r}" for r in figures.summarize_by_node(
+            {n: [f for f in fs if f.severity != FIO_INVALID] for n, fs in per.items()})]
+    return reasons, notes
+
+
+def aggressor_log_name(node: str) -> str:
+    """The bandwidth log an aggressor node writes in the stage directory."""
+    return f"{fiocmd.AGGRESSOR_LOG}{node}_bw.1.log"
+
+
+def step_reasons(record: interference.Evidence, output: str) -> list[str]:
+    """Each run whose span in fio's clock lies outside its step's markers (by more than
+    the clocks' slack): the two clocks of one node must tell one story."""
+    try:
+        steps = interference.parse_steps(output, "the job's output")
+    except interference.StepsError as err:
+        return [f"the steps' markers cannot be read: {err}"]
+    runs = ([(ALONE, v.node, v.alone) for v in record.victims]
+            + [(LOADED, v.node, v.loaded) for v in record.victims]
+            + [(AGGRESSOR, a.node, a.span) for a in record.aggressors])
+    out = []
+    slack = interference.CLOCK_SLACK_S
+    for role, node, span in runs:
+        marked = steps.get((role, node))
+        if marked is None:
+            out.append(f"{node} ({role}): its step printed no {interference.STEP_MARK} "
+                       "markers")
+        elif span.start_s < marked.start_s - slack or span.end_s > marked.end_s + slack:
+            out.append(f"{node} ({role}): fio's clock puts its run at {span.start_s:.3f} to "
+                       f"{span.end_s:.3f} s, outside its step's markers ({marked.start_s:.3f}"
+                       f" to {marked.end_s:.3f} s): the node's clocks disagree")
+    return out
+
+
+def make_record(settings: interference.Settings, runs: Mapping[tuple[str, str], FioRun],
+                logs: Mapping[str, IntervalLog], output: str
+                ) -> tuple[interference.Evidence | None, list[str]]:
+    """The record from each step's parsed report (``(role, node) -> run``) and each
+    aggressor's bandwidth log, and the reasons the steps' markers in the job's ``output``
+    give against it; (None, why) when fio's reports cannot give it."""
+    def of(role: str) -> dict[str, FioRun]:
+        return {node: run for (r, node), run in runs.items() if r == role}
+    try:
+        record = evidence(settings, of(ALONE), of(LOADED), of(AGGRESSOR), logs,
+                          fiocmd.AGGRESSOR_LOG_MS)
+    except InterferenceError as err:
+        return None, [f"the interference record cannot be made: {err}"]
+    return record, step_reasons(record, output)
+
+
+def rebuilt(settings: interference.Settings, stdout: str, info: Mapping[str, str],
+            read: Callable[[str, bool], str | None], target_dir: str, victim_nodes: int,
+            nodes: Sequence[str]) -> tuple[interference.Evidence | None, list[str]]:
+    """The record a job's kept files give, made as the live check makes it, and the
+    reasons that make the test INVALID before or beside it: the groups the job printed
+    (``info``: its ``fsaccept-info`` lines) against ``victim_nodes`` and the job's
+    ``nodes``, every step's report judged
+    (:func:`fsaccept.benchmarks.fio.figures.judge_node`), a step missing or on a node of
+    the other group, each aggressor's bandwidth log, and the steps' markers against
+    fio's clock (:func:`make_record`).  ``read(name, needed)``: the text of the kept file
+    ``name``; None when it is not there and not ``needed`` (a step whose exit status is
+    not 0 may have written none); it raises for one needed and not there."""
+    victims_text, aggressors_text = info.get("victims", ""), info.get("aggressors", "")
+    reasons = group_reasons(victims_text, aggressors_text, victim_nodes, nodes)
+    exits = role_exits(stdout)
+    memory = fiocmd.node_memory_bytes(stdout)
+    expected = expected_steps(names(victims_text), names(aggressors_text))
+    runs: dict[tuple[str, str], FioRun] = {}
+    found: dict[str, dict[str, list]] = {role: {} for role in ROLES}
+    for role, node in expected:
+        if (role, node) not in exits:
+            continue
+        stem, ran = f"{role}-{node}", exits[(role, node)] == "0"
+        report, log = read(f"fio-{stem}.json", ran), read(f"fio-{stem}.log", ran)
+        judged = figures.judge_node(node, f"fio-{stem}.json", report, log or "",
+                                    exits[(role, node)], memory.get(node), target_dir, [],
+                                    figure_kinds())
+        found[role][node] = judged.findings
+        if judged.run is not None:
+            runs[(role, node)] = judged.run
+    reasons += role_reasons(found)[0]
+    reasons += missing_reasons(expected, exits, info.get(UNDER_LOAD_INFO), victims_text,
+                               aggressors_text)
+    if reasons:
+        return None, reasons
+    logs = {}
+    for node in names(aggressors_text):
+        name = aggressor_log_name(node)
+        try:
+            logs[node] = parse_log(read(name, True) or "", name)
+        except ValueError as err:
+            reasons.append(f"{node} (aggressor): its bandwidth log cannot be read: {err}")
+    if reasons:
+        return None, reasons
+    return make_record(settings, runs, logs, stdout)
