@@ -3,12 +3,19 @@ the file system it tests (wrong directory, wrong file system, filling it)."""
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import posixpath
+import re
 import shlex
+import stat
 import subprocess
+import time
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Callable
@@ -197,6 +204,22 @@ def node_mount_reasons(answers: dict[str, list[str]], fstype: str, mount_point: 
     return out
 
 
+#: A run id, the harness's own form: the ReFrame session's start (local time, to the
+#: second) and its pid, ``20261123T101500-4242`` (:func:`new_run_id`).  A record that
+#: names another (a path, ``..``, a slash, a NUL) names nothing of this harness.
+RUN_ID_FORM = re.compile(r"[0-9]{8}T[0-9]{6}-[0-9]{1,10}")
+
+
+def new_run_id() -> str:
+    """This ReFrame session's run id (``fsaccept.rfm.jobscript.RUN_ID``)."""
+    return time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+
+
+def is_run_id(text: object) -> bool:
+    """Whether ``text`` has the form of :data:`RUN_ID_FORM`, whole."""
+    return isinstance(text, str) and RUN_ID_FORM.fullmatch(text) is not None
+
+
 def owner_marker(run_id: str) -> str:
     """Name of the file a job writes into the data directory it created; cleanup
     removes a directory only when it holds this run's marker."""
@@ -249,83 +272,215 @@ class Removal:
         return f"{self.directory}: {files} could not be removed ({self.why})"
 
 
-def _owned(directory: str, run_id: str) -> bool:
-    return not os.path.islink(directory) and os.path.isdir(directory) and \
-        os.path.isfile(os.path.join(directory, owner_marker(run_id))) and \
-        not os.path.islink(os.path.join(directory, owner_marker(run_id)))
+#: How a directory is opened for its removal: never through a symbolic link.
+_DIR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 
 
-def remove_owned(directory: str, run_id: str) -> Removal:
+class Swapped(OSError):
+    """The directory opened is not the one its parent listed (another st_dev/st_ino)."""
+
+
+def open_dir_at(name: str, dir_fd: int, listed: os.stat_result) -> int:
+    """A descriptor of the directory ``name`` in the directory ``dir_fd``, opened with
+    O_NOFOLLOW|O_DIRECTORY (a symbolic link swapped in is never followed: ELOOP or
+    ENOTDIR), and only when it is the one listed: its fstat must have the st_dev and
+    st_ino of ``listed``, its lstat before the open (:class:`Swapped` otherwise)."""
+    fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    st = os.fstat(fd)
+    if (st.st_dev, st.st_ino) != (listed.st_dev, listed.st_ino):
+        os.close(fd)
+        raise Swapped(errno.ESTALE, "replaced by another directory while it was removed")
+    return fd
+
+
+def _marker_name(run_id: str) -> str | None:
+    """The owner marker's name, when it is one file name (no ``/``, no NUL)."""
+    name = owner_marker(run_id)
+    return name if run_id and "/" not in name and "\0" not in name else None
+
+
+def _holds_marker(fd: int, marker: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(marker, dir_fd=fd).st_mode)
+    except OSError:
+        return False
+
+
+def _gone(call: Callable[[], object], path: str, errors: list[str]) -> None:
+    """Run an unlink or rmdir: what is already gone counts as gone (ENOENT)."""
+    try:
+        call()
+    except FileNotFoundError:
+        pass
+    except OSError as err:
+        errors.append(f"{path}: {err.strerror or err}")
+
+
+def _listing(fd: int, path: str, errors: list[str]) -> list[str]:
+    try:
+        with os.scandir(fd) as entries:
+            return [e.name for e in entries]
+    except OSError as err:
+        errors.append(f"{path}: cannot list it: {err.strerror or err}")
+        return []
+
+
+def _clear_at(top_fd: int, top: str, keep: str, errors: list[str]) -> None:
+    """Remove everything in the directory ``top_fd`` (at ``top``, for messages) but its
+    entry ``keep``, depth first and by descriptor, as ``shutil.rmtree``'s fd-based walk:
+    each entry's lstat relative to its directory; a directory opened with
+    :func:`open_dir_at` (the one listed, never a link) and emptied, then removed
+    relative to its parent; anything else unlinked relative to its directory (a link
+    itself, never what it points at).  A directory swapped for a link or a file meanwhile
+    is unlinked as what it now is; one replaced by another directory, or on another
+    file system (a mount), is left and said.  Never recursive (no depth limit but the
+    descriptors)."""
+    top_dev = os.fstat(top_fd).st_dev
+    # (directory's descriptor, its path, its names still to remove, its name in its parent)
+    stack = [(top_fd, top, iter(_listing(top_fd, top, errors)), "")]
+    while stack:
+        fd, path, names, name = stack[-1]
+        entry = next(names, None)
+        if entry is None:
+            stack.pop()
+            if stack:  # emptied: closed, then removed from its parent
+                os.close(fd)
+                parent = stack[-1][0]
+                _gone(lambda: os.rmdir(name, dir_fd=parent), path, errors)
+            continue
+        if fd == top_fd and entry == keep:
+            continue
+        child = os.path.join(path, entry)
+        try:
+            st = os.lstat(entry, dir_fd=fd)
+        except FileNotFoundError:
+            continue
+        except OSError as err:
+            errors.append(f"{child}: {err.strerror or err}")
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            _gone(lambda: os.unlink(entry, dir_fd=fd), child, errors)
+            continue
+        if st.st_dev != top_dev:
+            errors.append(f"{child}: another file system is mounted there: left, never "
+                          "entered")
+            continue
+        try:
+            sub = open_dir_at(entry, fd, st)
+        except FileNotFoundError:
+            continue
+        except Swapped as err:
+            errors.append(f"{child}: {err.strerror}: left, never entered")
+            continue
+        except OSError as err:
+            if err.errno in (errno.ELOOP, errno.ENOTDIR):
+                # Swapped for a symbolic link or a file since its lstat: that entry
+                # itself goes, never what a link points at.
+                _gone(lambda: os.unlink(entry, dir_fd=fd), child, errors)
+            else:
+                errors.append(f"{child}: {err.strerror or err}")
+            continue
+        stack.append((sub, child, iter(_listing(sub, child, errors)), entry))
+
+
+def _not_ours(directory: str, what: str) -> Removal:
+    n, capped = ((1, False) if what in ("a symbolic link", "not a directory")
+                 else count_files(directory))
+    return Removal(directory, "not ours", n, what + ("; counted up to the limit" if capped
+                                                      else ""))
+
+
+def remove_owned(directory: str, run_id: str, parent_fd: int | None = None,
+                 listed: os.stat_result | None = None) -> Removal:
     """Remove ``directory`` if, and only if, this run created it (it holds this run's
     owner marker).  The marker goes last: everything else first, then the marker,
     then the directory.  A removal cut short (a time limit, an I/O error) thus always
     leaves the proof of ownership behind, and the next step (the test's sanity stage,
     the next session's sweep) can resume it; ``rm -rf`` may delete the marker first
-    and leave the rest unprovably ours.  Never follows a symbolic link."""
-    if not os.path.lexists(directory):
-        return Removal(directory, "absent")
-    if not _owned(directory, run_id):
-        what = ("a symbolic link" if os.path.islink(directory) else
-                "not a directory" if not os.path.isdir(directory) else
-                f"no {owner_marker(run_id)}")
-        n, capped = (count_files(directory) if os.path.isdir(directory) and
-                     not os.path.islink(directory) else (1, False))
-        return Removal(directory, "not ours", n,
-                       what + ("; counted up to the limit" if capped else ""))
-    marker = os.path.join(directory, owner_marker(run_id))
-    errors: list[str] = []
+    and leave the rest unprovably ours.
 
-    def failed(err: OSError) -> None:
-        errors.append(f"{err.filename}: {err.strerror or err}")
-
-    for root, dirs, files in os.walk(directory, topdown=False, onerror=failed):
-        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
-            path = os.path.join(root, name)
-            if path == marker:
-                continue
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
-            except OSError as err:
-                failed(err)
-        for name in dirs:
-            path = os.path.join(root, name)
-            if os.path.islink(path):
-                continue
-            try:
-                os.rmdir(path)
-            except FileNotFoundError:
-                pass
-            except OSError as err:
-                failed(err)
+    By descriptor, never by path: ``directory`` is opened relative to its parent
+    (``parent_fd`` when given, else its parent opened by path) with O_NOFOLLOW, and
+    must be the directory its parent lists (and ``listed``, its lstat as the caller
+    saw it, when given); below it, :func:`_clear_at`.  A symbolic link is never followed,
+    whenever it is swapped in.  What is gone already counts as gone."""
+    marker = _marker_name(run_id)
+    parent, name = os.path.split(os.path.normpath(directory))
+    own_parent = parent_fd is None
     try:
-        rest = [e for e in os.listdir(directory) if e != owner_marker(run_id)]
+        if own_parent:
+            parent_fd = os.open(parent or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return Removal(directory, "absent")
     except OSError as err:
-        rest = ["?"]
-        failed(err)
-    if rest and not errors:  # appeared meanwhile: the marker stays with them
-        errors.append(f"{os.path.join(directory, rest[0])}: appeared during the removal")
-    if not errors:
+        return Removal(directory, "incomplete", 0, f"{parent}: {err.strerror or err}")
+    try:
+        return _remove_at(directory, name, parent_fd, marker, listed)
+    finally:
+        if own_parent:
+            os.close(parent_fd)
+
+
+def _remove_at(directory: str, name: str, parent_fd: int, marker: str | None,
+               listed: os.stat_result | None) -> Removal:
+    try:
+        st = os.lstat(name, dir_fd=parent_fd)
+    except FileNotFoundError:
+        return Removal(directory, "absent")
+    except OSError as err:
+        return Removal(directory, "incomplete", 0, f"{directory}: {err.strerror or err}")
+    if stat.S_ISLNK(st.st_mode):
+        return _not_ours(directory, "a symbolic link")
+    if not stat.S_ISDIR(st.st_mode):
+        return _not_ours(directory, "not a directory")
+    if listed is not None and (st.st_dev, st.st_ino) != (listed.st_dev, listed.st_ino):
+        return _not_ours(directory, "replaced by another directory since it was listed")
+    try:
+        fd = open_dir_at(name, parent_fd, st)
+    except FileNotFoundError:
+        return Removal(directory, "absent")
+    except OSError as err:
+        return _not_ours(directory, f"cannot be opened as the directory listed: "
+                                    f"{err.strerror or err}")
+    try:
+        if marker is None:
+            return _not_ours(directory, "the run id makes no owner marker's file name "
+                                        "(a slash or a NUL in it)")
+        if not _holds_marker(fd, marker):
+            return _not_ours(directory, f"no {marker}")
+        errors: list[str] = []
+        _clear_at(fd, directory, marker, errors)
         try:
-            os.unlink(marker)
-            os.rmdir(directory)
-            return Removal(directory, "removed")
-        except FileNotFoundError:
-            return Removal(directory, "removed")
+            rest = [e for e in os.listdir(fd) if e != marker]
         except OSError as err:
-            failed(err)
-            # The directory stays (a storage server down: it still has entries there):
-            # so does the proof that it is ours, for the step that resumes the removal.
+            rest = ["?"]
+            errors.append(f"{directory}: {err.strerror or err}")
+        if rest and not errors:  # appeared meanwhile: the marker stays with them
+            errors.append(f"{os.path.join(directory, rest[0])}: appeared during the removal")
+        if not errors:
             try:
-                open(marker, "a").close()
-            except OSError:
-                pass
-    n, capped = count_files(directory)
-    n -= int(os.path.exists(marker))  # the marker is not data
-    more = f"; and {len(errors) - 1:,} more errors" if len(errors) > 1 else ""
-    why = errors[0] + more + ("; counted up to the limit" if capped else "")
-    return Removal(directory, "incomplete", max(n, 0), why)
+                os.unlink(marker, dir_fd=fd)
+                os.rmdir(name, dir_fd=parent_fd)
+                return Removal(directory, "removed")
+            except FileNotFoundError:
+                return Removal(directory, "removed")
+            except OSError as err:
+                errors.append(f"{directory}: {err.strerror or err}")
+                # The directory stays (a storage server down: it still has entries
+                # there): so does the proof that it is ours, for the step that resumes
+                # the removal.
+                try:
+                    os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW
+                                     | os.O_CLOEXEC, 0o644, dir_fd=fd))
+                except OSError:
+                    pass
+        n, capped = count_files(directory)
+        n -= int(_holds_marker(fd, marker))  # the marker is not data
+        more = f"; and {len(errors) - 1:,} more errors" if len(errors) > 1 else ""
+        why = errors[0] + more + ("; counted up to the limit" if capped else "")
+        return Removal(directory, "incomplete", max(n, 0), why)
+    finally:
+        os.close(fd)
 
 
 #: The ledger: one file per run (``<run id>.jsonl``) in the harness's state directory,
@@ -342,6 +497,36 @@ def record_owned(ledger: Path, run_id: str, directory: str, jobid: str, host: st
     ledger.mkdir(parents=True, exist_ok=True)
     with open(ledger / f"{run_id}{LEDGER_SUFFIX}", "a") as f:
         f.write(json.dumps({"directory": directory, "jobid": str(jobid), "host": host}) + "\n")
+
+
+#: The lock of a run's removals, beside its ledger file: ``<run id>.lock``.
+LOCK_SUFFIX = ".lock"
+
+
+@contextmanager
+def run_lock(ledger: Path, run_id: str,
+             waiting: Callable[[], None] | None = None) -> Iterator[bool]:
+    """Hold the lock of ``run_id``'s removals (``fcntl.flock`` on ``<ledger>/<run
+    id>.lock``) while the block runs: two removals of one run never run at once.  When
+    another holds it: ``waiting`` is called, then the lock waited for; without
+    ``waiting``, the block runs at once with False (not held: the caller leaves the
+    run alone).  OSError when the lock file cannot be made or is no regular file."""
+    fd = os.open(ledger / f"{run_id}{LOCK_SUFFIX}", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
+                 | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(ledger / run_id))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is None:
+                yield False
+                return
+            waiting()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield True
+    finally:
+        os.close(fd)  # and the lock with it
 
 
 def run_pid(run_id: str) -> int | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import socket
-import time
 
 from reframe.core.logging import getlogger
 
@@ -19,8 +18,8 @@ from fsaccept.core.paths import OWNED_DATA_DIR
 
 
 #: Names this ReFrame run's files, so that two runs on one file system never
-#: share (or remove) each other's files.
-RUN_ID = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+#: share (or remove) each other's files (its form: ``guards.RUN_ID_FORM``).
+RUN_ID = guards.new_run_id()
 #: Starts the line a job prints when it refuses to run its benchmark.
 ABORT_MARKER = "fsaccept-abort"
 #: Starts each node's line of the per-node check (mount, and O_DIRECT when asked).

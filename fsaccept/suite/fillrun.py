@@ -25,7 +25,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -34,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from fsaccept.core import guards
+from fsaccept.core import guards, inputs
 from fsaccept.core.paths import OWNED_DATA_DIR
 
 #: The record's file name and format (``fsaccept.rfm.fill``'s ``RECORD_FILE``).
@@ -49,6 +51,18 @@ DEFAULT_WAIT_S = 600
 MAX_THREADS = 32
 
 
+#: A record is a few hundred bytes; one larger is not the check's.
+MAX_RECORD_BYTES = 64 * 1024
+#: A run's ledger file: a line of about 200 bytes per data directory of the run.
+MAX_LEDGER_BYTES = 64 * 1024 * 1024
+#: A job id, as Slurm gives one (it is passed to scancel).
+JOBID_FORM = re.compile(r"[0-9]{1,20}")
+
+
+class RecordError(ValueError):
+    """A fill record refused: the message names its file and key."""
+
+
 @dataclass(frozen=True)
 class Filler:
     """One fill's filler, as its record names it."""
@@ -59,20 +73,61 @@ class Filler:
     host: str
 
 
+def _loads(raw: bytes, path: Path | str, what: str) -> object:
+    """JSON, or RecordError naming ``path`` (never a RecursionError: deeply nested)."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise RecordError(f"{path}: nested too deeply: not {what}") from None
+    except ValueError as err:  # JSONDecodeError, UnicodeDecodeError
+        raise RecordError(f"{path}: not JSON ({err}): not {what}") from None
+
+
+def filler_of(data: object, path: Path | str) -> Filler:
+    """The filler a record names; RecordError naming the file and the key when it is
+    not one this harness wrote: its ``run_id`` of the harness's own form
+    (``guards.RUN_ID_FORM``), its ``directory`` an absolute, normalized path without
+    control characters whose name ends with ``.<run_id>``, its ``jobid`` Slurm's
+    digits or empty, its ``host`` a name."""
+    if not isinstance(data, dict) or data.get("version") != RECORD_VERSION:
+        raise RecordError(f"{path}: not a fill record of version {RECORD_VERSION}")
+    run_id, directory = data.get("run_id"), data.get("directory")
+    jobid, host = data.get("jobid") or "", data.get("host") or ""
+    if not guards.is_run_id(run_id):
+        raise RecordError(f"{path}: key run_id: {run_id!r} is not a run id of this harness "
+                          "(such as 20261127T120000-4242): refused, nothing removed")
+    if not (isinstance(directory, str) and os.path.isabs(directory)
+            and os.path.normpath(directory) == directory
+            and not guards.unsafe_characters(directory)
+            and os.path.basename(directory).endswith(f".{run_id}")):
+        raise RecordError(f"{path}: key directory: {directory!r} is not the absolute, "
+                          f"normalized path of a test's directory of run {run_id} "
+                          f"(<target>/fsaccept/<test>.{run_id}): refused, nothing removed")
+    if isinstance(jobid, int) and not isinstance(jobid, bool):
+        jobid = str(jobid)
+    if not (isinstance(jobid, str) and (jobid == "" or JOBID_FORM.fullmatch(jobid))):
+        raise RecordError(f"{path}: key jobid: {jobid!r} is not a Slurm job id: refused, "
+                          "nothing removed")
+    if not isinstance(host, str) or guards.unsafe_characters(host, blanks=True):
+        raise RecordError(f"{path}: key host: {host!r} is not a host name: refused, nothing "
+                          "removed")
+    return Filler(directory, run_id, jobid, host)
+
+
 def records(run_dir: Path) -> tuple[list[Filler], list[str]]:
     """The fills a run directory's records name (each directory once), and what could
-    not be read (each record's path and why)."""
+    not be read or was refused (each record's path and why).  Each record is read
+    through the bounded reader (``inputs.read_below``: below ``run_dir`` with no
+    symbolic link on the way, a FIFO or device refused without waiting, at most
+    :data:`MAX_RECORD_BYTES`); one bad record never stops the others."""
     found: dict[str, Filler] = {}
     problems = []
     for path in sorted(run_dir.glob(RECORD_GLOB)):
         try:
-            data = json.loads(path.read_text())
-            if not isinstance(data, dict) or data.get("version") != RECORD_VERSION:
-                raise ValueError(f"not a fill record of version {RECORD_VERSION}")
-            filler = Filler(str(data["directory"]), str(data["run_id"]),
-                            str(data.get("jobid") or ""), str(data.get("host") or ""))
-        except (OSError, ValueError, KeyError) as err:
-            problems.append(f"{path}: {err}")
+            raw = inputs.read_below(run_dir, path, MAX_RECORD_BYTES, "a fill record")
+            filler = filler_of(_loads(raw, path, "a fill record"), path)
+        except (inputs.InputError, RecordError) as err:
+            problems.append(str(err))
             continue
         # The stage's copy may have the job id the output's lacks, or the reverse.
         known = found.get(filler.directory)
@@ -81,20 +136,34 @@ def records(run_dir: Path) -> tuple[list[Filler], list[str]]:
     return list(found.values()), problems
 
 
-def in_ledger(ledger: Path, filler: Filler) -> bool:
-    """Whether the owned-data ledger records ``filler``'s directory for its run."""
+def ledger_problem(ledger: Path, filler: Filler) -> str:
+    """'' when the owned-data ledger records ``filler``'s directory for its run, on its
+    host; else why not.  The ledger file is the ledger's own (``<ledger>/<run id>.jsonl``,
+    the run id of the harness's form, read below the ledger with no symbolic link, a
+    FIFO refused, bounded), and the directory, after ``realpath``, is still its own name
+    in a ``fsaccept`` directory (no link swapped in for it)."""
+    path = ledger / f"{filler.run_id}{guards.LEDGER_SUFFIX}"
+    not_recorded = f"the owned-data ledger ({ledger}) does not record it for run {filler.run_id}"
+    if not os.path.lexists(path):
+        return not_recorded
     try:
-        lines = (ledger / f"{filler.run_id}{guards.LEDGER_SUFFIX}").read_text().splitlines()
-    except OSError:
-        return False
-    for line in lines:
+        raw = inputs.read_below(ledger, path, MAX_LEDGER_BYTES, "the owned-data ledger")
+    except inputs.InputError as err:
+        return f"the owned-data ledger cannot be read: {err}"
+    real = os.path.realpath(filler.directory)
+    if (os.path.basename(real) != os.path.basename(filler.directory)
+            or os.path.basename(os.path.dirname(real)) != "fsaccept"):
+        return (f"it resolves to {real}, not to a test's directory below a fsaccept "
+                "directory")
+    for line in raw.splitlines():
         try:
-            entry = json.loads(line)
-        except ValueError:
+            entry = _loads(line, path, "a ledger line")
+        except RecordError:
             continue
-        if isinstance(entry, dict) and entry.get("directory") == filler.directory:
-            return True
-    return False
+        if (isinstance(entry, dict) and entry.get("directory") == filler.directory
+                and (not filler.host or entry.get("host") == filler.host)):
+            return ""
+    return not_recorded
 
 
 def cancel_job(jobid: str) -> None:
@@ -121,27 +190,71 @@ def wait_for_job(filler: Filler, wait_s: float, cancel: bool,
             + ("" if cancel else " (give --cancel to cancel it)"))
 
 
+def _node_directories(top_fd: int, marker: str) -> list[tuple[str, os.stat_result]]:
+    """The node directories in the fill's directory ``top_fd`` that hold the run's
+    marker, each with its lstat (each is removed only if it is still that one)."""
+    nodes = []
+    with os.scandir(top_fd) as entries:
+        names = [e.name for e in entries]
+    for name in names:
+        try:
+            st = os.lstat(name, dir_fd=top_fd)
+            if not stat.S_ISDIR(st.st_mode):
+                continue
+            fd = guards.open_dir_at(name, top_fd, st)
+        except OSError:
+            continue  # gone, a link, or swapped: not a node directory of the fill
+        try:
+            if stat.S_ISREG(os.lstat(marker, dir_fd=fd).st_mode):
+                nodes.append((name, st))
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return nodes
+
+
 def remove(filler: Filler, threads: int = MAX_THREADS) -> list[guards.Removal]:
     """Each node's directory (those holding the run's marker) in parallel, then the
-    directory itself once they are all gone; every removal that is not ``absent``."""
+    directory itself once they are all gone; every removal that is not ``absent``.
+    By descriptor (:func:`fsaccept.core.guards.remove_owned`): the fill's directory
+    opened in its parent with O_NOFOLLOW, each node's relative to it and only the one
+    listed; a link swapped in anywhere is never followed."""
     top = filler.directory
-    marker = guards.owner_marker(filler.run_id)
+    parent, name = os.path.split(top)
     try:
-        nodes = [e.path for e in os.scandir(top)
-                 if e.is_dir(follow_symlinks=False)
-                 and os.path.isfile(os.path.join(e.path, marker))]
+        parent_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
-        nodes = []
+        return []
     except OSError as err:
-        return [guards.Removal(top, "incomplete", 0, f"cannot list it: {err}")]
-    done = []
-    if nodes:
-        with ThreadPoolExecutor(max(1, min(threads, len(nodes)))) as pool:
-            done = list(pool.map(lambda d: guards.remove_owned(d, filler.run_id), nodes))
-    # The directory itself once its nodes' are gone; else it stays, with its marker,
-    # beside what is left of them (each with its own).
-    if all(r.gone for r in done):
-        done.append(guards.remove_owned(top, filler.run_id))
+        return [guards.Removal(top, "incomplete", 0, f"{parent}: {err.strerror or err}")]
+    try:
+        try:
+            listed = os.lstat(name, dir_fd=parent_fd)
+            top_fd = guards.open_dir_at(name, parent_fd, listed)
+        except FileNotFoundError:
+            return []
+        except OSError:  # a link, no directory, swapped: remove_owned says which
+            return [r for r in [guards.remove_owned(top, filler.run_id, parent_fd)]
+                    if r.status != "absent"]
+        try:
+            nodes = _node_directories(top_fd, guards.owner_marker(filler.run_id))
+            done = []
+            if nodes:
+                with ThreadPoolExecutor(max(1, min(threads, len(nodes)))) as pool:
+                    done = list(pool.map(
+                        lambda n: guards.remove_owned(os.path.join(top, n[0]), filler.run_id,
+                                                      top_fd, n[1]), nodes))
+        except OSError as err:
+            return [guards.Removal(top, "incomplete", 0, f"cannot list it: {err}")]
+        finally:
+            os.close(top_fd)
+        # The directory itself once its nodes' are gone (still the one listed); else it
+        # stays, with its marker, beside what is left of them (each with its own).
+        if all(r.gone for r in done):
+            done.append(guards.remove_owned(top, filler.run_id, parent_fd, listed))
+    finally:
+        os.close(parent_fd)
     return [r for r in done if r.status != "absent"]
 
 
@@ -149,12 +262,13 @@ def remove_fills(run_dir: Path, wait_s: float = DEFAULT_WAIT_S, cancel: bool = F
                  ledger: Path = OWNED_DATA_DIR, host: str | None = None,
                  say: Callable[[str], None] = print, **waiting) -> int:
     """``fsaccept fill remove``: every fill of ``run_dir`` removed; 0 when nothing is
-    left, 1 otherwise."""
+    left, 1 otherwise, 2 when a record was refused (bad input: said, naming its file
+    and key, and what it names left alone; the other records' fills are removed)."""
     fillers, problems = records(run_dir)
     for p in problems:
-        say(f"fill remove: a record that cannot be read: {p}")
+        say(f"fill remove: a record refused: {p}")
     host = host or socket.gethostname()
-    left = bool(problems)
+    left = False
     for filler in fillers:
         where = f"fill remove: {filler.directory}"
         if not os.path.lexists(filler.directory):
@@ -164,32 +278,46 @@ def remove_fills(run_dir: Path, wait_s: float = DEFAULT_WAIT_S, cancel: bool = F
             say(f"{where}: left alone: written by a run on {filler.host}, this is {host}")
             left = True
             continue
-        if not (os.path.isabs(filler.directory)
-                and os.path.basename(os.path.dirname(filler.directory)) == "fsaccept"):
+        if os.path.basename(os.path.dirname(filler.directory)) != "fsaccept":
             say(f"{where}: left alone: not where a test writes (<target>/fsaccept/...)")
             left = True
             continue
-        if not in_ledger(ledger, filler):
-            say(f"{where}: left alone: the owned-data ledger ({ledger}) does not record it "
-                f"for run {filler.run_id}")
-            left = True
-            continue
-        why = wait_for_job(filler, wait_s, cancel, **waiting)
+        why = ledger_problem(ledger, filler)
         if why:
-            say(f"{where}: not removed yet: {why}; the next session's sweep removes it "
-                "once the job has ended")
+            say(f"{where}: left alone: {why}")
             left = True
             continue
-        removals = remove(filler)
-        rest = [r.left for r in removals if r.left]
-        for line in rest:
-            say(f"fill remove: left: {line}")
-        if rest:
+        try:
+            with guards.run_lock(ledger, filler.run_id, lambda: say(
+                    f"{where}: another removal of run {filler.run_id} is under way: "
+                    "waiting for it")):
+                left |= _remove_one(filler, where, wait_s, cancel, say, waiting)
+        except OSError as err:
+            say(f"{where}: not removed: the lock of run {filler.run_id} in {ledger} "
+                f"cannot be taken ({err.strerror or err})")
             left = True
-        else:
-            nodes = sum(1 for r in removals if r.directory != filler.directory)
-            say(f"{where}: removed ({nodes} node director{'y' if nodes == 1 else 'ies'})")
-    return 1 if left else 0
+    return 2 if problems else 1 if left else 0
+
+
+def _remove_one(filler: Filler, where: str, wait_s: float, cancel: bool,
+                say: Callable[[str], None], waiting: dict) -> bool:
+    """One fill removed, its run's lock held; whether something is left."""
+    if not os.path.lexists(filler.directory):  # the removal waited for has done it
+        say(f"{where}: nothing there (removed already)")
+        return False
+    why = wait_for_job(filler, wait_s, cancel, **waiting)
+    if why:
+        say(f"{where}: not removed yet: {why}; the next session's sweep removes it "
+            "once the job has ended")
+        return True
+    removals = remove(filler)
+    rest = [r.left for r in removals if r.left]
+    for line in rest:
+        say(f"fill remove: left: {line}")
+    if not rest:
+        nodes = sum(1 for r in removals if r.directory != filler.directory)
+        say(f"{where}: removed ({nodes} node director{'y' if nodes == 1 else 'ies'})")
+    return bool(rest)
 
 
 def main(argv: list[str]) -> int:

@@ -422,10 +422,12 @@ def test_remove_says_what_it_could_not_remove(tmp_path, monkeypatch):
     run_dir, top, book = _run_dir(tmp_path)
     real = os.unlink
 
-    def unlink(path, *a, **k):
-        if str(path).endswith(f"n2{os.sep}16384B{os.sep}0{os.sep}1"):
+    def unlink(path, *a, dir_fd=None, **k):
+        # By descriptor: the path is its directory's and the name.
+        where = os.readlink(f"/proc/self/fd/{dir_fd}") if dir_fd is not None else ""
+        if os.path.join(where, path).endswith(f"n2{os.sep}16384B{os.sep}0{os.sep}1"):
             raise PermissionError(13, "Permission denied", str(path))
-        return real(path, *a, **k)
+        return real(path, *a, dir_fd=dir_fd, **k)
     monkeypatch.setattr(os, "unlink", unlink)
     said: list[str] = []
     assert fillrun.remove_fills(run_dir, ledger=book, host="login1", say=said.append,

@@ -191,12 +191,19 @@ def _tree(directory, run_id, dirs=3, files=5):
     return directory
 
 
+def _at(name, dir_fd):
+    """The path of ``name`` in the directory ``dir_fd`` (the removal works by descriptor)."""
+    return os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), name)
+
+
 def test_removal_deletes_the_owner_marker_last(tmp_path, monkeypatch):
     data = _tree(tmp_path / "d", "run1")
     order = []
     real_unlink, real_rmdir = os.unlink, os.rmdir
-    monkeypatch.setattr(os, "unlink", lambda p: (order.append(str(p)), real_unlink(p)))
-    monkeypatch.setattr(os, "rmdir", lambda p: (order.append(str(p)), real_rmdir(p)))
+    monkeypatch.setattr(os, "unlink", lambda p, dir_fd: (order.append(_at(p, dir_fd)),
+                                                         real_unlink(p, dir_fd=dir_fd)))
+    monkeypatch.setattr(os, "rmdir", lambda p, dir_fd: (order.append(_at(p, dir_fd)),
+                                                        real_rmdir(p, dir_fd=dir_fd)))
     assert remove_owned(str(data), "run1").status == "removed"
     assert order[-2:] == [str(data / owner_marker("run1")), str(data)]
     assert len(order) == 3 * 5 + 3 + 2 and not data.exists()
@@ -208,11 +215,11 @@ def test_a_removal_cut_short_keeps_the_marker_and_can_be_resumed(tmp_path, monke
     data = _tree(tmp_path / "d", "run1")
     real_unlink, calls = os.unlink, []
 
-    def unlink(p):
+    def unlink(p, dir_fd):
         calls.append(p)
         if len(calls) > 7:
             raise OSError(5, "Input/output error", str(p))
-        real_unlink(p)
+        real_unlink(p, dir_fd=dir_fd)
     monkeypatch.setattr(os, "unlink", unlink)
     cut = remove_owned(str(data), "run1")
     assert cut.status == "incomplete" and (data / owner_marker("run1")).is_file()
