@@ -25,7 +25,7 @@ from fsaccept.benchmarks.fio import command as fio_command
 from fsaccept.benchmarks.fio import figures as fio_figures
 from fsaccept.benchmarks.fio import parse as fio_parse
 from fsaccept.core import servers
-from fsaccept.core.joboutput import NODE_CHECK_MARKER, RANK_MARKER
+from fsaccept.rfm.jobscript import NODE_CHECK_MARKER, RANK_MARKER
 from fsaccept.reporting import manifest
 from fsaccept.reporting import report as signoff
 from fsaccept.suite.reference import load_reference
@@ -63,7 +63,7 @@ def _own_figures(tc: dict, output: str, ref: Path | None = None) -> None:
         name = key.rsplit(":", 1)[-1]
         if name in given:
             values[0] = given[name]
-    if bench.output_reasons is not None and ref is not None:
+    if getattr(bench, "output_reasons", None) is not None and ref is not None:
         entry = load_reference(str(ref), ref.read_bytes()).entries.get(spec.key)
         tc.update(bench.output_reasons(output, "", spec, entry, tc.get("ranks_per_node"))[1])
 
