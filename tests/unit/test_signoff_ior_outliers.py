@@ -272,3 +272,22 @@ def test_without_slow_client_detection_a_recorded_count_is_not_the_output_s(run,
         f"- {TEST}: INVALID (outlier_fraction is recorded as 0.5, but the reference file's "
         f"tests.{KEY} says 0.0; {OUTLIER_FIGURE} is recorded as 0, but its {_output(run)} "
         "gives none)")
+
+
+def test_per_node_figures_or_slowest_nodes_edited_are_invalid_showing_the_output_s(run, capsys):  # noqa: F811
+    """Class 10: the report would show the recorded per-node figures and slowest nodes;
+    n4 made as fast as n1, and n2 named the slowest, point the reader away from n4.  The
+    sign-off rebuilds both from the output and names what it gives."""
+    def away_from_n4(tc):
+        tc["per_node_figures"]["write_bandwidth"]["n4"] = \
+            tc["per_node_figures"]["write_bandwidth"]["n1"]
+        tc["slowest_nodes"] = "n2 " + tc["slowest_nodes"].split(", ")[1].split(" ", 1)[1]
+    tc = _record(run, 0.5, edit=away_from_n4)
+    line = _not_accepted(run, capsys)
+    live = _Live(OUTPUT, 0.5)
+    live.outlier_count()
+    assert line.startswith(f"- {TEST}: INVALID (per_node_figures is recorded as "), line
+    assert f", but its output (rfm_job.out) gives {str(live.per_node_figures)[:200]!r}" in line
+    assert (f"slowest_nodes is recorded as {tc['slowest_nodes']!r}, but its output "
+            f"(rfm_job.out) gives {live.slowest_nodes!r})") in line, line
+    assert live.slowest_nodes.startswith("n4 ")
