@@ -42,6 +42,13 @@ worthless.
   entry's ``outlier_fraction``.  The recorded fraction must be the entry's; with a
   fraction above 0 the count must be recorded and judged against a limit of 0
   (:func:`_outlier_reasons`, from the record alone);
+- IOR's, mdtest's and md-workbench's verdict, judged again from the same output by the
+  function their record names (``Benchmark.output_reasons``, :func:`output_reasons`:
+  the live check's validity rules and the ranks' placement, worded as live); and what
+  the live check records from that output (``node_mounts``, ``servers_after``,
+  ``job_fstype``, ``rank_map``: :func:`fsaccept.core.joboutput.recorded_fields`; IOR's
+  per-node figures, slowest nodes and slow clients named) the case's, each that differs
+  INVALID with the live reason for what the output gives;
 - fio's figures, rebuilt from the reports its nodes kept (:func:`fio_reasons`):
   ``fio-<node>.json`` and ``.log``, for each node its ``rfm_job.out`` names.  The live
   check's functions compute them
