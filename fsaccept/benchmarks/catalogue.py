@@ -237,6 +237,14 @@ class Benchmark:
     #: with it, given the verified reference's entry (None: they are checked otherwise).
     output_figures: Callable[[str, TestSpec, Mapping[str, Any] | None],
                              tuple[dict[str, float], frozenset[str]]] | None = None
+    #: (its job's stdout and stderr, as the live check reads them; a test of it; the
+    #: test's reference entry or None; the ranks per node the case recorded) -> (the
+    #: INVALID reasons the live check's own rules give that output, worded as live; and
+    #: when there is none, the variables the live check records from it, by name, e.g.
+    #: IOR's per-node figures): the sign-off judges the test's verdict again with it, and
+    #: requires the case's variables to be those (None: its verdict is judged otherwise).
+    output_reasons: Callable[[str, str, TestSpec, Mapping[str, Any] | None, Any],
+                             tuple[list[str], dict[str, Any]]] | None = None
     #: Its checks' folder under ``checks/`` when they are opt-in (IO500: the site's own
     #: binary; semantics: it needs a client per node): loaded only for a reference file
     #: that defines one of its tests (``fsaccept reference FILE --check-dirs``).  ""

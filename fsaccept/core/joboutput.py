@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
+from fsaccept.core import placement, servers
+
 #: ReFrame's names of a job's standard output and error, in its stage directory and
 #: copied to its output directory.
 JOB_STDOUT = "rfm_job.out"
@@ -27,6 +29,9 @@ INFO_MARKER = "fsaccept-info"
 #: step once more (see ``BenchmarkTest.retry_crashed_launch``): what came before it on
 #: stderr, and the rank lines before it on stdout, belong to the attempt that crashed.
 RETRY_MARKER = "fsaccept-retry"
+#: Starts each node's line of the per-node check (mount, and O_DIRECT when asked):
+#: ``fsaccept-node-check NODE ok ANSWER`` or ``... NODE bad WHY``.
+NODE_CHECK_MARKER = "fsaccept-node-check"
 
 _TIME_LIMIT = re.compile(r"\*\*\* JOB \S+ ON \S+ CANCELLED AT \S+ DUE TO TIME LIMIT \*\*\*")
 _STEP_CANCELLED = re.compile(r"\*\*\* STEP \S+ ON \S+ CANCELLED")
@@ -96,3 +101,31 @@ def exit_status(info: dict[str, str]) -> int | None:
     """The benchmark step's exit status the job recorded (``benchmark_ended``)."""
     status = info.get("benchmark_ended", "")
     return int(status) if re.fullmatch(r"-?[0-9]{1,9}", status) else None
+
+
+def job_fstype(info: dict[str, str]) -> str:
+    """The file-system type the job saw at its data directory (findmnt prints one line
+    per mount stacked on the directory: the first counts)."""
+    return (info.get("fstype", "").split() or [""])[0]
+
+
+def node_mount_answers(stdout: str) -> dict[str, list[str]]:
+    """{answer: its nodes} of the nodes whose per-node check said "ok" (the answer
+    without its "ok "): each node's view of the target before the benchmark."""
+    answers = servers.node_answers(stdout, NODE_CHECK_MARKER)
+    return {answer.removeprefix("ok "): nodes for answer, nodes in answers.items()
+            if answer.startswith("ok ")}
+
+
+def recorded_fields(stdout: str) -> dict[str, str]:
+    """What the live check records of its job from the job's counted stdout, as it
+    records it: the nodes' view of the target before the benchmark (``node_mounts``),
+    their clients' answer on the storage servers after it (``servers_after``), the
+    file-system type the job saw (``job_fstype``) and where each rank ran
+    (``rank_map``).  The sign-off requires the run report's to be these."""
+    return {
+        "node_mounts": "; ".join(servers.grouped(node_mount_answers(stdout))),
+        "servers_after": "; ".join(servers.grouped(servers.node_answers(stdout))),
+        "job_fstype": job_fstype(job_info(stdout)),
+        "rank_map": placement.format_rank_map(placement.parse_rank_map(stdout, RANK_MARKER)),
+    }

@@ -112,3 +112,13 @@ def is_block_placement(ranks: dict[int, str], ranks_per_node: int) -> bool:
         return False
     blocks = [order[i:i + ranks_per_node] for i in range(0, len(order), ranks_per_node)]
     return all(len(set(b)) == 1 for b in blocks) and len({b[0] for b in blocks}) == len(blocks)
+
+
+def block_reasons(ranks: dict[int, str], ranks_per_node: int, why: str) -> list[str]:
+    """The INVALID reason of ranks not placed in blocks of ``ranks_per_node`` (a rank
+    missing from the map is not in its block either); ``why``: what the benchmark
+    needs blocks for.  No reason without a rank map (a launcher other than srun)."""
+    if ranks and not is_block_placement(ranks, ranks_per_node):
+        return [f"ranks were not placed in blocks of {ranks_per_node} per node "
+                f"({format_rank_map(ranks)}): {why}"]
+    return []

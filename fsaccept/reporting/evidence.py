@@ -42,6 +42,13 @@ worthless.
   entry's ``outlier_fraction``.  The recorded fraction must be the entry's; with a
   fraction above 0 the count must be recorded and judged against a limit of 0
   (:func:`_outlier_reasons`, from the record alone);
+- IOR's, mdtest's and md-workbench's verdict, judged again from the same output by the
+  function their record names (``Benchmark.output_reasons``, :func:`output_reasons`:
+  the live check's validity rules and the ranks' placement, worded as live); and what
+  the live check records from that output (``node_mounts``, ``servers_after``,
+  ``job_fstype``, ``rank_map``: :func:`fsaccept.core.joboutput.recorded_fields`; IOR's
+  per-node figures, slowest nodes and slow clients named) the case's, each that differs
+  INVALID with the live reason for what the output gives;
 - fio's figures, rebuilt from the reports its nodes kept (:func:`fio_reasons`):
   ``fio-<node>.json`` and ``.log``, for each node its ``rfm_job.out`` names.  The live
   check's functions compute them
@@ -373,6 +380,7 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
     out += _verify_reasons(case, spec)
     out += output_figure_reasons(case, spec, session.files, reference)
     out += contract_reasons(case, spec, reference, session.files)
+    out += output_reasons(case, spec, session.files, reference, expected_fstype)
     if spec.benchmark == "io500" and spec.role == ACCEPTANCE:
         out += io500_reasons(case, session.files)
     if spec.benchmark == "semantics" and spec.role == ACCEPTANCE:
@@ -662,6 +670,66 @@ def output_figure_reasons(case: Case, spec: TestSpec, files: RunFiles | None = N
         return out + [str(err)]
     given, names = bench.output_figures(job.stdout, spec, entry)
     return out + _figures_agree(case, names, given, f"{bench.name} output ({job.path})")
+
+
+def output_reasons(case: Case, spec: TestSpec, files: RunFiles | None = None,
+                   reference: Any = None, fstype: str | None = None) -> list[str]:
+    """A benchmark's verdict judged again from the job's own output (``rfm_job.out`` and
+    ``rfm_job.err``, read once and digested by the manifest) by the live check's rules,
+    through the function its record names (``Benchmark.output_reasons``): each INVALID
+    reason it gives (an ERROR line, an output cut short or holding two runs, a known-bad
+    version, ranks not in blocks...) is a reason, worded as live, beyond those the case
+    says.  And what the live check records from that output must be what the case
+    records: the nodes' view of the target, their answer on the storage servers after
+    the benchmark, the job's file-system type and rank map
+    (:func:`fsaccept.core.joboutput.recorded_fields`), and the benchmark's own (IOR's
+    per-node figures, slowest nodes and slow clients named); a field that differs is a
+    reason, with the live check's reason for what the output gives (``fstype``: the
+    verified reference's ``target.fstype``).  Nothing to judge for a case that records
+    no figure, or none of whose directories is there."""
+    bench = registry.BENCHMARKS.get(spec.benchmark)
+    if bench is None or bench.output_reasons is None:
+        return []
+    if not any(f.value is not None for f in case.figures):
+        return []
+    if files is None or not _kept_dirs(case, files):
+        return []
+    try:
+        job = job_output(case, files)
+    except EvidenceMissing:
+        return []  # output_figure_reasons says so
+    entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
+    reasons, fields = bench.output_reasons(job.stdout, job.stderr, spec,
+                                           entry if isinstance(entry, dict) else None,
+                                           case.get("ranks_per_node"))
+    said = str(case.get("invalid_reasons") or "")
+    where = os.path.basename(job.path)
+    out = [f"its output ({where}): {r}" for r in reasons if r not in said]
+    for key, given in {**joboutput.recorded_fields(job.stdout), **fields}.items():
+        recorded = case.get(key)
+        if (recorded if recorded is not None else type(given)()) == given:
+            continue
+        out.append(f"{key} is recorded as {str(recorded)[:200]!r}, but its output "
+                   f"({where}) gives {str(given)[:200]!r}")
+        out += _rebuilt_field_reasons(case, spec, key, given, fstype)
+    return out
+
+
+def _rebuilt_field_reasons(case: Case, spec: TestSpec, key: str, given: Any,
+                           fstype: str | None) -> list[str]:
+    """The live check's reasons on a field as the job's output gives it (the run report
+    recorded another: its own were judged): the nodes' view of the target, the job's
+    file-system type, the servers after the benchmark."""
+    answers = servers.ungrouped(given) if isinstance(given, str) else None
+    if key == "node_mounts" and fstype and answers is not None:
+        return guards.node_mount_reasons(answers, fstype, str(case.get("target_mount")),
+                                         list(case.job.nodelist), _direct_io(case, spec))
+    if key == "job_fstype" and fstype:
+        return guards.fstype_reasons(str(given), fstype,
+                                     f"job_fstype: {case.get('target_dir') or 'the target'}")
+    if key == "servers_after" and answers is not None:
+        return _servers_after_reasons(answers, case, spec)
+    return []
 
 
 def _outlier_reasons(case: Case, spec: TestSpec, fraction: float) -> list[str]:

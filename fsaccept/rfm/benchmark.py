@@ -273,10 +273,8 @@ class BenchmarkTest(AcceptanceTest):
         what they say against the test (the job refuses a node that answers "bad"
         before anything is written; this is the same rule the sign-off applies to the
         recorded answers)."""
-        answers = servers.node_answers(self._stdout_text(), NODE_CHECK_MARKER)
-        ok = {answer.removeprefix("ok "): nodes for answer, nodes in answers.items()
-              if answer.startswith("ok ")}
-        self.node_mounts = "; ".join(servers.grouped(ok))
+        ok = joboutput.node_mount_answers(self._stdout_text())
+        self.node_mounts = joboutput.recorded_fields(self._stdout_text())["node_mounts"]
         if not ok:  # no per-node check in this job (a launcher other than srun)
             return []
         target = self.refdata.target
@@ -303,7 +301,7 @@ class BenchmarkTest(AcceptanceTest):
         """A storage server the nodes' clients did not reach after the benchmark: the
         figure measured a degraded file system (a replica may have kept the run alive)."""
         answers = servers.node_answers(self._stdout_text())
-        self.servers_after = "; ".join(servers.grouped(answers))
+        self.servers_after = joboutput.recorded_fields(self._stdout_text())["servers_after"]
         return servers.degraded_reasons(answers)
 
     def prepare_data_cmds(self) -> list[str]:
@@ -525,8 +523,7 @@ class BenchmarkTest(AcceptanceTest):
             info = joboutput.job_info(self._stdout_text())
             self._job_info = info
             self.binary_path = info.get("binary_path", "")
-            # findmnt prints one line per mount stacked on the directory: the first counts.
-            self.job_fstype = (info.get("fstype", "").split() or [""])[0]
+            self.job_fstype = joboutput.job_fstype(info)
             self.mpi_version = info.get("mpi", "")
         return self._job_info
 
@@ -541,11 +538,8 @@ class BenchmarkTest(AcceptanceTest):
         return guards.fstype_reasons(self.job_fstype, self.expected_fstype(), self.target_dir)
 
     def placement_reasons(self) -> list[str]:
-        ranks = self.record_rank_map()
-        if ranks and not placement.is_block_placement(ranks, self.ranks_per_node):
-            return [f"ranks were not placed in blocks of {self.ranks_per_node} per node "
-                    f"({self.rank_map}): {self.block_placement_needed_for}"]
-        return []
+        return placement.block_reasons(self.record_rank_map(), self.ranks_per_node,
+                                       self.block_placement_needed_for)
 
     def benchmark_reasons(self) -> list[str]:
         """INVALID reasons the benchmark's own output gives."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import re
 import shlex
 
 import reframe as rfm
@@ -35,7 +34,7 @@ class IORTest(BenchmarkTest):
 
     unsafe_path_chars = registry.BENCHMARKS["ior"].unsafe_path_chars
 
-    block_placement_needed_for = "-C would not move readers off-node"
+    block_placement_needed_for = validity.BLOCK_PLACEMENT
 
     #: IOR executable (from PATH: a Spack view, a module or /opt/ior/bin).
     ior_binary = variable(str, value="ior")
@@ -217,7 +216,7 @@ class IORTest(BenchmarkTest):
         return self.direct_io
 
     def unit(self) -> str:
-        return "MiB/s" if self.figure_kind == "bandwidth" else "IOPS"
+        return figures.unit(self.figure_kind)
 
     def node_figures(self) -> dict[str, float]:
         """Each node's figure until the stonewall ({} when IOR printed no per-rank
@@ -225,17 +224,15 @@ class IORTest(BenchmarkTest):
         (:func:`fsaccept.benchmarks.ior.figures.node_figures`, which the sign-off calls
         on the same output)."""
         if not hasattr(self, "_node_figures"):
-            name, unit = self.figure_name(), self.unit()
+            name = self.figure_name()
             found = figures.node_figures(self.ior_run(), self.record_rank_map(),
                                          self.operation, self.figure_kind,
                                          self.outlier_fraction)
             self._node_figures = found
             if found is not None:
-                self.per_node_figures = pernode.by_figure(
-                    {node: {name: v} for node, v in found.values.items()}, [name])
-                self.slowest_nodes = pernode.slowest(found.values, unit)
-                self.outlier_nodes_named = "; ".join(o.describe(name, unit)
-                                                     for o in found.outliers)
+                for key, value in figures.recorded_node_fields(
+                        found, name, self.figure_kind).items():
+                    setattr(self, key, value)
         return self._node_figures.values if self._node_figures is not None else {}
 
     def outlier_count(self) -> int:
@@ -329,13 +326,6 @@ class IORReadTest(IORTest):
         KEPT_DATASETS.release(self.target_dir)
 
 
-#: srun's line for a task that exited non-zero (IOR's exit status is its error count).
-_EXIT_STATUS = re.compile(r"srun: error: \S+: tasks? [\d,-]+: Exited with exit code \d+$"
-                          # ... and, with --kill-on-bad-exit, srun then ends the tasks that
-                          # had not exited yet: their step is "CANCELLED" (no DUE TO).
-                          r"|\*\*\* STEP \d+\.\d+ ON \S+ CANCELLED AT \S+ \*\*\*$")
-
-
 class IORIntegrityTest(IORReadTest):
     """Reads back, on other nodes (``-C``), the patterned data its dataset fixture wrote,
     verifying every transfer (``-R``).  Its figure counts the transfers read back wrong:
@@ -348,19 +338,13 @@ class IORIntegrityTest(IORReadTest):
     integrity_errors = variable(str, value="", loggable=True)
 
     def ior_run(self) -> ior.IorRun:
-        run = super().ior_run()
-        # "Incorrect data" is what this test measures, not a reason to discard it; and
-        # IOR then exits with its error count, which srun reports for every task.
-        for finding in run.findings:
-            if finding.kind == "incorrect-data" or (
-                    run.data_errors and _EXIT_STATUS.search(finding.text)):
-                finding.severity = ior.WARNING
-        return run
+        # "Incorrect data" is what this test measures, not a reason to discard it.
+        return validity.verified_read(super().ior_run())
 
     def task_failure_reasons(self, stderr: str) -> list[str]:
         if self.ior_run().data_errors:
             stderr = "\n".join(line for line in stderr.splitlines()
-                                if not _EXIT_STATUS.search(line))
+                                if not validity.EXIT_STATUS.search(line))
         return super().task_failure_reasons(stderr)
 
     def expectation(self) -> validity.IorExpectation:

@@ -13,7 +13,8 @@ from reframe.core.logging import getlogger
 
 from fsaccept.core import guards
 # The markers of a job's output, read again by the sign-off: core's (one place).
-from fsaccept.core.joboutput import INFO_MARKER, RANK_MARKER, RETRY_MARKER  # noqa: F401
+from fsaccept.core.joboutput import (INFO_MARKER, NODE_CHECK_MARKER,  # noqa: F401
+                                     RANK_MARKER, RETRY_MARKER)
 from fsaccept.core.paths import OWNED_DATA_DIR
 
 
@@ -22,8 +23,6 @@ from fsaccept.core.paths import OWNED_DATA_DIR
 RUN_ID = guards.new_run_id()
 #: Starts the line a job prints when it refuses to run its benchmark.
 ABORT_MARKER = "fsaccept-abort"
-#: Starts each node's line of the per-node check (mount, and O_DIRECT when asked).
-NODE_CHECK_MARKER = "fsaccept-node-check"
 #: Run once on every node of the job before the benchmark (``bash -c`` with
 #: $1 = data directory, $2 = target root, $3 = expected type, $4 = expected mount point,
 #: $5 = 1 to probe O_DIRECT): prints "<marker> NODE ok ..." or "<marker> NODE bad WHY".

@@ -18,8 +18,7 @@ class MdWorkbenchTest(BenchmarkTest):
     """Interleaved create/stat/read/delete of small objects: rate (ops/s) and latency
     statistics (s) of md-workbench's benchmark phase."""
 
-    block_placement_needed_for = ("-O (ranks per node) would not read each object on "
-                                  "another node than wrote it")
+    block_placement_needed_for = validity.BLOCK_PLACEMENT
 
     #: md-workbench executable (built with IOR: the same Spack view or PATH).
     md_workbench_binary = variable(str, value="md-workbench")

@@ -41,7 +41,7 @@ class MdtestTest(BenchmarkTest):
 
     unsafe_path_chars = registry.BENCHMARKS["mdtest"].unsafe_path_chars
 
-    block_placement_needed_for = "-N 1 would not move stat and read to another node"
+    block_placement_needed_for = validity.BLOCK_PLACEMENT
 
     #: mdtest executable (from PATH: a Spack view, a module or /opt/ior/bin).
     mdtest_binary = variable(str, value="mdtest")

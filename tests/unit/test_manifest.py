@@ -24,6 +24,8 @@ from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.fio import command as fio_command
 from fsaccept.benchmarks.fio import figures as fio_figures
 from fsaccept.benchmarks.fio import parse as fio_parse
+from fsaccept.core import servers
+from fsaccept.rfm.jobscript import NODE_CHECK_MARKER, RANK_MARKER
 from fsaccept.reporting import manifest
 from fsaccept.reporting import report as signoff
 from fsaccept.suite.reference import load_reference
@@ -47,9 +49,11 @@ def _cases(data: dict) -> list[dict]:
     return [c for r in data["runs"] for c in r["testcases"]]
 
 
-def _own_figures(tc: dict, output: str) -> None:
+def _own_figures(tc: dict, output: str, ref: Path | None = None) -> None:
     """A test's figures made those its output gives (the sign-off rebuilds IOR's,
-    mdtest's and md-workbench's from it: a foreign output would make the test INVALID)."""
+    mdtest's and md-workbench's from it: a foreign output would make the test INVALID),
+    and the variables the live check records of it (IOR's per-node figures, with the
+    reference file ``ref``'s entry)."""
     spec = registry.TESTS.get(registry.class_of_case(tc["name"]))
     bench = registry.BENCHMARKS.get(spec.benchmark) if spec is not None else None
     if bench is None or bench.output_figures is None:
@@ -59,6 +63,31 @@ def _own_figures(tc: dict, output: str) -> None:
         name = key.rsplit(":", 1)[-1]
         if name in given:
             values[0] = given[name]
+    if getattr(bench, "output_reasons", None) is not None and ref is not None:
+        entry = load_reference(str(ref), ref.read_bytes()).entries.get(spec.key)
+        tc.update(bench.output_reasons(output, "", spec, entry, tc.get("ranks_per_node"))[1])
+
+
+def job_lines(tc: dict) -> tuple[str, str]:
+    """The job's own lines a test case's record was read from, as the job prints them
+    (``rfm_job.out`` of a real job: ``tests/data/ior/checkpoint-write-job.txt``): each
+    node's answer to the mount check, the file-system type, where each rank ran; then,
+    after the benchmark, its exit status and the nodes' answers on the servers."""
+    def each(groups: str) -> list[tuple[str, str]]:
+        return [(node, answer) for answer, nodes in (servers.ungrouped(groups) or {}).items()
+                for node in nodes]
+
+    before = [f"{NODE_CHECK_MARKER} {node} ok {answer}"
+              for node, answer in each(tc.get("node_mounts") or "")]
+    if tc.get("job_fstype"):
+        before.append(f"fsaccept-info fstype {tc['job_fstype']}")
+    for part in filter(None, (tc.get("rank_map") or "").split(",")):
+        node, ranks = part.split(":")
+        first, _, last = ranks.partition("-")
+        before += [f"{RANK_MARKER} {r} {node}" for r in range(int(first), int(last or first) + 1)]
+    after = ["fsaccept-info benchmark_ended 0"] + [
+        f"{servers.MARKER} {node} {answer}" for node, answer in each(tc.get("servers_after") or "")]
+    return "\n".join(before) + "\n", "\n".join(after) + "\n"
 
 
 def _fio_reports(tc: dict) -> dict[str, str]:
@@ -106,10 +135,24 @@ def _as_ran(text: str, tc: dict) -> str:
 
 def _output(tc: dict) -> str:
     """A real capture as the test's benchmark output (a fio test's: its node scripts'
-    lines, each node's report beside it)."""
+    lines, each node's report beside it), between the job's own lines its record was
+    read from (:func:`job_lines`)."""
+    before, after = job_lines(tc)
+    return before + _benchmark_output(tc) + after
+
+
+#: The real IOR capture a read test of the run reads back (the others write:
+#: ``dummy-stonewall``): a read that ran its deadline, a verifying read.
+IOR_READS = {"IORStonewalledRead": "read-stonewalled", "IORSharedFileRead": "read-stonewalled",
+             "IORRandomReadIOPS": "random-read-iops-deadline",
+             "IORDataIntegrity": "data-pattern-random"}
+
+
+def _benchmark_output(tc: dict) -> str:
     name = tc["name"]
     if name.startswith("IOR"):
-        return _as_ran((DATA / "ior" / "dummy-stonewall.txt").read_text(), tc)
+        capture = IOR_READS.get(registry.class_of_case(name), "dummy-stonewall")
+        return _as_ran((DATA / "ior" / f"{capture}.txt").read_text(), tc)
     if name.startswith("Fio"):
         return "".join(f"{fio_command.NODE_MARKER} {node} memory_kib 24683656\n"
                        f"{fio_command.NODE_MARKER} {node} exit 0\n"
@@ -149,7 +192,7 @@ def run(tmp_path) -> Path:
         (out / "rfm_job.sh").write_text(f"#!/bin/bash\n# {tc['name']}\n{cmd}")
         (out / "rfm_job.out").write_text(_output(tc))
         (out / "rfm_job.err").write_text("")
-        _own_figures(tc, _output(tc))
+        _own_figures(tc, _output(tc), ref)
         reports = _fio_reports(tc)
         for node, text in reports.items():
             (out / f"fio-{node}.json").write_text(text)
@@ -158,7 +201,7 @@ def run(tmp_path) -> Path:
             _own_fio_figures(tc, reports, ref)
     stage = Path(_case(data, "IORWriteBandwidth")["stagedir"])
     stage.mkdir(parents=True)
-    (stage / "ior.out").write_text(_output({"name": "IOR"}))
+    (stage / "ior.out").write_text(_benchmark_output({"name": "IOR"}))
     (run_dir / "run-report.json").write_text(json.dumps(data, indent=2))
     assert not (Path.cwd() / "pwned").exists()
     return run_dir

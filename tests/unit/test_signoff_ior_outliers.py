@@ -30,7 +30,8 @@ from fsaccept.benchmarks.ior.parse import parse_ior
 from fsaccept.core import joboutput
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.rfm.ior import IORTest
-from tests.unit.test_manifest import DATA, _case, _outdir, _signoff, run  # noqa: F401
+from tests.unit.test_manifest import (DATA, _case, _outdir, _signoff, job_lines,  # noqa: F401
+                                      run)
 
 TEST = "IORWriteBandwidth"
 KEY = "ior_write_bandwidth"
@@ -41,6 +42,10 @@ OUTPUT = ((DATA / "ior" / f"{CAPTURE}.ranks").read_text()
           + (DATA / "ior" / f"{CAPTURE}.txt").read_text())
 #: n4 alone is below this fraction of the median node.
 ONE_SLOW = 0.992
+#: The sign-off's reason when n4, the slow client the output names at ONE_SLOW, is not
+#: the one the run report names (class 10: the report shows the output's).
+N4_UNNAMED = ("; outlier_nodes_named is recorded as '', but its output (rfm_job.out) gives "
+              "'n4 (write_bandwidth 499.51 MiB/s, 0.99 x the median 504.15 MiB/s)'")
 
 
 class _Live:
@@ -97,10 +102,13 @@ def _record(run: Path, fraction: float, recorded: float | None = None,  # noqa: 
     said), its verdict that of its figures; then ``edit``, the run's counts made to
     agree with its result.  The record as written."""
     _entry(run, outlier_fraction=fraction, ranks_per_node=2)
-    (_outdir(run, TEST) / "rfm_job.out").write_text(OUTPUT)
     path = run / "run-report.json"
     data = json.loads(path.read_text())
     tc = _case(data, TEST)
+    # The job's own lines around it (its mount check, fstype, servers), as recorded;
+    # where its ranks ran, the capture's.
+    before, after = job_lines({**tc, "rank_map": ""})
+    (_outdir(run, TEST) / "rfm_job.out").write_text(before + OUTPUT + after)
     live = _Live(OUTPUT, fraction if recorded is None else recorded)
     count = live.outlier_count()
     given = _rebuilt(OUTPUT, live.outlier_fraction)
@@ -176,7 +184,7 @@ def test_a_slow_client_edited_away_is_invalid_naming_the_output(run, capsys):  #
     _record(run, ONE_SLOW, edit=_passed)
     assert _not_accepted(run, capsys) == (
         f"- {TEST}: INVALID ({OUTLIER_FIGURE} is recorded as 0, but its {_output(run)} "
-        "gives 1)")
+        f"gives 1{N4_UNNAMED})")
 
 
 def test_a_run_judged_with_a_looser_fraction_than_the_reference_is_invalid(run, capsys):  # noqa: F811
@@ -185,7 +193,7 @@ def test_a_run_judged_with_a_looser_fraction_than_the_reference_is_invalid(run, 
     assert _not_accepted(run, capsys) == (
         f"- {TEST}: INVALID (outlier_fraction is recorded as 0.5, but the reference file's "
         f"tests.{KEY} says {ONE_SLOW}; {OUTLIER_FIGURE} is recorded as 0, but its "
-        f"{_output(run)} gives 1)")
+        f"{_output(run)} gives 1{N4_UNNAMED})")
 
 
 @pytest.mark.parametrize("recorded", ["0.992", None, True, float("nan")])
@@ -207,7 +215,8 @@ def test_a_slow_client_count_dropped_from_the_run_report_is_invalid(run, capsys,
             shutil.rmtree(run / kept)
     assert _not_accepted(run, capsys) == (
         f"- {TEST}: INVALID ({OUTLIER_FIGURE}: tests.{KEY} seeks slow clients "
-        f"(outlier_fraction {ONE_SLOW}), but the run report records no such figure)")
+        f"(outlier_fraction {ONE_SLOW}), but the run report records no such figure"
+        f"{'' if alone else N4_UNNAMED})")
 
 
 @pytest.mark.parametrize("threshold, shown", [((1, None, 0), "≤ 1"),
@@ -264,3 +273,22 @@ def test_without_slow_client_detection_a_recorded_count_is_not_the_output_s(run,
         f"- {TEST}: INVALID (outlier_fraction is recorded as 0.5, but the reference file's "
         f"tests.{KEY} says 0.0; {OUTLIER_FIGURE} is recorded as 0, but its {_output(run)} "
         "gives none)")
+
+
+def test_per_node_figures_or_slowest_nodes_edited_are_invalid_showing_the_output_s(run, capsys):  # noqa: F811
+    """Class 10: the report would show the recorded per-node figures and slowest nodes;
+    n4 made as fast as n1, and n2 named the slowest, point the reader away from n4.  The
+    sign-off rebuilds both from the output and names what it gives."""
+    def away_from_n4(tc):
+        tc["per_node_figures"]["write_bandwidth"]["n4"] = \
+            tc["per_node_figures"]["write_bandwidth"]["n1"]
+        tc["slowest_nodes"] = "n2 " + tc["slowest_nodes"].split(", ")[1].split(" ", 1)[1]
+    tc = _record(run, 0.5, edit=away_from_n4)
+    line = _not_accepted(run, capsys)
+    live = _Live(OUTPUT, 0.5)
+    live.outlier_count()
+    assert line.startswith(f"- {TEST}: INVALID (per_node_figures is recorded as "), line
+    assert f", but its output (rfm_job.out) gives {str(live.per_node_figures)[:200]!r}" in line
+    assert (f"slowest_nodes is recorded as {tc['slowest_nodes']!r}, but its output "
+            f"(rfm_job.out) gives {live.slowest_nodes!r})") in line, line
+    assert live.slowest_nodes.startswith("n4 ")

@@ -23,8 +23,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from fsaccept.benchmarks.ior.run import IorRun, SummaryRow
+from fsaccept.core import pernode
 from fsaccept.core.pernode import OUTLIER_FIGURE, Outlier, find_outliers
 from fsaccept.core.units import MIB
 
@@ -69,6 +71,23 @@ def node_figures(run: IorRun, rank_map: Mapping[int, str], operation: str, kind:
     if values is None:
         return None
     return NodeFigures(values, find_outliers(values, outlier_fraction))
+
+
+def unit(kind: str) -> str:
+    """A figure kind's unit: MiB/s for a bandwidth, IOPS for the others."""
+    return "MiB/s" if kind == "bandwidth" else "IOPS"
+
+
+def recorded_node_fields(found: NodeFigures, name: str, kind: str) -> dict[str, Any]:
+    """What the live check records of its per-node figures (``name``: its main figure):
+    each node's (``per_node_figures``), the slowest nodes (``slowest_nodes``) and the
+    slow clients named (``outlier_nodes_named``).  The sign-off rebuilds the same from
+    the job's output and requires the run report's to be these."""
+    return {"per_node_figures": pernode.by_figure(
+                {node: {name: v} for node, v in found.values.items()}, [name]),
+            "slowest_nodes": pernode.slowest(found.values, unit(kind)),
+            "outlier_nodes_named": "; ".join(o.describe(name, unit(kind))
+                                             for o in found.outliers)}
 
 
 @dataclass(frozen=True)

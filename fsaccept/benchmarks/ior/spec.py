@@ -7,6 +7,7 @@ and its ``phase``, ``operation`` (the summary row IOR's figure comes from) and
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,7 +16,7 @@ from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FILL_DEFAULT, FILL_OPTION
 from fsaccept.benchmarks.ior import command, parse, parse_json, validity
 from fsaccept.benchmarks.ior import figures as ior_figures
 from fsaccept.benchmarks.ior.patterns import argv_of
-from fsaccept.core import placement
+from fsaccept.core import joboutput, placement
 from fsaccept.core.joboutput import RANK_MARKER
 from fsaccept.core.pernode import OUTLIER_FIGURE
 
@@ -159,11 +160,51 @@ def output_header(stdout: str) -> tuple[int | None, int | None, list[str] | None
             argv_of(run.command_line) if run.command_line else None)
 
 
+def output_reasons(stdout: str, stderr: str, spec: TestSpec,
+                   entry: Mapping[str, Any] | None = None, ranks_per_node: Any = None
+                   ) -> tuple[list[str], dict[str, Any]]:
+    """The INVALID reasons a job's output gives a test, by the live check's rules
+    (:func:`validity.ior_invalid_reasons`, what the output asked of itself:
+    :func:`validity.output_expectation`, the deadline the entry's when it prints none;
+    a burst's per-rank times, :func:`figures.burst_reasons`; a verifying read judged
+    as one, :func:`validity.verified_read`; ranks in blocks of ``ranks_per_node``,
+    :func:`fsaccept.core.placement.block_reasons`), worded as live; and, with no reason,
+    what the live check records of its per-node figures
+    (:func:`figures.recorded_node_fields`, with the entry's ``outlier_fraction``; none
+    without the entry, or for a test that records none)."""
+    operation, kind = spec.attrs.get("operation"), spec.attrs.get("figure_kind")
+    phase = command.PHASES.get(str(spec.attrs.get("phase")))
+    if not isinstance(operation, str) or not isinstance(kind, str) or phase is None:
+        return [], {}
+    run = joboutput.parsed(parse.parse_ior, parse.error_findings, stdout, stderr)
+    if phase.verify:
+        validity.verified_read(run)
+    own = validity.output_expectation(run, operation)
+    deadline = own.deadline_s or (int((entry or {}).get("deadline_s") or 0) or None)
+    reasons = validity.ior_invalid_reasons(run, dataclasses.replace(
+        own, deadline_s=deadline, figure_kind=kind))
+    if phase.rank_times:
+        reasons += ior_figures.burst_reasons(run, operation)
+    ranks = placement.parse_rank_map(stdout, RANK_MARKER)
+    reasons += placement.block_reasons(ranks, ranks_per_node, validity.BLOCK_PLACEMENT) \
+        if isinstance(ranks_per_node, int) and ranks_per_node > 0 else (
+            [f"ranks_per_node {str(ranks_per_node)[:40]!r} is not a count: the ranks' "
+             "placement cannot be checked"] if ranks else [])
+    if reasons or entry is None or phase.verify or phase.rank_times:
+        return reasons, {}
+    fraction = float(entry.get("outlier_fraction") or 0.0) \
+        if OUTLIER_FIGURE in spec.figures else 0.0
+    found = ior_figures.node_figures(run, ranks, operation, kind, fraction)
+    name = ior_figures.figure_name(operation, kind)
+    return [], ior_figures.recorded_node_fields(found, name, kind) if found else {
+        "per_node_figures": {}, "slowest_nodes": "", "outlier_nodes_named": ""}
+
+
 BENCHMARK = Benchmark(
     name="ior", binary="ior", spack_package="ior", version_name="ior",
     figure_kinds=("bandwidth", "iops"),
     parser=parse.parse_ior, json_parser=parse_json.parse_ior_json,
-    tests=TESTS, output_figures=output_figures,
+    tests=TESTS, output_figures=output_figures, output_reasons=output_reasons,
     contract_options=contract_options, output_header=output_header,
     # What the entry sizes: the header IOR prints must give them as the contract asks.
     sized_options=("-t", "-b", "-s", "-D"),

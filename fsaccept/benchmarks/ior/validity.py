@@ -16,7 +16,7 @@ from fsaccept.benchmarks.ior import figures
 from fsaccept.benchmarks.ior.command import PHASES, Phase, TestParameters, checkpoint_block
 from fsaccept.benchmarks.ior.figures import burst_reasons
 from fsaccept.benchmarks.ior.patterns import argv_of, last_option
-from fsaccept.benchmarks.ior.parse import IorRun, RankTimes, exact_bytes_moved
+from fsaccept.benchmarks.ior.parse import WARNING, IorRun, RankTimes, exact_bytes_moved
 from fsaccept.core import guards
 from fsaccept.core.reference import entry_thresholds
 from fsaccept.core.slurm import first_lines
@@ -68,6 +68,29 @@ def output_expectation(run: IorRun, operation: str) -> IorExpectation:
         direct_io="--posix.odirect" in argv or "-B" in argv,
         other_node=("-C" in argv or "-Z" in argv) and bool(params and (params.nodes or 0) > 1),
         figure_kind="iops" if params and params.ordering_in_file == "random" else "bandwidth")
+
+
+#: Why IOR's ranks must be placed in blocks, said when they were not
+#: (:func:`fsaccept.core.placement.block_reasons`).
+BLOCK_PLACEMENT = "-C would not move readers off-node"
+
+#: srun's line for a task that exited non-zero (IOR's exit status is its error count).
+EXIT_STATUS = re.compile(r"srun: error: \S+: tasks? [\d,-]+: Exited with exit code \d+$"
+                         # ... and, with --kill-on-bad-exit, srun then ends the tasks that
+                         # had not exited yet: their step is "CANCELLED" (no DUE TO).
+                         r"|\*\*\* STEP \d+\.\d+ ON \S+ CANCELLED AT \S+ \*\*\*$")
+
+
+def verified_read(run: IorRun) -> IorRun:
+    """A read that verifies what it reads (``-R``: the integrity check, a restore), as
+    it is judged: "Incorrect data" is what it measures, not a reason to discard it; and
+    IOR then exits with its error count, which srun reports for every task (each such
+    finding made a warning, in place)."""
+    for finding in run.findings:
+        if finding.kind == "incorrect-data" or (
+                run.data_errors and EXIT_STATUS.search(finding.text)):
+            finding.severity = WARNING
+    return run
 
 
 #: Rules the live check applies that a re-read log cannot (what they need).

@@ -21,6 +21,11 @@ class MdWorkbenchExpectation:
     judged: tuple[str, ...] = ()  #: figures with a threshold
 
 
+#: Why md-workbench's ranks must be placed in blocks, said when they were not
+#: (:func:`fsaccept.core.placement.block_reasons`).
+BLOCK_PLACEMENT = "-O (ranks per node) would not read each object on another node than wrote it"
+
+
 def expectation_from_output(run: MdWorkbenchRun) -> MdWorkbenchExpectation | None:
     """The expectation a re-read log is held to, from its own Args line (md-workbench's
     defaults where a flag is absent); None without one.  The ranks follow from

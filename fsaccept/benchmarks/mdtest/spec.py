@@ -9,7 +9,9 @@ from typing import Any
 
 from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FILL_DEFAULT, FILL_OPTIONAL, Benchmark,
                                            TestSpec)
-from fsaccept.benchmarks.mdtest import command, parse
+from fsaccept.benchmarks.mdtest import command, parse, validity
+from fsaccept.core import joboutput, placement
+from fsaccept.core.joboutput import RANK_MARKER
 from fsaccept.benchmarks.mdtest.validity import MIN_NODES
 
 TESTS = (
@@ -31,10 +33,33 @@ def output_figures(stdout: str, _spec: TestSpec, _entry: Mapping[str, Any] | Non
     return parse.parse_mdtest(stdout).reported_figures(), frozenset(parse.FIGURES)
 
 
+def output_reasons(stdout: str, stderr: str, spec: TestSpec,
+                   entry: Mapping[str, Any] | None = None, ranks_per_node: Any = None
+                   ) -> tuple[list[str], dict[str, Any]]:
+    """The INVALID reasons a job's output gives a test, by the live check's rules
+    (:func:`validity.invalid_reasons`, held to :func:`validity.output_expectation`: the
+    nodes of the job's rank lines, the reference entry's items and phases; ranks in
+    blocks, :func:`fsaccept.core.placement.block_reasons`), worded as live; it records
+    nothing else from the output."""
+    run = joboutput.parsed(parse.parse_mdtest, parse.error_findings, stdout, stderr)
+    ranks = placement.parse_rank_map(stdout, RANK_MARKER)
+    if not isinstance(ranks_per_node, int) or ranks_per_node < 1:
+        return [f"ranks_per_node {str(ranks_per_node)[:40]!r} is not a count: mdtest's "
+                "shift and the ranks' placement cannot be checked"], {}
+    try:
+        params = command.parameters(spec.key, dict(entry)) if entry is not None else None
+    except (KeyError, TypeError, ValueError) as err:
+        return [f"tests.{spec.key} cannot be read: {str(err)[:200]}"], {}
+    nodes = len(set(ranks.values())) if ranks else (run.nodes or 0)
+    return (validity.invalid_reasons(run, validity.output_expectation(
+                run, nodes, ranks_per_node, params))
+            + placement.block_reasons(ranks, ranks_per_node, validity.BLOCK_PLACEMENT)), {}
+
+
 BENCHMARK = Benchmark(
     name="mdtest", binary="mdtest", spack_package="ior", version_name="ior",
     figure_kinds=("metadata",), parser=parse.parse_mdtest, tests=TESTS,
-    output_figures=output_figures,
+    output_figures=output_figures, output_reasons=output_reasons,
     degraded=("MdtestEasy",),  # metadata keeps working while a server is down
     scaling={"MdtestEasy": ("nodes", "ranks_per_node")},
     entry_rules=command.entry_errors,

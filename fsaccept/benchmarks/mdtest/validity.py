@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import shlex
 from dataclasses import dataclass
 
 from fsaccept.benchmarks.mdtest.parse import (DEFAULT_MIN_PHASE_S, FILE_FIGURES, STONEWALL_FIGURE,
                                              MdtestRun)
+from fsaccept.benchmarks.mdtest.command import MdtestParameters
 from fsaccept.core import versions
 
 
@@ -24,6 +26,33 @@ class MdtestExpectation:
     stonewall_s: int | None = None
     min_phase_s: float = DEFAULT_MIN_PHASE_S
     required: tuple[str, ...] = FILE_FIGURES
+
+
+#: Why mdtest's ranks must be placed in blocks, said when they were not
+#: (:func:`fsaccept.core.placement.block_reasons`).
+BLOCK_PLACEMENT = "-N 1 would not move stat and read to another node"
+
+
+def output_expectation(run: MdtestRun, nodes: int, ranks_per_node: int,
+                       params: MdtestParameters | None = None) -> MdtestExpectation:
+    """What a job's output is held to when it is judged again (the sign-off): the ranks
+    mdtest says it ran (the ranks requested need the node fraction and the partition),
+    on ``nodes`` nodes with ``ranks_per_node`` each; the items, iterations, stonewall,
+    shortest phase and judged figures of the reference entry (``params``), else those
+    the output's own command line asks."""
+    if params is not None:
+        return MdtestExpectation(
+            tasks=run.tasks or 0, nodes=nodes, ranks_per_node=ranks_per_node,
+            items_per_rank=params.items_per_rank, judged=params.thresholds,
+            iterations=params.iterations, stonewall_s=params.stonewall_s,
+            min_phase_s=params.min_phase_s)
+    argv = shlex.split(run.command_line or "") if run.command_line else []
+    stonewall = argv[argv.index("-W") + 1] if "-W" in argv[:-1] else ""
+    return MdtestExpectation(
+        tasks=run.tasks or 0, nodes=nodes, ranks_per_node=ranks_per_node,
+        items_per_rank=(run.items_total // run.tasks) if run.items_total and run.tasks else 0,
+        iterations=run.iterations or 1,
+        stonewall_s=int(stonewall) if stonewall.isdigit() else None)
 
 
 def invalid_reasons(run: MdtestRun, exp: MdtestExpectation) -> list[str]:
