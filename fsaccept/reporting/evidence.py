@@ -516,7 +516,7 @@ def _servers_after_reasons(answers: dict[str, list[str]], case: Case,
     degraded-mode figure, which must have been measured with the fault still seen."""
     if spec.degraded and not spec.attrs.get("benchmark_after_recovery"):
         return degraded.not_degraded_after(answers, case.job.nodelist)
-    return servers.degraded_reasons(answers)
+    return servers.after_reasons(answers, list(case.job.nodelist))
 
 
 def _fault_reasons(case: Case, spec: TestSpec) -> list[str]:
