@@ -3,6 +3,8 @@ same functions the live check called (one function, two callers), so that an edi
 report whose test says ``pass`` is INVALID when its own evidence says the figure is
 worthless.
 
+- the directory the test wrote in (``target_dir``), in its own target's data directory
+  of the verified reference (:func:`target_dir_reasons`);
 - the nodes' view of the target before the benchmark (``node_mounts``):
   :func:`fsaccept.core.guards.node_mount_reasons`, and each node's recorded mount
   options against the verified reference's ``mount_options``:
@@ -99,6 +101,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -128,7 +131,7 @@ from fsaccept.core import (degraded, fill, guards, inputs, interference, joboutp
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.formatting import format_number
 from fsaccept.core.pernode import OUTLIER_FIGURE
-from fsaccept.core.reference import ReferenceError
+from fsaccept.core.reference import TARGET_PARAMETER, ReferenceError
 from fsaccept.core.units import format_size
 from fsaccept.reporting.case import Case
 
@@ -325,7 +328,7 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
         if spec is not None and spec.check == registry.FILL_TARGET.check:
             return fill_target_reasons(case, session.files)
         return []
-    out = []
+    out = target_dir_reasons(case, reference)
     fstype = expected_fstype
     mount = case.get("target_mount")
     mounts = case.get("node_mounts")
@@ -390,6 +393,31 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
             out.append(f"a time limit after the benchmark is a note only when the benchmark "
                        f"ended with exit 0: {str(note)[:200]}")
     return out
+
+
+def target_dir_reasons(case: Case, reference: Any) -> list[str]:
+    """The directory the test wrote in (``target_dir``) must lie in its own target's
+    data directory, ``<path>/fsaccept`` of the verified reference's selected target: a
+    measurement of one target is no sign-off of another.  The recorded strings are
+    compared (no ``realpath``: the sign-off may run on another host)."""
+    if reference is None:
+        return []
+    try:
+        target = reference.target
+    except ReferenceError:
+        return []
+    where = target.where
+    data_root = posixpath.join(str(target.path), "fsaccept")
+    recorded = case.get("target_dir")
+    if not isinstance(recorded, str) or not recorded:
+        return [f"evidence missing: no target_dir, the directory the test wrote in, to hold "
+                f"against {where}.path {str(target.path)!r}"]
+    if not (posixpath.isabs(recorded) and guards.path_within(recorded, data_root)):
+        name = f" ({TARGET_PARAMETER} {target.name})" if target.name else ""
+        return [f"target_dir {recorded[:200]!r} is not below {data_root!r}, the data "
+                f"directory of its target{name} ({where}.path {str(target.path)!r}): it "
+                "measured another directory than the reference file's"]
+    return []
 
 
 def _burst_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list[str]:
