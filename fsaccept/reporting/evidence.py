@@ -103,7 +103,7 @@ import json
 import os
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -185,6 +185,19 @@ class RunFiles:
         except inputs.InputError as err:
             raise EvidenceMissing(f"evidence missing: {str(err)[:300]}") from None
         return joboutput.decoded(data), path
+
+
+    def lines(self, case: Case, name: str, what: str
+              ) -> tuple[Callable[[], Iterator[str]], str]:
+        """(a function giving the lines of ``name`` anew, decoded as :meth:`text` decodes
+        them, read a piece at a time: :meth:`fsaccept.core.inputs.Reader.pieces`; its
+        path).  EvidenceMissing when it is not there; InputError from the lines when it
+        cannot be read."""
+        path = self.where(case, name)
+        if not os.path.lexists(path):
+            raise EvidenceMissing(f"evidence missing: {path}")
+        return (lambda: joboutput.decoded_lines(
+            self.reads.pieces(path, inputs.MAX_LOG_BYTES, what))), path
 
 
 @dataclass
@@ -892,9 +905,19 @@ def semantics_rebuilt(case: Case, files: RunFiles | None
     parsed it: :func:`fsaccept.benchmarks.semantics.parse.parse_semantics` of the
     counted stdout, with its stderr's findings; where it was read).  EvidenceMissing
     when the job's output cannot be read."""
-    job = job_output(case, files)
-    return joboutput.parsed(semantics_parse.parse_semantics, semantics_parse.error_findings,
-                            job.stdout, job.stderr), job.path
+    if files is None:
+        raise EvidenceMissing(f"evidence missing: {joboutput.JOB_STDOUT}: the run directory "
+                              "was not read")
+    read, path = files.lines(case, joboutput.JOB_STDOUT, "a job's output")
+    err, _ = files.text(case, joboutput.JOB_STDERR, "a job's error output")
+    try:  # its output read line by line (twice: joboutput.counted_stdout_lines)
+        info = joboutput.job_info(read())
+        stderr = joboutput.benchmark_stderr(info, joboutput.counted_stderr(err))
+        return joboutput.parsed(semantics_parse.parse_semantics,
+                                semantics_parse.error_findings,
+                                joboutput.counted_stdout_lines(read), stderr), path
+    except inputs.InputError as why:
+        raise EvidenceMissing(f"evidence missing: {str(why)[:300]}") from None
 
 
 def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None,
