@@ -161,6 +161,28 @@ def check_target(path: Path, expected_fstype: str, reference: Path,
     return found
 
 
+def check_own_file_system(where: str, path: Path, mount: Mount, reference: Path,
+                          others: list[tuple[str, Path, str]]) -> None:
+    """Refuse a target on the mount of another target of the same reference file
+    (``others``: each one's key prefix, path and expected type): two paths on one mount
+    (the same mount point and source) are one file system, and a test of one would sign
+    off the other.  Another target not on its own type here (not mounted) is left to its
+    own tests' guard."""
+    for other_where, other_path, other_fstype in others:
+        try:
+            if not other_path.is_dir():
+                continue
+            seen = mount_of(other_path)
+        except (GuardError, OSError, subprocess.SubprocessError):
+            continue
+        if seen.fstype == other_fstype and (seen.target, seen.source) == (mount.target,
+                                                                           mount.source):
+            raise GuardError(f"{reference}: {where}.path {str(path)!r} and {other_where}.path "
+                             f"{str(other_path)!r} are on one mount here ({mount.target}, "
+                             f"source {mount.source}): two paths on one mount are one file "
+                             "system, and a test of one would sign off the other")
+
+
 def fstype_reasons(seen: str, expected: str, where: str) -> list[str]:
     """The file system the job ran on must be the one expected (the live check reads
     findmnt's answer in the job; the sign-off, the type the run report recorded)."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,7 +87,14 @@ def _read_fd(fd: int, path: Path | str, cap: int, what: str) -> bytes:
     """All of ``fd``, at most ``cap`` bytes (InputError past it: a file that grew)."""
     try:
         with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(cap + 1)
+            # As large as its stat says (a read of cap + 1 would allocate the cap), then
+            # whatever it grew by since, up to the cap.
+            data = fh.read(min(os.fstat(fd).st_size, cap) + 1)
+            while data and len(data) <= cap:
+                more = fh.read(min(PIECE, cap + 1 - len(data)))
+                if not more:
+                    break
+                data += more
     except OSError as err:
         raise InputError(f"{path}: cannot read {what}: {err.strerror or err}") from None
     if len(data) > cap:
@@ -307,6 +315,35 @@ class Reader:
             raise InputError(f"{path}: binary data (a NUL byte at byte {at:,}): not {what}")
         text = data.decode("utf-8", "replace")
         return text.replace("\r\n", "\n").replace("\r", "\n")
+
+    def pieces(self, path: Path | str, cap: int, what: str = "input") -> Iterator[bytes]:
+        """The bytes of ``path`` (below the root, without a link, at most ``cap``), a
+        piece at a time, digested as they are read and never held whole: a reader line
+        by line (a job's output of hundreds of MB) costs a piece of memory.  Read again,
+        the file must have the same digest, else InputError ("changed while the sign-off
+        read it"), raised at its end."""
+        key = os.path.abspath(path)
+        seen = self._seen(key, path, cap, what, True)
+        if seen is not None and seen.data is not None:
+            for at in range(0, len(seen.data), PIECE):
+                yield seen.data[at:at + PIECE]
+            return
+        fd, opened_below = self._open(path, cap, what, True)
+        digest, size = hashlib.sha256(), 0
+        try:
+            ident = (os.fstat(fd).st_dev, os.fstat(fd).st_ino)
+            while piece := os.read(fd, PIECE):
+                size += len(piece)
+                if size > cap:
+                    raise _over_cap(path, cap, what)
+                digest.update(piece)
+                yield piece
+        finally:
+            os.close(fd)
+        taken = _Read(digest.hexdigest(), size, ident, opened_below, None)
+        if seen is not None and (taken.sha256, taken.ident) != (seen.sha256, seen.ident):
+            raise InputError(f"{path}: changed while the sign-off read it: not read as {what}")
+        self._files[key] = taken
 
     def sha256(self, path: Path | str, cap: int, what: str = "input", *,
                below: bool = True) -> str:

@@ -13,7 +13,10 @@ Pure: text in, text out.
 
 from __future__ import annotations
 
+import codecs
+import itertools
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any, Callable
 
 from fsaccept.core import placement, servers
@@ -44,6 +47,48 @@ def decoded(data: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def decoded_lines(pieces: Iterable[bytes]) -> Iterator[str]:
+    """The lines of a job file's bytes given a piece at a time, each without its end:
+    exactly ``decoded(b"".join(pieces)).splitlines()``, never the whole text at once."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    carry: list[str] = []  # the parts of a line not ended yet
+    cr = False  # the last piece ended with CR (maybe half of a CRLF)
+    for piece in itertools.chain(pieces, [None]):
+        text = decoder.decode(piece or b"", final=piece is None)
+        if cr:
+            text, cr = "\r" + text, False
+        if piece is not None and text.endswith("\r"):
+            text, cr = text[:-1], True
+        for part in text.replace("\r\n", "\n").replace("\r", "\n").splitlines(keepends=True):
+            line = part.splitlines()[0]
+            carry.append(part)
+            if line != part:  # it ends a line
+                yield "".join(carry).splitlines()[0] if len(carry) > 1 else line
+                carry = []
+    if carry:
+        yield "".join(carry)
+
+
+def counted_stdout_lines(read: Callable[[], Iterable[str]]) -> Iterator[str]:
+    """:func:`counted_stdout`'s lines, from a job's stdout read line by line twice
+    (``read()``: its lines anew): where its last retry marker is, then the lines that
+    count.  Exactly ``counted_stdout(text).splitlines()``, never the whole text."""
+    marker, rank = RETRY_MARKER + " ", RANK_MARKER + " "
+    last = None
+    for i, line in enumerate(read()):
+        if marker in line:
+            last = i
+    for i, line in enumerate(read()):
+        if last is None or i > last:
+            yield line
+        elif i < last:
+            if not line.startswith(rank):
+                yield line
+        else:  # the marker's line: what came before the marker was a rank line's start
+            at = line.rfind(marker)
+            yield line[at:] if line[:at].startswith(rank) else line
+
+
 def counted_stdout(text: str) -> str:
     """The job's stdout without the rank lines of a launch that crashed (the one that
     counts is the last: the benchmark printed nothing in the crashed one)."""
@@ -60,11 +105,12 @@ def counted_stderr(text: str) -> str:
     return text[text.rfind(RETRY_MARKER + " "):] if RETRY_MARKER + " " in text else text
 
 
-def job_info(stdout: str) -> dict[str, str]:
+def job_info(stdout: str | Iterable[str]) -> dict[str, str]:
     """What the job recorded about itself (``fsaccept-info KEY VALUE`` lines of the
-    counted stdout; a later line of a key wins)."""
+    counted stdout, or its lines; a later line of a key wins).  The rank lines a retry
+    drops are none of them: the stdout's own lines give the same."""
     info = {}
-    for line in stdout.splitlines():
+    for line in (stdout.splitlines() if isinstance(stdout, str) else stdout):
         if line.startswith(INFO_MARKER + " "):
             _, key, *value = line.split(" ", 2)
             info[key] = value[0] if value else ""

@@ -228,5 +228,23 @@ def degraded_reasons(answers: dict[str, list[str]]) -> list[str]:
             for d in degraded(answers)]
 
 
+def after_reasons(answers: dict[str, list[str]], nodes: list[str]) -> list[str]:
+    """INVALID reasons the nodes' answers after the benchmark give (``nodes``: the job's
+    node list): a server lost (:func:`degraded_reasons`), and missing evidence: a node
+    of the job that gave no answer, or one that answered ``unknown`` (the probe could
+    not tell: never healthy).  The live check and the sign-off both judge by this."""
+    out = degraded_reasons(answers)
+    unknown = {a: who for a, who in answers.items()
+               if a.split(" ", 1)[0] not in (interface.OK, interface.DOWN)}
+    out += [f"evidence missing: the server probe could not tell whether every storage "
+            f"server was reached after the benchmark: node {g}" for g in grouped(unknown)]
+    heard = {n for who in answers.values() for n in who}
+    unheard = sorted(set(nodes) - heard)
+    if unheard:
+        out.append(f"evidence missing: node {','.join(unheard)} of the job gave no answer of "
+                   "the server probe after the benchmark")
+    return out
+
+
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

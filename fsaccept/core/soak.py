@@ -71,6 +71,9 @@ MAX_KEPT_CLIENTS = 20
 MAX_INTERVALS = 7 * 86400
 #: Nodes or clients named in one reason, at most.
 NAMED = 5
+#: Series in a soak's record, at most: a figure per kind (bandwidth, latency) and fio
+#: direction (read, write, trim); a record with more is refused before any is decoded.
+MAX_SERIES = 2 * 3
 
 
 class EvidenceError(ValueError):
@@ -235,8 +238,11 @@ class Series:
                 "kept": {k: encode(v, "float32") for k, v in self.kept.items()}}
 
     @classmethod
-    def from_dict(cls, data: Any, where: str = "series") -> "Series":
-        """EvidenceError, naming the key, for what is not a record :meth:`to_dict` made."""
+    def from_dict(cls, data: Any, where: str = "series",
+                  max_intervals: int = MAX_INTERVALS) -> "Series":
+        """EvidenceError, naming the key, for what is not a record :meth:`to_dict` made.
+        ``max_intervals``: the intervals its settings give, at most (its points, its
+        buckets and kept series capped before any is decoded)."""
         if not isinstance(data, dict):
             raise EvidenceError(f"{where}: not a series record")
         def get(key: str, types: Any) -> Any:
@@ -246,8 +252,10 @@ class Series:
                                     "wrong type")
             return v
         n = get("intervals", int)
-        if not 2 <= n <= MAX_INTERVALS:
-            raise EvidenceError(f"{where}.intervals: {n} is not 2 to {MAX_INTERVALS:,}")
+        if not 2 <= n <= min(MAX_INTERVALS, max_intervals):
+            raise EvidenceError(f"{where}.intervals: {n:,} is not 2 to "
+                                f"{min(MAX_INTERVALS, max_intervals):,} (its settings' "
+                                "intervals): refused before it is decoded")
         kind = get("kind", str)
         if kind not in KINDS:
             raise EvidenceError(f"{where}.kind: {kind!r} is not one of {', '.join(KINDS)}")
@@ -256,6 +264,12 @@ class Series:
                 and bucket_s / interval_s == round(bucket_s / interval_s)):
             raise EvidenceError(f"{where}: interval_s {interval_s!r} and bucket_s "
                                 f"{bucket_s!r} are not positive, a bucket whole intervals")
+        kept = get("kept", dict)
+        buckets_of = math.ceil(n / round(bucket_s / interval_s))
+        if buckets_of > MAX_BUCKETS + 1 or len(kept) > MAX_KEPT_CLIENTS:
+            raise EvidenceError(f"{where}: {buckets_of:,} buckets and {len(kept):,} kept "
+                                f"clients, more than {MAX_BUCKETS + 1} and "
+                                f"{MAX_KEPT_CLIENTS}: refused before it is decoded")
         out = cls(get("name", str), kind, get("unit", str), interval_s,
                   get("duration_s", (int, float)), bucket_s,
                   decode(data.get("aggregate"), n, "float64", f"{where}.aggregate"), {}, [])
@@ -270,7 +284,7 @@ class Series:
             mean = row[2]
             out.clients.append(ClientLine(row[0], row[1], math.nan if mean is None
                                           else mean))
-        for key, text in get("kept", dict).items():
+        for key, text in kept.items():
             out.kept[str(key)] = decode(text, out.n_buckets, "float32",
                                         f"{where}.kept.{key}")
         return out
@@ -585,8 +599,17 @@ class Evidence:
         for k, v in vars(st).items():
             if not _positive(v) and not (k == "max_drift" and v == 0):
                 raise EvidenceError(f"soak.settings.{k}: {v!r} is not a positive number")
-        series = [Series.from_dict(x, f"soak.series[{i}]")
-                  for i, x in enumerate(data.get("series") or [])]
+        listed = data.get("series") or []
+        if not isinstance(listed, list):
+            raise EvidenceError("soak.series: not a list of series")
+        if len(listed) > MAX_SERIES:
+            raise EvidenceError(f"soak.series: {len(listed):,} series, more than the "
+                                f"{MAX_SERIES} a soak records (a figure per kind and fio "
+                                "direction): refused before any is decoded")
+        ratio = st.duration_s / st.interval_s
+        cap = math.ceil(ratio) if ratio <= MAX_INTERVALS else MAX_INTERVALS
+        series = [Series.from_dict(x, f"soak.series[{i}]", cap)
+                  for i, x in enumerate(listed)]
         stalls = []
         for i, x in enumerate(data.get("stalls") or []):
             try:

@@ -3,6 +3,8 @@ same functions the live check called (one function, two callers), so that an edi
 report whose test says ``pass`` is INVALID when its own evidence says the figure is
 worthless.
 
+- the directory the test wrote in (``target_dir``), in its own target's data directory
+  of the verified reference (:func:`target_dir_reasons`);
 - the nodes' view of the target before the benchmark (``node_mounts``):
   :func:`fsaccept.core.guards.node_mount_reasons`, and each node's recorded mount
   options against the verified reference's ``mount_options``:
@@ -111,9 +113,10 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -141,7 +144,7 @@ from fsaccept.core import (degraded, fill, guards, inputs, interference, joboutp
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.formatting import format_number
 from fsaccept.core.pernode import OUTLIER_FIGURE
-from fsaccept.core.reference import ReferenceError
+from fsaccept.core.reference import TARGET_PARAMETER, ReferenceError
 from fsaccept.core.units import format_size
 from fsaccept.reporting.case import Case
 
@@ -195,6 +198,19 @@ class RunFiles:
         except inputs.InputError as err:
             raise EvidenceMissing(f"evidence missing: {str(err)[:300]}") from None
         return joboutput.decoded(data), path
+
+
+    def lines(self, case: Case, name: str, what: str
+              ) -> tuple[Callable[[], Iterator[str]], str]:
+        """(a function giving the lines of ``name`` anew, decoded as :meth:`text` decodes
+        them, read a piece at a time: :meth:`fsaccept.core.inputs.Reader.pieces`; its
+        path).  EvidenceMissing when it is not there; InputError from the lines when it
+        cannot be read."""
+        path = self.where(case, name)
+        if not os.path.lexists(path):
+            raise EvidenceMissing(f"evidence missing: {path}")
+        return (lambda: joboutput.decoded_lines(
+            self.reads.pieces(path, inputs.MAX_LOG_BYTES, what))), path
 
 
 @dataclass
@@ -338,7 +354,7 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
         if spec is not None and spec.check == registry.FILL_TARGET.check:
             return fill_target_reasons(case, session.files)
         return []
-    out = []
+    out = target_dir_reasons(case, reference)
     fstype = expected_fstype
     mount = case.get("target_mount")
     mounts = case.get("node_mounts")
@@ -405,6 +421,31 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
             out.append(f"a time limit after the benchmark is a note only when the benchmark "
                        f"ended with exit 0: {str(note)[:200]}")
     return out
+
+
+def target_dir_reasons(case: Case, reference: Any) -> list[str]:
+    """The directory the test wrote in (``target_dir``) must lie in its own target's
+    data directory, ``<path>/fsaccept`` of the verified reference's selected target: a
+    measurement of one target is no sign-off of another.  The recorded strings are
+    compared (no ``realpath``: the sign-off may run on another host)."""
+    if reference is None:
+        return []
+    try:
+        target = reference.target
+    except ReferenceError:
+        return []
+    where = target.where
+    data_root = posixpath.join(str(target.path), "fsaccept")
+    recorded = case.get("target_dir")
+    if not isinstance(recorded, str) or not recorded:
+        return [f"evidence missing: no target_dir, the directory the test wrote in, to hold "
+                f"against {where}.path {str(target.path)!r}"]
+    if not (posixpath.isabs(recorded) and guards.path_within(recorded, data_root)):
+        name = f" ({TARGET_PARAMETER} {target.name})" if target.name else ""
+        return [f"target_dir {recorded[:200]!r} is not below {data_root!r}, the data "
+                f"directory of its target{name} ({where}.path {str(target.path)!r}): it "
+                "measured another directory than the reference file's"]
+    return []
 
 
 def _burst_reasons(case: Case, spec: TestSpec, reference: Any = None) -> list[str]:
@@ -531,7 +572,7 @@ def _servers_after_reasons(answers: dict[str, list[str]], case: Case,
     degraded-mode figure, which must have been measured with the fault still seen."""
     if spec.degraded and not spec.attrs.get("benchmark_after_recovery"):
         return degraded.not_degraded_after(answers, case.job.nodelist)
-    return servers.degraded_reasons(answers)
+    return servers.after_reasons(answers, list(case.job.nodelist))
 
 
 def _fault_reasons(case: Case, spec: TestSpec) -> list[str]:
@@ -939,9 +980,19 @@ def semantics_rebuilt(case: Case, files: RunFiles | None
     parsed it: :func:`fsaccept.benchmarks.semantics.parse.parse_semantics` of the
     counted stdout, with its stderr's findings; where it was read).  EvidenceMissing
     when the job's output cannot be read."""
-    job = job_output(case, files)
-    return joboutput.parsed(semantics_parse.parse_semantics, semantics_parse.error_findings,
-                            job.stdout, job.stderr), job.path
+    if files is None:
+        raise EvidenceMissing(f"evidence missing: {joboutput.JOB_STDOUT}: the run directory "
+                              "was not read")
+    read, path = files.lines(case, joboutput.JOB_STDOUT, "a job's output")
+    err, _ = files.text(case, joboutput.JOB_STDERR, "a job's error output")
+    try:  # its output read line by line (twice: joboutput.counted_stdout_lines)
+        info = joboutput.job_info(read())
+        stderr = joboutput.benchmark_stderr(info, joboutput.counted_stderr(err))
+        return joboutput.parsed(semantics_parse.parse_semantics,
+                                semantics_parse.error_findings,
+                                joboutput.counted_stdout_lines(read), stderr), path
+    except inputs.InputError as why:
+        raise EvidenceMissing(f"evidence missing: {str(why)[:300]}") from None
 
 
 def semantics_reasons(case: Case, spec: TestSpec, reference: Any = None,

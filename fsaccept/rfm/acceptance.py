@@ -194,8 +194,8 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
         another file system than expected (type; mount point and source when
         the reference pins them), mounted here without an option the reference
         requires or with one it forbids, reached through a symbolic link to another
-        file system, or whose path the benchmark cannot take (a mistyped path
-        must never fill a home file system)."""
+        file system, on the mount of another target of the file, or whose path the
+        benchmark cannot take (a mistyped path must never fill a home file system)."""
         mount = guards.check_target(
             self.target_root(), self.expected_fstype(),
             self.refdata.path, mount_point=self.refdata.target_mount_point,
@@ -203,6 +203,11 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
             mount_options=(list(self.refdata.target.required_options),
                            list(self.refdata.target.forbidden_options)))
         self.target_fstype, self.target_mount = mount.fstype, mount.target
+        if self.refdata.named_targets:  # several targets: each its own file system
+            own = self.refdata.target
+            guards.check_own_file_system(
+                own.where, self.target_root(), mount, self.refdata.path,
+                [(t.where, t.path, t.fstype) for t in self.refdata.targets if t.name != own.name])
 
     def expected_fstype(self) -> str:
         """The file-system type the target must be on (``target_fstype_expected``, else

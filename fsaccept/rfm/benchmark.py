@@ -302,7 +302,9 @@ class BenchmarkTest(AcceptanceTest):
         figure measured a degraded file system (a replica may have kept the run alive)."""
         answers = servers.node_answers(self._stdout_text())
         self.servers_after = joboutput.recorded_fields(self._stdout_text())["servers_after"]
-        return servers.degraded_reasons(answers)
+        if not self.servers_after_cmds():
+            return servers.degraded_reasons(answers)  # no probe asked after the benchmark
+        return servers.after_reasons(answers, list(self.job.nodelist or []))
 
     def prepare_data_cmds(self) -> list[str]:
         """Job lines run once the data directory exists (``$fsaccept_data``), before the

@@ -271,7 +271,7 @@ def _validated(path: Path, raw: bytes, sha256: str) -> Reference:
     for target in targets:
         errors += _entry_rule_errors(target)
         errors += _target_errors(target, _section(data, target))
-    errors += _same_path_errors(targets) + _path_errors(data)
+    errors += _same_path_errors(targets) + _one_fs_errors(targets) + _path_errors(data)
     errors += _nightly_errors(data, errors) + _several_errors(data)
     errors += _degraded_errors(data) + _sweeps_errors(data) + _fill_errors(data)
     if errors:
@@ -297,6 +297,30 @@ def _same_path_errors(targets: list[Target]) -> list[str]:
                           f"{first[path].where}.path too: each target is a file system "
                           "of its own")
         first.setdefault(path, target)
+    return errors
+
+
+def _one_fs_errors(targets: list[Target]) -> list[str]:
+    """Two targets that are one file system: the same pinned mount point (one mount point
+    holds one mount, whatever its path below), or one inside the other's ``fsaccept``
+    directory, where the other's tests write.  A test of one would sign off the other."""
+    errors = []
+    for i, b in enumerate(targets):
+        for a in targets[:i]:
+            if posixpath.normpath(str(a.path)) == posixpath.normpath(str(b.path)):
+                continue  # said by _same_path_errors
+            if a.mount_point and a.mount_point == b.mount_point:
+                source = f" and source {b.source!r}" if b.source and b.source == a.source \
+                    else ""
+                errors.append(f"{b.where}: the mount point {b.mount_point!r}{source} of "
+                              f"{a.where} too: two paths on one mount are one file system, "
+                              "and a test of one would sign off the other")
+            for inner, outer in ((b, a), (a, b)):
+                if guards.path_within(str(inner.path), str(outer.path / "fsaccept")):
+                    errors.append(f"{inner.where}.path: {str(inner.path)!r} is inside "
+                                  f"{outer.where}'s data directory {str(outer.path / 'fsaccept')!r}, "
+                                  "where its tests write: a test of one would sign off the "
+                                  "other")
     return errors
 
 

@@ -181,3 +181,23 @@ def test_on_glusterfs_a_missing_server_probe_or_a_lost_brick_is_invalid(tmp_path
     assert ("IORStonewalledRead: INVALID (evidence missing: no servers_after, which every "
             "job on fuse.glusterfs records after its benchmark)") in md
     assert "MdtestEasy: INVALID (node_mounts shows a server down" in md
+
+
+@pytest.mark.parametrize("edit, said", [
+    ("n1,n2,n3: ok 4 of 4 bricks connected",
+     "IORWriteBandwidth: INVALID (evidence missing: node n4 of the job gave no answer of "
+     "the server probe after the benchmark)"),
+    ("n1,n2,n3,n4: unknown the server probe did not answer",
+     "IORWriteBandwidth: INVALID (evidence missing: the server probe could not tell "
+     "whether every storage server was reached after the benchmark: node n1,n2,n3,n4: "
+     "unknown the server probe did not answer)"),
+    ("n1,n2: ok 4 of 4 bricks connected; n3,n4: unknown cannot read the client",
+     "reached after the benchmark: node n3,n4: unknown cannot read the client)"),
+], ids=["a node with no answer", "every node unknown", "two nodes unknown"])
+def test_on_glusterfs_a_node_unheard_or_unknown_after_the_benchmark_is_missing_evidence(
+        tmp_path, edit, said):
+    """Issue 49: the real GlusterFS run, IORWriteBandwidth's servers_after edited."""
+    data = _gluster(tmp_path)
+    _case(data, "IORWriteBandwidth")["servers_after"] = edit
+    code, md = _signoff(data, tmp_path)
+    assert code == 1 and said in md, md[:3000]

@@ -310,3 +310,25 @@ def test_the_sweep_ignores_a_ledger_it_cannot_read(tmp_path):
 def test_run_pid_reads_the_run_id():
     assert run_pid("20261123T101500-4242") == 4242 and run_pid("x") is None
 
+
+
+def test_two_targets_on_one_mount_are_refused_before_any_job(tmp_path):
+    """Issue 49: two targets of one reference file, two paths on this host's one mount
+    (findmnt's real answer): one file system, so the first target's guard refuses."""
+    from fsaccept.core.guards import check_own_file_system
+    scratch, home = tmp_path / "scratch", tmp_path / "home"
+    scratch.mkdir()
+    home.mkdir()
+    mount = mount_of(scratch)
+    ref = tmp_path / "two.yaml"
+    with pytest.raises(GuardError) as err:
+        check_own_file_system("targets.scratch", scratch, mount, ref,
+                              [("targets.home", home, mount.fstype)])
+    assert str(err.value) == (
+        f"{ref}: targets.scratch.path {str(scratch)!r} and targets.home.path {str(home)!r} "
+        f"are on one mount here ({mount.target}, source {mount.source}): two paths on one "
+        "mount are one file system, and a test of one would sign off the other")
+    # Another target not mounted here as its type, or not there at all: its own guard's.
+    check_own_file_system("targets.scratch", scratch, mount, ref,
+                          [("targets.home", home, "lustre"),
+                           ("targets.work", tmp_path / "absent", mount.fstype)])

@@ -59,6 +59,15 @@ CASES = [
     ("lustre not root, OSTs lost", lustre.PROBE,
      ("lustre/getname.txt", "lustre/not-root.check.txt", "lustre/oss-failover.import.txt"),
      DOWN, ["scratch-OST0002 (import DISCONN), scratch-OST0003 (import CONNECTING)"]),
+    # Issue 49: a cut import list, the pings refused, is no "ok 1 of 1".
+    ("lustre not root, the import list cut", lustre.PROBE,
+     ("lustre/getname.txt", "lustre/not-root.check.txt", "lustre/cut.import.txt"), UNKNOWN,
+     ["cannot read `lctl get_param` (nothing on scratch-MDT0000, scratch-MDT0001, "
+      "scratch-OST0001"]),
+    ("lustre not root, both cut to one OST", lustre.PROBE,
+     ("lustre/getname.txt", "lustre/not-root-cut.check.txt", "lustre/one-ost.import.txt"),
+     UNKNOWN, ["no MDT of scratch-ffff8803e1a4c000 named: what the client printed is not "
+               "the whole file system"]),
     ("gpfs healthy", gpfs.PROBE, ("gpfs/healthy.mmgetstate.txt", "gpfs/healthy.mmlsdisk.txt"),
      OK, ["4 NSD servers active, 12 of 12 disks up and ready"]),
     ("gpfs NSD server down", gpfs.PROBE,
@@ -108,6 +117,14 @@ CASES = [
     ("cephfs a muted OSD down is down", cephfs.PROBE,
      ("cephfs/osd-down-muted.health.json", *CEPH["healthy"][1:]), DOWN,
      ["OSD_DOWN (muted): 1 osds down"]),
+    # Issue 49: the status HEALTH_ERR alone, and an MDS read-only, are down.
+    ("cephfs HEALTH_ERR with no check listed", cephfs.PROBE,
+     ("cephfs/err-no-check.health.json", *CEPH["healthy"][1:]), DOWN,
+     ["CephFS: HEALTH_ERR: the cluster's status, with no check of its own listed"]),
+    ("cephfs an MDS read-only", cephfs.PROBE,
+     ("cephfs/mds-read-only.health.json", *CEPH["healthy"][1:]), DOWN,
+     ["CephFS: MDS_READ_ONLY: 1 MDSs are read only (mds.cephfs.ceph-mds01.xkqzpa is read "
+      "only)", "MDS map: rank 0 on b, standby a"]),
     ("daos healthy", daos.PROBE, ("daos/healthy.json",), OK, ["8 of 8 DAOS ranks joined"]),
     ("daos ranks excluded", daos.PROBE, ("daos/rank-excluded.json",), DOWN,
      ["rank 6 (excluded, 10.0.3.14:10001, SWIM marked rank as dead.)", "rank 7"]),

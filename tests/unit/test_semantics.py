@@ -1145,3 +1145,49 @@ def test_output_format_3_is_still_read_without_the_lock_killed_case():
     run = parse_semantics(_text("one-host"))
     assert run.version == "3" and "lock-killed" not in run.cases
     assert not any(f.kind in ("version", "missing-case") for f in run.findings), run.findings
+
+
+def test_a_large_hostile_output_is_read_line_by_line(job):
+    """Issue 49: a 300 MiB rfm_job.out took 1.9 GiB, read whole (bytes, text, counted
+    text, lines).  The real capture with 24 MiB of short lines after its end: the
+    sign-off reads it a piece at a time (tracemalloc's peak far below the file), and
+    judges it as before: a line after the end is no line of the program's."""
+    import tracemalloc
+    text = _text("two-names")
+    case = job.case(text)
+    junk = ("fsaccept-rank 0 n1\n" * 20 + "slurmstepd x\n") * 70_000
+    out = job.outputdir / "rfm_job.out"
+    out.write_text(text + junk)
+    size = out.stat().st_size
+    assert size > 24 << 20
+    tracemalloc.start()
+    try:
+        reasons = semantics_reasons(case, SPEC, _Reference(), job.files())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < size // 4, (peak, size)
+    assert reasons == [], reasons  # a rank line and a slurmstepd line without "error"
+
+
+def test_the_lines_read_in_pieces_are_those_of_the_whole_text():
+    """joboutput.decoded_lines and counted_stdout_lines: the live check's whole-text
+    functions, line by line (bad UTF-8, CRLF and CR split across pieces, retries)."""
+    import random
+
+    from fsaccept.core import joboutput
+    rng = random.Random(49)
+    alphabet = [b"a", b"\n", b"\r", b"\r\n", b"\xc3\xa9", b"\xc3", b"\xff", b"\x0b",
+                b"\xe2\x80\xa8", b"fsaccept-rank 1 n2\n", b"fsaccept-retry again ",
+                b"fsaccept-info k v\n", b" "]
+    for _ in range(400):
+        data = b"".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 60)))
+        cut = sorted(rng.randrange(0, len(data) + 1) for _ in range(rng.randrange(0, 5)))
+        pieces = [data[a:b] for a, b in zip([0, *cut], [*cut, len(data)])]
+        text = joboutput.decoded(data)
+        assert list(joboutput.decoded_lines(pieces)) == text.splitlines(), data
+        assert list(joboutput.counted_stdout_lines(
+            lambda: joboutput.decoded_lines(pieces))) == \
+            joboutput.counted_stdout(text).splitlines(), data
+        assert joboutput.job_info(joboutput.decoded_lines(pieces)) == joboutput.job_info(
+            joboutput.counted_stdout(text)), data

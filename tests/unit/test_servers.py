@@ -110,3 +110,34 @@ def test_a_node_that_answered_again_counts_with_its_last_answer():
                      "fsaccept-node-check n1 ok ext4 / /dev/vda"])
     assert servers.node_answers(out, "fsaccept-node-check") == {
         "bad /t is not on ext4 (/) but on tmpfs (/t)": ["n2"], "ok ext4 / /dev/vda": ["n1"]}
+
+
+def test_after_the_benchmark_a_node_unheard_or_unknown_is_missing_evidence():
+    """Issue 49: only "down" counted; a job node with no answer, or every node "unknown",
+    passed.  The live check (BenchmarkTest.degraded_reasons) and the sign-off judge by
+    servers.after_reasons."""
+    from types import SimpleNamespace
+
+    from fsaccept.rfm.benchmark import BenchmarkTest
+    out = "\n".join(["fsaccept-servers n1 ok 4 of 4 bricks connected",
+                     "fsaccept-servers n2 unknown no brick in /m/.meta/graphs/active",
+                     "fsaccept-servers n3 unknown the server probe did not answer"])
+    test = SimpleNamespace(_stdout_text=lambda: out, servers_after_cmds=lambda: ["srun ..."],
+                           job=SimpleNamespace(nodelist=["n1", "n2", "n3", "n4"]))
+    reasons = BenchmarkTest.degraded_reasons(test)
+    assert reasons == [
+        "evidence missing: the server probe could not tell whether every storage server "
+        "was reached after the benchmark: node n2: unknown no brick in "
+        "/m/.meta/graphs/active",
+        "evidence missing: the server probe could not tell whether every storage server "
+        "was reached after the benchmark: node n3: unknown the server probe did not answer",
+        "evidence missing: node n4 of the job gave no answer of the server probe after the "
+        "benchmark"]
+    assert test.servers_after == ("n1: ok 4 of 4 bricks connected; n2: unknown no brick in "
+                                  "/m/.meta/graphs/active; n3: unknown the server probe did "
+                                  "not answer")
+    healthy = "\n".join(f"fsaccept-servers n{i} ok 4 of 4 bricks connected" for i in (1, 2))
+    assert servers.after_reasons(servers.node_answers(healthy), ["n1", "n2"]) == []
+    # No probe asked after the benchmark (no srun, no probe): nothing is missing.
+    test.servers_after_cmds = list
+    assert BenchmarkTest.degraded_reasons(test) == []

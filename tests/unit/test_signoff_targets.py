@@ -21,6 +21,18 @@ CAPTURED = "local-gluster-accepted"
 #: Of no one file system: ReFrame runs them once whatever the targets.
 SHARED = ("BenchmarkBinaries", "MPILaunchSanity")
 TARGETS = ("distributed", "replicated")
+#: The captured volume's mount, and the second target's: a file system of its own.
+MOUNT, REPLICATED = "/mnt/fsaccept-gluster", "/mnt/fsaccept-gluster-replicated"
+
+
+def _on_replicated(tc):
+    """A case as the replicated target's run records it: its directories and mount."""
+    for key in ("target_dir", "target_mount", "node_mounts"):
+        if isinstance(tc.get(key), str):
+            tc[key] = tc[key].replace(MOUNT + " ", REPLICATED + " ").replace(
+                MOUNT + "/", REPLICATED + "/").replace("127.0.0.2:fsaccept", "127.0.0.2:replicated")
+            if tc[key] == MOUNT:
+                tc[key] = REPLICATED
 
 
 def per_target(edit=lambda name, tc: None):
@@ -39,6 +51,8 @@ def per_target(edit=lambda name, tc: None):
                 [cls, f"%fs_target={name}"] + ([rest] if rest else []))
             c["unique_name"], c["fs_target"] = f"{cls}_{name}", name
             c["uuid"] = f"{tc['uuid']}-{name}"
+            if name == "replicated":
+                _on_replicated(c)
             c["dependencies_actual"] = [
                 [d[0] if d[0].startswith(SHARED) else f"{d[0].split('_')[0]}_{name}", *d[1:]]
                 for d in tc["dependencies_actual"]]
@@ -59,8 +73,9 @@ def two_targets(tmp_path, edit=lambda name, target: None):
         data.pop(key, None)
     data["targets"] = {name: {**copy.deepcopy(target), "tests": copy.deepcopy(tests)}
                        for name in TARGETS}
-    # Each its own directory (the captured volume's, and one below it).
-    data["targets"]["replicated"]["path"] = f"{target['path']}/replicated"
+    # Each its own file system (the captured volume's, and a second volume).
+    data["targets"]["replicated"].update(path=REPLICATED, mount_point=REPLICATED,
+                                         source="127.0.0.2:replicated")
     for name in TARGETS:
         edit(name, data["targets"][name])
     path = tmp_path / "two.yaml"
@@ -171,3 +186,58 @@ def test_each_jobs_file_system_is_checked_against_its_own_target(tmp_path):
     assert sections["distributed"].verdict == "PASS"
     assert sections["replicated"].verdict == "INVALID"
     assert sections["replicated"].where == "/srv/replicated (xfs)"
+
+
+def test_a_case_whose_target_dir_is_another_targets_is_invalid(tmp_path):
+    """Issue 49: one measurement signed off both targets; the replicated target's
+    IORWriteBandwidth recorded the distributed target's directory."""
+    def elsewhere(name, tc):
+        if name == "replicated" and tc["name"].startswith("IORWriteBandwidth"):
+            tc["target_dir"] = tc["target_dir"].replace(REPLICATED, MOUNT)
+    ctx = context(per_target(elsewhere), two_targets(tmp_path))
+    assert ctx["signoff"]["verdict"] == "NOT ACCEPTED"
+    sections = {s.name: s for s in ctx["targets"]}
+    assert sections["distributed"].verdict == "PASS"
+    assert any(b.startswith("IORWriteBandwidth %fs_target=replicated: INVALID (target_dir "
+                            "'/mnt/fsaccept-gluster/fsaccept/IORWriteBandwidth.")
+               and "is not below '/mnt/fsaccept-gluster-replicated/fsaccept', the data "
+                   "directory of its target (fs_target replicated) (targets.replicated.path "
+                   "'/mnt/fsaccept-gluster-replicated')" in b
+               for b in ctx["signoff"]["blocking"]), ctx["signoff"]["blocking"]
+
+
+def test_a_case_without_its_target_dir_is_missing_evidence(tmp_path):
+    def unrecorded(name, tc):
+        if name == "distributed" and tc["name"].startswith("MdtestEasy"):
+            del tc["target_dir"]
+    ctx = context(per_target(unrecorded), two_targets(tmp_path))
+    assert any(b.startswith("MdtestEasy %fs_target=distributed: INVALID (evidence missing: "
+                            "no target_dir") for b in ctx["signoff"]["blocking"])
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.update(path=f"{MOUNT}/replicated", mount_point=MOUNT,
+                        source="127.0.0.2:fsaccept"),
+     "targets.replicated: the mount point '/mnt/fsaccept-gluster' and source "
+     "'127.0.0.2:fsaccept' of targets.distributed too: two paths on one mount are one file "
+     "system, and a test of one would sign off the other"),
+    (lambda t: t.update(path=f"{MOUNT}/fsaccept/replicated", mount_point=MOUNT,
+                        source="127.0.0.2:fsaccept"),
+     "targets.replicated.path: '/mnt/fsaccept-gluster/fsaccept/replicated' is inside "
+     "targets.distributed's data directory '/mnt/fsaccept-gluster/fsaccept', where its "
+     "tests write"),
+    (lambda t: [t.pop("mount_point"), t.pop("source"),
+                t.update(path=f"{MOUNT}/fsaccept/replicated")],
+     "targets.replicated.path: '/mnt/fsaccept-gluster/fsaccept/replicated' is inside "
+     "targets.distributed's data directory"),
+], ids=["one mount, two paths", "inside the other's fsaccept", "inside, mount unpinned"])
+def test_two_targets_on_one_file_system_are_refused(tmp_path, edit, message):
+    """Issue 49: both were "valid"; each is refused when the reference is checked."""
+    from fsaccept.suite.reference import ReferenceError
+
+    def on_one(name, target):
+        if name == "replicated":
+            edit(target)
+    with pytest.raises(ReferenceError) as err:
+        two_targets(tmp_path, on_one)
+    assert message in str(err.value) and "two.yaml" in str(err.value), str(err.value)

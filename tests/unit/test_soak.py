@@ -538,3 +538,44 @@ def test_a_gap_of_zeros_with_its_stalls_removed_is_invalid(tmp_path):
     reasons = _signed(tmp_path, record, ["n1"], runtime_s=65)
     assert ("its soak record: its series show no progress from t+2.0 s for 60.0 s (more "
             "than 30 s), but its stalls hold none of job1 there") in reasons, reasons
+
+
+def _week_long(series: dict) -> dict:
+    """A real record's series made a week of 1 s intervals of zeros, a bucket per
+    interval: kilobytes on disk, tens of MB once decoded."""
+    n = soak.MAX_INTERVALS
+    zeros = np.zeros(n)
+    return {**series, "intervals": n, "bucket_s": series["interval_s"],
+            "aggregate": soak.encode(zeros),
+            "buckets": {k: soak.encode(zeros, "float32") for k in soak.Series.BUCKET_KEYS},
+            "kept": {}}
+
+
+@pytest.mark.parametrize("count, message", [
+    (7, r"soak.series: 7 series, more than the 6 a soak records \(a figure per kind "
+        r"and fio direction\): refused before any is decoded"),
+    (1, r"soak.series\[0\].intervals: 604,800 is not 2 to 10 \(its settings' intervals\): "
+        r"refused before it is decoded"),
+])
+def test_a_record_of_more_series_or_points_than_its_settings_is_refused_undecoded(
+        count, message):
+    """Issue 49: a 2.3 MB soak-record.json took 4.1 GiB (the count of series was not
+    capped, nor their points by the settings).  The real record of job1-stopped (10 s
+    at 1 s), its series replaced by week-long ones: refused, without decoding them."""
+    import tracemalloc
+    data = json.loads(json.dumps(evidence("job1-stopped").to_dict()))
+    data["series"] = [_week_long(data["series"][0]) for _ in range(count)]
+    text = json.dumps(data)
+    assert len(text) < 200_000 * count
+    tracemalloc.start()
+    try:
+        with pytest.raises(soak.EvidenceError, match=message):
+            soak.Evidence.from_dict(json.loads(text))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * len(text) + (1 << 20), peak  # the JSON, never a decoded series
+
+
+def test_the_series_cap_is_fios_figures_by_direction():
+    assert soak.MAX_SERIES == len(logs.SOAK_FIGURES) * len(logs.DIRECTIONS)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -231,11 +232,13 @@ def error_findings(text: str) -> list[Finding]:
     return line_findings(text, _classify)
 
 
-def parse_semantics(text: str) -> SemanticsRun:
-    """The run ``text`` holds; what cannot be trusted is a finding (INVALID)."""
+def parse_semantics(text: str | Iterable[str]) -> SemanticsRun:
+    """The run ``text`` holds (or its lines, read one at a time: the sign-off's reader
+    of a job's output); what cannot be trusted is a finding (INVALID)."""
     run = SemanticsRun()
     found = run.findings
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines() if isinstance(text, str) else text
+    for lineno, line in enumerate(lines, start=1):
         if not line.startswith(PREFIX + " "):
             cls = _classify(line)
             if cls:

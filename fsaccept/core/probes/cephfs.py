@@ -5,8 +5,8 @@ active MDS answers, as the monitors, managers and MDS daemons tell the client's 
   {CODE: {"severity", "summary": {"message"}, "detail": [{"message"}], "muted"}}}``.  A
   check that says a server is down, an MDS has failed over, or the data is not whole
   (:data:`DOWN_CHECKS`, any ``OSD_<crush type>_DOWN``) or any check of severity
-  ``HEALTH_ERR`` is down, muted or not; other warnings (a recent crash, a pool of one
-  copy) are named but not down;
+  ``HEALTH_ERR`` is down, muted or not, and so is the status ``HEALTH_ERR`` with no check
+  listed; other warnings (a recent crash, a pool of one copy) are named but not down;
 - ``ceph fs status --format json``: ``{"mdsmap": [{"rank", "name", "state"}...]}``; a
   rank whose state is not ``active`` (``failed``, ``replay``, ``active(laggy)``...) is
   down.  Every file system of the cluster is judged;
@@ -27,11 +27,15 @@ from fsaccept.core.probes import (Answer, Output, Probe, cannot_read, json_of, j
 
 #: Health checks that mean a server is down, an MDS has failed over (its standby taken:
 #: MDS_INSUFFICIENT_STANDBY; a rank without its MDS: MDS_UP_LESS_THAN_MAX) or data is not
-#: whole (Ceph's documented codes: rados/operations/health-checks, cephfs/health-messages).
+#: whole, or an MDS refuses every change (MDS_READ_ONLY: "will return EROFS error codes to
+#: client operations that attempt to modify any metadata"; Ceph's documented codes:
+#: rados/operations/health-checks, cephfs/health-messages).
 DOWN_CHECKS = frozenset({
     "MON_DOWN", "OSD_DOWN", "PG_AVAILABILITY", "PG_DEGRADED", "OBJECT_UNFOUND",
     "MDS_ALL_DOWN", "FS_DEGRADED", "FS_WITH_FAILED_MDS", "MDS_DAMAGE",
-    "MDS_INSUFFICIENT_STANDBY", "MDS_UP_LESS_THAN_MAX"})
+    "MDS_INSUFFICIENT_STANDBY", "MDS_UP_LESS_THAN_MAX", "MDS_READ_ONLY"})
+#: The statuses ``ceph health`` gives (``health_status_t``: src/include/health.h).
+STATUSES = ("HEALTH_OK", "HEALTH_WARN", "HEALTH_ERR")
 _CRUSH_DOWN = re.compile(r"^OSD_[A-Z]+_DOWN$")
 #: Detail lines named per check (a degraded PG's check lists every PG).
 DETAILS_AT_MOST = 3
@@ -58,8 +62,9 @@ _ANSWER_LINE = re.compile(r"mds (\S+) (answers|silent|refused [0-9]+)")
 
 def health(data: Any) -> tuple[str, list[str], list[str]] | None:
     """(status, what is down, the other checks' codes) from ``ceph health detail``'s
-    JSON; None when it is not that."""
-    if not isinstance(data, dict) or not isinstance(data.get("status"), str) \
+    JSON; None when it is not that (a status none of :data:`STATUSES`).  A ``HEALTH_ERR``
+    whose checks name nothing down is down all the same: the cluster says so."""
+    if not isinstance(data, dict) or data.get("status") not in STATUSES \
             or not isinstance(data.get("checks", {}), dict):
         return None
     down, other = [], []
@@ -77,6 +82,8 @@ def health(data: Any) -> tuple[str, list[str], list[str]] | None:
                         + (f" ({named(details, DETAILS_AT_MOST)})" if details else ""))
         else:
             other.append(code)
+    if data["status"] == "HEALTH_ERR" and not down:
+        down.append("HEALTH_ERR: the cluster's status, with no check of its own listed")
     return data["status"], down, other
 
 
@@ -171,8 +178,8 @@ PROBE = Probe(
               MDS_ANSWERS),
     parse=parse,
     reads=f"`ceph health detail` (checks that mean a server down, an MDS failed over or "
-          f"data not whole: {', '.join(sorted(DOWN_CHECKS))}, OSD_<crush type>_DOWN, any "
-          "HEALTH_ERR) and `ceph fs status` (every MDS rank active), both as JSON, and "
+          f"data not whole, or an MDS read-only: {', '.join(sorted(DOWN_CHECKS))}, "
+          "OSD_<crush type>_DOWN, any HEALTH_ERR, the status HEALTH_ERR) and `ceph fs status` (every MDS rank active), both as JSON, and "
           f"`ceph tell mds.NAME version` of each active MDS of `ceph mds stat` (an answer "
           f"within {TELL_TIMEOUT_S} s)",
     documented="Ceph documentation: Monitoring a Cluster (ceph health detail, muting), "

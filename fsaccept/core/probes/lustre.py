@@ -11,7 +11,10 @@
 
 A target either source finds not connected is down.  ``lfs check`` refused for lack of
 privileges (EACCES, EPERM: older clients let only root ping) leaves the import states to
-decide alone, and the answer says so.
+decide alone, and the answer says so; the refused pings still name every target, and
+each must have its import's state.  A target whose import is named but has no state (a
+list cut short), or an answer with no MDT or no OST (every Lustre file system has both),
+cannot be read.
 """
 
 from __future__ import annotations
@@ -53,11 +56,13 @@ def target_of(device: str, inst: str) -> str | None:
     return f"{m.group(1)}-{m.group(2)}{m.group(3)}"
 
 
-def checked(text: str, inst: str) -> tuple[dict[str, str], bool]:
-    """{target: "" when active, else why not} from ``lfs check servers``, and whether
-    the client was refused the pings (then none is judged)."""
+def checked(text: str, inst: str) -> tuple[dict[str, str], bool, set[str]]:
+    """{target: "" when active, else why not} from ``lfs check servers``, whether the
+    client was refused the pings (then none is judged), and every target of the mount a
+    line names (a refused ping still names its target: the imports must cover it)."""
     said: dict[str, str] = {}
     refused = False
+    named_here: set[str] = set()
     for line in text.splitlines():
         line = line.strip()
         m = _CHECKED.match(line)
@@ -65,6 +70,7 @@ def checked(text: str, inst: str) -> tuple[dict[str, str], bool]:
             target = target_of(m.group(1), inst)
             if target:
                 said[target] = "" if m.group(2) == "active" else "inactive"
+                named_here.add(target)
             continue
         m = _ERROR.search(line)
         if m:
@@ -73,18 +79,25 @@ def checked(text: str, inst: str) -> tuple[dict[str, str], bool]:
                 refused = True
             elif target:
                 said[target] = f"lfs check: {m.group(2)} ({m.group(3)})"
-    return ({} if refused else said), refused
+            if target:
+                named_here.add(target)
+    return ({} if refused else said), refused, named_here
 
 
-def imports(text: str, inst: str) -> dict[str, str]:
+def imports(text: str, inst: str, named_here: set[str] | None = None) -> dict[str, str]:
     """{target: its import's state} from ``lctl get_param osc.*.import mdc.*.import``
-    (a state Lustre does not have, a line cut short, leaves its target out)."""
+    (a state Lustre does not have, a line cut short, leaves its target out); each target
+    of the mount a parameter line names is added to ``named_here`` (its import begun,
+    maybe cut before its state)."""
     states: dict[str, str] = {}
     device = None
     for line in text.splitlines():
         m = _PARAM.match(line)
         if m:
             device = m.group(1)
+            target = target_of(device, inst)
+            if target and named_here is not None:
+                named_here.add(target)
             continue
         m = _FIELD.match(line)
         if m and m.group(1) == "name":
@@ -109,12 +122,17 @@ def parse(mount: str, outputs: Sequence[Output]) -> Answer:
     if inst is None:
         return Answer(UNKNOWN, f"cannot tell which Lustre targets serve {mount}: "
                                + cannot_read(getname))
-    pinged, refused = checked(check.text, inst)
-    states = imports(lctl.text, inst)
-    targets = sorted(set(pinged) | set(states))
+    pinged, refused, named_here = checked(check.text, inst)
+    states = imports(lctl.text, inst, named_here)
+    targets = sorted(set(pinged) | set(states) | named_here)
     unreadable = _missing(lctl, states, targets, inst)
     if not refused:
         unreadable += _missing(check, pinged, targets, inst)
+    kinds = [k for k in ("MDT", "OST") if not any(f"-{k}" in t for t in targets)]
+    if targets and kinds:
+        # Every Lustre file system has an MDT and an OST: an answer without one is cut.
+        unreadable.append(f"no {' and no '.join(kinds)} of {inst} named: what the "
+                          "client printed is not the whole file system")
     down = []
     for target in targets:
         why = [f"import {states[target]}"] if states.get(target, "FULL") not in CONNECTED \
