@@ -280,6 +280,21 @@ def _load(path: Path, reads: inputs.Reader, beside: bool) -> dict[str, Any]:
     return {"raw": raw, **data}
 
 
+def listed(reads: inputs.Reader, manifest: Path | str | None = None) -> dict[str, Any] | None:
+    """The manifest :func:`verify` reads (beside the run report, or ``manifest``), read
+    now through the same reader (the same bytes), for what the sign-off takes from it
+    before it verifies it: the run's ceilings' digest, the copy of its reference file.
+    None when there is none or it cannot be read (:func:`verify` says why)."""
+    beside = manifest is None
+    path = Path(reads.root) / MANIFEST if beside else Path(manifest)
+    if beside and not os.path.lexists(path):
+        return None
+    try:
+        return _load(path, reads, beside)
+    except (inputs.InputError, ValueError):
+        return None
+
+
 def one_line(text: str) -> str:
     """``text`` on one line: a file name may hold a line break (or any character but
     ``/`` and NUL); it is shown escaped, never as a second line of the console."""
