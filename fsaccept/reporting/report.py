@@ -575,16 +575,22 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
     if reference is not None:
         verified, check, problem = _given_reference(str(reference), recorded, reads)
     elif len(recorded) == 1:
-        path, sha = next(iter(recorded))
+        recorded_path, sha = next(iter(recorded))
+        # The run directory's copy of it, where the manifest names one (a run directory
+        # moved or sent), else the file where the run read it.
+        copy = run_manifest.reference_copy(listed, run_dir, str(recorded_path))
+        path = copy or recorded_path
         try:  # a path the run report names: read bounded, as any reference file
             raw = _read_reference(reads, path)
         except inputs.InputError:
             raw = None
         now = hashlib.sha256(raw).hexdigest() if raw is not None else None
+        shown = (f"{os.path.relpath(copy, run_dir)} (the run's copy of {recorded_path})"
+                 if copy else path)
         if now == sha:
             # The thresholds of the very bytes whose digest verifies (one read).
             verified = _load_verified_reference(path, raw)
-            check = f"{path} still has SHA-256 {sha}: " + (
+            check = f"{shown} still has SHA-256 {sha}: " + (
                 "thresholds compared with it" if not isinstance(verified, str)
                 else f"its thresholds could not be compared ({verified})")
             reference = path
@@ -594,7 +600,7 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
                 problem, verified = f"{path}: {verified}", None
         else:
             # No digest of a file that does not verify (the run report may name any).
-            check = (f"{path} changed or is gone since the run (not SHA-256 {sha}"
+            check = (f"{shown} changed or is gone since the run (not SHA-256 {sha}"
                      f"{'' if now else ', or unreadable'}): thresholds not compared; "
                      "no ceilings shown")
             problem = check
