@@ -490,7 +490,8 @@ def _joined(check: str, more: str) -> str:
 def _is_run_file(path: Path | str, run_dir: Path) -> bool:
     """Whether ``path`` names the run's own ceilings file (as ``scripts/acceptance`` once
     passed it: not another file)."""
-    return os.path.abspath(path) == os.path.join(run_dir, assessment.RUN_FILE)
+    own = os.path.join(run_dir, assessment.RUN_FILE)
+    return os.path.abspath(path) == own and os.path.lexists(own)
 
 
 def _run_ceilings(reads: inputs.Reader, run_dir: Path,

@@ -260,6 +260,10 @@ def test_another_ceilings_file_for_a_run_without_its_own_is_named(run, tmp_path,
     assert code == 0 and _assessment_rows(md)
     assert (f"assessment: performance assessment against {other} (--ceilings): the run has "
             "no ceilings of its own") in console.splitlines()
+    # The run's own, named but not there: bad input, as any --ceilings file.
+    assert signoff.main([str(run / "run-report.json"), "--out", str(tmp_path / "o"),
+                         "--ceilings", str(run / "ceilings.yaml")]) == 2
+    assert "ceilings.yaml" in capsys.readouterr().err
 
 
 def test_scripts_acceptance_leaves_the_run_s_ceilings_to_the_report():
