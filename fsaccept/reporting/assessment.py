@@ -52,6 +52,9 @@ from fsaccept.core.formatting import format_number
 from fsaccept.core.units import MIB
 
 COMPONENTS = ("client", "network", "servers", "devices")
+#: The run directory's file of the ceilings the run measured (``scripts/acceptance`` on
+#: the emulated cluster; the manifest digests it): a re-made report assesses against it.
+RUN_FILE = "ceilings.yaml"
 #: Key of a ceiling entry → the figure unit it applies to.
 KIND_UNITS = {"bandwidth": "MiB/s", "iops": "IOPS", "ops": "ops/s"}
 #: Bandwidth units a ceiling may be given in → MiB/s per unit, exactly.
@@ -207,6 +210,9 @@ class Assessment:
     explanation: str
     percent: float
     anomaly: bool
+    #: Whose ceilings, when not those the report assesses against (the run's own,
+    #: kept beside another ``--ceilings`` file's): named in the note.
+    source: str = ""
 
     @property
     def derived(self) -> bool:
@@ -220,11 +226,13 @@ class Assessment:
 
     @property
     def note(self) -> str:
+        against = f"against {self.source}: " if self.source else ""
         if self.anomaly:
-            return (f"ANOMALY: {self.percent:.1f} % of the {self.component} ceiling "
+            return (f"{against}ANOMALY: {self.percent:.1f} % of the {self.component} ceiling "
                     f"({self.explanation}): faster than the hardware can be, so probably "
                     "served from a cache")
-        return f"{self.percent:.1f} % of the {self.component} ceiling ({self.explanation})"
+        return (f"{against}{self.percent:.1f} % of the {self.component} ceiling "
+                f"({self.explanation})")
 
 
 def assess(figure: str, value: float | None, unit: str, nodes: int | None,

@@ -5,8 +5,10 @@ a site's SSH signature of that list.
 finishes and before ``fsaccept report``: the run report, every regular file in each
 test's output and stage directories that the run report names (``rfm_job.sh``,
 ``rfm_job.out``, ``rfm_job.err``, the benchmark outputs), and each reference file a test
-names (``reference_path``).  Paths are relative to the run directory, but for a
-reference file outside it (absolute).  ``fsaccept report`` verifies it (:func:`verify`):
+names (``reference_path``): one outside the run directory through its copy, made into
+``reference/`` when the manifest is written (the path the run read it at recorded for
+information), so that a run directory moved or sent still verifies.  Paths are relative
+to the run directory (an older manifest names a reference file outside it absolute).  ``fsaccept report`` verifies it (:func:`verify`):
 a file changed, missing, or added in one of those directories, and a test directory the
 run report names that it does not cover (made after it was written), make the verdict
 at most INCOMPLETE, naming the file or directory.
@@ -63,6 +65,10 @@ MAX_MANIFEST_BYTES = 32 << 20
 MAX_SIGNATURE_BYTES = 64 << 10
 #: A file of a test's directories: as large as a benchmark log may be.
 MAX_FILE_BYTES = inputs.MAX_LOG_BYTES
+#: The run directory's folder of the copies of the reference files its tests read
+#: outside it (byte for byte, digested): a run directory moved or sent verifies where it
+#: lands, and its sign-off reads the copy.
+COPIES = "reference"
 #: Problems named one by one (then a count).
 PROBLEMS_SHOWN = 20
 _SSH_TIMEOUT_S = 60
@@ -192,9 +198,73 @@ def _digest(reads: inputs.Reader, run_dir: str, name: str) -> str:
 # --------------------------------------------------------------------------- writing
 
 
+def _put(root: str, name: str, data: bytes) -> None:
+    """Write ``data`` as the new file ``root/name`` (``COPIES/BASE``), through no link;
+    one already there is kept when it holds the same bytes (the manifest written again),
+    else refused: not ours to replace."""
+    folder, base = os.path.split(name)
+    try:
+        dir_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as err:
+        raise ManifestError(f"{root}: cannot open the run directory: {err.strerror}") from None
+    try:
+        try:
+            os.mkdir(folder, 0o755, dir_fd=dir_fd)
+        except FileExistsError:
+            pass
+        sub = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+        try:
+            try:
+                fd = os.open(base, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                             0o644, dir_fd=sub)
+            except FileExistsError:
+                there = inputs.read_below(root, os.path.join(root, name), yamlfile.MAX_BYTES,
+                                          "a copy of a reference file")
+                if there != data:
+                    raise ManifestError(f"{os.path.join(root, name)}: already there, with other "
+                                        "bytes than the reference file the run read: not "
+                                        "replaced (remove it to write the manifest again)")
+                return
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        finally:
+            os.close(sub)
+    except inputs.InputError as err:
+        raise ManifestError(str(err)) from None
+    except OSError as err:
+        raise ManifestError(f"{os.path.join(root, name)}: cannot copy the reference file "
+                            f"there: {err.strerror or err}") from None
+    finally:
+        os.close(dir_fd)
+
+
+def _copy_references(reads: inputs.Reader, root: str,
+                     references: set[str]) -> dict[str, str]:
+    """Copy each reference file outside the run directory into ``COPIES/`` (byte for
+    byte, the bytes read once): {the copy's name: the path the run report records}."""
+    copies: dict[str, str] = {}
+    for ref in sorted(references):
+        if inputs.is_below(root, os.path.abspath(ref)):
+            continue  # in the run directory already: listed as its other files
+        try:
+            data = reads.read(ref, yamlfile.MAX_BYTES, "a reference file", below=False)
+        except inputs.InputError as err:
+            raise ManifestError(str(err)) from None
+        base = os.path.basename(ref) or "reference.yaml"
+        name, n = f"{COPIES}/{base}", 2
+        while name in copies:  # two files of one name, in different folders
+            name, n = f"{COPIES}/{n}-{base}", n + 1
+        _put(root, name, data)
+        copies[name] = ref
+    return copies
+
+
 def build(run_dir: Path | str, run_report: Path | str, *, signer: str = "",
           extra: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The manifest of the run in ``run_dir`` whose run report is ``run_report``."""
+    """The manifest of the run in ``run_dir`` whose run report is ``run_report``.  Each
+    reference file the tests recorded outside the run directory is copied into it first
+    (``COPIES/``): the manifest digests the copy, and names the file it copies
+    (``references``: the copy -> the path recorded), for information."""
     root = os.path.abspath(run_dir)
     src = os.path.abspath(run_report)
     if not inputs.is_below(root, src):
@@ -207,7 +277,9 @@ def build(run_dir: Path | str, run_report: Path | str, *, signer: str = "",
             raise ManifestError(f"{e}: not below the run directory {root}: not covered")
     names = {_name(root, src), *(_name(root, os.path.join(root, e)) for e in extra)}
     names.update(f for d in dirs for f in _walk(root, d))
-    names.update(_name(root, r) for r in _references(report))
+    copies = _copy_references(reads, root, _references(report))
+    names.update(_name(root, r) for r in _references(report) if r not in copies.values())
+    names.update(copies)
     files = {}
     for name in sorted(names):
         try:
@@ -216,6 +288,7 @@ def build(run_dir: Path | str, run_report: Path | str, *, signer: str = "",
             raise ManifestError(str(err)) from None
     return {"format": FORMAT, "written_by": "fsaccept manifest",
             "run_report": _name(root, src), **({"signer": signer} if signer else {}),
+            **({"references": copies} if copies else {}),
             "directories": dirs, "files": files}
 
 
@@ -274,10 +347,41 @@ def _load(path: Path, reads: inputs.Reader, beside: bool) -> dict[str, Any]:
             or not isinstance(files, dict) or not isinstance(dirs, list)
             or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
             or not all(isinstance(d, str) for d in dirs)
-            or not isinstance(data.get("signer", ""), str)):
+            or not isinstance(data.get("signer", ""), str)
+            or not isinstance(data.get("references", {}), dict)
+            or not all(isinstance(k, str) and isinstance(v, str)
+                       for k, v in data.get("references", {}).items())):
         raise ValueError(f"{path}: not an fsaccept manifest ({FORMAT!r} with files and "
                          "directories)")
     return {"raw": raw, **data}
+
+
+def listed(reads: inputs.Reader, manifest: Path | str | None = None) -> dict[str, Any] | None:
+    """The manifest :func:`verify` reads (beside the run report, or ``manifest``), read
+    now through the same reader (the same bytes), for what the sign-off takes from it
+    before it verifies it: the run's ceilings' digest, the copy of its reference file.
+    None when there is none or it cannot be read (:func:`verify` says why)."""
+    beside = manifest is None
+    path = Path(reads.root) / MANIFEST if beside else Path(manifest)
+    if beside and not os.path.lexists(path):
+        return None
+    try:
+        return _load(path, reads, beside)
+    except (inputs.InputError, ValueError):
+        return None
+
+
+def reference_copy(listed_manifest: dict[str, Any] | None, run_dir: Path | str,
+                   recorded: str) -> str | None:
+    """Where the run directory keeps its copy of the reference file the run report
+    records as ``recorded`` (the manifest's ``references``), or None (an older run
+    directory: the file is read where the run read it).  The copy is judged as the
+    reference: its SHA-256 must be the one the tests recorded, and the manifest's."""
+    for name, original in (listed_manifest or {}).get("references", {}).items():
+        if (original == recorded and not os.path.isabs(name) and not _relative_problem(name)
+                and PurePosixPath(name).parts[:1] == (COPIES,)):
+            return os.path.join(os.path.abspath(run_dir), name)
+    return None
 
 
 def one_line(text: str) -> str:
@@ -322,6 +426,8 @@ def _file_problems(data: dict[str, Any], reads: inputs.Reader, run_dir: str,
             continue
         if now != sha.lower():
             problems.append(f"{shown} changed since the manifest was written")
+    problems += [f"{one_line(name)}: a copy of a reference file the manifest names but "
+                 "does not digest" for name in data.get("references", {}) if name not in files]
     for d in data["directories"]:
         if os.path.isabs(d) or _relative_problem(d):
             problems.append(f"{one_line(d)}: not a directory below the run: not read")

@@ -23,7 +23,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -150,7 +150,9 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
                   job_scripts: dict[str, str] | Callable[[str, str], str] | None = None,
                   reference_check: str = "", plots: bool = True,
                   reference: Any = None, reference_problem: str = "",
-                  integrity: Any = None, files: RunFiles | None = None) -> dict[str, Any]:
+                  integrity: Any = None, files: RunFiles | None = None,
+                  run_ceilings: list[Any] | None = None, against: str = "",
+                  run_ceilings_name: str = "") -> dict[str, Any]:
     """Everything the templates show, from a run report (typed at the door, once, when
     it is not yet) and the sign-off data (``reference``: the reference file the tests
     recorded, verified by its SHA-256, whose thresholds the recorded ones must match;
@@ -159,7 +161,10 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
     (:class:`.manifest.Integrity`), or a function verifying it, called once the job
     scripts shown are read (their digests are of the bytes shown); None when there is
     none: a manifest that does not verify keeps the sign-off from ACCEPTED; ``files``:
-    the run's files a check's record is rebuilt from, read by the same reader)."""
+    the run's files a check's record is rebuilt from, read by the same reader;
+    ``against``: the verdict lines' words when ``ceilings`` are not the run's own, whose
+    anomalies (``run_ceilings``, named ``run_ceilings_name``) are kept as rows of their
+    own where ``ceilings`` find none)."""
     report = typed(report)
     info = report.info
     tests = tests_of(report, reference=reference, files=files)
@@ -177,6 +182,7 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
     checks = check_summaries(tests)
     scripts = job_scripts if callable(job_scripts) else (job_scripts or {}).get
     sections, all_plots, assessments = [], [], []
+    kept_anomalies = 0
     plots_left_out = 0
     max_plots = MAX_PLOTS if scaled(tests) else math.inf
     plot_files: set[str] = set()
@@ -191,6 +197,13 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
                     limits[fr.name] = a.ceiling
                     t_assess.append(a)
                     assessments.append((t.name, a))
+                own = assessment.assess(fr.name, fr.value, fr.unit, t.nodes,
+                                        run_ceilings or [])
+                if own is not None and own.anomaly and not (a is not None and a.anomaly):
+                    kept = replace(own, source=run_ceilings_name)  # never dropped silently
+                    t_assess.append(kept)
+                    assessments.append((t.name, kept))
+                    kept_anomalies += 1
             runs = [case_section(tc, f"Run {i + 1}" if len(t.cases) > 1 else "Measurement",
                                  scripts(tc.get("uuid", ""), "") or "")
                     for i, tc in enumerate(t.cases)]
@@ -296,6 +309,10 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
         "references": refs,
         "reference_check": reference_check,
         "integrity": integrity.text if integrity is not None else "not verified: no manifest",
+        "assessment": against + (
+            f"; {kept_anomalies:,} anomal{'y' if kept_anomalies == 1 else 'ies'} against "
+            f"{run_ceilings_name} kept in the assessment" if against and kept_anomalies
+            else ""),
         "signed_by": signed_by or "(not signed: pass --signed-by NAME)",
         "verdict": verdict,
         "blocking": blocking,
@@ -307,7 +324,7 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
             "group_limit": GROUP_LIMIT, "worst_shown": WORST_SHOWN,
             "node_plots": node_plots, "plots": all_plots, "assessments": assessments,
             "plots_left_out": plots_left_out, "max_plots": MAX_PLOTS,
-            "tests": tests, "has_ceilings": bool(ceilings),
+            "tests": tests, "has_ceilings": bool(ceilings) or kept_anomalies > 0,
             "data_reduction": data_reduction_lines(tests),
             "semantics": semantics_section(tests, reference),
             "soaks": soaks,
@@ -459,6 +476,53 @@ def _ceilings_of(reads: inputs.Reader, path: Path | str) -> tuple[list[Any], byt
     return assessment.ceilings_from_reference_file(path, raw), raw
 
 
+def _comment(raw: bytes) -> str:
+    """' (its first line)' of a ceilings file whose first line is a comment (what
+    ``fsaccept ceilings measure`` ran), else ''."""
+    first = raw.decode("utf-8", "replace").splitlines()[:1]
+    return f" ({one_line(first[0].lstrip('# '))})" if first and first[0].startswith("#") else ""
+
+
+def _joined(check: str, more: str) -> str:
+    return f"{check}; {more}" if check and more else check or more
+
+
+def _is_run_file(path: Path | str, run_dir: Path) -> bool:
+    """Whether ``path`` names the run's own ceilings file (as ``scripts/acceptance`` once
+    passed it: not another file)."""
+    own = os.path.join(run_dir, assessment.RUN_FILE)
+    return os.path.abspath(path) == own and os.path.lexists(own)
+
+
+def _run_ceilings(reads: inputs.Reader, run_dir: Path,
+                  listed: dict[str, Any] | None) -> tuple[list[Any] | None, str]:
+    """The ceilings the run measured (``RUN_DIR/ceilings.yaml``), verified by the
+    manifest's digest where there is a manifest, and what the Ceilings row says of them:
+    (None, '') when the run has none; (None, why) when they cannot be used (changed since
+    the manifest, not in it, unreadable, not ceilings): then no assessment."""
+    path = run_dir / assessment.RUN_FILE
+    if not os.path.lexists(path):
+        return None, ""
+    name = f"the run's {assessment.RUN_FILE}"
+    try:
+        raw = reads.read(path, yamlfile.MAX_BYTES, "the run's ceilings")
+    except inputs.InputError as err:
+        return None, f"{name} not read ({err}): no assessment"
+    if listed is not None:
+        sha = listed["files"].get(assessment.RUN_FILE)
+        if sha is None:
+            return None, f"{name} is not in the manifest (added since the run): no assessment"
+        if sha.lower() != hashlib.sha256(raw).hexdigest():
+            return None, f"{name} changed since the manifest was written: no assessment"
+    try:
+        found = assessment.ceilings_from_reference_file(path, raw)
+    except CeilingError as err:
+        return None, f"{name}: {err}: no assessment"
+    return found, (f"ceilings from {name}" + _comment(raw)
+                   + ("" if listed is not None else " (no manifest verifies it)")
+                   + ("" if found else " (it states no ceilings: no assessment)"))
+
+
 def write_report(run_report: Path | str, out_dir: Path | str, **options: Any) -> list[Path]:
     """Write report.md, report.html and plots/ into ``out_dir``; returns their paths
     (options: those of :func:`write_report_context`)."""
@@ -507,43 +571,68 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
                 if tc.get("reference_path") and not tc.get("fixture")}
     problem = ("the tests recorded no reference file" if not recorded else
                f"the tests recorded {len(recorded)} different reference files")
+    listed = run_manifest.listed(reads, manifest)  # the bytes verify() reads, last
+    recorded_ok = False  # the reference file the tests recorded verifies
     if reference is not None:
         verified, check, problem = _given_reference(str(reference), recorded, reads)
     elif len(recorded) == 1:
-        path, sha = next(iter(recorded))
+        recorded_path, sha = next(iter(recorded))
+        # The run directory's copy of it, where the manifest names one (a run directory
+        # moved or sent), else the file where the run read it.
+        copy = run_manifest.reference_copy(listed, run_dir, str(recorded_path))
+        path = copy or recorded_path
         try:  # a path the run report names: read bounded, as any reference file
             raw = _read_reference(reads, path)
         except inputs.InputError:
             raw = None
         now = hashlib.sha256(raw).hexdigest() if raw is not None else None
+        shown = (f"{os.path.relpath(copy, run_dir)} (the run's copy of {recorded_path})"
+                 if copy else path)
         if now == sha:
             # The thresholds of the very bytes whose digest verifies (one read).
             verified = _load_verified_reference(path, raw)
-            check = f"{path} still has SHA-256 {sha}: " + (
+            check = f"{shown} still has SHA-256 {sha}: " + (
                 "thresholds compared with it" if not isinstance(verified, str)
                 else f"its thresholds could not be compared ({verified})")
             reference = path
-            check += "; ceilings read from it"
+            recorded_ok = True
             problem = ""
             if isinstance(verified, str):
                 problem, verified = f"{path}: {verified}", None
         else:
             # No digest of a file that does not verify (the run report may name any).
-            check = (f"{path} changed or is gone since the run (not SHA-256 {sha}"
+            check = (f"{shown} changed or is gone since the run (not SHA-256 {sha}"
                      f"{'' if now else ', or unreadable'}): thresholds not compared; "
                      "no ceilings shown")
             problem = check
     elif reference is None and len(recorded) > 1:
         check = "the tests recorded different reference files: no ceilings shown"
-    if ceilings_file is not None:
+    # The run's own ceilings: those it measured (ceilings.yaml), else its reference's.
+    own, own_text = _run_ceilings(reads, run_dir, listed)
+    own_name = f"the run's {assessment.RUN_FILE}"
+    against, theirs = "", None
+    if ceilings_file is not None and not _is_run_file(ceilings_file, run_dir):
         ceilings, raw = _ceilings_of(reads, ceilings_file)
-        check = (check + "; " if check else "") + f"ceilings from {ceilings_file}"
-        first = raw.decode("utf-8", "replace").splitlines()[:1]
-        if first and first[0].startswith("#"):
-            check += f" ({first[0].lstrip('# ')})"
+        check = _joined(check, f"ceilings from {ceilings_file}" + _comment(raw))
+        if own is None and not own_text and recorded_ok:
+            own_name = f"the ceilings of {reference}"
+            try:
+                own = _ceilings_of(reads, reference)[0] or None
+            except CeilingError:
+                own = None
+        against = f"performance assessment against {ceilings_file} (--ceilings)" + (
+            f", not {own_name}" if own is not None else f", not {own_name} ({own_text})"
+            if own_text
+            else ": the run has no ceilings of its own")
+        theirs = own
+    elif own is not None or own_text:
+        ceilings = own or []
+        check = _joined(check, own_text)
     elif reference is not None:
         ceilings, _ = _ceilings_of(reads, reference)
-        if not check:
+        if recorded_ok:
+            check += "; ceilings read from it"
+        elif not check:
             check = f"ceilings read from {reference}"
         if not ceilings:
             check += " (it states no ceilings: no assessment)"
@@ -553,7 +642,8 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
                         job_scripts=scripts,
                         reference_check=check, reference=verified,
                         reference_problem=problem,
-                        files=RunFiles(reads, rebase),
+                        files=RunFiles(reads, rebase), against=against,
+                        run_ceilings=theirs, run_ceilings_name=own_name,
                         # Last: every file it digests that the report used is read.
                         integrity=lambda: run_manifest.verify(
                             reads, run_report, report.record, manifest, allowed_signers))
@@ -631,6 +721,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"report: {one_line(out / 'report.md')}")
     print(f"report: {one_line(out / 'report.html')}")
     print("integrity: " + one_line(ctx["signoff"]["integrity"]))
+    if ctx["signoff"]["assessment"]:  # another file's ceilings than the run's: named
+        print("assessment: " + one_line(ctx["signoff"]["assessment"]))
     if ctx_verdict[1]:
         print("not accepted because:")
     for reason in ctx_verdict[1]:

@@ -156,3 +156,119 @@ def test_a_ceilings_file_that_cannot_be_read_exits_2_naming_it(tmp_path, capsys,
                          "--ceilings", str(path)]) == 2
     assert f"{path}: {message}" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()  # refused before anything is written
+
+
+# --------------------------------------------------------------------------- a re-made report
+# The run directory is test_manifest's: the real local-spack-accepted run report (ACCEPTED
+# on the emulated cluster, whose scripts/acceptance measures the disk's ceilings first)
+# with each test's output beside it.  Its ceilings.yaml is what `fsaccept ceilings
+# measure` prints (assessment.ceilings_block), with a disk of 1 MiB/s and 1 IOPS: every
+# write and read figure of the run is above it, an anomaly.
+
+from markupsafe import escape  # noqa: E402
+
+from tests.unit.test_manifest import _signoff, _write, run  # noqa: E402,F401
+
+
+def _measured(run_dir: Path, mib_s: float = 1.0) -> Path:
+    """The run's ceilings.yaml, as scripts/acceptance writes it (fsaccept ceilings measure)."""
+    block = asm.ceilings_block({"write": mib_s, "read": mib_s, "randwrite": mib_s,
+                                "randread": mib_s})
+    path = run_dir / "ceilings.yaml"
+    path.write_text("# measured with fio --direct=1 --iodepth=16 --numjobs=4 in /tmp/x "
+                    "(64m per job, 2 s each)\n"
+                    + yaml.safe_dump({"ceilings": block}, sort_keys=False))
+    return path
+
+
+def _assessment_rows(md: str) -> list[str]:
+    part = md.split("## Performance assessment", 1)
+    if len(part) == 1:
+        return []
+    return [ln for ln in part[1].split("\n## ", 1)[0].splitlines() if ln.startswith("| ")
+            and not ln.startswith(("| Test |", "| --- |"))]
+
+
+def test_a_re_made_report_assesses_against_the_run_s_own_ceilings(run, capsys):
+    """Class 12: re-made as docs/user/manifest.md says (`fsaccept report RUN/run-report.json
+    --out DIR`), the report had no assessment: the run's digested ceilings.yaml unused."""
+    _measured(run)
+    _write(run, "--include", "ceilings.yaml")
+    code, md, console = _signoff(run, capsys)
+    assert code == 0 and "**Overall verdict: ACCEPTED**" in md
+    rows = _assessment_rows(md)
+    assert rows and all("ANOMALY" in r for r in rows), rows
+    assert any(r.startswith("| IORWriteBandwidth | write_bandwidth |") for r in rows)
+    assert ("ceilings from the run's ceilings.yaml (measured with fio --direct=1 "
+            "--iodepth=16 --numjobs=4 in /tmp/x (64m per job, 2 s each))") in md
+    assert "not the run's" not in md and "assessment:" not in console
+    # The path scripts/acceptance once passed (--ceilings RUN/ceilings.yaml) is the same.
+    code, md2, console = _signoff(run, capsys, "--ceilings", str(run / "ceilings.yaml"))
+    assert code == 0 and _assessment_rows(md2) == rows and "assessment:" not in console
+
+
+def test_the_run_s_ceilings_edited_or_added_after_the_manifest_are_not_used(run, capsys):
+    path = _measured(run)
+    _write(run, "--include", "ceilings.yaml")
+    path.write_text(path.read_text().replace("value: 1.0", "value: 100000.0"))
+    code, md, console = _signoff(run, capsys)
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    assert "the run's ceilings.yaml changed since the manifest was written: no assessment" in md
+    assert "not verified: ceilings.yaml changed since the manifest was written" in console
+    assert _assessment_rows(md) == []
+    # One put there after a manifest that lists none: not the run's.
+    _write(run)
+    code, md, _ = _signoff(run, capsys)
+    assert code == 0 and _assessment_rows(md) == []
+    assert "the run's ceilings.yaml is not in the manifest (added since the run): " \
+           "no assessment" in md
+
+
+def test_another_ceilings_file_is_named_and_keeps_the_run_s_anomalies(run, tmp_path, capsys):
+    """Class 12: any --ceilings file removed the run's anomaly rows, while the Integrity row
+    still said verified, and nothing named the other file."""
+    _measured(run)
+    _write(run, "--include", "ceilings.yaml")
+    _, own_md, _ = _signoff(run, capsys)
+    own = _assessment_rows(own_md)
+    other = tmp_path / "vendor-ceilings.yaml"
+    other.write_text(yaml.safe_dump({"ceilings": asm.ceilings_block(
+        {"write": 10**6, "read": 10**6, "randwrite": 10**6, "randread": 10**6})}))
+    code, md, console = _signoff(run, capsys, "--ceilings", str(other))
+    # What an anomaly does to the verdict is as it was (nothing, here).
+    assert code == 0 and "**Overall verdict: ACCEPTED**" in md
+    assert "| Integrity | verified (manifest.json" in md
+    said = (f"performance assessment against {other} (--ceilings), not the run's "
+            f"ceilings.yaml; {len(own)} anomalies against the run's ceilings.yaml kept in "
+            "the assessment")
+    assert f"The {said}." in md and f"| Performance assessment | {said} |" in md
+    lines = console.splitlines()
+    assert f"assessment: {said}" in lines and lines[-1] == "overall verdict: ACCEPTED"
+    rows = _assessment_rows(md)
+    kept = [r for r in rows if "against the run's ceilings.yaml: ANOMALY" in r]
+    assert len(kept) == len(own) and len(rows) == 2 * len(own)
+    assert not [r for r in rows if "ANOMALY" in r and r not in kept]
+    html = (run.parent / "out" / "report.html").read_text()
+    assert f'<p id="assessment-against">The {escape(said)}.</p>' in html
+
+
+def test_another_ceilings_file_for_a_run_without_its_own_is_named(run, tmp_path, capsys):
+    _write(run)
+    other = tmp_path / "vendor-ceilings.yaml"
+    other.write_text(yaml.safe_dump({"ceilings": asm.ceilings_block({"write": 1.0})}))
+    code, md, console = _signoff(run, capsys, "--ceilings", str(other))
+    assert code == 0 and _assessment_rows(md)
+    assert (f"assessment: performance assessment against {other} (--ceilings): the run has "
+            "no ceilings of its own") in console.splitlines()
+    # The run's own, named but not there: bad input, as any --ceilings file.
+    assert signoff.main([str(run / "run-report.json"), "--out", str(tmp_path / "o"),
+                         "--ceilings", str(run / "ceilings.yaml")]) == 2
+    assert "ceilings.yaml" in capsys.readouterr().err
+
+
+def test_scripts_acceptance_leaves_the_run_s_ceilings_to_the_report():
+    """The live report finds the run's ceilings.yaml as a re-made one does (one way)."""
+    text = (Path(__file__).resolve().parents[2] / "scripts" / "acceptance").read_text()
+    report = text[text.index(".venv/bin/fsaccept report "):]
+    assert "--ceilings" not in report.split("|| verdict=$?")[0]
+    assert 'mv "$run_dir/ceilings.yaml.part" "$run_dir/ceilings.yaml"' in text

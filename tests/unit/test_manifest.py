@@ -244,9 +244,12 @@ def test_the_manifest_lists_every_file_relative_and_verifies(run, capsys):
         assert ior + name in files
     assert "run-report.json" in files
     assert "stage/local-spack/compute/openmpi/IORWriteBandwidth/ior.out" in files
-    # Relative to the run directory, but for the reference file, which lies outside it.
-    absolute = [n for n in files if os.path.isabs(n)]
-    assert absolute == [str(run.parent.parent / "reference" / "local-spack.yaml")]
+    # Relative to the run directory, the reference file outside it by its copy inside it
+    # (the path the run read it at recorded for information).
+    assert [n for n in files if os.path.isabs(n)] == []
+    original = run.parent.parent / "reference" / "local-spack.yaml"
+    assert data["references"] == {"reference/local-spack.yaml": str(original)}
+    assert (run / "reference" / "local-spack.yaml").read_bytes() == original.read_bytes()
     # and each of the 6 fio tests' 4 nodes' fio-<node>.json and .log
     assert len(files) == 1 + 23 * 3 + 6 * 4 * 2 + 1 + 1
     code, md, console = _signoff(run, capsys)
@@ -367,6 +370,82 @@ def test_a_run_directory_moved_still_verifies_and_shows_its_job_scripts(run, cap
     code, md, _ = _signoff(moved, capsys)
     assert code == 0 and "verified (manifest.json" in _integrity_row(md)
     assert "# IORWriteBandwidth" in md  # its job script, read below the new place
+
+
+def _moved(run: Path, tmp_path: Path) -> Path:
+    """The run directory copied to a new place (as sent to a vendor), the original and
+    the reference file where the run read it gone."""
+    moved = tmp_path / "vendor" / "received run"
+    moved.parent.mkdir()
+    shutil.copytree(run, moved, symlinks=True)
+    shutil.rmtree(run)
+    shutil.rmtree(tmp_path / "reference")
+    return moved
+
+
+def test_a_run_directory_sent_elsewhere_verifies_by_its_reference_copy(run, tmp_path,
+                                                                       capsys):
+    """Also, bullet 2: the manifest named the reference file by its absolute path, and a
+    moved run directory read "not verified: … missing"."""
+    original = tmp_path / "reference" / "local-spack.yaml"
+    _write(run)
+    moved = _moved(run, tmp_path)
+    code, md, console = _signoff(moved, capsys)
+    assert code == 0 and "**Overall verdict: ACCEPTED**" in md
+    assert _integrity_row(md).startswith("| Integrity | verified (manifest.json, ")
+    assert (f"reference/local-spack.yaml (the run's copy of {original}) still has SHA-256 "
+            "") in md and "thresholds compared with it" in md
+    assert f"| Reference file | `{original}`" in md  # as the run recorded it
+    assert cli.main(["manifest", "verify", str(moved / "run-report.json")]) == 0
+    assert capsys.readouterr().out.startswith("integrity: verified")
+
+
+def test_a_reference_copy_edited_after_the_run_is_not_verified_naming_it(run, tmp_path,
+                                                                        capsys):
+    _write(run)
+    moved = _moved(run, tmp_path)
+    copy = moved / "reference" / "local-spack.yaml"
+    copy.write_text(copy.read_text().replace("value:", "value: 0 #", 1))
+    code, md, console = _signoff(moved, capsys)
+    assert code == 1 and "**Overall verdict: INCOMPLETE**" in md
+    assert ("not verified: reference/local-spack.yaml changed since the manifest was "
+            "written") in _integrity_row(md)
+    assert "reference/local-spack.yaml (the run's copy of" in md
+    assert "changed or is gone since the run" in md
+    assert cli.main(["manifest", "verify", str(moved / "run-report.json")]) == 1
+    assert ("integrity: not verified: reference/local-spack.yaml changed since the "
+            "manifest was written") in capsys.readouterr().out
+
+
+def test_an_older_run_directory_without_a_copy_reads_as_before(run, tmp_path, capsys):
+    """A manifest written before the copies: the reference file by its absolute path."""
+    original = tmp_path / "reference" / "local-spack.yaml"
+    _write(run)
+    path = run / manifest.MANIFEST
+    data = json.loads(path.read_text())
+    data["files"][str(original)] = data["files"].pop(data.pop("references") and
+                                                      "reference/local-spack.yaml")
+    path.write_text(json.dumps(data))
+    shutil.rmtree(run / "reference")
+    code, md, _ = _signoff(run, capsys)
+    assert code == 0 and f"{original} still has SHA-256" in md
+    assert _integrity_row(md).startswith("| Integrity | verified (manifest.json, ")
+    moved = _moved(run, tmp_path)
+    code, md, _ = _signoff(moved, capsys)
+    assert code == 1 and (f"not verified: {original} is missing (the manifest lists it)"
+                          in _integrity_row(md))
+
+
+def test_writing_the_manifest_again_keeps_the_copy_and_replaces_no_other_file(run, tmp_path,
+                                                                             capsys):
+    _write(run)
+    _write(run)  # the same copy: kept
+    copy = run / "reference" / "local-spack.yaml"
+    copy.write_text("someone's own file\n")
+    assert cli.main(["manifest", "write", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert f"{copy}: already there, with other bytes than the reference file" in err
+    assert copy.read_text() == "someone's own file\n"
 
 
 def test_writing_refuses_a_test_directory_outside_the_run(run, tmp_path, capsys):
@@ -664,8 +743,10 @@ def test_every_file_the_sign_off_uses_is_read_once(run, tmp_path, capsys, monkey
     watched = {str(run / n) for n in ("run-report.json", manifest.MANIFEST, "ceilings.yaml",
                                       manifest.MANIFEST + manifest.SIGNATURE_SUFFIX)}
     watched |= {str(p) for p in run.rglob("rfm_job.sh")}
-    watched.add(str(tmp_path / "reference" / "local-spack.yaml"))
+    watched.add(str(run / "reference" / "local-spack.yaml"))  # the run's copy, not the file
     opened = dict.fromkeys(watched, 0)
+    original = str(tmp_path / "reference" / "local-spack.yaml")
+    opened[original] = 0
     real_open = os.open
 
     def counting(path, flags, mode=0o777, *, dir_fd=None):
@@ -680,7 +761,7 @@ def test_every_file_the_sign_off_uses_is_read_once(run, tmp_path, capsys, monkey
     monkeypatch.undo()
     assert code == 0 and "verified, signed by ops@x" in _integrity_row(md)
     assert "ceilings from" in md and "(measured by fio)" in md
-    assert {p: n for p, n in opened.items() if n != 1} == {}
+    assert {p: n for p, n in opened.items() if n != 1} == {original: 0}
 
 
 def test_a_test_directory_made_after_signing_is_not_covered(run, capsys):
