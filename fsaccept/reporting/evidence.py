@@ -63,6 +63,11 @@ worthless.
   version.  Each INVALID one is a reason, whatever the case's result says.  So is a
   count of nodes that is not its ``num_tasks``, and a ``num_tasks`` that is not the
   job's node count.  A soak and an interference test are judged from their records;
+- the run against the contract (:func:`contract_reasons`): the nodes, ranks per node and
+  tasks its verified entry asks of the recorded partition (the benchmark record's
+  ``placement``, as live), the job's node list, the recorded command
+  (``Benchmark.contract_options``: IOR's ``ior_options``) and the job's own rank lines
+  and output header (``Benchmark.output_header``, ``sized_options``);
 - the semantics program's case lines, parsed again from the job's own ``rfm_job.out``
   (:func:`semantics_rebuilt`; ``semantics_cases`` must be what they give, as printed,
   or as an older check recorded them, by ``repr``): each figure
