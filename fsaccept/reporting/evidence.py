@@ -71,7 +71,9 @@ worthless.
   again by :func:`fsaccept.core.interference.judge` (the overlap proven from the steps' own
   clocks, the ratio of two p99s that are latencies), its settings those of the verified
   reference's entry, each figure the value the record gives, and a judgement that is not
-  PASS never in a passed test;
+  PASS never in a passed test; the record the one the job's kept files rebuild
+  (:func:`interference_rebuilt`: the steps' fio reports, the aggressors' logs and
+  ``rfm_job.out``, by the live check's functions);
 - a filled test's fill record, read from the file its FillTarget keeps
   (``fill-record.json``; its ``fill_record``, and FillTarget's, must be that file's:
   :func:`fill_reasons`, :func:`fill_target_reasons`): the level reached judged again by
@@ -111,6 +113,7 @@ from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, SCALING, TestSpec
 from fsaccept.benchmarks.fio import command as fio_command
 from fsaccept.benchmarks.fio import figures as fio_figures
+from fsaccept.benchmarks.fio import interference as fio_interference
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
 from fsaccept.benchmarks.io500 import config as io500_config
 from fsaccept.benchmarks.io500 import parse as io500_parse
@@ -1119,7 +1122,57 @@ def interference_reasons(case: Case, spec: TestSpec, reference: Any = None,
     if failed and case.get("result") == "pass":
         out.append("recorded as passed, but its interference record fails: "
                    f"{'; '.join(failed)[:400]}")
+    split = params.interference if params is not None else None
+    record, why_not = interference_rebuilt(
+        case, files, split.settings if split is not None else evidence.settings,
+        split.victim_nodes if split is not None else None)
+    out += why_not
+    if record is not None and json.loads(text) != record.to_dict():
+        out.append(f"its interference record ({where}) is not the one its job's files give "
+                   f"(fio-ROLE-NODE.json, the aggressors' logs, rfm_job.out): "
+                   f"{_first_difference(json.loads(text), record.to_dict())}")
     return out
+
+
+def interference_rebuilt(case: Case, files: RunFiles | None,
+                         settings: interference.Settings, victim_nodes: int | None
+                         ) -> tuple[interference.Evidence | None, list[str]]:
+    """The record an interference test's kept files give, rebuilt by the live check's
+    function (:func:`fsaccept.benchmarks.fio.interference.rebuilt`): its steps' reports
+    (``fio-ROLE-NODE.json`` and ``.log``), its aggressors' bandwidth logs and the job's
+    ``rfm_job.out`` (its groups, its steps' exit statuses and markers), each read once
+    through ``files``; the groups against ``victim_nodes`` (None: the job's own count)
+    and the job's node list.  (None, why) when they cannot give it: each reason INVALID,
+    a file gone "evidence missing"."""
+    try:
+        job = job_output(case, files)
+        assert files is not None  # job_output raised otherwise
+
+        def read(name: str, needed: bool) -> str | None:
+            return _fio_node_file(case, files, name, "an interference step's file",
+                                  needed)[0]
+        want = victim_nodes if victim_nodes is not None else \
+            len(fio_interference.names(job.info.get("victims", "")))
+        return fio_interference.rebuilt(settings, job.stdout, job.info, read,
+                                        str(case.get("target_dir") or ""), want,
+                                        list(case.job.nodelist))
+    except EvidenceMissing as err:
+        return None, [str(err)]
+
+
+def _first_difference(kept: Any, rebuilt: Any, where: str = "") -> str:
+    """Where two JSON records first differ: the key's path and both values."""
+    if isinstance(kept, dict) and isinstance(rebuilt, dict):
+        for key in sorted(set(kept) | set(rebuilt)):
+            if kept.get(key) != rebuilt.get(key):
+                return _first_difference(kept.get(key), rebuilt.get(key),
+                                         f"{where}.{key}" if where else str(key))
+    if isinstance(kept, list) and isinstance(rebuilt, list) and len(kept) == len(rebuilt):
+        for i, (a, b) in enumerate(zip(kept, rebuilt)):
+            if a != b:
+                return _first_difference(a, b, f"{where}[{i}]")
+    return (f"{where or 'the record'} is {json.dumps(kept)[:120]}, its files give "
+            f"{json.dumps(rebuilt)[:120]}")
 
 
 def fill_evidence_of(case: Case) -> tuple[fill.Evidence | None, str]:
