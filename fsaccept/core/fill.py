@@ -69,6 +69,9 @@ MARK = "FSACCEPT_FILL"
 #: ReFrame copies it there, the manifest digests it): what the sign-off judges every
 #: filled test by, never a run report's field.
 EVIDENCE_FILE = "fill-record.json"
+#: The job lines (``fsaccept-info KEY ...``) that name the nodes FillTarget's job planned
+#: for, and df of the target at a filled test's start.
+NODES_INFO, DF_INFO = "fill_nodes", "fill_df"
 #: The df readings a fill records: before the filler, and once filled (and aged).
 BEFORE, FILLED = "before", "filled"
 STAGES = (BEFORE, FILLED)

@@ -329,7 +329,7 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
         if spec is not None and spec.check == PROBE:
             return session.probe_problems.get(str(case.get("uuid")), [])
         if spec is not None and spec.check == registry.FILL_TARGET.check:
-            return fill_target_reasons(case, session.files)
+            return fill_target_reasons(case, session.files, reference)
         return []
     out = []
     fstype = expected_fstype
@@ -1226,11 +1226,13 @@ def fill_target_of(case: Case, session: SessionEvidence) -> Case | None:
     return None
 
 
-def fill_target_reasons(case: Case, files: RunFiles | None) -> list[str]:
+def fill_target_reasons(case: Case, files: RunFiles | None,
+                        reference: Any = None) -> list[str]:
     """FillTarget's own case: the fill record it kept (``fill-record.json``) read through
     ``files``; its ``fill_record`` that file's, and a record whose level or filler is
-    INVALID never in a passed test.  One that made no record (it failed first) is
-    judged by its own reasons."""
+    INVALID never in a passed test.  With the verified reference, the record must be the
+    one its job's ``rfm_job.out`` rebuilds (:func:`fill_target_rebuilt`).  One that made
+    no record (it failed first) is judged by its own reasons."""
     field_text = case.get("fill_record")
     if not field_text and case.get("result") != "pass":
         return []
@@ -1246,6 +1248,44 @@ def fill_target_reasons(case: Case, files: RunFiles | None) -> list[str]:
         out += [f"recorded as passed, but its fill record: {j.what}: {r}"
                 for j in (fill.judge_level(evidence), fill.judge_filler(evidence))
                 if j.verdict == fill.INVALID for r in j.reasons]
+    if reference is not None and case.get("result") == "pass":
+        out += fill_target_rebuilt(case, files, reference, evidence, where)
+    return out
+
+
+def fill_target_rebuilt(case: Case, files: RunFiles | None, reference: Any,
+                        kept: fill.Evidence, where: str) -> list[str]:
+    """FillTarget's record rebuilt from its job's own ``rfm_job.out`` (the filler's
+    lines, its df before and once filled, each node's exit and ageing rounds) by the
+    live check's function (:func:`fsaccept.core.fill.record_of`), with the verified
+    reference's ``fill:`` section and sizing rate and the recorded reserve; the kept
+    record (``kept``, read from ``where``) must be the rebuilt one, and the rebuilt one's
+    INVALID judgements are reasons."""
+    try:
+        mode = reference.fill_mode
+        rate = reference.target.max_bandwidth_mib_s
+    except (ReferenceError, KeyError, TypeError, ValueError, AttributeError) as err:
+        return [f"fill: cannot be read: {str(err)[:200]}"]
+    if mode is None:
+        return ["the reference file has no fill: section, which FillTarget fills by"]
+    reserve = case.get("fill_reserve_bytes")
+    if isinstance(reserve, bool) or not isinstance(reserve, int) or reserve < 0:
+        return [f"fill_reserve_bytes {str(reserve)[:40]!r} is not a count of bytes: the "
+                "fill's plan cannot be made again"]
+    try:
+        job = job_output(case, files)
+    except EvidenceMissing as err:
+        return [str(err)]
+    record, _, why = fill.record_of(job.stdout, job.info.get(fill.NODES_INFO, ""),
+                                    list(case.job.nodelist), mode, reserve, rate)
+    if record is None:
+        return [f"its output ({job.path}): {r}" for r in why]
+    out = [f"its output ({job.path}): {j.what}: {r}"
+           for j in (fill.judge_level(record), fill.judge_filler(record))
+           if j.verdict == fill.INVALID for r in j.reasons]
+    if kept.to_dict() != record.to_dict():
+        out.append(f"its fill record ({where}) is not the one its output ({job.path}) "
+                   f"gives: {_first_difference(kept.to_dict(), record.to_dict())}")
     return out
 
 

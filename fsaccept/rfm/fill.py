@@ -80,9 +80,9 @@ FILL_TARGET = "FillTarget"
 #: remove`` reads (where the filler is, the run that owns it, its job).
 SETTINGS_FILE, PLAN_FILE, RECORD_FILE = "fill-settings.json", "fill-plan.json", fillrun.RECORD
 #: The ``fsaccept-info`` key of the job's node list (the order the plan shares them in).
-NODES_INFO = "fill_nodes"
+NODES_INFO = fill.NODES_INFO
 #: The ``fsaccept-info`` key of df at a filled test's start.
-DF_INFO = "fill_df"
+DF_INFO = fill.DF_INFO
 #: With no rate to size the fill by and no ``fill.deadline_s``: its time limit.
 UNSIZED_LIMIT_S = 24 * 3600
 
