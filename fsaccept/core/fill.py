@@ -69,6 +69,9 @@ MARK = "FSACCEPT_FILL"
 #: ReFrame copies it there, the manifest digests it): what the sign-off judges every
 #: filled test by, never a run report's field.
 EVIDENCE_FILE = "fill-record.json"
+#: The job lines (``fsaccept-info KEY ...``) that name the nodes FillTarget's job planned
+#: for, and df of the target at a filled test's start.
+NODES_INFO, DF_INFO = "fill_nodes", "fill_df"
 #: The df readings a fill records: before the filler, and once filled (and aged).
 BEFORE, FILLED = "before", "filled"
 STAGES = (BEFORE, FILLED)
@@ -903,6 +906,32 @@ def judge_figure(pair: Pair, max_degradation: float) -> Judgement:
         f"{name}: {pair.filled:.5g} {pair.unit} filled, {pair.empty:.5g} {pair.unit} "
         f"empty: {r:.1%} of its empty figure ({bound} {want:.5g} {pair.unit}: "
         f"max_degradation {max_degradation:g})",), r, floor, pair.figure)
+
+
+def record_of(stdout: str, planned: str, job_nodes: Sequence[str], settings: Settings,
+              reserve_bytes: int = 0, sizing_rate: float | None = None
+              ) -> tuple[Evidence | None, Plan | None, list[str]]:
+    """The fill's record from its job's output (``stdout``), planned again from its df
+    before the filler and the nodes the job planned for (``planned``: "n1,n2"), which
+    must be the job's (``job_nodes``; empty: not known); (record, plan, []), or (None,
+    None, why) when it cannot be made.  FillTarget and the sign-off both call it."""
+    try:
+        out = parse_output(stdout, "the job's output")
+    except OutputError as err:
+        return None, None, [f"the filler's lines cannot be read: {err}"]
+    nodes = [n for n in planned.split(",") if n]
+    if sorted(nodes) != sorted(job_nodes or nodes):
+        return None, None, [f"the job planned for {','.join(nodes) or 'no node'}, but ran "
+                            f"on {','.join(job_nodes or [])}"]
+    before = out.df.get(BEFORE)
+    if before is None or not nodes:
+        return None, None, ["the job printed no df before the filler, or no node list: "
+                            "the fill was not planned"]
+    try:
+        p = plan(before, settings, nodes, reserve_bytes, sizing_rate)
+    except PlanError as err:
+        return None, None, [f"the fill's plan is refused on the job's own df: {err}"]
+    return Evidence.of(p, out), p, []
 
 
 def invalid_reasons(evidence: Evidence, during: Df | None = None) -> list[str]:

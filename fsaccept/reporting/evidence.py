@@ -86,7 +86,9 @@ worthless.
   again by :func:`fsaccept.core.interference.judge` (the overlap proven from the steps' own
   clocks, the ratio of two p99s that are latencies), its settings those of the verified
   reference's entry, each figure the value the record gives, and a judgement that is not
-  PASS never in a passed test;
+  PASS never in a passed test; the record the one the job's kept files rebuild
+  (:func:`interference_rebuilt`: the steps' fio reports, the aggressors' logs and
+  ``rfm_job.out``, by the live check's functions);
 - a filled test's fill record, read from the file its FillTarget keeps
   (``fill-record.json``; its ``fill_record``, and FillTarget's, must be that file's:
   :func:`fill_reasons`, :func:`fill_target_reasons`): the level reached judged again by
@@ -129,6 +131,7 @@ from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, SCALING, TestSpec
 from fsaccept.benchmarks.fio import command as fio_command
 from fsaccept.benchmarks.fio import figures as fio_figures
+from fsaccept.benchmarks.fio import interference as fio_interference
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
 from fsaccept.benchmarks.io500 import config as io500_config
 from fsaccept.benchmarks.io500 import parse as io500_parse
@@ -357,7 +360,7 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
         if spec is not None and spec.check == PROBE:
             return session.probe_problems.get(str(case.get("uuid")), [])
         if spec is not None and spec.check == registry.FILL_TARGET.check:
-            return fill_target_reasons(case, session.files)
+            return fill_target_reasons(case, session.files, reference)
         return []
     out = target_dir_reasons(case, reference)
     fstype = expected_fstype
@@ -1260,7 +1263,57 @@ def interference_reasons(case: Case, spec: TestSpec, reference: Any = None,
     if failed and case.get("result") == "pass":
         out.append("recorded as passed, but its interference record fails: "
                    f"{'; '.join(failed)[:400]}")
+    split = params.interference if params is not None else None
+    record, why_not = interference_rebuilt(
+        case, files, split.settings if split is not None else evidence.settings,
+        split.victim_nodes if split is not None else None)
+    out += why_not
+    if record is not None and json.loads(text) != record.to_dict():
+        out.append(f"its interference record ({where}) is not the one its job's files give "
+                   f"(fio-ROLE-NODE.json, the aggressors' logs, rfm_job.out): "
+                   f"{_first_difference(json.loads(text), record.to_dict())}")
     return out
+
+
+def interference_rebuilt(case: Case, files: RunFiles | None,
+                         settings: interference.Settings, victim_nodes: int | None
+                         ) -> tuple[interference.Evidence | None, list[str]]:
+    """The record an interference test's kept files give, rebuilt by the live check's
+    function (:func:`fsaccept.benchmarks.fio.interference.rebuilt`): its steps' reports
+    (``fio-ROLE-NODE.json`` and ``.log``), its aggressors' bandwidth logs and the job's
+    ``rfm_job.out`` (its groups, its steps' exit statuses and markers), each read once
+    through ``files``; the groups against ``victim_nodes`` (None: the job's own count)
+    and the job's node list.  (None, why) when they cannot give it: each reason INVALID,
+    a file gone "evidence missing"."""
+    try:
+        job = job_output(case, files)
+        assert files is not None  # job_output raised otherwise
+
+        def read(name: str, needed: bool) -> str | None:
+            return _fio_node_file(case, files, name, "an interference step's file",
+                                  needed)[0]
+        want = victim_nodes if victim_nodes is not None else \
+            len(fio_interference.names(job.info.get("victims", "")))
+        return fio_interference.rebuilt(settings, job.stdout, job.info, read,
+                                        str(case.get("target_dir") or ""), want,
+                                        list(case.job.nodelist))
+    except EvidenceMissing as err:
+        return None, [str(err)]
+
+
+def _first_difference(kept: Any, rebuilt: Any, where: str = "") -> str:
+    """Where two JSON records first differ: the key's path and both values."""
+    if isinstance(kept, dict) and isinstance(rebuilt, dict):
+        for key in sorted(set(kept) | set(rebuilt)):
+            if kept.get(key) != rebuilt.get(key):
+                return _first_difference(kept.get(key), rebuilt.get(key),
+                                         f"{where}.{key}" if where else str(key))
+    if isinstance(kept, list) and isinstance(rebuilt, list) and len(kept) == len(rebuilt):
+        for i, (a, b) in enumerate(zip(kept, rebuilt)):
+            if a != b:
+                return _first_difference(a, b, f"{where}[{i}]")
+    return (f"{where or 'the record'} is {json.dumps(kept)[:120]}, its files give "
+            f"{json.dumps(rebuilt)[:120]}")
 
 
 def fill_evidence_of(case: Case) -> tuple[fill.Evidence | None, str]:
@@ -1314,11 +1367,13 @@ def fill_target_of(case: Case, session: SessionEvidence) -> Case | None:
     return None
 
 
-def fill_target_reasons(case: Case, files: RunFiles | None) -> list[str]:
+def fill_target_reasons(case: Case, files: RunFiles | None,
+                        reference: Any = None) -> list[str]:
     """FillTarget's own case: the fill record it kept (``fill-record.json``) read through
     ``files``; its ``fill_record`` that file's, and a record whose level or filler is
-    INVALID never in a passed test.  One that made no record (it failed first) is
-    judged by its own reasons."""
+    INVALID never in a passed test.  With the verified reference, the record must be the
+    one its job's ``rfm_job.out`` rebuilds (:func:`fill_target_rebuilt`).  One that made
+    no record (it failed first) is judged by its own reasons."""
     field_text = case.get("fill_record")
     if not field_text and case.get("result") != "pass":
         return []
@@ -1334,6 +1389,44 @@ def fill_target_reasons(case: Case, files: RunFiles | None) -> list[str]:
         out += [f"recorded as passed, but its fill record: {j.what}: {r}"
                 for j in (fill.judge_level(evidence), fill.judge_filler(evidence))
                 if j.verdict == fill.INVALID for r in j.reasons]
+    if reference is not None and case.get("result") == "pass":
+        out += fill_target_rebuilt(case, files, reference, evidence, where)
+    return out
+
+
+def fill_target_rebuilt(case: Case, files: RunFiles | None, reference: Any,
+                        kept: fill.Evidence, where: str) -> list[str]:
+    """FillTarget's record rebuilt from its job's own ``rfm_job.out`` (the filler's
+    lines, its df before and once filled, each node's exit and ageing rounds) by the
+    live check's function (:func:`fsaccept.core.fill.record_of`), with the verified
+    reference's ``fill:`` section and sizing rate and the recorded reserve; the kept
+    record (``kept``, read from ``where``) must be the rebuilt one, and the rebuilt one's
+    INVALID judgements are reasons."""
+    try:
+        mode = reference.fill_mode
+        rate = reference.target.max_bandwidth_mib_s
+    except (ReferenceError, KeyError, TypeError, ValueError, AttributeError) as err:
+        return [f"fill: cannot be read: {str(err)[:200]}"]
+    if mode is None:
+        return ["the reference file has no fill: section, which FillTarget fills by"]
+    reserve = case.get("fill_reserve_bytes")
+    if isinstance(reserve, bool) or not isinstance(reserve, int) or reserve < 0:
+        return [f"fill_reserve_bytes {str(reserve)[:40]!r} is not a count of bytes: the "
+                "fill's plan cannot be made again"]
+    try:
+        job = job_output(case, files)
+    except EvidenceMissing as err:
+        return [str(err)]
+    record, _, why = fill.record_of(job.stdout, job.info.get(fill.NODES_INFO, ""),
+                                    list(case.job.nodelist), mode, reserve, rate)
+    if record is None:
+        return [f"its output ({job.path}): {r}" for r in why]
+    out = [f"its output ({job.path}): {j.what}: {r}"
+           for j in (fill.judge_level(record), fill.judge_filler(record))
+           if j.verdict == fill.INVALID for r in j.reasons]
+    if kept.to_dict() != record.to_dict():
+        out.append(f"its fill record ({where}) is not the one its output ({job.path}) "
+                   f"gives: {_first_difference(kept.to_dict(), record.to_dict())}")
     return out
 
 

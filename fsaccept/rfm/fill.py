@@ -80,9 +80,9 @@ FILL_TARGET = "FillTarget"
 #: remove`` reads (where the filler is, the run that owns it, its job).
 SETTINGS_FILE, PLAN_FILE, RECORD_FILE = "fill-settings.json", "fill-plan.json", fillrun.RECORD
 #: The ``fsaccept-info`` key of the job's node list (the order the plan shares them in).
-NODES_INFO = "fill_nodes"
+NODES_INFO = fill.NODES_INFO
 #: The ``fsaccept-info`` key of df at a filled test's start.
-DF_INFO = "fill_df"
+DF_INFO = fill.DF_INFO
 #: With no rate to size the fill by and no ``fill.deadline_s``: its time limit.
 UNSIZED_LIMIT_S = 24 * 3600
 
@@ -320,27 +320,15 @@ class FillTarget(BenchmarkTest):
 
     def evidence(self) -> tuple[fill.Evidence | None, list[str]]:
         """The fill's record from the job's output, planned again from its df before and
-        its nodes; (None, why) when it cannot be made."""
-        text = self._stdout_text()
-        try:
-            out = fill.parse_output(text, "the job's output")
-        except fill.OutputError as err:
-            return None, [f"the filler's lines cannot be read: {err}"]
-        nodes = [n for n in self.job_info().get(NODES_INFO, "").split(",") if n]
-        if sorted(nodes) != sorted(self.job.nodelist or nodes):
-            return None, [f"the job planned for {','.join(nodes) or 'no node'}, but ran on "
-                          f"{','.join(self.job.nodelist or [])}"]
-        before = out.df.get(fill.BEFORE)
-        if before is None or not nodes:
-            return None, ["the job printed no df before the filler, or no node list: the "
-                          "fill was not planned"]
-        try:
-            p = fill.plan(before, self.fill_mode, nodes, self.fill_reserve_bytes,
-                          self.sizing_rate())
-        except fill.PlanError as err:
-            return None, [f"the fill's plan is refused on the job's own df: {err}"]
-        self.fill_plan = p.summary()
-        return fill.Evidence.of(p, out), []
+        its nodes (:func:`fsaccept.core.fill.record_of`, the sign-off's too); (None, why)
+        when it cannot be made."""
+        evidence, p, why = fill.record_of(self._stdout_text(),
+                                          self.job_info().get(NODES_INFO, ""),
+                                          list(self.job.nodelist or []), self.fill_mode,
+                                          self.fill_reserve_bytes, self.sizing_rate())
+        if p is not None:
+            self.fill_plan = p.summary()
+        return evidence, why
 
     def benchmark_reasons(self) -> list[str]:
         evidence, why = self.evidence()

@@ -748,7 +748,8 @@ def filled_run(tmp_path, factor: float = 0.8, level: float = 0.8, section: str =
     run = data["runs"][0]
     session = data["session_info"]["uuid"]
     record = json.dumps(ev.to_dict())
-    target = with_fill_target(data, tmp_path, record)
+    target = with_fill_target(data, tmp_path, record, output="\n".join(
+        [f"fsaccept-info fill_nodes {','.join(nd.node for nd in p.nodes)}", *lines, ""]))
     for check in checks:
         empty = next(c for c in run["testcases"] if c["name"] == check)
         case = copy.deepcopy(empty)
@@ -780,10 +781,12 @@ def filled_run(tmp_path, factor: float = 0.8, level: float = 0.8, section: str =
     return data
 
 
-def with_fill_target(data, tmp_path, record: str, kept: str | bytes | None = None) -> dict:
+def with_fill_target(data, tmp_path, record: str, kept: str | bytes | None = None,
+                     output: str = "") -> dict:
     """The filler's own test case added to the run report (``data``), as FillTarget
     records it (no figure), and the record file it keeps in its output directory below
-    the run directory ``tmp_path`` (``kept``: other bytes in it); the case."""
+    the run directory ``tmp_path`` (``kept``: other bytes in it), beside its job's
+    ``output`` (``rfm_job.out``); the case."""
     run = data["runs"][0]
     launch = next(c for c in run["testcases"] if c["name"] == "MPILaunchSanity")
     case = copy.deepcopy(launch)
@@ -792,7 +795,8 @@ def with_fill_target(data, tmp_path, record: str, kept: str | bytes | None = Non
     case.update(name="FillTarget", unique_name="FillTarget", display_name="FillTarget",
                 uuid=f"{data['session_info']['uuid']}:0:{len(run['testcases'])}",
                 tags=["preflight", "fill"], fill_record=record, outputdir=out,
-                stagedir=stage, fill_plan="fill from 10.00% to 80.00% of 10 GiB")
+                stagedir=stage, fill_plan="fill from 10.00% to 80.00% of 10 GiB",
+                fill_reserve_bytes=0, job_nodelist=["n1", "n2", "n3", "n4"])
     run["testcases"].append(case)
     recorded = os.path.dirname(data["session_info"]["prefix_output"])
     kept_dir = tmp_path / os.path.relpath(out, recorded)
@@ -800,6 +804,8 @@ def with_fill_target(data, tmp_path, record: str, kept: str | bytes | None = Non
     kept = record if kept is None else kept
     path = kept_dir / fill.EVIDENCE_FILE
     path.write_bytes(kept if isinstance(kept, bytes) else kept.encode())
+    (kept_dir / "rfm_job.out").write_text(output)
+    (kept_dir / "rfm_job.err").write_text("")
     return case
 
 
@@ -1006,3 +1012,36 @@ def test_the_section_and_its_plot_from_the_tests():
         ("level", "80.00%", "at least 78.00%", PASS),
         ("filler", "70 GiB", f"{fill.human(ev.planned_bytes)} planned", PASS)]
     assert section.plot(sec)[:4] == b"\x89PNG"
+
+
+# --------------------------------------------------------------------------- FillTarget's record
+# rebuilt from its job's own output (issue 49, class 4): each edit below was ACCEPTED.
+
+
+def _output_edited(tmp_path, edit) -> tuple[int, str]:
+    """The sign-off of the fill session, FillTarget's rfm_job.out edited by ``edit`` (its
+    kept record and the run report left as they were)."""
+    data = filled_run(tmp_path)
+    out = next(tmp_path.glob("output/**/FillTarget/rfm_job.out"))
+    out.write_text(edit(out.read_text()))
+    code, md, _ = _signoff(data, tmp_path)
+    return code, md
+
+
+def test_fill_targets_own_output_saying_50_percent_is_invalid(filled_catalogue, tmp_path):
+    cap = 10 * GIB
+    code, md = _output_edited(tmp_path, lambda text: re.sub(
+        r"(df filled size=\d+ used=)\d+ avail=\d+",
+        f"\\g<1>{cap // 2} avail={cap - cap // 2}", text))
+    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
+    assert "FillTarget: INVALID (its output (" in md and "level: df filled: 50.00% of the " \
+        "capacity used" in md, md[md.index("not accepted"):][:1500]
+
+
+def test_a_filler_node_with_rc_1_is_invalid(filled_catalogue, tmp_path):
+    code, md = _output_edited(tmp_path, lambda text: text.replace(
+        "empty=0 rc=0 stop=level", "empty=0 rc=1 stop=error", 1))
+    assert code == 1 and "**Overall verdict: NOT ACCEPTED**" in md
+    assert "its filler ended with exit 1 (stop=error)" in md and ".rc is 0, its files " \
+        "give 1" in md, \
+        md[-3000:]

@@ -377,7 +377,7 @@ def _case(ev: interference.Evidence, result: str = "pass", outputdir=None, kept=
             for k, v in given.items()}
     record = json.dumps(ev.to_dict(), sort_keys=True)
     if outputdir is not None:
-        outputdir.mkdir(parents=True, exist_ok=True)
+        _job_files(outputdir)
         kept = record if kept is None else kept
         (outputdir / interference.RECORD_FILE).write_bytes(
             kept if isinstance(kept, bytes) else kept.encode())
@@ -388,6 +388,32 @@ def _case(ev: interference.Evidence, result: str = "pass", outputdir=None, kept=
 class _Reference:
     def __init__(self, **entry):
         self.entries = {"fio_interference": {**ENTRY, **entry}}
+
+
+def _job_files(outputdir, steps: str | None = None, victims=("vm",),
+               aggressor: str = "vm") -> None:
+    """What the test's job keeps, from the real captures (one host: each victim node's
+    the victim's, the aggressor's the aggressor's): each step's report and messages, the
+    aggressor's bandwidth log, and rfm_job.out (its groups, the steps' markers,
+    ``steps`` in place of the capture's, and exit statuses)."""
+    outputdir.mkdir(parents=True, exist_ok=True)
+    roles = [("victim-alone", v, "victim-alone.json") for v in victims] + [
+        ("victim-loaded", v, "victim-loaded.json") for v in victims] + [
+        ("aggressor", aggressor, "aggressor.json")]
+    for role, node, capture in roles:
+        (outputdir / f"fio-{role}-{node}.json").write_text((DATA / capture).read_text())
+        (outputdir / f"fio-{role}-{node}.log").write_text("")
+    (outputdir / f"aggressor-{aggressor}_bw.1.log").write_text(
+        (DATA / "aggressor_bw.1.log").read_text())
+    steps = (DATA / "steps.txt").read_text() if steps is None else steps
+    marks = [line.replace(" vm ", f" {node} ") for line in steps.splitlines()
+             for node in (victims if " victim-" in line else (aggressor,))]
+    (outputdir / "rfm_job.out").write_text("\n".join([
+        "fsaccept-info fio_version fio-3.37", f"fsaccept-info victims {','.join(victims)}",
+        f"fsaccept-info aggressors {aggressor}",
+        *(f"fsaccept-node {n} memory_kib 4000000" for n in dict.fromkeys([*victims, aggressor])),
+        *marks, *(f"fsaccept-node {node} {role} exit 0" for role, node, _ in roles), ""]))
+    (outputdir / "rfm_job.err").write_text("")
 
 
 def test_the_sign_off_judges_the_recorded_test_again(tmp_path):
@@ -472,3 +498,89 @@ def test_the_report_section_rows():
     assert [(r["judgement"], r["measured"], r["limit"], r["verdict"]) for r in rows] == [
         ("overlap", "100%", "at least 90%", PASS), ("load", "1,962.2 MiB/s", "—", PASS),
         ("slowdown", "x3.37", "at most x2", FAIL)]
+
+
+# --------------------------------------------------------------------------- the record rebuilt
+# from the job's files (issue 49, class 4): each edit below was ACCEPTED.
+
+
+def _signed(tmp_path, record: dict, nodelist=None, steps=None, victims=("vm",),
+            **entry) -> list[str]:
+    """The sign-off's reasons for a passed interference test whose kept record (and its
+    field) is ``record``, its job's files the real captures (``steps``: its markers)."""
+    from fsaccept.core import inputs
+    from fsaccept.reporting.case import case_of
+    from fsaccept.reporting.evidence import RunFiles, interference_reasons
+    out = tmp_path / "output" / "FioInterference"
+    _job_files(out, steps, victims)
+    text = json.dumps(record, sort_keys=True)
+    (out / interference.RECORD_FILE).write_text(text)
+    ev = interference.Evidence.from_dict(record)
+    perf = {f"local-gluster:compute:{k}": [v, 100, None, 0,
+                                           command.INTERFERENCE_FIGURES[k], "pass"]
+            for k, v in command.interference_figures(ev).items()}
+    case = case_of({"name": "FioInterference", "result": "pass", "perfvalues": perf,
+                    "outputdir": str(out), "interference_record": text,
+                    **({"job_nodelist": list(nodelist)} if nodelist else {})})
+    return interference_reasons(case, _spec(), _Reference(**entry),
+                                RunFiles(inputs.Reader(tmp_path)))
+
+
+def _two_victims() -> dict:
+    return fio_interference.evidence(
+        interference.Settings(10.0), {n: run("victim-alone.json") for n in ("v1", "v2")},
+        {n: run("victim-loaded.json") for n in ("v1", "v2")}, {"vm": run("aggressor.json")},
+        {"vm": logs.read_log(DATA / "aggressor_bw.1.log")}).to_dict()
+
+
+def test_an_honest_record_rebuilt_from_its_files_is_signed(tmp_path):
+    assert _signed(tmp_path, evidence(10).to_dict()) == []
+    assert _signed(tmp_path, _two_victims(), ["v1", "v2", "vm"], victims=("v1", "v2"),
+                   victim_nodes=2) == []
+
+
+def test_a_p99_the_kept_fio_report_contradicts_is_invalid(tmp_path):
+    record = evidence(10).to_dict()
+    record["victims"][0]["p99_loaded_us"] = 1600.0
+    reasons = _signed(tmp_path, record)
+    assert reasons[-1].endswith("is not the one its job's files give (fio-ROLE-NODE.json, "
+                                "the aggressors' logs, rfm_job.out): victims[0].p99_loaded_us "
+                                "is 1600.0, its files give 5210.112"), reasons
+
+
+def test_an_aggressor_on_a_victim_node_is_invalid(tmp_path):
+    reasons = _signed(tmp_path, evidence(10).to_dict(), nodelist=["vm"])
+    assert ("the job's nodes are vm, but it took vm as its victims and vm as its "
+            "aggressors: the victims are the first victim_nodes nodes, the aggressors the "
+            "others") in reasons, reasons
+
+
+def test_a_victim_dropped_from_the_record_is_invalid(tmp_path):
+    record = _two_victims()
+    record["victims"] = record["victims"][:1]
+    reasons = _signed(tmp_path, record, ["v1", "v2", "vm"], victims=("v1", "v2"),
+                      victim_nodes=2)
+    assert any("is not the one its job's files give" in r and "victims is" in r
+               for r in reasons), reasons
+
+
+def test_spans_a_day_before_the_job_are_invalid(tmp_path):
+    record = evidence(10).to_dict()
+    for v in record["victims"]:
+        for key in ("alone", "loaded"):
+            v[key][:2] = [t - 86400 for t in v[key][:2]]
+    record["aggressors"][0]["span"][:2] = [t - 86400 for t in record["aggressors"][0]["span"][:2]]
+    reasons = _signed(tmp_path, record)
+    assert any("is not the one its job's files give" in r and "[0]" in r
+               for r in reasons), reasons
+
+
+def test_step_markers_that_show_no_overlap_are_invalid(tmp_path):
+    """The job's own markers put the aggressor's step a minute after the victims'."""
+    steps = "\n".join(
+        " ".join([*line.split()[:4], f"{float(line.split()[4]) + 60:.9f}", *line.split()[5:]])
+        if " aggressor " in line else line
+        for line in (DATA / "steps.txt").read_text().splitlines())
+    reasons = _signed(tmp_path, evidence(10).to_dict(), steps=steps)
+    assert any(r.startswith("vm (aggressor): fio's clock puts its run at") and
+               "outside its step's markers" in r for r in reasons), reasons
