@@ -70,7 +70,7 @@ def test_spack_wrote_only_the_benchmarks_modules_and_lmod_loads_them(modules_cor
                 f"module load {' '.join(module_names())} && command -v ior mdtest fio"],
                env={"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root")})
     assert proc.returncode == 0, proc.stderr
-    assert all(str(MODULES_ROOT.parent / "opt") in line for line in proc.stdout.split()), \
+    assert all(str(MODULES_ROOT.resolve().parent / "opt") in line for line in proc.stdout.split()), \
         proc.stdout
 
 
@@ -95,7 +95,7 @@ def test_the_main_job_on_local_gluster_is_accepted_with_the_benchmarks_from_modu
     for case in benchmarks:
         assert case["result"] == "pass", (case["name"], case["fail_reason"])
         # The binary the job ran is Spack's install, put on PATH by the module.
-        assert case["binary_path"].startswith(str(MODULES_ROOT.parent / "opt")), case["name"]
+        assert case["binary_path"].startswith(str(MODULES_ROOT.resolve().parent / "opt")), case["name"]
         assert "module:" in case["benchmark_provenance"], case["name"]
         script = (Path(case["outputdir"]) / "rfm_job.sh").read_text()
         assert ". /usr/share/lmod/lmod/init/bash\nmodule load ior/4.0.0\n" \
