@@ -129,6 +129,11 @@ def _as_ran(text: str, tc: dict) -> str:
             value = {"tasks": tc["num_tasks"], "nodes": tc["num_nodes"],
                      "clients per node": tc["num_tasks_per_node"]}[key]
             line = f"{key:<20}: {value}\n"
+        elif key.split(" ", 1)[0] in ("write", "read") and tc.get("num_nodes") and \
+                len(line.split()) > 15:  # a summary row: its #Tasks and tPN the test's
+            toks = line.split()
+            toks[13], toks[14] = str(tc["num_tasks"]), str(tc["num_tasks_per_node"])
+            line = " ".join(toks) + "\n"
         lines.append(line)
     return "".join(lines)
 
