@@ -210,3 +210,16 @@ def run_gluster_checks(check_file, tmp_path, *args, env=None, timeout=1200):
     report = tmp_path / "rfm" / "report.json"
     cases = json.loads(report.read_text())["runs"][-1]["testcases"] if report.exists() else []
     return proc, {c["name"].split()[0]: c for c in cases}
+
+
+#: scripts/test names a file here: each test's set-up, call and teardown times are added
+#: to it, one line each ("<module>\t<seconds>"), by the controlling process only (pytest-
+#: xdist's workers' reports reach it too), so that the slowest modules of both runs can
+#: be summed.
+TEST_TIMES = os.environ.get("FSACCEPT_TEST_TIMES")
+
+
+def pytest_runtest_logreport(report):
+    if TEST_TIMES and not os.environ.get("PYTEST_XDIST_WORKER"):
+        with open(TEST_TIMES, "a") as f:
+            f.write(f"{report.nodeid.split('::')[0]}\t{report.duration:.3f}\n")
