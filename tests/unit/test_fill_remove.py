@@ -43,8 +43,18 @@ def _listed_dir(arg) -> str:
     return os.path.abspath(os.fspath(arg))
 
 
-class _Listing(list):
-    """What a hooked ``os.scandir`` returns: its entries, already read."""
+class _Listing:
+    """What a hooked ``os.scandir`` returns: its entries, already read (an iterator and a
+    context manager, as ``os.scandir``'s)."""
+
+    def __init__(self, entries):
+        self._entries = iter(entries)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._entries)
 
     def __enter__(self):
         return self
@@ -66,11 +76,11 @@ def _after_listing(monkeypatch, directory: Path, then) -> None:
             return real(arg)
         done.append(1)
         with real(arg) as it:
-            entries = _Listing(it)
+            entries = list(it)
         for e in entries:  # each entry's type read while it is still the directory
             e.is_dir(follow_symlinks=False), e.is_symlink()
         then()
-        return entries
+        return _Listing(entries)
     monkeypatch.setattr(os, "scandir", scandir)
 
 
@@ -135,9 +145,9 @@ def test_the_planted_marker_attack_deletes_nothing(tmp_path):
     record.write_text(json.dumps({"version": fillrun.RECORD_VERSION, "directory": str(shared),
                                   "run_id": str(evil), "host": "login1", "jobid": ""}))
     said: list[str] = []
-    assert _remove(run_dir, book, said) == 2
+    rc = _remove(run_dir, book, said)
     _survive(theirs)
-    assert planted.is_file()
+    assert rc == 2 and planted.is_file()
     assert said == [
         f"fill remove: a record refused: {record}: key run_id: {str(evil)!r} is not a run "
         "id of this harness (such as 20261127T120000-4242): refused, nothing removed",
@@ -184,23 +194,29 @@ def test_a_corrupt_record_beside_the_real_one_is_said_and_the_filler_still_remov
         f"fill remove: {top}: removed (4 node directories)"]
 
 
+def _not_hanging(fifo: Path, call) -> object:
+    """``call()``'s result; the test fails (and the FIFO's reader is let go: a writer
+    that writes nothing) when it still waits after 10 s."""
+    result: list[object] = []
+    worker = threading.Thread(target=lambda: result.append(call()), daemon=True)
+    worker.start()
+    worker.join(10)
+    hung = worker.is_alive()
+    if hung:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(10)
+    assert not hung, "fill remove waited on a FIFO"
+    return result[0]
+
+
 def test_a_fifo_named_as_the_record_is_refused_at_once(tmp_path):
     run_dir, top, book = _run_dir(tmp_path)
     fifo = run_dir / "stage" / "lab" / "compute" / "openmpi" / "Other" / fillrun.RECORD
     fifo.parent.mkdir(parents=True)
     os.mkfifo(fifo)
     said: list[str] = []
-    result: list[int] = []
-    worker = threading.Thread(target=lambda: result.append(_remove(run_dir, book, said)),
-                              daemon=True)
-    worker.start()
-    worker.join(10)
-    hung = worker.is_alive()
-    if hung:  # let the reader go: a writer that writes nothing
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        worker.join(10)
-    assert not hung, "fill remove waited on a FIFO"
-    assert result == [2] and not top.exists()
+    assert _not_hanging(fifo, lambda: _remove(run_dir, book, said)) == 2
+    assert not top.exists()
     assert said[0] == (f"fill remove: a record refused: {fifo}: a FIFO (named pipe), not a "
                        "regular file: refused as a fill record")
 
@@ -210,7 +226,7 @@ def test_a_fifo_as_the_ledger_is_refused_at_once(tmp_path):
     book.mkdir()
     os.mkfifo(book / f"{RUN}.jsonl")
     said: list[str] = []
-    assert _remove(run_dir, book, said) == 1
+    assert _not_hanging(book / f"{RUN}.jsonl", lambda: _remove(run_dir, book, said)) == 1
     assert top.exists() and said == [
         f"fill remove: {top}: left alone: the owned-data ledger cannot be read: "
         f"{book / (RUN + '.jsonl')}: a FIFO (named pipe), not a regular file: refused as the "
