@@ -148,4 +148,5 @@ def test_a_server_down_after_the_benchmark_is_invalid(run, capsys):  # noqa: F81
     assert _invalid(run, capsys, "MdWorkbench") == (
         f"- MdWorkbench: INVALID (servers_after is recorded as '', but its output "
         f"(rfm_job.out) gives 'n2: {down}'; the file system was degraded when the benchmark "
-        f"ended: node n2: {down.removeprefix('down ')})")
+        f"ended: node n2: {down.removeprefix('down ')}; evidence missing: node n1,n3,n4 of "
+        "the job gave no answer of the server probe after the benchmark)")
