@@ -73,6 +73,10 @@ class TestSpec:
     #: Whether its figure means nothing when measured with data the file system reduces
     #: (a rate); the integrity check's count of wrong transfers does not depend on it.
     reduction_matters: bool = True
+    #: Whether it runs a job on the partition's nodes; False for a build (the semantics
+    #: program's, compiled on the login node): no nodes, no target, no contract's
+    #: placement to hold it to.
+    runs_job: bool = True
     #: A degraded-mode test: measured while a server is down (its fault proven on every
     #: node), judged against the reference's ``degraded:`` fraction of its healthy
     #: thresholds, and required only in a degraded-mode session.

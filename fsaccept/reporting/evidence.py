@@ -362,7 +362,8 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
         if spec is not None and spec.check == registry.FILL_TARGET.check:
             return fill_target_reasons(case, session.files, reference)
         return []
-    out = target_dir_reasons(case, reference)
+    # A build runs no job (the catalogue says so): no target written, no placement.
+    out = target_dir_reasons(case, reference) if spec.runs_job else []
     fstype = expected_fstype
     mount = case.get("target_mount")
     mounts = case.get("node_mounts")
@@ -403,7 +404,8 @@ def evidence_reasons(case: Case, spec: TestSpec | None, expected_fstype: str | N
     out += _burst_reasons(case, spec, reference)
     out += _verify_reasons(case, spec)
     out += output_figure_reasons(case, spec, session.files, reference)
-    out += contract_reasons(case, spec, reference, session.files)
+    if spec.runs_job:
+        out += contract_reasons(case, spec, reference, session.files)
     out += output_reasons(case, spec, session.files, reference, expected_fstype)
     if spec.benchmark == "io500" and spec.role == ACCEPTANCE:
         out += io500_reasons(case, session.files)

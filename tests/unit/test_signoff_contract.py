@@ -148,3 +148,23 @@ def test_a_two_node_semantics_run_where_the_entry_asks_four_is_invalid(tmp_path)
     assert not any("lighter than the contract" in r for r in reasons), reasons
     assert any(r.startswith("the program ran ranks, ") and "(2, 20, " in r
                and "(4, 20, " in r for r in reasons), reasons
+
+
+def test_the_semantics_programs_build_is_held_to_no_target_and_no_placement():
+    """The build fixture (SemanticsProgram) runs no job: no target_dir, no partition.  The
+    lab's local-gluster main job was NOT ACCEPTED for it ("evidence missing: no
+    target_dir ...; partition_nodes 'None' ...") until the catalogue said it runs none."""
+    from fsaccept.benchmarks import registry
+    from fsaccept.core.paths import REPO_ROOT
+    from fsaccept.reporting.case import case_of
+    from fsaccept.reporting.evidence import SessionEvidence, evidence_reasons
+    from fsaccept.suite.reference import load_reference
+
+    path = REPO_ROOT / "reference" / "local-gluster.yaml"
+    reference = load_reference(str(path), path.read_bytes())
+    spec = registry.TESTS["SemanticsProgram"]
+    assert not spec.runs_job
+    case = case_of({"name": "SemanticsProgram ~local-gluster:compute+openmpi",
+                    "result": "pass", "perfvalues": {}})
+    assert evidence_reasons(case, spec, reference.target.fstype, SessionEvidence(),
+                            reference) == []

@@ -11,7 +11,8 @@ KEY = "semantics"
 
 TESTS = (
     TestSpec(check="SemanticsProgram", role=FIXTURE, key=KEY, benchmark="semantics",
-             descr="the cross-node semantics program, built for this environment"),
+             descr="the cross-node semantics program, built for this environment",
+             runs_job=False),
     TestSpec(check="CrossNodeSemantics", role=ACCEPTANCE, key=KEY, benchmark="semantics",
              descr="cross-node semantics: visibility, attributes, locks, append, rename, "
                    "unlink, create races, links, xattrs, namespace scale, root squash, "
