@@ -171,6 +171,12 @@ def _build_parser(command: str = "") -> argparse.ArgumentParser:
                    help="print each target's path, one a line, in the file's order "
                         "(scripts/acceptance measures the emulated disk's ceilings in the "
                         "first)")
+    r.add_argument("--check-targets", action="store_true",
+                   help="check, here (the login node), that each target of FILE is a "
+                        "writable directory on the file system the file says (type; mount "
+                        "point, source and mount options where it pins them), as each test "
+                        "does before its job: exit 2 naming each that is not "
+                        "(scripts/acceptance, before the session)")
     r.add_argument("--target", metavar="NAME",
                    help="with several targets (targets:): the one --io500-dry-run, "
                         "--scaling-checks and --degraded-checks are for")
@@ -272,6 +278,23 @@ def _cmd_parse(args: argparse.Namespace) -> int:
            **({"judged": judged} if judged else {}),
            "version_note": versions.version_note(name, version), **out}
     return _write_json(out)
+
+
+def _check_targets(ref) -> int:
+    """Each target of ``ref`` held to its declaration by the tests' own guard
+    (:func:`fsaccept.core.guards.check_target`): 0, or 2 with a line for each that
+    fails (a target not mounted here makes every test of the session an ERROR)."""
+    from fsaccept.core import guards
+    status = 0
+    for t in ref.targets:
+        try:
+            guards.check_target(t.path, t.fstype, ref.path, mount_point=t.mount_point,
+                                source=t.source, mount_options=(list(t.required_options),
+                                                                list(t.forbidden_options)))
+        except guards.GuardError as err:
+            print(f"fsaccept reference: {t.where}: {err}", file=sys.stderr)
+            status = 2
+    return status
 
 
 def _io500_dry_run(ref) -> int:
@@ -394,6 +417,8 @@ def _cmd_reference(args: argparse.Namespace) -> int:
         return 0
     if args.has_test is not None:
         return 0 if any(args.has_test in t.entries for t in ref.targets) else 1
+    if args.check_targets:
+        return _check_targets(ref)
     if args.check_dirs:
         from fsaccept.suite import listing
         print("\n".join(listing.main_session_dirs(ref)))

@@ -189,3 +189,30 @@ def test_the_labs_session_over_its_file_systems_has_a_probe_per_real_file_system
     three = {"ior_write_bandwidth", "ior_read_bandwidth", "mdtest_easy"}
     tests = {t.name: set(t.entries) for t in ref.targets}
     assert tests["cephfs"] == tests["local_disk"] == three < tests["gluster"]
+
+
+def test_the_command_checks_each_target_where_the_file_says_before_a_session(
+        tmp_path, two, capsys):
+    """``--check-targets``: the tests' own guard, here, before any job (scripts/acceptance):
+    a target that is not there, or on another file system type than the file says (the
+    lab's volume mounted elsewhere for another port base), is named, exit 2."""
+    from fsaccept.core.guards import mount_of
+    scratch, home = tmp_path / "scratch", tmp_path / "home"
+    scratch.mkdir()
+    fstype = mount_of(scratch).fstype
+    two["targets"]["scratch"].update(path=str(scratch), fstype=fstype)
+    two["targets"]["home"].update(path=str(home), fstype=fstype)
+    two["targets"]["scratch"].pop("mount_point", None)
+    two["targets"]["home"].pop("mount_point", None)
+    path = write(tmp_path, two)
+    assert main(["reference", str(path), "--check-targets"]) == 2
+    err = capsys.readouterr().err
+    assert f"targets.home: target {home} (from {path}) does not exist" in err
+    assert "targets.scratch" not in err
+    home.mkdir()
+    assert main(["reference", str(path), "--check-targets"]) == 0
+    two["targets"]["home"]["fstype"] = "fuse.glusterfs"
+    path = write(tmp_path, two)
+    assert main(["reference", str(path), "--check-targets"]) == 2
+    assert (f"targets.home: target {home} (from {path}) is on a {fstype} file system, but "
+            "the reference file expects fuse.glusterfs") in capsys.readouterr().err
