@@ -285,8 +285,8 @@ def _edit(text, old, new):
      r"tests.ior_shared_write.stripe: striping is a Lustre setting \(lfs setstripe\) "
      "and the target is ext4: remove it"),
     # The fio check's set-up (fsaccept.benchmarks.fio.command: parameters, thresholds).
-    (lambda t: _edit(t, "randread_4k_direct_iops: {value: 500",
-                     "randread_4k_direct_iopz: {value: 500"),
+    (lambda t: _edit(t, "randread_4k_direct_iops: {value: 50,",
+                     "randread_4k_direct_iopz: {value: 50,"),
      r"tests.fio_randread_direct.thresholds.randread_4k_direct_iopz: not a figure of this "
      "test; it reports: randread_4k_direct_iops"),
     (lambda t: _edit(t, "    file_size: 128MiB           # far less", "    # far less"),
