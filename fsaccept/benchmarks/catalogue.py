@@ -35,6 +35,35 @@ ROLES = (ACCEPTANCE, FIXTURE, PREFLIGHT, SCALING)
 FILL_DEFAULT, FILL_OPTIONAL = "default", "optional"
 FILL_CHOICES = ("", FILL_DEFAULT, FILL_OPTIONAL)
 
+#: A deadline-bound phase whose dataset holds less than this many times what the phase
+#: consumes in its deadline gets a warning line in the report, naming the reference key
+#: to raise (:class:`DatasetMargin`).  Never a verdict: a phase that ends before its
+#: deadline is INVALID by its own rule, whatever its margin.
+DATASET_MARGIN_WARNING = 1.5
+
+
+@dataclass(frozen=True)
+class DatasetMargin:
+    """How much data a deadline-bound phase had, against what it consumed: the dataset
+    (what its generation laid down, else the configured size) over what the phase moves
+    in its deadline at its rate (its bytes moved; scaled up to the deadline when it
+    ended first)."""
+
+    available_bytes: int
+    consumed_bytes: int
+    deadline_s: int
+    #: The reference entry's keys that size the dataset (raise one to widen the margin).
+    sized_by: tuple[str, ...] = ()
+
+    @property
+    def ratio(self) -> float:
+        return self.available_bytes / self.consumed_bytes
+
+    @property
+    def low(self) -> bool:
+        """Under :data:`DATASET_MARGIN_WARNING`."""
+        return self.ratio < DATASET_MARGIN_WARNING
+
 
 @dataclass(frozen=True)
 class TestSpec:
@@ -270,6 +299,10 @@ class Benchmark:
     #: -b -s -D``), which that header must give as the contract asks.
     output_header: Callable[[str], tuple[int | None, int | None, list[str] | None]] | None = None
     sized_options: tuple[str, ...] = ()
+    #: (its job's stdout, a test of it) -> the dataset margin of the test's deadline-bound
+    #: phase (:class:`DatasetMargin`; None: no deadline, or nothing to tell it from): the
+    #: live check records it and the report shows it, rebuilt from the output.
+    dataset_margin: Callable[[str, TestSpec], DatasetMargin | None] | None = None
 
     @property
     def schema_file(self) -> str:

@@ -128,7 +128,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from fsaccept.benchmarks import registry
-from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, SCALING, TestSpec
+from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, SCALING, DatasetMargin, TestSpec
 from fsaccept.benchmarks.fio import command as fio_command
 from fsaccept.benchmarks.fio import figures as fio_figures
 from fsaccept.benchmarks.fio import interference as fio_interference
@@ -764,6 +764,38 @@ def output_reasons(case: Case, spec: TestSpec, files: RunFiles | None = None,
                    f"({where}) gives {str(given)[:200]!r}")
         out += _rebuilt_field_reasons(case, spec, key, given, fstype)
     return out
+
+
+#: The case's fields of its dataset margin (``rfm/ior.py``): the data, what the deadline
+#: consumed, the one over the other, the entry's keys that size the data.
+MARGIN_FIELDS = ("dataset_bytes", "dataset_consumed_bytes", "dataset_margin",
+                 "dataset_sized_by")
+
+
+def dataset_margin_of(case: Case, files: RunFiles | None = None) -> DatasetMargin | None:
+    """A case's dataset margin, for the report (never a verdict): rebuilt from the job's
+    own output by the function its benchmark's record names
+    (``Benchmark.dataset_margin``) when the run's files are there, else as the case
+    recorded it (two whole byte counts above 0, its deadline, the keys that size it).  None: a test of
+    no deadline-bound phase, or nothing to tell it from."""
+    spec = registry.TESTS.get(registry.class_of_case(case.get("name")))
+    bench = registry.BENCHMARKS.get(spec.benchmark) if spec is not None else None
+    if bench is None or bench.dataset_margin is None:
+        return None
+    if files is not None and _kept_dirs(case, files):
+        try:
+            return bench.dataset_margin(job_output(case, files).stdout, spec)
+        except EvidenceMissing:
+            pass
+    had, used = case.get(MARGIN_FIELDS[0]), case.get(MARGIN_FIELDS[1])
+    deadline, keys = case.get("deadline_s"), case.get(MARGIN_FIELDS[3])
+    # The live check records the keys that size a deadline-bound phase's data, and for
+    # no other phase.
+    if not isinstance(keys, str) or not keys.split() or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v > 0
+            for v in (had, used, deadline)):
+        return None
+    return DatasetMargin(had, used, deadline, tuple(keys.split()))
 
 
 def _rebuilt_field_reasons(case: Case, spec: TestSpec, key: str, given: Any,

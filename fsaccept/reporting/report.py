@@ -46,7 +46,7 @@ from fsaccept.reporting.soak import plots as soak_plots
 from fsaccept.reporting.soak import soak_sections
 from fsaccept.reporting.scaling import curve_plot, is_beyond, scaling_section, swept
 from fsaccept.reporting.case import TypedReport, typed
-from fsaccept.reporting.evidence import RunFiles
+from fsaccept.reporting.evidence import RunFiles, dataset_margin_of
 from fsaccept.reporting.runreport import (Test, job_script, overall_verdict, read_run_report,
                                           tests_of)
 from fsaccept.reporting.session import session_check
@@ -205,7 +205,8 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
                     assessments.append((t.name, kept))
                     kept_anomalies += 1
             runs = [case_section(tc, f"Run {i + 1}" if len(t.cases) > 1 else "Measurement",
-                                 scripts(tc.get("uuid", ""), "") or "")
+                                 scripts(tc.get("uuid", ""), "") or "",
+                                 dataset_margin_of(tc, files))
                     for i, tc in enumerate(t.cases)]
             gens = [case_section(fx, "Generation (fixture: " + (fx.get("descr") or "dependency")
                                  + ")", scripts(fx.get("uuid", ""), "") or "")

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fsaccept.benchmarks.catalogue import DATASET_MARGIN_WARNING, DatasetMargin
 from fsaccept.core import slurm
 from fsaccept.core.formatting import format_figure, format_number, one_line
 from fsaccept.core.pernode import OUTLIER_FIGURE
@@ -19,16 +20,18 @@ from fsaccept.core.units import GIB
 # RFM_KEYS and parse_per_node_text are read at the door (case.py), and named here too.
 from fsaccept.reporting.case import (RFM_KEYS, Case, is_figure_map,  # noqa: F401
                                      parse_per_node_text, per_node_of)
+from fsaccept.reporting.evidence import MARGIN_FIELDS
 from fsaccept.reporting.runreport import FigureRow, Test
 from fsaccept.reporting.verdicts import (NOT_RUN, REPEAT_PARAM, VERDICT_ORDER, Verdict,
-                                         format_threshold, verdict_of, worst)
+                                         format_threshold, spec_of_case, verdict_of, worst)
 
 # --------------------------------------------------------------------------- rows
 
 #: Shown in rows of their own (deadline vs time run, bytes moved), not again; and the
 #: probe's measurements as JSON, which the sign-off re-reads (its sentence,
 #: ``reduction_summary``, and its ratios are shown).
-SHOWN_KEYS = frozenset({"deadline_s", "time_run_s", "bytes_moved", "reduction_result"})
+SHOWN_KEYS = frozenset({"deadline_s", "time_run_s", "bytes_moved", "reduction_result",
+                        *MARGIN_FIELDS})
 
 #: Provenance keys shown in their own rows of a test's section, in this order.
 CORE_KEYS = ("reference_key", "node_fraction", "node_rounding", "partition_nodes", "usable_nodes",
@@ -233,6 +236,33 @@ def deadline_text(testcase: Case) -> str:
     return ", ".join(parts)
 
 
+def _mib(nbytes: int) -> str:
+    return f"{format_number(nbytes / 2**20)} MiB"
+
+
+def _times(ratio: float) -> str:
+    """A margin with two significant digits (0.97x, 2.8x, 17x)."""
+    return f"{ratio:.2g}x" if ratio < 100 else f"{ratio:,.0f}x"
+
+
+def margin_text(margin: DatasetMargin, operation: str) -> str:
+    """'dataset 256 MiB, the 3 s read moves 91 MiB: margin 2.8x'."""
+    return (f"dataset {_mib(margin.available_bytes)}, the {margin.deadline_s} s "
+            f"{operation or 'phase'} moves {_mib(margin.consumed_bytes)}: margin "
+            f"{_times(margin.ratio)}")
+
+
+def margin_warning(margin: DatasetMargin, key: str) -> str:
+    """The warning under :data:`DATASET_MARGIN_WARNING` ('' above it), naming the
+    reference keys to raise."""
+    if not margin.low:
+        return ""
+    keys = " or ".join(f"tests.{key}.{k}" if key else k for k in margin.sized_by)
+    return (f"Warning: dataset margin {_times(margin.ratio)} is under "
+            f"{DATASET_MARGIN_WARNING:g}x: a faster run may exhaust the data before the "
+            f"deadline (INVALID); raise {keys or 'the dataset size'}")
+
+
 @dataclass
 class CaseSection:
     """What one test case (a run of a test, or a fixture) shows in its section."""
@@ -248,10 +278,16 @@ class CaseSection:
     provenance: list[tuple[str, str]]
     figures: list[tuple[str, str, str, str]]  # name, measured, threshold, ReFrame result
     job_script: str = ""
+    #: Its dataset margin ('' for none) and, under the warning's bound, the warning.
+    dataset_margin: str = ""
+    margin_warning: str = ""
 
 
-def case_section(case: Case, role: str, job_script: str = "") -> CaseSection:
+def case_section(case: Case, role: str, job_script: str = "",
+                 margin: DatasetMargin | None = None) -> CaseSection:
     bm = case.get("bytes_moved")
+    spec = spec_of_case(case)
+    operation = str(spec.attrs.get("operation") or "") if spec is not None else ""
     return CaseSection(
         title=case.get("display_name") or case.get("name", "?"),
         role=role, verdict=verdict_of(case),
@@ -262,7 +298,10 @@ def case_section(case: Case, role: str, job_script: str = "") -> CaseSection:
         provenance=provenance(case),
         figures=[(f.name, format_figure(f.value, f.unit), format_threshold(f), f.result or "—")
                  for f in case.figures],
-        job_script=job_script)
+        job_script=job_script,
+        dataset_margin=margin_text(margin, operation) if margin is not None else "",
+        margin_warning=margin_warning(margin, spec.key if spec is not None else "")
+        if margin is not None else "")
 
 
 # --------------------------------------------------------------------------- per node

@@ -53,6 +53,13 @@ class IORTest(BenchmarkTest):
     time_run_s = variable(float, value=0.0, loggable=True)
     bytes_moved = variable(int, value=0, loggable=True)
     direct_io = variable(bool, value=False, loggable=True)
+    #: A deadline-bound phase's dataset margin (``figures.dataset_margin``, which the
+    #: report rebuilds from the same output): the data it had, what it moves in its
+    #: deadline, and the one over the other (0: no deadline, or nothing to tell it from).
+    dataset_bytes = variable(int, value=0, loggable=True)
+    dataset_consumed_bytes = variable(int, value=0, loggable=True)
+    dataset_margin = variable(float, value=0.0, loggable=True)
+    dataset_sized_by = variable(str, value="", loggable=True)
 
     #: Also report the aggregate bandwidth up to the stonewall (before wear-out).
     report_stonewall_figure = variable(bool, value=False)
@@ -189,6 +196,15 @@ class IORTest(BenchmarkTest):
             self.bytes_moved = round(row.agg_mib * MIB)
         times = [r.wrrd_s for r in run.results if r.access == self.operation and r.wrrd_s]
         self.time_run_s = min(times, default=0.0)
+        keys = iorcmd.dataset_keys(self.phase) if self.enforce_deadline else ()
+        margin = figures.dataset_margin(
+            run, self.operation, validity.output_expectation(run, self.operation).deadline_s
+            or self.deadline_s or None, keys) if keys else None
+        if margin is not None:
+            self.dataset_bytes, self.dataset_consumed_bytes = (margin.available_bytes,
+                                                               margin.consumed_bytes)
+            self.dataset_margin = round(margin.ratio, 3)
+            self.dataset_sized_by = " ".join(margin.sized_by)
 
     def benchmark_reasons(self) -> list[str]:
         return (validity.ior_invalid_reasons(self.ior_run(), self.expectation())

@@ -253,6 +253,20 @@ PHASES: dict[str, Phase] = {
 }
 
 
+def dataset_keys(phase_name: str) -> tuple[str, ...]:
+    """The entry's keys that size what a deadline-bound phase may consume: a sustained
+    read's dataset, written until its generation's deadline or its segments; a random
+    read's, written whole (block x segments); a write's room (segments).  () for a
+    phase without a deadline."""
+    phase = PHASES[phase_name]
+    if not phase.uses_deadline or phase.generation:
+        return ()
+    if phase.access == "-r":
+        return ("generation_deadline_s", "segments") if phase.status \
+            else ("block_size", "segments")
+    return ("segments",)
+
+
 def ior_options(phase_name: str, params: TestParameters, test_file: str,
                 status_file: str | None = None, seed: int = 1,
                 rank_times_file: str | None = None) -> list[str]:

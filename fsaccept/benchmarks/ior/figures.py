@@ -20,11 +20,13 @@ fraction of the median comes from the reference entry.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fsaccept.benchmarks.catalogue import DatasetMargin
 from fsaccept.benchmarks.ior.run import IorRun, SummaryRow
 from fsaccept.core import pernode
 from fsaccept.core.pernode import OUTLIER_FIGURE, Outlier, find_outliers
@@ -202,3 +204,44 @@ def figures_of(run: IorRun, operation: str, kind: str,
     if row is not None and operation == "read":
         out[INCORRECT_TRANSFERS] = incorrect_transfers(run)
     return out
+
+
+def _count(value: Any) -> int | None:
+    """A positive whole number as IOR prints one, else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
+        else None
+
+
+def dataset_margin(run: IorRun, operation: str, deadline_s: int | None,
+                   sized_by: tuple[str, ...] = ()) -> DatasetMargin | None:
+    """The dataset margin of a deadline-bound ``operation`` phase: the data it had over
+    what it moves in ``deadline_s`` at its rate, for its worst iteration.
+
+    - Had: a read's files as IOR stat()ed them (what its generation laid down), else
+      the configured size, ranks x block x segments (a write's room, a dataset read
+      whole).
+    - Moves in the deadline: its bytes moved (exact when IOR prints them), scaled up to
+      the deadline when the phase ended first (an exhausted dataset is under 1x).
+
+    None without a deadline, or when the output gives nothing to tell it from (no row
+    of the operation, nothing moved, a figure not a finite number)."""
+    row = run.summary_for(operation)
+    if not deadline_s or deadline_s <= 0 or row is None:
+        return None
+    geometry = None
+    if None not in (_count(row.tasks), _count(row.block_bytes), _count(row.segments)):
+        geometry = row.tasks * row.block_bytes * row.segments
+    worst: DatasetMargin | None = None
+    for it in run.iterations_of(row):
+        if it.wrrd_s is None or it.bw_mib is None or not math.isfinite(it.wrrd_s) \
+                or not math.isfinite(it.bw_mib) or it.wrrd_s <= 0 or it.bw_mib <= 0:
+            continue
+        moved = _count(it.bytes_moved) or it.bw_mib * MIB * it.wrrd_s
+        consumed = round(moved * max(1.0, deadline_s / it.wrrd_s))
+        available = (_count(it.stat_bytes) if operation == "read" else None) or geometry
+        if available is None or consumed <= 0:
+            continue
+        found = DatasetMargin(available, consumed, deadline_s, sized_by)
+        if worst is None or found.ratio < worst.ratio:
+            worst = found
+    return worst

@@ -142,6 +142,7 @@ _RUN_START_RE = re.compile(r"IOR-[^\s:]{0,40}: MPI Coordinated Test|Began {15}: 
                            r"|Command line {8}: |Options: ?$")
 _KV_SEP = ": "
 _BYTES_MOVED = "WARNING: Using actual aggregate bytes moved = "
+_STAT_BYTES = "WARNING: Stat() of aggregate file size"
 
 
 def _classify(line: str) -> tuple[str, str] | None:
@@ -269,6 +270,7 @@ def parse_ior(text: str) -> IorRun:
     test_id: int | None = None  # TestID of the test being printed (an IOR script has several)
     options_test: int | None = None  # TestID when the last Options: block started
     bytes_moved: int | None = None  # "Using actual aggregate bytes moved" for the next row
+    stat_bytes: int | None = None  # "Stat() of aggregate file size" for the next row
 
     def second_run(lineno: int, what: str) -> None:
         if not any(f.kind == "two-runs" for f in findings):
@@ -325,9 +327,10 @@ def parse_ior(text: str) -> IorRun:
                         n(toks[6]), n(toks[7]), n(toks[8]), n(toks[9]),
                         iteration=_int(toks[10]), line=lineno, bw_token=toks[1],
                         test_id=test_id, bytes_moved=bytes_moved if toks[0] != "remove" else None,
+                        stat_bytes=stat_bytes if toks[0] != "remove" else None,
                     ))
                     if toks[0] != "remove":
-                        bytes_moved = None
+                        bytes_moved = stat_bytes = None
                     continue
                 if len(toks) == 27 and in_summary:
                     try:
@@ -341,6 +344,8 @@ def parse_ior(text: str) -> IorRun:
         if c == "W" or c == "E":
             if line.startswith(_BYTES_MOVED):
                 bytes_moved = _int(line[len(_BYTES_MOVED):].strip())
+            elif line.startswith(_STAT_BYTES):
+                stat_bytes = _int(line.partition("=")[2].strip())
             cls = _classify(line)
             if cls is not None:
                 findings.append(Finding(cls[0], cls[1], lineno, line))

@@ -63,6 +63,10 @@ class IterationResult:
     bytes_moved: int | None = None
     """Exact bytes the phase moved when IOR printed them (``WARNING: Using actual aggregate
     bytes moved = N`` before the row), else ``None``."""
+    stat_bytes: int | None = None
+    """The files' aggregate size as IOR stat()ed them after the phase (``WARNING: Stat()
+    of aggregate file size = N`` before the row, printed when it differs from what was
+    asked or moved), else ``None``: a read's dataset."""
 
 
 @dataclass

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FILL_DEFAULT, FILL_OPTIONAL, FIXTURE,
-                                           Benchmark, TestSpec)
+                                           Benchmark, DatasetMargin, TestSpec)
 from fsaccept.benchmarks.ior import command, parse, parse_json, validity
 from fsaccept.benchmarks.ior import figures as ior_figures
 from fsaccept.benchmarks.ior.patterns import argv_of
@@ -200,6 +200,20 @@ def output_reasons(stdout: str, stderr: str, spec: TestSpec,
         "per_node_figures": {}, "slowest_nodes": "", "outlier_nodes_named": ""}
 
 
+def output_dataset_margin(stdout: str, spec: TestSpec) -> DatasetMargin | None:
+    """The dataset margin a job's output gives a test's deadline-bound phase
+    (:func:`fsaccept.benchmarks.ior.figures.dataset_margin`, with the deadline the
+    output asked of itself and the keys that size its dataset,
+    :func:`command.dataset_keys`); None for a phase without one."""
+    phase, operation = spec.attrs.get("phase"), spec.attrs.get("operation")
+    keys = command.dataset_keys(phase) if phase in command.PHASES else ()
+    if not keys or not isinstance(operation, str):
+        return None
+    run = parse.parse_ior(stdout)
+    return ior_figures.dataset_margin(
+        run, operation, validity.output_expectation(run, operation).deadline_s, keys)
+
+
 BENCHMARK = Benchmark(
     name="ior", binary="ior", spack_package="ior", version_name="ior",
     figure_kinds=("bandwidth", "iops"),
@@ -208,6 +222,7 @@ BENCHMARK = Benchmark(
     contract_options=contract_options, output_header=output_header,
     # What the entry sizes: the header IOR prints must give them as the contract asks.
     sized_options=("-t", "-b", "-s", "-D"),
+    dataset_margin=output_dataset_margin,
     # The contract's degraded-mode clause: write and read bandwidth, and the data
     # written before the fault read back after the recovery.
     degraded=("IORWriteBandwidth", "IORReadDatasetGeneration", "IORStonewalledRead",
