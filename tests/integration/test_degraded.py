@@ -27,7 +27,7 @@ from lab.cluster import (DEFAULT_PORT_BASE, OPENMPI_ENV, ClusterLayout, default_
                          gluster_layout, slurm_conf_path)
 from tests.conftest import LOCAL_CLUSTER, REPO, require_gluster_tools, run
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.main_cluster]
 
 CHECKS = REPO / "checks" / "degraded" / "degraded_mode.py"
 CLUSTER = shlex.quote(str(LOCAL_CLUSTER))

@@ -25,7 +25,7 @@ from lab.cluster import (DEFAULT_PORT_BASE, OPENMPI_ENV, ClusterLayout, default_
 from tests.conftest import (LOCAL_CLUSTER, REPO, gluster_reference_file, reframe_command,
                             require_benchmark, require_gluster_tools, run)
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.main_cluster]
 
 IOR_CHECKS = REPO / "checks" / "ior_acceptance.py"
 

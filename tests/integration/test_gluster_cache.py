@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import gluster_reference, run_gluster_checks
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("ior_available")]
+pytestmark = [pytest.mark.integration, pytest.mark.main_cluster, pytest.mark.usefixtures("ior_available")]
 
 
 def small_read(data, other_node):

@@ -22,7 +22,7 @@ from lab.gluster import mount_of
 from tests.conftest import (LOCAL_CLUSTER, REPO, gluster_reference_file, reframe_command,
                             require_gluster_tools, run)
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.main_cluster]
 SYSTEM = "local-gluster"
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.cluster import pid_alive
+from lab.cluster import env_port_base, pid_alive
 from tests.conftest import LOCAL_CLUSTER, REPO, reframe_command, run
 
 pytestmark = pytest.mark.integration
@@ -64,8 +64,10 @@ def _private_cluster(tmp_path):
 
 
 def _free_port_base():
-    # Far from the default 17000 range; bind-checked by `up` itself anyway.
-    return 18000 + (os.getpid() % 500) * 20
+    """Port base + 4000..4999 (bind-checked by `up` itself anyway): far from the
+    cluster's (+0..399), scripts/test's second lane's (+1000..1399) and the CephFS
+    modules' labs (+2000..2899, +3000..3899 from the second lane)."""
+    return env_port_base() + 4000 + (os.getpid() % 40) * 20
 
 
 def test_up_resize_and_down_of_a_private_cluster_leave_no_daemon(cluster_env, tmp_path):

@@ -26,7 +26,7 @@ from fsaccept.suite.provision import SPACK_STATE, rendered_env_dir
 from fsaccept.suite import sites
 from tests.conftest import REPO, run
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.main_cluster]
 SYSTEM = "local-spack"
 
 
