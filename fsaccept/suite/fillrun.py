@@ -53,8 +53,6 @@ MAX_THREADS = 32
 
 #: A record is a few hundred bytes; one larger is not the check's.
 MAX_RECORD_BYTES = 64 * 1024
-#: A run's ledger file: a line of about 200 bytes per data directory of the run.
-MAX_LEDGER_BYTES = 64 * 1024 * 1024
 #: A job id, as Slurm gives one (it is passed to scancel).
 JOBID_FORM = re.compile(r"[0-9]{1,20}")
 
@@ -147,7 +145,7 @@ def ledger_problem(ledger: Path, filler: Filler) -> str:
     if not os.path.lexists(path):
         return not_recorded
     try:
-        raw = inputs.read_below(ledger, path, MAX_LEDGER_BYTES, "the owned-data ledger")
+        raw = inputs.read_below(ledger, path, guards.MAX_LEDGER_BYTES, "the owned-data ledger")
     except inputs.InputError as err:
         return f"the owned-data ledger cannot be read: {err}"
     real = os.path.realpath(filler.directory)
