@@ -260,8 +260,9 @@ def remove_fills(run_dir: Path, wait_s: float = DEFAULT_WAIT_S, cancel: bool = F
                  ledger: Path = OWNED_DATA_DIR, host: str | None = None,
                  say: Callable[[str], None] = print, **waiting) -> int:
     """``fsaccept fill remove``: every fill of ``run_dir`` removed; 0 when nothing is
-    left, 1 otherwise, 2 when a record was refused (bad input: said, naming its file
-    and key, and what it names left alone; the other records' fills are removed)."""
+    left; 1 when a filler a record of the run names is left (said: what, and why);
+    else 2 when a record was refused (bad input: said, naming its file and key, and
+    what it names left alone; the other records' fills are removed)."""
     fillers, problems = records(run_dir)
     for p in problems:
         say(f"fill remove: a record refused: {p}")
@@ -294,7 +295,7 @@ def remove_fills(run_dir: Path, wait_s: float = DEFAULT_WAIT_S, cancel: bool = F
             say(f"{where}: not removed: the lock of run {filler.run_id} in {ledger} "
                 f"cannot be taken ({err.strerror or err})")
             left = True
-    return 2 if problems else 1 if left else 0
+    return 1 if left else 2 if problems else 0
 
 
 def _remove_one(filler: Filler, where: str, wait_s: float, cancel: bool,
