@@ -92,8 +92,9 @@ worthless.
 - a filled test's fill record, read from the file its FillTarget keeps
   (``fill-record.json``; its ``fill_record``, and FillTarget's, must be that file's:
   :func:`fill_reasons`, :func:`fill_target_reasons`): the level reached judged again by
-  :func:`fsaccept.core.fill.judge_level` (df once filled, and df at the test's own start,
-  ``fill_df``: the filler was there) and the filler by :func:`fsaccept.core.fill.judge_filler`,
+  :func:`fsaccept.core.fill.judge_level` (df once filled, and df at the test's own start:
+  the ``fill_df`` line its own ``rfm_job.out`` printed, which its ``fill_df`` must be,
+  :func:`filled_df_reasons`) and the filler by :func:`fsaccept.core.fill.judge_filler`,
   its limits those of the verified reference's ``fill:`` section (the comparison with its
   empty counterpart is the session's: :mod:`fsaccept.reporting.fill`);
 - the quota program's run, rebuilt from the job's own output (``quota_lines`` must be
