@@ -943,6 +943,17 @@ def invalid_reasons(evidence: Evidence, during: Df | None = None) -> list[str]:
             if j.verdict == INVALID for r in j.reasons]
 
 
+def filled_reasons(evidence: Evidence, df_text: str) -> list[str]:
+    """What makes a filled test INVALID: its fill record judged with df at its own start
+    (``df_text``: the :data:`DF_INFO` line its job printed), or without it, saying why,
+    when that line cannot be read.  The live check and the sign-off both call it."""
+    try:
+        during = Df.parse(df_text, DF_INFO)
+    except OutputError as err:
+        return [f"no df at its start: {err}"] + invalid_reasons(evidence)
+    return invalid_reasons(evidence, during)
+
+
 def judge(evidence: Evidence, pairs: Iterable[Pair] = (),
           during: Df | None = None) -> list[Judgement]:
     """Every judgement of a fill: the level, the filler, each figure."""

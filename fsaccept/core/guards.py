@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
-from fsaccept.core import mountopts
+from fsaccept.core import inputs, mountopts
 from fsaccept.core.units import GIB, MIB
 
 
@@ -521,8 +521,36 @@ def record_owned(ledger: Path, run_id: str, directory: str, jobid: str, host: st
         f.write(json.dumps({"directory": directory, "jobid": str(jobid), "host": host}) + "\n")
 
 
+#: A run's ledger file: a line of about 200 bytes per data directory of the run; one
+#: larger is not one this harness wrote.
+MAX_LEDGER_BYTES = 64 * MIB
 #: The lock of a run's removals, beside its ledger file: ``<run id>.lock``.
 LOCK_SUFFIX = ".lock"
+
+
+def read_ledger(ledger: Path, path: Path) -> list[dict] | None:
+    """The entries of a run's ledger file ``path``, read through the bounded reader
+    (below ``ledger`` with no symbolic link on the way, a FIFO or device refused
+    without waiting, at most :data:`MAX_LEDGER_BYTES`); None when it is not one this
+    harness wrote (binary, not JSON lines, nested, an entry without its directory)."""
+    try:
+        raw = inputs.read_below(ledger, path, MAX_LEDGER_BYTES, "the owned-data ledger")
+        entries = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line]
+    except (inputs.InputError, OSError, ValueError, RecursionError):
+        return None
+    if not all(isinstance(e, dict) and isinstance(e.get("directory"), str)
+               for e in entries):
+        return None
+    return entries
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
 
 
 @contextmanager
@@ -532,23 +560,38 @@ def run_lock(ledger: Path, run_id: str,
     id>.lock``) while the block runs: two removals of one run never run at once.  When
     another holds it: ``waiting`` is called, then the lock waited for; without
     ``waiting``, the block runs at once with False (not held: the caller leaves the
-    run alone).  OSError when the lock file cannot be made or is no regular file."""
-    fd = os.open(ledger / f"{run_id}{LOCK_SUFFIX}", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
-                 | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(ledger / run_id))
+    run alone).  The lock file is removed before the lock is let go (a lock taken on a
+    file since removed is taken again): none is left behind.  OSError when the lock
+    file cannot be made or is no regular file."""
+    path = ledger / f"{run_id}{LOCK_SUFFIX}"
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                     | os.O_CLOEXEC, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if waiting is None:
-                yield False
-                return
-            waiting()
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield True
-    finally:
-        os.close(fd)  # and the lock with it
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", str(path))
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if waiting is None:
+                    yield False
+                    return
+                waiting()
+                waiting = _nothing  # said once
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            if not _same_file(fd, path):
+                continue  # its holder removed it: the lock of a file no one else takes
+            try:
+                yield True
+            finally:
+                _gone(lambda: os.unlink(path), str(path), [])
+            return
+        finally:
+            os.close(fd)  # and the lock with it
+
+
+def _nothing() -> None:
+    pass
 
 
 def run_pid(run_id: str) -> int | None:
@@ -564,9 +607,13 @@ def sweep_owned(ledger: Path, current_run: str, host: str,
     that is not this one, was recorded on this host and has ended (``run_ended``), each
     directory whose job has ended (``job_ended``) is removed if it is below a
     ``fsaccept`` directory and still holds that run's marker (:func:`remove_owned`);
-    anything else is left alone.  Entries are dropped once settled (removed, absent, or
+    anything else is left alone.  Each run is swept holding its lock (:func:`run_lock`,
+    the lock ``fsaccept fill remove`` holds): one another sweep or removal holds is
+    its.  Its ledger is read bounded (:func:`read_ledger`); one that is not the
+    harness's is left as it is.  Entries are dropped once settled (removed, absent, or
     left alone and reported); a removal still incomplete stays for the next session.
-    Returns what was done (every Removal but "absent")."""
+    A lock file an earlier run left without its ledger is removed.  Returns what was
+    done (every Removal but "absent")."""
     done: list[Removal] = []
     if not ledger.is_dir():
         return done
@@ -575,31 +622,50 @@ def sweep_owned(ledger: Path, current_run: str, host: str,
         if run_id == current_run:
             continue
         try:
-            entries = [json.loads(line) for line in path.read_text().splitlines() if line]
-        except (OSError, ValueError):
-            continue  # not a ledger this harness wrote: nothing is taken from it
-        if not all(isinstance(e, dict) and isinstance(e.get("directory"), str)
-                   for e in entries):
+            with run_lock(ledger, run_id) as held:
+                if held:
+                    done += _sweep_run(path, run_id, host, run_ended, job_ended)
+        except OSError:
+            continue  # its lock cannot be taken: left for the next session
+    for lock in sorted(ledger.glob("*" + LOCK_SUFFIX)):
+        run_id = lock.name[:-len(LOCK_SUFFIX)]
+        if run_id == current_run or os.path.lexists(ledger / f"{run_id}{LEDGER_SUFFIX}"):
             continue
-        if any(e.get("host") != host for e in entries) or not run_ended(run_id):
-            continue  # another host's run, or one still running: not ours to judge
-        keep = []
-        for e in entries:
-            d = e["directory"]
-            if not job_ended(str(e.get("jobid", ""))):
-                keep.append(e)
-                continue
-            if not (os.path.isabs(d) and os.path.basename(os.path.dirname(d)) == "fsaccept"):
-                continue  # not where a test writes: never touched
-            r = remove_owned(d, run_id)
-            if r.status != "absent":
-                done.append(r)
-            if r.status == "incomplete":
-                keep.append(e)
-        if keep:
-            path.write_text("".join(json.dumps(e) + "\n" for e in keep))
-        else:
-            path.unlink()
+        try:
+            with run_lock(ledger, run_id):
+                pass  # removed when let go, unless another holds it
+        except OSError:
+            continue
+    return done
+
+
+def _sweep_run(path: Path, run_id: str, host: str, run_ended: Callable[[str], bool],
+               job_ended: Callable[[str], bool]) -> list[Removal]:
+    """One run's ledger swept, its lock held (:func:`sweep_owned`)."""
+    if not os.path.lexists(path):
+        return []  # swept by another while the lock was waited for
+    entries = read_ledger(path.parent, path)
+    if entries is None:
+        return []  # not a ledger this harness wrote: nothing is taken from it
+    if any(e.get("host") != host for e in entries) or not run_ended(run_id):
+        return []  # another host's run, or one still running: not ours to judge
+    done, keep = [], []
+    for e in entries:
+        d = e["directory"]
+        if not job_ended(str(e.get("jobid", ""))):
+            keep.append(e)
+            continue
+        if not (os.path.isabs(d) and os.path.basename(os.path.dirname(d)) == "fsaccept"):
+            continue  # not where a test writes: never touched
+        r = remove_owned(d, run_id)
+        if r.status != "absent":
+            done.append(r)
+        if r.status == "incomplete":
+            keep.append(e)
+    if keep:
+        path.write_text("".join(json.dumps(e) + "\n" for e in keep))
+    else:
+        path.unlink()
     return done
 
 

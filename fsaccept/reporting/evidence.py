@@ -92,8 +92,9 @@ worthless.
 - a filled test's fill record, read from the file its FillTarget keeps
   (``fill-record.json``; its ``fill_record``, and FillTarget's, must be that file's:
   :func:`fill_reasons`, :func:`fill_target_reasons`): the level reached judged again by
-  :func:`fsaccept.core.fill.judge_level` (df once filled, and df at the test's own start,
-  ``fill_df``: the filler was there) and the filler by :func:`fsaccept.core.fill.judge_filler`,
+  :func:`fsaccept.core.fill.judge_level` (df once filled, and df at the test's own start:
+  the ``fill_df`` line its own ``rfm_job.out`` printed, which its ``fill_df`` must be,
+  :func:`filled_df_reasons`) and the filler by :func:`fsaccept.core.fill.judge_filler`,
   its limits those of the verified reference's ``fill:`` section (the comparison with its
   empty counterpart is the session's: :mod:`fsaccept.reporting.fill`);
 - the quota program's run, rebuilt from the job's own output (``quota_lines`` must be
@@ -1362,19 +1363,6 @@ def fill_evidence_of(case: Case) -> tuple[fill.Evidence | None, str]:
         return None, f"its fill record (fill_record) cannot be read: {str(err)[:300]}"
 
 
-def fill_df_of(case: Case) -> tuple[fill.Df | None, str]:
-    """df of the target at a filled test's start (``fill_df``: the fill marker's fields),
-    read; (None, why) when it cannot be."""
-    text = case.get("fill_df")
-    if not isinstance(text, str) or not text:
-        return None, ("evidence missing: no fill_df, df of the target at the filled test's "
-                      "start")
-    try:
-        return fill.Df.parse(text, "fill_df"), ""
-    except fill.OutputError as err:
-        return None, f"its fill_df cannot be read: {str(err)[:200]}"
-
-
 def _fill_kept(case: Case, files: RunFiles | None
                ) -> tuple[fill.Evidence | None, str, str, list[str]]:
     """(FillTarget's kept record, read from the file of ``case``; its text; its path;
@@ -1426,6 +1414,17 @@ def fill_target_reasons(case: Case, files: RunFiles | None,
     if reference is not None and case.get("result") == "pass":
         out += fill_target_rebuilt(case, files, reference, evidence, where)
     return out
+
+
+def not_rebuilt_without_reference(cases: Sequence[Case]) -> list[str]:
+    """What the sign-off cannot rebuild without a verified reference file, named: each
+    passed FillTarget's record from its job's output (its plan is the reference's
+    ``fill:`` section's), never skipped silently."""
+    return [f"{str(c.get('display_name') or c.get('name'))[:100]}: evidence missing: its "
+            f"fill record is not rebuilt from its output ({joboutput.JOB_STDOUT}): the "
+            "fill is planned by the verified reference file's fill: section"
+            for c in cases if c.get("result") == "pass"
+            and registry.class_of_case(c.get("name")) == registry.FILL_TARGET.check]
 
 
 def fill_target_rebuilt(case: Case, files: RunFiles | None, reference: Any,
@@ -1485,9 +1484,7 @@ def fill_reasons(case: Case, reference: Any = None,
     out = []
     if text != case.get("fill_record"):
         out.append(f"its fill_record is not what {where} says")
-    during, why = fill_df_of(case)
-    out += [why] if why else []
-    out += fill.invalid_reasons(evidence, during)
+    out += filled_df_reasons(case, evidence, session.files)
     if reference is not None:
         try:
             mode = reference.fill_mode
@@ -1500,6 +1497,30 @@ def fill_reasons(case: Case, reference: Any = None,
             out.append(f"its fill record was judged with {evidence.limits.to_dict()}, the "
                        f"reference file says {mode.limits.to_dict()}")
     return out
+
+
+def filled_df_reasons(case: Case, evidence: fill.Evidence,
+                      files: RunFiles | None) -> list[str]:
+    """The fill record judged with df at the filled test's start, by the live check's
+    function (:func:`fsaccept.core.fill.filled_reasons`).  That df is the line the
+    test's own ``rfm_job.out`` printed (``fill_df``, which must be the case's); a case
+    none of whose directories is there (a run report read alone) is judged by its
+    recorded ``fill_df``."""
+    recorded = case.get("fill_df")
+    if not isinstance(recorded, str) or not recorded:
+        return ["evidence missing: no fill_df, df of the target at the filled test's "
+                "start"] + fill.invalid_reasons(evidence)
+    if files is None or not _kept_dirs(case, files):
+        return fill.filled_reasons(evidence, recorded)
+    try:
+        job = job_output(case, files)
+    except EvidenceMissing as err:
+        return [str(err)] + fill.invalid_reasons(evidence)
+    printed = job.info.get(fill.DF_INFO, "")
+    out = [] if printed == recorded else [
+        f"its fill_df is not what its output ({job.path}) says: "
+        f"{(printed or 'no ' + fill.DF_INFO + ' line')[:200]}"]
+    return out + fill.filled_reasons(evidence, printed)
 
 
 def _figures_agree(case: Case, names: Any, given: dict[str, float], record: str,

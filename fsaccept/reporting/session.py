@@ -14,7 +14,7 @@ from typing import Any
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, FILLED_PREFIX, SCALING
 from fsaccept.reporting.case import Case, TypedReport, typed
-from fsaccept.reporting.evidence import session_evidence
+from fsaccept.reporting.evidence import not_rebuilt_without_reference, session_evidence
 from fsaccept.reporting.runreport import (PASS, RAN_A_JOB, SKIPPED, SessionCheck, Test,
                                           record_problems, spec_of_case, target_of,
                                           verdict_of)
@@ -78,6 +78,7 @@ def session_check(report: TypedReport | dict[str, Any], tests: list[Test],
                               + (reference_problem or "none was given")
                               + ("" if "thresholds not compared" in reference_problem
                                  else "; thresholds not compared"))
+        out.unverified += not_rebuilt_without_reference(cases)
         return out
     for system in systems:
         try:

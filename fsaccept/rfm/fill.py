@@ -413,11 +413,7 @@ class Filled(rfm.RegressionTestPlugin):
         except (ValueError, fill.EvidenceError) as err:
             return [f"its fill record (fill_record) cannot be read: {str(err)[:300]}"]
         self.fill_df = self.job_info().get(DF_INFO, "")
-        try:
-            during = fill.Df.parse(self.fill_df, DF_INFO)
-        except fill.OutputError as err:
-            return [f"no df at its start: {err}"] + fill.invalid_reasons(evidence)
-        return fill.invalid_reasons(evidence, during)
+        return fill.filled_reasons(evidence, self.fill_df)
 
     def invalid_reasons_list(self) -> list[str]:
         reasons = super().invalid_reasons_list()

@@ -53,8 +53,6 @@ MAX_THREADS = 32
 
 #: A record is a few hundred bytes; one larger is not the check's.
 MAX_RECORD_BYTES = 64 * 1024
-#: A run's ledger file: a line of about 200 bytes per data directory of the run.
-MAX_LEDGER_BYTES = 64 * 1024 * 1024
 #: A job id, as Slurm gives one (it is passed to scancel).
 JOBID_FORM = re.compile(r"[0-9]{1,20}")
 
@@ -147,7 +145,7 @@ def ledger_problem(ledger: Path, filler: Filler) -> str:
     if not os.path.lexists(path):
         return not_recorded
     try:
-        raw = inputs.read_below(ledger, path, MAX_LEDGER_BYTES, "the owned-data ledger")
+        raw = inputs.read_below(ledger, path, guards.MAX_LEDGER_BYTES, "the owned-data ledger")
     except inputs.InputError as err:
         return f"the owned-data ledger cannot be read: {err}"
     real = os.path.realpath(filler.directory)
@@ -262,8 +260,9 @@ def remove_fills(run_dir: Path, wait_s: float = DEFAULT_WAIT_S, cancel: bool = F
                  ledger: Path = OWNED_DATA_DIR, host: str | None = None,
                  say: Callable[[str], None] = print, **waiting) -> int:
     """``fsaccept fill remove``: every fill of ``run_dir`` removed; 0 when nothing is
-    left, 1 otherwise, 2 when a record was refused (bad input: said, naming its file
-    and key, and what it names left alone; the other records' fills are removed)."""
+    left; 1 when a filler a record of the run names is left (said: what, and why);
+    else 2 when a record was refused (bad input: said, naming its file and key, and
+    what it names left alone; the other records' fills are removed)."""
     fillers, problems = records(run_dir)
     for p in problems:
         say(f"fill remove: a record refused: {p}")
@@ -296,7 +295,7 @@ def remove_fills(run_dir: Path, wait_s: float = DEFAULT_WAIT_S, cancel: bool = F
             say(f"{where}: not removed: the lock of run {filler.run_id} in {ledger} "
                 f"cannot be taken ({err.strerror or err})")
             left = True
-    return 2 if problems else 1 if left else 0
+    return 1 if left else 2 if problems else 0
 
 
 def _remove_one(filler: Filler, where: str, wait_s: float, cancel: bool,

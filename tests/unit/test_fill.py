@@ -743,6 +743,9 @@ def filled_run(tmp_path, factor: float = 0.8, level: float = 0.8, section: str =
     lines = [f"{fill.MARK} df before {before.text()}",
              *(f"{fill.MARK} node {nd.node} bytes={nd.bytes} files={nd.file_count} empty=0 "
                f"rc=0 stop=level" for nd in p.nodes),
+             *(f"{fill.MARK} churn {node} round={r.round} files={sum(n for _, n in cls)} "
+               f"bytes={sum(size * n for size, n in cls)} rc=0"
+               for r in p.churn for node, cls in r.nodes),
              f"{fill.MARK} df filled {filled_df.text()}"]
     ev = fill.Evidence.of(p, fill.parse_output("\n".join(lines)))
     run = data["runs"][0]

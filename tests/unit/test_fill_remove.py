@@ -278,3 +278,44 @@ def test_a_directory_gone_meanwhile_counts_as_gone(tmp_path, monkeypatch):
     said: list[str] = []
     assert _remove(run_dir, book, said) == 0, said
     assert not top.exists() and said == [f"fill remove: {top}: removed (4 node directories)"]
+
+
+# --------------------------------------------------------------------------- what it says
+# scripts/acceptance says "the filler was not all removed" on exit 1 alone: exit 2 is a
+# record refused, with nothing of the run left.
+
+
+def _refused_record(run_dir: Path) -> Path:
+    bad = run_dir / "output" / "lab" / "compute" / "openmpi" / "Other" / fillrun.RECORD
+    bad.parent.mkdir(parents=True)
+    bad.write_text(json.dumps({"version": fillrun.RECORD_VERSION, "run_id": "../x"}))
+    return bad
+
+
+def test_a_refused_record_with_nothing_of_the_run_left_is_exit_2(tmp_path):
+    run_dir, top, book = _run_dir(tmp_path)
+    shutil.rmtree(top)  # the filler never ran (its job refused before writing)
+    _refused_record(run_dir)
+    said: list[str] = []
+    assert _remove(run_dir, book, said) == 2
+    assert said[0].startswith("fill remove: a record refused: ")
+
+
+def test_a_filler_of_the_run_left_beside_a_refused_record_is_exit_1(tmp_path):
+    """What scripts/acceptance reads as a filler of this run left (its message)."""
+    run_dir, top, book = _run_dir(tmp_path)
+    _refused_record(run_dir)
+    said: list[str] = []
+    rc = fillrun.remove_fills(run_dir, wait_s=0, ledger=book, host="login1",
+                              say=said.append, ended=lambda jobid: False)
+    assert rc == 1 and top.is_dir()
+    assert said[-1] == (f"fill remove: {top}: not removed yet: its job 77 has not ended "
+                        "within 0 s (give --cancel to cancel it); the next session's sweep "
+                        "removes it once the job has ended")
+
+
+def test_scripts_acceptance_says_a_filler_is_left_on_exit_1_alone():
+    text = (Path(__file__).resolve().parents[2] / "scripts" / "acceptance").read_text()
+    assert 'fill remove "$run_dir" --cancel || fill_left=$?' in text
+    at = text.index("the filler was not all removed")
+    assert text.rindex('if [ "$fill_left" -eq 1 ]; then', 0, at) > text.rindex("\nfi", 0, at)
