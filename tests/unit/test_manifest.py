@@ -11,11 +11,13 @@ blanks and shell characters."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -26,7 +28,7 @@ from fsaccept.benchmarks.fio import figures as fio_figures
 from fsaccept.benchmarks.fio import parse as fio_parse
 from fsaccept.core import servers
 from fsaccept.rfm.jobscript import NODE_CHECK_MARKER, RANK_MARKER
-from fsaccept.reporting import manifest
+from fsaccept.reporting import manifest, plots
 from fsaccept.reporting import report as signoff
 from fsaccept.suite.reference import load_reference
 
@@ -220,10 +222,24 @@ def _outdir(run: Path, name: str) -> Path:
     return run / "output" / "local-spack" / "compute" / "openmpi" / name
 
 
+#: What a sign-off of these tests draws for each plot: they read its verdicts and rows,
+#: never a plot's pixels (tests/unit/test_plots.py and the golden reports draw them),
+#: and matplotlib's drawing took 11 s of a sign-off's 16 (a PNG of one pixel).
+ONE_PIXEL_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
+
+
+def _undrawn(fig) -> bytes:
+    plots._pyplot().close(fig)
+    return ONE_PIXEL_PNG
+
+
 def _signoff(run: Path, capsys, *more: str) -> tuple[int, str, str]:
-    """(exit status, report.md with Markdown's escapes removed, console)."""
+    """(exit status, report.md with Markdown's escapes removed, console); each plot a
+    PNG of one pixel (ONE_PIXEL_PNG)."""
     out = run.parent / "out"
-    code = signoff.main([str(run / "run-report.json"), "--out", str(out), *more])
+    with mock.patch.object(plots, "_png", _undrawn):
+        code = signoff.main([str(run / "run-report.json"), "--out", str(out), *more])
     md = (out / "report.md").read_text().replace("\\", "")
     return code, md, capsys.readouterr().out
 
