@@ -9,7 +9,7 @@ how to fix it) or something cannot be verified; NOT ACCEPTED otherwise.
 :func:`judge_session` weighs the tests, the session as a whole (:mod:`.session`), each
 condition's section (what blocks, what cannot be verified) and the run's manifest.
 The report (:func:`.report.build_context`) lays its result out, and ``fsaccept report``
-prints it (:func:`console_lines`). Nightly prints each test's line (:func:`test_line`):
+prints it (:func:`console_lines`). Nightly prints each test's line (:func:`verdict_line`):
 it judges no session.
 """
 
@@ -50,7 +50,7 @@ class SessionVerdict:
         return self.verdict == ACCEPTED
 
 
-def test_line(t: Test) -> str:
+def verdict_line(t: Test) -> str:
     """One test's line: 'name: VERDICT (reason)'."""
     return f"{t.name}: {t.verdict}" + (f" ({t.reason})" if t.reason else "")
 
@@ -79,12 +79,12 @@ def overall_verdict(tests: list[Test], session: SessionCheck | None = None
                     ) -> tuple[str, list[str]]:
     """ACCEPTED only if there is a test, every test is PASS and the session verifies;
     INCOMPLETE if what did not pass was skipped or cannot be verified; else NOT ACCEPTED.
-    With, for each test that did not pass, its :func:`test_line`, then the session's
+    With, for each test that did not pass, its :func:`verdict_line`, then the session's
     reasons."""
     session = session or SessionCheck()
     if not tests:
         return NOT_ACCEPTED, ["no test ran"] + session.blocking + session.unverified
-    blocking = [test_line(t) for t in tests if t.verdict != PASS]
+    blocking = [verdict_line(t) for t in tests if t.verdict != PASS]
     skipped = [t for t in tests if t.verdict == SKIPPED]
     if skipped and len(skipped) == len(blocking) and not session.blocking:
         return INCOMPLETE, ([f"{len(skipped)} of {len(tests)} tests did not run"] + blocking
