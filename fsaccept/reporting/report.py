@@ -318,17 +318,26 @@ def md_block(value: Any, info: str = "") -> MarkdownText:
     return MarkdownText(f"{fence}{info}\n{text.rstrip(chr(10))}\n{fence}")
 
 
+def md_strong(value: Any) -> MarkdownText:
+    """``**value**``, the value escaped."""
+    return MarkdownText(f"**{md_escape(value)}**")
+
+
 def render(context: dict[str, Any], template: str) -> str:
     """Render ``templates/<template>`` (report.md.j2 or report.html.j2).  Every field is
-    escaped: HTML by Jinja2's autoescape, Markdown by :func:`md_escape` (``finalize``)."""
+    escaped: HTML by Jinja2's autoescape, Markdown by :func:`md_escape` (``finalize``).
+    The words both reports share are in ``templates/words/``, one file per section,
+    escaped as the report that includes them (``strong``: bold in either)."""
     import jinja2  # heavy: only a report rendered pays for Jinja2
+    import markupsafe  # Jinja2's own
     markdown = template.endswith(".md.j2")
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("fsaccept.reporting", "templates"),
-        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",),
-                                            default_for_string=False),
+        autoescape=not markdown,
         trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True, finalize=md_escape if markdown else None)
+    env.filters["strong"] = md_strong if markdown else (
+        lambda v: markupsafe.Markup("<strong>{}</strong>").format(v))
     env.filters["num"] = format_number
     env.filters["code"] = md_code
     env.filters["anchor"] = anchor_of
