@@ -1,6 +1,7 @@
 """The acceptance sign-off report (``report.md``, ``report.html``) rendered with Jinja2
 from ReFrame's run report: the tests and verdicts (:mod:`.runreport`, :mod:`.verdicts`),
-their sections (:mod:`.sections`), plots (:mod:`.plots`) and the assessment against
+the session's verdict (:mod:`.verdict`, decided there), their sections
+(:mod:`.sections`), plots (:mod:`.plots`, :mod:`.plotbudget`) and the assessment against
 hardware ceilings (:mod:`.assessment`).  ``fsaccept report RUN_REPORT`` writes it.
 
 One pass (:func:`write_report_context`): every file the sign-off uses is read once

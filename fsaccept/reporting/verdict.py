@@ -31,7 +31,7 @@ from fsaccept.reporting.verdicts import (ACCEPTED, INCOMPLETE, NOT_ACCEPTED, PAS
 BLOCKING_SHOWN = 50
 
 
-class Findings(Protocol):
+class SectionFindings(Protocol):
     """What a condition's section adds to the session's verdict."""
 
     failures: list[str]  # each blocks the sign-off
@@ -56,7 +56,7 @@ def verdict_line(t: Test) -> str:
 
 
 def judge_session(report: TypedReport, tests: list[Test], *, reference: Any = None,
-                  reference_problem: str = "", conditions: Iterable[Findings] = (),
+                  reference_problem: str = "", conditions: Iterable[SectionFindings] = (),
                   integrity: Any = None,
                   checks: Sequence[CheckSummary] | None = None) -> SessionVerdict:
     """The verdict of a session: its ``tests`` (a sweep's points beyond the partition left
