@@ -1,6 +1,7 @@
 """The acceptance sign-off report (``report.md``, ``report.html``) rendered with Jinja2
 from ReFrame's run report: the tests and verdicts (:mod:`.runreport`, :mod:`.verdicts`),
-their sections (:mod:`.sections`), plots (:mod:`.plots`) and the assessment against
+the session's verdict (:mod:`.verdict`, decided there), their sections
+(:mod:`.sections`), plots (:mod:`.plots`, :mod:`.plotbudget`) and the assessment against
 hardware ceilings (:mod:`.assessment`).  ``fsaccept report RUN_REPORT`` writes it.
 
 One pass (:func:`write_report_context`): every file the sign-off uses is read once
@@ -14,7 +15,6 @@ built and rendered.
 from __future__ import annotations
 
 import argparse
-import base64
 import hashlib
 import json
 import math
@@ -36,6 +36,7 @@ from fsaccept.reporting import manifest as run_manifest
 from fsaccept.reporting.assessment import CeilingError
 from fsaccept.reporting.degraded import degraded_section
 from fsaccept.reporting.io500 import io500_section
+from fsaccept.reporting.plotbudget import MAX_PLOTS, Plot, PlotBudget
 from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot, timeline_plot
 from fsaccept.reporting.reduction import data_reduction_lines
 from fsaccept.reporting.semantics import semantics_section
@@ -47,63 +48,21 @@ from fsaccept.reporting.soak import soak_sections
 from fsaccept.reporting.scaling import curve_plot, is_beyond, scaling_section, swept
 from fsaccept.reporting.case import TypedReport, typed
 from fsaccept.reporting.evidence import RunFiles, dataset_margin_of
-from fsaccept.reporting.runreport import (Test, job_script, overall_verdict, read_run_report,
-                                          tests_of)
-from fsaccept.reporting.session import session_check
+from fsaccept.reporting.runreport import Test, job_script, read_run_report, tests_of
 from fsaccept.reporting.sections import (GROUP_LIMIT, WORST_SHOWN, anchor_of, case_section,
                                          check_summaries, check_text, data_left_lines,
                                          POOLED, family_of, scaled,
                                          per_node_values, summary_rows, summary_text,
                                          target_sections, target_text)
-from fsaccept.reporting.verdicts import ACCEPTED, INCOMPLETE, PASS, RunReportError
+from fsaccept.reporting.verdict import SessionVerdict, console_lines, judge_session
+from fsaccept.reporting.verdicts import RunReportError
 from fsaccept.suite.reference import ReferenceError, load_reference
 
-# --------------------------------------------------------------------------- rendering
-
-
-@dataclass
-class Plot:
-    name: str  # file name under plots/
-    title: str
-    png: bytes
-
-    @property
-    def base64(self) -> str:
-        return base64.b64encode(self.png).decode("ascii")
-
-
-#: Reasons listed under the overall verdict (then a count: the tables have them all).
-BLOCKING_SHOWN = 50
-#: Plots drawn at most in a run of more checks than FAMILY_LIMIT (one per check family,
-#: the first ones; the tables show every figure).  A normal run draws them all.
-MAX_PLOTS = 30
+# --------------------------------------------------------------------------- the context
 
 
 class ReportWriteError(OSError):
     """The report cannot be written where --out says: the message names the path."""
-
-
-#: Longest plot file name kept as it is (a file name has at most 255 bytes; a ReFrame
-#: test name can be longer).
-_PLOT_STEM_CHARS = 80
-_PLAIN_STEM = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*[A-Za-z0-9_]")
-
-
-def _plot_file(stem: str, key: str, used: set[str]) -> str:
-    """``stem.png`` when ``stem`` is a short, plain file name not yet used in this report
-    (case-insensitively: some file systems are); else its slug cut short and a hash of
-    ``key`` (the full names): non-ASCII test names all slug to 'test-', a long one is too
-    long for a file name, and two plots must never share (overwrite) one file."""
-    name = stem
-    if not (len(stem) <= _PLOT_STEM_CHARS and _PLAIN_STEM.fullmatch(stem)
-            and stem.lower() not in used):
-        slug = re.sub(r"[^a-z0-9]+", "-", stem.lower()).strip("-")[:_PLOT_STEM_CHARS]
-        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
-        name = f"{slug}-{digest[:12]}"
-        if name.lower() in used:  # taken by a plain name: the whole hash
-            name = f"{slug}-{digest}"
-    used.add(name.lower())
-    return name + ".png"
 
 
 def _unit_of(test: Test, figure: str) -> str:
@@ -115,33 +74,6 @@ def _utc(ts: Any) -> str:
     if not isinstance(ts, (int, float)) or isinstance(ts, bool):
         return ""
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def _blocking_by_check(verdict: str, blocking: list[str], tests: list[Test],
-                       checks: list[Any]) -> list[str]:
-    """What blocks the sign-off, one line per check: 1,667 nodes that failed are one line
-    with the counts and the worst case, not 1,667 lines."""
-    nonpass = [t for t in tests if t.verdict != PASS]
-    head = blocking[:1] if verdict == INCOMPLETE else []
-    per_test = dict(zip(map(id, nonpass), blocking[len(head):len(head) + len(nonpass)]))
-    rest = blocking[len(head) + len(nonpass):]
-    lines = []
-    for chk in checks:
-        bad = [t for t in chk.tests if t.verdict != PASS]
-        if len(bad) == 1:
-            lines.append(per_test.get(id(bad[0]), ""))
-        elif bad:
-            counts = ", ".join(f"{v} {n:,}" for v, n in chk.counts if v != PASS)
-            lines.append(f"{chk.name}: {len(bad):,} of {len(chk.tests):,} test cases did not "
-                         f"pass ({counts}); the worst: {per_test.get(id(chk.detailed[0]), '')}"
-                         if chk.large else f"{chk.name}: {len(bad):,} of {len(chk.tests):,} "
-                         f"test cases did not pass ({counts}); first: "
-                         f"{per_test.get(id(bad[0]), '')}")
-    lines = [li for li in lines if li]
-    if len(lines) > BLOCKING_SHOWN:
-        lines = lines[:BLOCKING_SHOWN] + [f"(and {len(lines) - BLOCKING_SHOWN:,} more: see "
-                                          "the summary)"]
-    return head + lines + rest
 
 
 def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
@@ -164,139 +96,169 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
     the run's files a check's record is rebuilt from, read by the same reader;
     ``against``: the verdict lines' words when ``ceilings`` are not the run's own, whose
     anomalies (``run_ceilings``, named ``run_ceilings_name``) are kept as rows of their
-    own where ``ceilings`` find none)."""
+    own where ``ceilings`` find none).  The verdict is :func:`.verdict.judge_session`'s."""
     report = typed(report)
-    info = report.info
     tests = tests_of(report, reference=reference, files=files)
     # A sweep's curves, judged; its points beyond the partition end a curve: not tests
     # that did not run.
     sweep = scaling_section(tests, reference)
     tests = [t for t in tests if not is_beyond(t)]
-    session = session_check(report, tests, reference, reference_problem)
-    session.blocking += sweep.failures
-    session.unverified += sweep.incomplete
     # Each figure at the declared fill level against its empty counterpart.
     filled = fill_section(tests, reference)
-    session.blocking += filled.failures
-    session.unverified += filled.incomplete
     checks = check_summaries(tests)
+    budget = PlotBudget(plots, MAX_PLOTS if scaled(tests) else math.inf)
     scripts = job_scripts if callable(job_scripts) else (job_scripts or {}).get
-    sections, all_plots, assessments = [], [], []
-    kept_anomalies = 0
-    plots_left_out = 0
-    max_plots = MAX_PLOTS if scaled(tests) else math.inf
-    plot_files: set[str] = set()
+    assess = _Assess(ceilings or [], run_ceilings or [], run_ceilings_name)
+    sections = _test_sections(checks, assess, scripts, budget, files)
+    # Every job script shown is read: the manifest's digests are of those bytes.
+    integrity = integrity() if callable(integrity) else integrity
+    judged = judge_session(report, tests, reference=reference,
+                           reference_problem=reference_problem, conditions=(sweep, filled),
+                           integrity=integrity, checks=checks)
+    node_plots = _node_plots(checks, budget)
+    degraded = degraded_section(tests, reference)
+    degraded_plot = budget.draw(
+        "degraded-mode-timeline", "\0degraded", "Degraded mode: faults and recoveries",
+        lambda: timeline_plot(degraded), budgeted=False) if degraded else None
+    soaks = _soaks(tests, budget)
+    fill_drawn = budget.draw("fill-level", "\0fill", "Fill level: each figure filled "
+                             "against empty", lambda: fill_plot(filled)) if filled else None
+    curves = [budget.draw(f"scaling-{c.check}", f"\0{c.check}", c.title,
+                          lambda c=c: curve_plot(c)) for c in sweep.curves] \
+        if budget.drawing else []
+    signoff = _signoff(report.info, tests, judged, signed_by=signed_by,
+                       harness_version=harness_version, git_commit=git_commit,
+                       reference_check=reference_check, integrity=integrity,
+                       assessment=_assessment_text(against, assess))
+    shown = [t for chk in checks if not chk.large for t in chk.tests]
+    return {"signoff": signoff, "judged": judged, "sections": sections,
+            "rows": summary_rows(shown), "targets": target_sections(tests, shown, reference),
+            "checks": checks, "grouped": any(len(chk.tests) > 1 for chk in checks),
+            "group_limit": GROUP_LIMIT, "worst_shown": WORST_SHOWN,
+            "node_plots": node_plots, "plots": budget.plots,
+            "assessments": [(s["test"].name, a) for s in sections for a in s["assessments"]],
+            "plots_left_out": budget.left_out, "max_plots": MAX_PLOTS,
+            "tests": tests, "has_ceilings": bool(ceilings) or assess.kept > 0,
+            "data_reduction": data_reduction_lines(tests),
+            "semantics": semantics_section(tests, reference),
+            "soaks": soaks,
+            "interferences": [{"name": name, "section": section}
+                              for name, section in interference_sections(tests)],
+            "degraded": degraded, "degraded_plot": degraded_plot,
+            "fill": filled, "fill_plot": fill_drawn,
+            "io500": io500_section(tests),
+            "scaling": sweep, "scaling_curves": list(zip(sweep.curves, curves)),
+            "data_left": data_left_lines(tests)}
+
+
+@dataclass
+class _Assess:
+    """Each figure against the ceilings, and against the run's own (``own``, named
+    ``own_name``) where those find no anomaly: ``kept`` counts the anomalies so kept."""
+
+    ceilings: list[Any]
+    own: list[Any]
+    own_name: str
+    kept: int = 0
+
+    def __call__(self, t: Test) -> tuple[dict[str, float], list[Any]]:
+        """The ceiling of each of ``t``'s figures (drawn on its plot), and its assessments."""
+        limits: dict[str, float] = {}
+        found = []
+        for fr in t.figures:
+            a = assessment.assess(fr.name, fr.value, fr.unit, t.nodes, self.ceilings)
+            if a is not None:
+                limits[fr.name] = a.ceiling
+                found.append(a)
+            own = assessment.assess(fr.name, fr.value, fr.unit, t.nodes, self.own)
+            if own is not None and own.anomaly and not (a is not None and a.anomaly):
+                found.append(replace(own, source=self.own_name))  # never dropped silently
+                self.kept += 1
+        return limits, found
+
+
+def _assessment_text(against: str, assess: _Assess) -> str:
+    """The Performance assessment row: whose ceilings, and the run's own anomalies kept."""
+    n = assess.kept
+    return against + (f"; {n:,} anomal{'y' if n == 1 else 'ies'} against {assess.own_name} "
+                      "kept in the assessment" if against and n else "")
+
+
+def _test_sections(checks: list[Any], assess: _Assess, scripts: Callable[[str, str], str],
+                   budget: PlotBudget, files: RunFiles | None) -> list[dict[str, Any]]:
+    """Each test shown in full, under its check; a check of several test cases gets one
+    plot of them all (a pooled one, none)."""
+    sections = []
     for chk in checks:
         members = chk.tests
         for t in chk.detailed:
-            limits: dict[str, float] = {}
-            t_assess = []
-            for fr in t.figures:
-                a = assessment.assess(fr.name, fr.value, fr.unit, t.nodes, ceilings or [])
-                if a is not None:
-                    limits[fr.name] = a.ceiling
-                    t_assess.append(a)
-                    assessments.append((t.name, a))
-                own = assessment.assess(fr.name, fr.value, fr.unit, t.nodes,
-                                        run_ceilings or [])
-                if own is not None and own.anomaly and not (a is not None and a.anomaly):
-                    kept = replace(own, source=run_ceilings_name)  # never dropped silently
-                    t_assess.append(kept)
-                    assessments.append((t.name, kept))
-                    kept_anomalies += 1
-            runs = [case_section(tc, f"Run {i + 1}" if len(t.cases) > 1 else "Measurement",
-                                 scripts(tc.get("uuid", ""), "") or "",
-                                 dataset_margin_of(tc, files))
-                    for i, tc in enumerate(t.cases)]
-            gens = [case_section(fx, "Generation (fixture: " + (fx.get("descr") or "dependency")
-                                 + ")", scripts(fx.get("uuid", ""), "") or "")
-                    for fx in t.fixtures]
-            plot = None
-            if len(all_plots) >= max_plots:
-                plots_left_out += plots and len(members) == 1
-            elif plots and len(members) == 1 and not swept(t):  # several: one plot (below)
-                png = figure_plot(t, limits)
-                if png:
-                    plot = Plot(_plot_file(anchor_of(t.name), t.name, plot_files),
-                                f"{t.name}: measured vs threshold", png)
-                    all_plots.append(plot)
-            sections.append({"test": t, "anchor": anchor_of(t.name), "runs": runs,
-                             "generation": gens, "plot": plot, "assessments": t_assess,
-                             "check": chk.name,
-                             "stats": [(fr.name, fr.unit, fr.stats) for fr in t.figures
-                                       if fr.stats and fr.stats.n > 1]})
+            sections.append(_test_section(t, chk.name, len(members) == 1, assess, scripts,
+                                          budget, files))
             chk.sections.append(sections[-1])
-        if plots and len(members) > 1 and len(all_plots) >= max_plots:
-            plots_left_out += 1
-        elif plots and len(members) > 1 and chk.name != POOLED:  # unrelated checks
-            png = check_plot(chk.name, members)
-            if png:
-                chk.plot = Plot(_plot_file(f"{anchor_of(chk.name)}-check", f"{chk.name}\0check",
-                                           plot_files),
-                                f"{chk.name}: {len(members):,} test cases", png)
-                all_plots.append(chk.plot)
-    # Every job script shown is read: the manifest's digests are of those bytes.
-    integrity = integrity() if callable(integrity) else integrity
-    if integrity is not None and integrity.present and not integrity.verified:
-        session.unverified += [f"integrity: {p}" for p in integrity.problems]
-    verdict, blocking = overall_verdict(tests, session)
-    blocking = _blocking_by_check(verdict, blocking, tests, checks)
-    node_plots = []
-    if plots:
-        single = [t for chk in checks if len(chk.tests) == 1 for t in chk.tests
-                  if not swept(t)]  # a sweep's points: its curve in the Scaling section
-        tests_by_family = {family_of(t.name): t for t in single}
-        for (family, fig), vals in per_node_values(single).items():
-            if len(all_plots) >= max_plots:
-                plots_left_out += 1
-                continue
-            unit = _unit_of(tests_by_family.get(family, single[0]), fig) if single else ""
-            p = Plot(_plot_file(f"{anchor_of(family)}-{fig}-per-node",
-                                f"{family}\0{fig}\0per node", plot_files),
-                     f"{family}: {fig} per node",
-                     per_node_plot(family, fig, vals, unit))
-            node_plots.append(p)
-            all_plots.append(p)
-    degraded = degraded_section(tests, reference)
-    degraded_plot = None
-    if plots and degraded:
-        png = timeline_plot(degraded)
-        if png:
-            degraded_plot = Plot(_plot_file("degraded-mode-timeline", "\0degraded", plot_files),
-                                 "Degraded mode: faults and recoveries", png)
-            all_plots.append(degraded_plot)
+        if len(members) > 1:
+            chk.plot = budget.draw(
+                f"{anchor_of(chk.name)}-check", f"{chk.name}\0check",
+                f"{chk.name}: {len(members):,} test cases",
+                lambda: None if chk.name == POOLED else check_plot(chk.name, members))
+    return sections
+
+
+def _test_section(t: Test, check: str, alone: bool, assess: _Assess,
+                  scripts: Callable[[str, str], str], budget: PlotBudget,
+                  files: RunFiles | None) -> dict[str, Any]:
+    """One test: its runs, its generation (fixtures), its assessments and statistics, and
+    its plot when it is alone in its check (a sweep's point: its curve, under Scaling)."""
+    limits, found = assess(t)
+    runs = [case_section(tc, f"Run {i + 1}" if len(t.cases) > 1 else "Measurement",
+                         scripts(tc.get("uuid", ""), "") or "", dataset_margin_of(tc, files))
+            for i, tc in enumerate(t.cases)]
+    gens = [case_section(fx, "Generation (fixture: " + (fx.get("descr") or "dependency")
+                         + ")", scripts(fx.get("uuid", ""), "") or "") for fx in t.fixtures]
+    plot = budget.draw(anchor_of(t.name), t.name, f"{t.name}: measured vs threshold",
+                       lambda: None if swept(t) else figure_plot(t, limits)) if alone else None
+    return {"test": t, "anchor": anchor_of(t.name), "runs": runs, "generation": gens,
+            "plot": plot, "assessments": found, "check": check,
+            "stats": [(fr.name, fr.unit, fr.stats) for fr in t.figures
+                      if fr.stats and fr.stats.n > 1]}
+
+
+def _node_plots(checks: list[Any], budget: PlotBudget) -> list[Plot]:
+    """One plot per check family and figure of its per-node values (a sweep's points:
+    its curve, in the Scaling section)."""
+    if not budget.drawing:
+        return []
+    single = [t for chk in checks if len(chk.tests) == 1 for t in chk.tests if not swept(t)]
+    tests_by_family = {family_of(t.name): t for t in single}
+    drawn = []
+    for (family, fig), vals in per_node_values(single).items():
+        unit = _unit_of(tests_by_family.get(family, single[0]), fig) if single else ""
+        drawn.append(budget.draw(f"{anchor_of(family)}-{fig}-per-node",
+                                 f"{family}\0{fig}\0per node", f"{family}: {fig} per node",
+                                 lambda: per_node_plot(family, fig, vals, unit)))
+    return [p for p in drawn if p]
+
+
+def _soaks(tests: list[Test], budget: PlotBudget) -> list[dict[str, Any]]:
+    """Each soak's section and its plots, one per figure over the run."""
     soaks = []
     for name, section in soak_sections(tests):
-        drawn = []
-        for figure, png in (soak_plots(section).items() if plots else ()):
-            if len(all_plots) >= max_plots:
-                plots_left_out += 1
-                continue
-            drawn.append(Plot(_plot_file(f"soak-{name}-{figure}".replace(" ", "-"),
-                                         f"\0soak\0{name}\0{figure}", plot_files),
-                              f"{name}: {figure} over the run", png))
-            all_plots.append(drawn[-1])
-        soaks.append({"name": name, "section": section, "plots": drawn})
-    filled_plot = None
-    if plots and filled:
-        png = None if len(all_plots) >= max_plots else fill_plot(filled)
-        plots_left_out += png is None and len(all_plots) >= max_plots
-        if png:
-            filled_plot = Plot(_plot_file("fill-level", "\0fill", plot_files),
-                               "Fill level: each figure filled against empty", png)
-            all_plots.append(filled_plot)
-    scaling_plots = []
-    for curve in sweep.curves if plots else ():
-        png = None if len(all_plots) >= max_plots else curve_plot(curve)
-        plots_left_out += png is None and len(all_plots) >= max_plots
-        scaling_plots.append(Plot(_plot_file(f"scaling-{curve.check}", f"\0{curve.check}",
-                                             plot_files), curve.title, png) if png else None)
-        all_plots += [scaling_plots[-1]] if png else []
+        drawn = [budget.draw(f"soak-{name}-{figure}".replace(" ", "-"),
+                             f"\0soak\0{name}\0{figure}", f"{name}: {figure} over the run",
+                             lambda png=png: png)
+                 for figure, png in (soak_plots(section).items() if budget.drawing else ())]
+        soaks.append({"name": name, "section": section, "plots": [p for p in drawn if p]})
+    return soaks
+
+
+def _signoff(info: Mapping[str, Any], tests: list[Test], judged: SessionVerdict, *,
+             signed_by: str, harness_version: str, git_commit: str, reference_check: str,
+             integrity: Any, assessment: str) -> dict[str, Any]:
+    """The Sign-off table, and the verdict and its reasons above it."""
     refs = sorted({(tc.get("reference_path") or "—", tc.get("reference_sha256") or "—")
                    for t in tests for tc in t.cases + t.fixtures
                    if tc.get("reference_sha256") or tc.get("reference_path")})
     systems = sorted({tc.get("system") for t in tests for tc in t.cases if tc.get("system")})
-    signoff = {
+    return {
         "system": ", ".join(systems) or "—",
         "date": _utc(info.get("time_start_unix")) or info.get("time_start", "—"),
         "time_end": _utc(info.get("time_end_unix")) or info.get("time_end", "—"),
@@ -310,32 +272,11 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
         "references": refs,
         "reference_check": reference_check,
         "integrity": integrity.text if integrity is not None else "not verified: no manifest",
-        "assessment": against + (
-            f"; {kept_anomalies:,} anomal{'y' if kept_anomalies == 1 else 'ies'} against "
-            f"{run_ceilings_name} kept in the assessment" if against and kept_anomalies
-            else ""),
+        "assessment": assessment,
         "signed_by": signed_by or "(not signed: pass --signed-by NAME)",
-        "verdict": verdict,
-        "blocking": blocking,
+        "verdict": judged.verdict,
+        "blocking": judged.reasons,
     }
-    shown = [t for chk in checks if not chk.large for t in chk.tests]
-    return {"signoff": signoff, "sections": sections, "rows": summary_rows(shown),
-            "targets": target_sections(tests, shown, reference),
-            "checks": checks, "grouped": any(len(chk.tests) > 1 for chk in checks),
-            "group_limit": GROUP_LIMIT, "worst_shown": WORST_SHOWN,
-            "node_plots": node_plots, "plots": all_plots, "assessments": assessments,
-            "plots_left_out": plots_left_out, "max_plots": MAX_PLOTS,
-            "tests": tests, "has_ceilings": bool(ceilings) or kept_anomalies > 0,
-            "data_reduction": data_reduction_lines(tests),
-            "semantics": semantics_section(tests, reference),
-            "soaks": soaks,
-            "interferences": [{"name": name, "section": section}
-                              for name, section in interference_sections(tests)],
-            "degraded": degraded, "degraded_plot": degraded_plot,
-            "fill": filled, "fill_plot": filled_plot,
-            "io500": io500_section(tests),
-            "scaling": sweep, "scaling_curves": list(zip(sweep.curves, scaling_plots)),
-            "data_left": data_left_lines(tests)}
 
 
 class MarkdownText(str):
@@ -379,17 +320,26 @@ def md_block(value: Any, info: str = "") -> MarkdownText:
     return MarkdownText(f"{fence}{info}\n{text.rstrip(chr(10))}\n{fence}")
 
 
+def md_strong(value: Any) -> MarkdownText:
+    """``**value**``, the value escaped."""
+    return MarkdownText(f"**{md_escape(value)}**")
+
+
 def render(context: dict[str, Any], template: str) -> str:
     """Render ``templates/<template>`` (report.md.j2 or report.html.j2).  Every field is
-    escaped: HTML by Jinja2's autoescape, Markdown by :func:`md_escape` (``finalize``)."""
+    escaped: HTML by Jinja2's autoescape, Markdown by :func:`md_escape` (``finalize``).
+    The words both reports share are in ``templates/words/``, one file per section,
+    escaped as the report that includes them (``strong``: bold in either)."""
     import jinja2  # heavy: only a report rendered pays for Jinja2
+    import markupsafe  # Jinja2's own
     markdown = template.endswith(".md.j2")
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("fsaccept.reporting", "templates"),
-        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",),
-                                            default_for_string=False),
+        autoescape=not markdown,
         trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True, finalize=md_escape if markdown else None)
+    env.filters["strong"] = md_strong if markdown else (
+        lambda v: markupsafe.Markup("<strong>{}</strong>").format(v))
     env.filters["num"] = format_number
     env.filters["code"] = md_code
     env.filters["anchor"] = anchor_of
@@ -706,7 +656,7 @@ def main(argv: list[str] | None = None) -> int:
         print(prefixed_lines("fsaccept.reporting.report: ", err), file=sys.stderr)
         return 2
     # The verdict the report shows (its reference file's thresholds compared), not another.
-    ctx_verdict = (ctx["signoff"]["verdict"], ctx["signoff"]["blocking"])
+    judged: SessionVerdict = ctx["judged"]
     # Every line of recorded text folded (one_line), whatever line breaks it holds: only
     # the last line below says "overall verdict:".
     for target in ctx["targets"]:  # several file systems: one table each
@@ -724,13 +674,9 @@ def main(argv: list[str] | None = None) -> int:
     print("integrity: " + one_line(ctx["signoff"]["integrity"]))
     if ctx["signoff"]["assessment"]:  # another file's ceilings than the run's: named
         print("assessment: " + one_line(ctx["signoff"]["assessment"]))
-    if ctx_verdict[1]:
-        print("not accepted because:")
-    for reason in ctx_verdict[1]:
-        print("  " + one_line(reason))
-    # Last, alone on its line: what scripts/repeat-acceptance and a person read.
-    print(f"overall verdict: {ctx_verdict[0]}")
-    return 0 if ctx_verdict[0] == ACCEPTED else 1
+    for line in console_lines(judged):  # the last: "overall verdict: ..."
+        print(line)
+    return 0 if judged.accepted else 1
 
 
 if __name__ == "__main__":

@@ -1,12 +1,8 @@
-"""ReFrame's JSON run report (``--report-file``) read into tests, and the overall verdict.
+"""ReFrame's JSON run report (``--report-file``) read into tests, each judged.
 
 A test repeated (``--repeat``, ``--reruns``, retries) is one row: its verdict
 is the worst of its runs, its figures have n, mean, std, min and max.  The
-overall verdict is ACCEPTED only if at least one test tagged ``acceptance`` ran,
-every test (fixtures excepted: they are shown with the test that uses them) is
-PASS, and all of them used the same reference file (one SHA-256); INCOMPLETE
-when nothing failed but some tests were skipped (e.g. a benchmark is not
-installed: each says why and how to fix it); NOT ACCEPTED otherwise.
+session's verdict is decided in :mod:`.verdict`.
 
 Nothing is parsed from benchmark output again.  Each test case is typed once, at the
 door (:func:`fsaccept.reporting.case.typed`); every judgement here takes a
@@ -35,11 +31,10 @@ from fsaccept.core.reference import TARGET_PARAMETER, ReferenceError
 from fsaccept.reporting.case import Case, TypedReport, typed
 from fsaccept.reporting.evidence import (RunFiles, SessionEvidence, degraded_dataset_reasons,
                                          evidence_reasons, session_evidence)
-from fsaccept.reporting.verdicts import (ACCEPTED, INCOMPLETE, NOT_ACCEPTED,
-                                         FAIL, INVALID, NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
+from fsaccept.reporting.verdicts import (FAIL, INVALID, NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
                                          SKIPPED_BY_REFRAME, Figure, RunReportError, Verdict,
                                          figures_of, format_threshold, identity_problems,
-                                         is_acceptance, spec_of_case, verdict_of, worst)
+                                         spec_of_case, verdict_of, worst)
 
 # --------------------------------------------------------------------------- tests
 
@@ -420,38 +415,6 @@ def _looser(fig: Figure, want: Figure) -> bool:
              and (fig.lower_limit is None or fig.lower_limit < want.lower_limit))
             or (want.upper_limit is not None
                 and (fig.upper_limit is None or fig.upper_limit > want.upper_limit)))
-
-
-def overall_verdict(tests: list[Test], session: SessionCheck | None = None
-                    ) -> tuple[str, list[str]]:
-    """ACCEPTED only if there is a test, every test is PASS and the session verifies;
-    INCOMPLETE if what did not pass was skipped or cannot be verified; else NOT ACCEPTED.
-    With, for each test that did not pass, 'name: VERDICT (reason)', then the session's
-    reasons."""
-    session = session or SessionCheck()
-    if not tests:
-        return NOT_ACCEPTED, ["no test ran"] + session.blocking + session.unverified
-    blocking = [f"{t.name}: {t.verdict}" + (f" ({t.reason})" if t.reason else "")
-                for t in tests if t.verdict != PASS]
-    skipped = [t for t in tests if t.verdict == SKIPPED]
-    if skipped and len(skipped) == len(blocking) and not session.blocking:
-        return INCOMPLETE, ([f"{len(skipped)} of {len(tests)} tests did not run"] + blocking
-                            + session.unverified)
-    shas = sorted({tc.get("reference_sha256") for t in tests for tc in t.cases + t.fixtures
-                   if tc.get("reference_sha256")})
-    if len(shas) > 1:
-        blocking.append(f"the tests used {len(shas)} different reference files (SHA-256 "
-                        f"{', '.join(str(s)[:12] for s in shas)}): the reference changed "
-                        "during the run")
-    if not any(is_acceptance(t.case) for t in tests):
-        blocking.append(f"no acceptance test ran (only: {', '.join(t.name for t in tests)})")
-    blocking += session.blocking
-    if blocking:
-        return NOT_ACCEPTED, blocking + session.unverified
-    if session.unverified:
-        return INCOMPLETE, [f"{len(session.unverified)} thing(s) the sign-off cannot "
-                            "verify"] + session.unverified
-    return ACCEPTED, []
 
 
 # --------------------------------------------------------------------------- I/O helpers

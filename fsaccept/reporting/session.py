@@ -3,7 +3,7 @@ too), its own counts against the cases present, each case of this session and of
 system (the verified reference's), and what the sign-off cannot verify (no verified
 reference, acceptance tests the reference defines that did not run, an override of the
 target's file-system type).  Its result, a :class:`.runreport.SessionCheck`, goes into
-:func:`.runreport.overall_verdict`.
+:func:`.verdict.judge_session`.
 """
 
 from __future__ import annotations

@@ -55,6 +55,7 @@ from fsaccept.reporting.point import Point
 from fsaccept.reporting import manifest
 from fsaccept.reporting import runreport as rep
 from fsaccept.reporting.evidence import RunFiles
+from fsaccept.reporting.verdict import verdict_line
 # NightlyError is raised here too (and caught by callers as trends.NightlyError).
 from fsaccept.reporting.results_db import NightlyError, Store, check_results_db
 from fsaccept.suite.reference import ReferenceError, load_reference, nightly_merged
@@ -578,10 +579,6 @@ def _count(text: str) -> int:
     return value
 
 
-def _verdict_line(t: rep.Test) -> str:
-    return f"{t.name}: {t.verdict}" + (f" ({t.reason})" if t.reason else "")
-
-
 def _cmd_compare(args: argparse.Namespace) -> int:
     # Forked first, before ReFrame and polars are imported.
     with PlotAhead() as plots:
@@ -607,7 +604,7 @@ def _compare(args: argparse.Namespace, plots: PlotAhead) -> int:
     # A check's record rebuilt from the run's own files, as the sign-off rebuilds it.
     tests = rep.tests_of(run_report, files=RunFiles(
         reads, manifest.rebaser(run_report.record, run_dir)))
-    verdict_lines = [_verdict_line(t) for t in tests]
+    verdict_lines = [verdict_line(t) for t in tests]
     out = Path(args.out)
     summary, comps = write_trends(store, out, args.system, session, run_report, settings,
                                   verdict_lines, draw=plots.draw)
@@ -618,7 +615,7 @@ def _compare(args: argparse.Namespace, plots: PlotAhead) -> int:
     regs = regressions(comps, settings.tolerance)
     bad = [t for t in tests if t.verdict != rep.PASS]
     for t in bad:
-        print(f"nightly: NOT PASS: {one_line(_verdict_line(t))}")
+        print(f"nightly: NOT PASS: {one_line(verdict_line(t))}")
     print(f"nightly: summary {one_line(summary)}")
     if regs:
         print("nightly: REGRESSION in " + one_line(", ".join(f"{c.test} {c.figure}"

@@ -22,6 +22,7 @@ from fsaccept.benchmarks.ior.parse_json import parse_ior_json
 from fsaccept.benchmarks.mdtest import parse as mdtest
 from fsaccept.benchmarks.mdtest import validity as mdtest_validity
 from fsaccept.reporting import runreport, trends, verdicts
+from fsaccept.reporting import verdict as judging
 from fsaccept.reporting import report as signoff
 from fsaccept.core.findings import INVALID, MAX_PER_KIND, Findings, Finding, figure_problem
 
@@ -411,7 +412,7 @@ def test_report_never_accepts_a_figure_that_cannot_be_measured(value, tmp_path):
     tests = {t.name: t for t in runreport.tests_of(runreport.load_run_report(path))}
     assert tests["IORWriteBandwidth"].verdict == verdicts.INVALID
     assert "not a measurement" in tests["IORWriteBandwidth"].reason
-    assert runreport.overall_verdict(list(tests.values()))[0] == verdicts.NOT_ACCEPTED
+    assert judging.overall_verdict(list(tests.values()))[0] == verdicts.NOT_ACCEPTED
     assert signoff.main([str(path), "--out", str(tmp_path / "out")]) == 1  # NOT ACCEPTED
     md = (tmp_path / "out" / "report.md").read_text()
     assert "ACCEPTED" in md and "| INVALID |" in md

@@ -829,7 +829,7 @@ def _signoff(data, tmp_path):
 def test_the_sign_off_shows_each_figure_filled_against_empty(filled_catalogue, tmp_path):
     code, md, html = _signoff(filled_run(tmp_path), tmp_path)
     assert code == 0 and "**Overall verdict: ACCEPTED**" in md, md[:3000]
-    section = md[md.index("## Fill level"):md.index("## Per-node distribution")]
+    section = md[md.index("## Fill level"):md.index("\n## Tests")]
     assert ("Contract: at 80 % of the capacity, each figure at least 70 % of its empty "
             "figure (a time at most its empty figure / 0.7): **PASS**.") in section
     assert "| blocks | 10.00% (1 GiB of 10 GiB) | 80.00% (8 GiB of 10 GiB) | 80% (at " \

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from fsaccept.core import formatting
-from fsaccept.reporting import runreport, sections, verdicts
+from fsaccept.reporting import plotbudget, runreport, sections, verdicts
+from fsaccept.reporting import verdict as judging
 from fsaccept.reporting import report as signoff
 from fsaccept.reporting.case import case_of
 
@@ -32,7 +33,7 @@ def test_all_pass_is_accepted_with_exact_figures():
     assert list(tests) == ["IORWriteBandwidth", "IORStonewalledRead", "IORRandomWriteIOPS",
                            "IORRandomReadIOPS", "MPILaunchSanity"]
     assert all(t.verdict == verdicts.PASS for t in tests.values())
-    assert runreport.overall_verdict(list(tests.values())) == (verdicts.ACCEPTED, [])
+    assert judging.overall_verdict(list(tests.values())) == (verdicts.ACCEPTED, [])
     # The figure is ReFrame's perfvalue, unchanged.
     raw = {tc["name"]: tc for tc in runreport.all_testcases(report)}
     write = tests["IORWriteBandwidth"].figures[0]
@@ -71,7 +72,7 @@ def test_invalid_reason_is_the_text_after_the_marker_and_not_run_names_the_fixtu
     assert rr.verdict == verdicts.NOT_RUN
     assert "IORRandomReadDatasetGeneration" in rr.reason and "ERROR" in rr.reason
     assert "tests.ior_random_read_iops: missing" in rr.reason
-    verdict, blocking = runreport.overall_verdict(list(tests.values()))
+    verdict, blocking = judging.overall_verdict(list(tests.values()))
     assert verdict == verdicts.NOT_ACCEPTED
     assert [b.split(":")[0] for b in blocking] == ["IORWriteBandwidth", "IORStonewalledRead",
                                                     "IORRandomReadIOPS"]
@@ -93,7 +94,7 @@ def test_performance_failure_is_fail_naming_the_figure():
     assert w.verdict == verdicts.FAIL
     assert w.reason == "write_bandwidth 2,166.2 MiB/s below the threshold 900,000 MiB/s"
     assert tests["IORRandomWriteIOPS"].verdict == verdicts.PASS
-    verdict, blocking = runreport.overall_verdict(list(tests.values()))
+    verdict, blocking = judging.overall_verdict(list(tests.values()))
     assert verdict == verdicts.NOT_ACCEPTED and blocking == [
         "IORWriteBandwidth: FAIL (write_bandwidth 2,166.2 MiB/s below the threshold "
         "900,000 MiB/s)"]
@@ -157,10 +158,10 @@ def test_a_preflight_alone_is_not_an_acceptance():
     report = load("ior-pass.json")
     report["runs"][0]["testcases"] = [tc for tc in report["runs"][0]["testcases"]
                                       if tc["name"] == "MPILaunchSanity"]
-    verdict, blocking = runreport.overall_verdict(runreport.tests_of(report))
+    verdict, blocking = judging.overall_verdict(runreport.tests_of(report))
     assert verdict == verdicts.NOT_ACCEPTED
     assert blocking == ["no acceptance test ran (only: MPILaunchSanity)"]
-    assert runreport.overall_verdict([]) == (verdicts.NOT_ACCEPTED, ["no test ran"])
+    assert judging.overall_verdict([]) == (verdicts.NOT_ACCEPTED, ["no test ran"])
 
 
 @pytest.mark.parametrize("result,phase,reason,expected", [
@@ -290,7 +291,7 @@ def test_a_minimal_run_report_renders():
 def test_tests_with_different_reference_files_are_not_accepted():
     report = load("ior-pass.json")
     report["runs"][0]["testcases"][0]["reference_sha256"] = "0" * 64
-    verdict, blocking = runreport.overall_verdict(runreport.tests_of(report))
+    verdict, blocking = judging.overall_verdict(runreport.tests_of(report))
     assert verdict == verdicts.NOT_ACCEPTED
     assert blocking == ["the tests used 2 different reference files (SHA-256 000000000000, "
                         "f4ae99f0f61d): the reference changed during the run"]
@@ -306,7 +307,7 @@ def test_the_whole_suite_with_fio_ior_mdtest_a_skip_and_a_timeout():
     assert units == {"ops/s"}
     rows = [r for r in sections.summary_rows([tests["MdtestEasy"]]) if r.figure == "file_creation"]
     assert rows[0].measured.endswith(" ops/s") and "MB/s" not in rows[0].measured
-    verdict, blocking = runreport.overall_verdict(list(tests.values()))
+    verdict, blocking = judging.overall_verdict(list(tests.values()))
     assert verdict == verdicts.NOT_ACCEPTED and len(blocking) == 3
     per_node = sections.per_node_values(list(tests.values()))
     assert set(per_node[("FioSequentialWrite", "seq_write_1m_direct_bw")]) == {
@@ -325,7 +326,7 @@ def test_a_bogus_figure_in_a_passing_run_report_is_invalid_never_accepted(tmp_pa
     tests = by_name(runreport.tests_of(runreport.load_run_report(path)))
     assert tests["IORWriteBandwidth"].verdict == verdicts.INVALID
     assert "not a measurement" in tests["IORWriteBandwidth"].reason
-    verdict, _ = runreport.overall_verdict(list(tests.values()))
+    verdict, _ = judging.overall_verdict(list(tests.values()))
     assert verdict == verdicts.NOT_ACCEPTED
 
 
@@ -356,7 +357,7 @@ def test_figures_that_contradict_a_pass_make_it_invalid_never_accepted(tmp_path,
     tests = by_name(runreport.tests_of(runreport.load_run_report(path)))
     assert tests["IORWriteBandwidth"].verdict == verdicts.INVALID
     assert why in tests["IORWriteBandwidth"].reason, tests["IORWriteBandwidth"].reason
-    assert runreport.overall_verdict(list(tests.values()))[0] == verdicts.NOT_ACCEPTED
+    assert judging.overall_verdict(list(tests.values()))[0] == verdicts.NOT_ACCEPTED
 
 
 def test_nodes_text_shows_fraction_count_and_rounding():
@@ -394,11 +395,11 @@ def test_plot_files_of_long_and_non_ascii_test_names_never_collide(tmp_path):
     md = (tmp_path / "out" / "report.md").read_text()
     assert all(f"(plots/{p})" in md for p in plots)
     # A plain, short name keeps its plain file name.
-    assert signoff._plot_file("test-iorwritebandwidth", "IORWriteBandwidth", set()) == \
+    assert plotbudget.plot_file("test-iorwritebandwidth", "IORWriteBandwidth", set()) == \
         "test-iorwritebandwidth.png"
     used = set()
-    assert signoff._plot_file("test-a-b", "a b", used) == "test-a-b.png"
-    assert signoff._plot_file("test-a-b", "a_b", used) != "test-a-b.png"
+    assert plotbudget.plot_file("test-a-b", "a b", used) == "test-a-b.png"
+    assert plotbudget.plot_file("test-a-b", "a_b", used) != "test-a-b.png"
 
 
 @pytest.mark.parametrize("out", ["a-file", "a-file/sub"])
@@ -427,7 +428,7 @@ def _verdicts(data, tmp_path):
     path = tmp_path / "run-report.json"
     path.write_text(json.dumps(data))
     tests = runreport.tests_of(runreport.load_run_report(path))
-    return by_name(tests), runreport.overall_verdict(tests)[0]
+    return by_name(tests), judging.overall_verdict(tests)[0]
 
 
 def _perf(case, figure):
@@ -556,7 +557,7 @@ def test_thresholds_looser_than_the_verified_reference_file_are_invalid(
     src = _ior_fail_passing(tmp_path, threshold)
     # Taken on its own, the edited run report is consistent: ACCEPTED.
     tests = runreport.tests_of(runreport.load_run_report(src))
-    assert runreport.overall_verdict(tests)[0] == verdicts.ACCEPTED
+    assert judging.overall_verdict(tests)[0] == verdicts.ACCEPTED
     # The report verifies the reference file by its SHA-256, and then compares.
     assert signoff.main([str(src), "--out", str(tmp_path / "out")]) == 1
     out = capsys.readouterr().out
