@@ -864,7 +864,7 @@ def fio_reasons(case: Case, spec: TestSpec, reference: Any = None,
         memory = fio_command.node_memory_bytes(job.stdout)
         nodes = sorted(exits)
         out += _fio_count_reasons(case, nodes)
-        per_node, found = {}, {}
+        per_node, found, reports = {}, {}, {}
         where = f"{job.path}: no {fio_command.NODE_MARKER} line names a node"
         for node in nodes:
             name, ran = f"fio-{node}.json", exits[node] == "0"
@@ -875,10 +875,13 @@ def fio_reasons(case: Case, spec: TestSpec, reference: Any = None,
             judged = fio_figures.judge_node(node, name, report, log or "", exits[node],
                                             memory.get(node), target, specs, kinds)
             found[node] = judged.findings
+            if judged.run is not None:
+                reports[node] = (judged.run, path)
             if judged.figures is not None:
                 per_node[node] = judged.figures
     except EvidenceMissing as err:
         return out + [str(err)]
+    out += _report_contract(spec, reference, reports)
     invalid = fio_figures.node_reasons(found)
     if invalid:  # no figure, as live
         return out + invalid
@@ -886,6 +889,41 @@ def fio_reasons(case: Case, spec: TestSpec, reference: Any = None,
              if per_node else {})
     names = {*fio_command.judged_figures(specs), OUTLIER_FIGURE}  # all it may report
     return out + _figures_agree(case, names, given, f"fio output ({where})")
+
+
+def _report_contract(spec: TestSpec, reference: Any,
+                     reports: dict[str, tuple[Any, str]]) -> list[str]:
+    """Each node's report (node -> its parsed run, its path) against the contract: the
+    options the verified entry sizes (``Benchmark.sized_options``) as the report's own
+    job options give them (``Benchmark.report_options``), nodes that differ alike
+    together."""
+    bench = registry.BENCHMARKS.get(spec.benchmark)
+    entry = getattr(reference, "entries", {}).get(spec.key)
+    if bench is None or bench.report_options is None or bench.contract_options is None \
+            or not isinstance(entry, dict):
+        return []
+    want, why = _contract_argv(spec, bench, entry, len(reports), [])
+    if why:
+        return [f"the command tests.{spec.key} asks cannot be built: {why}"]
+    if want is None:
+        return []
+
+    def sized(argv: list[str]) -> list[str]:
+        return [a for a in argv if a.split("=", 1)[0] in bench.sized_options]
+
+    differ: dict[str, list[str]] = {}
+    for node, (run, _) in sorted(reports.items()):
+        diff = _options_differ(sized(bench.report_options(run)), sized(want))
+        if diff:
+            differ.setdefault(diff, []).append(node)
+    out = []
+    for diff, nodes in differ.items():
+        paths = [reports[n][1] for n in nodes]
+        where = (paths[0] if len(paths) == 1 else
+                 f"{len(paths)} node reports in {os.path.dirname(paths[0])}")
+        out.append(f"not the run the contract asks: the report of {', '.join(nodes)[:100]} "
+                   f"({where}) {diff} (tests.{spec.key})")
+    return out
 
 
 def _fio_count_reasons(case: Case, nodes: list[str]) -> list[str]:
