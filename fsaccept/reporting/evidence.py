@@ -178,6 +178,9 @@ class RunFiles:
 
     reads: inputs.Reader
     rebase: Callable[[str], str] = _same
+    #: The last job output read (its stdout's path -> it): the rules of one case share
+    #: it, and no more than one is held.
+    last_job: dict[str, JobOutput] = field(default_factory=dict, repr=False)
 
     def where(self, case: Case, name: str) -> str:
         """``name`` in the case's output directory (ReFrame copies a job's output and
@@ -207,6 +210,25 @@ class RunFiles:
             raise EvidenceMissing(f"evidence missing: {str(err)[:300]}") from None
         return joboutput.decoded(data), path
 
+
+    def job_text(self, case: Case, name: str, what: str) -> tuple[str, str]:
+        """(the text of a job's file ``name``, decoded as :meth:`text` decodes it; its
+        path), at most :data:`fsaccept.core.inputs.MAX_JOB_OUTPUT_BYTES`: a larger file
+        is refused by its size before a byte is read.  Read a piece at a time
+        (:meth:`fsaccept.core.inputs.Reader.pieces`: digested, its bytes never kept), so
+        that only its text is held.  EvidenceMissing as :meth:`text`."""
+        path = self.where(case, name)
+        if not os.path.lexists(path):
+            raise EvidenceMissing(f"evidence missing: {path}")
+        data = bytearray()
+        try:
+            for piece in self.reads.pieces(path, inputs.MAX_JOB_OUTPUT_BYTES, what):
+                data += piece
+        except inputs.InputError as err:
+            raise EvidenceMissing(f"evidence missing: {str(err)[:300]}") from None
+        text = joboutput.decoded(data)
+        del data
+        return text, path
 
     def lines(self, case: Case, name: str, what: str
               ) -> tuple[Callable[[], Iterator[str]], str]:
@@ -239,12 +261,18 @@ def job_output(case: Case, files: RunFiles | None) -> JobOutput:
     if files is None:
         raise EvidenceMissing(f"evidence missing: {joboutput.JOB_STDOUT}: the run directory "
                               "was not read")
-    out, path = files.text(case, joboutput.JOB_STDOUT, "a job's output")
-    err, _ = files.text(case, joboutput.JOB_STDERR, "a job's error output")
+    path = files.where(case, joboutput.JOB_STDOUT)
+    if path in files.last_job:
+        return files.last_job[path]
+    files.last_job.clear()  # one at a time: its text is let go before the next is read
+    out, path = files.job_text(case, joboutput.JOB_STDOUT, "a job's output")
+    err, _ = files.job_text(case, joboutput.JOB_STDERR, "a job's error output")
     stdout = joboutput.counted_stdout(out)
+    del out
     info = joboutput.job_info(stdout)
     stderr = joboutput.benchmark_stderr(info, joboutput.counted_stderr(err))
-    return JobOutput(stdout, stderr, info, path)
+    files.last_job[path] = JobOutput(stdout, stderr, info, path)
+    return files.last_job[path]
 
 
 @dataclass
