@@ -66,8 +66,10 @@ worthless.
 - the run against the contract (:func:`contract_reasons`): the nodes, ranks per node and
   tasks its verified entry asks of the recorded partition (the benchmark record's
   ``placement``, as live), the job's node list, the recorded command
-  (``Benchmark.contract_options``: IOR's ``ior_options``) and the job's own rank lines
-  and output header (``Benchmark.output_header``, ``sized_options``);
+  (``Benchmark.contract_options``: IOR's ``ior_options``, mdtest's and md-workbench's
+  ``run_options``, fio's ``command_line``) and the job's own rank lines and output
+  header (``Benchmark.output_header``, ``sized_options``); each fio node's report, its
+  job options (``Benchmark.report_options``, in :func:`fio_reasons`);
 - the semantics program's case lines, parsed again from the job's own ``rfm_job.out``
   (:func:`semantics_rebuilt`; ``semantics_cases`` must be what they give, as printed,
   or as an older check recorded them, by ``repr``): each figure
@@ -1574,11 +1576,13 @@ def contract_reasons(case: Case, spec: TestSpec, reference: Any,
       node count, ``partition_nodes``, rounded as the reference says): the recorded
       ``num_nodes``, ``node_fraction``, ranks per node and ``num_tasks``, and the job's
       node list (``job_nodelist``);
-    - its command (``Benchmark.contract_options``: IOR's ``ior_options``): the recorded
+    - its command (``Benchmark.contract_options``: IOR's ``ior_options``, mdtest's and
+      md-workbench's ``run_options``, fio's ``command_line``): the recorded
       ``benchmark_command`` and the benchmark's arguments in ``executable_opts``;
     - where the run directory is there, the job's own ``rfm_job.out``: the ranks and nodes
       its rank lines show, and the tasks, nodes and sized options
-      (``Benchmark.sized_options``: IOR's ``-t -b -s -D``) its output's header prints.
+      (``Benchmark.sized_options``: IOR's ``-t -b -s -D``, mdtest's ``-n``...) its
+      output's header prints (fio's reports: :func:`fio_reasons`).
 
     An acceptance test or a fixture with an entry; a scaling point is its sweep's."""
     if reference is None or spec.role not in (ACCEPTANCE, FIXTURE) or not spec.key:
