@@ -296,13 +296,17 @@ class Benchmark:
                                list[str] | None] | None = None
     #: (its job's stdout) -> (the tasks, the nodes, the arguments its output's own header
     #: prints; None where it prints none); and its options the entry sizes (IOR's ``-t
-    #: -b -s -D``), which that header must give as the contract asks.
+    #: -b -s -D``, mdtest's ``-n``, fio's ``--runtime``...), which that header, or each
+    #: node's report, must give as the contract asks.
     output_header: Callable[[str], tuple[int | None, int | None, list[str] | None]] | None = None
     sized_options: tuple[str, ...] = ()
     #: (its job's stdout, a test of it) -> the dataset margin of the test's deadline-bound
     #: phase (:class:`DatasetMargin`; None: no deadline, or nothing to tell it from): the
     #: live check records it and the report shows it, rebuilt from the output.
     dataset_margin: Callable[[str, TestSpec], DatasetMargin | None] | None = None
+    #: (a node's parsed report) -> the options it says it ran with, as arguments (fio's
+    #: JSON job options): its ``sized_options`` must be those the contract asks.
+    report_options: Callable[[Any], list[str]] | None = None
 
     @property
     def schema_file(self) -> str:

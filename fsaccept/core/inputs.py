@@ -27,6 +27,11 @@ from fsaccept.core.units import format_size
 #: Captured benchmark output (``fsaccept parse``): a 44,080-rank IOR ``-vv`` log is
 #: tens of MB, a 150 MB error log is real; 1 GiB leaves room for 20 times that.
 MAX_LOG_BYTES = 1 << 30
+#: A job's output the sign-off parses whole (``rfm_job.out``, ``rfm_job.err``: IOR's,
+#: mdtest's...): ten times the largest real log known.  Its text, held once, and what a
+#: parser makes of it stay well within :data:`MAX_LOG_BYTES`; a larger one is refused
+#: before a byte of it is read.
+MAX_JOB_OUTPUT_BYTES = 1 << 28
 #: A ReFrame run report (``fsaccept report``, ``fsaccept nightly compare``): about
 #: 7 KB per test case, so 10,000 test cases are about 70 MB.
 MAX_RUN_REPORT_BYTES = 1 << 30

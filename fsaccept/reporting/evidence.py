@@ -66,8 +66,10 @@ worthless.
 - the run against the contract (:func:`contract_reasons`): the nodes, ranks per node and
   tasks its verified entry asks of the recorded partition (the benchmark record's
   ``placement``, as live), the job's node list, the recorded command
-  (``Benchmark.contract_options``: IOR's ``ior_options``) and the job's own rank lines
-  and output header (``Benchmark.output_header``, ``sized_options``);
+  (``Benchmark.contract_options``: IOR's ``ior_options``, mdtest's and md-workbench's
+  ``run_options``, fio's ``command_line``) and the job's own rank lines and output
+  header (``Benchmark.output_header``, ``sized_options``); each fio node's report, its
+  job options (``Benchmark.report_options``, in :func:`fio_reasons`);
 - the semantics program's case lines, parsed again from the job's own ``rfm_job.out``
   (:func:`semantics_rebuilt`; ``semantics_cases`` must be what they give, as printed,
   or as an older check recorded them, by ``repr``): each figure
@@ -179,6 +181,9 @@ class RunFiles:
 
     reads: inputs.Reader
     rebase: Callable[[str], str] = _same
+    #: The last job output read (its stdout's path -> it): the rules of one case share
+    #: it, and no more than one is held.
+    last_job: dict[str, JobOutput] = field(default_factory=dict, repr=False)
 
     def where(self, case: Case, name: str) -> str:
         """``name`` in the case's output directory (ReFrame copies a job's output and
@@ -208,6 +213,25 @@ class RunFiles:
             raise EvidenceMissing(f"evidence missing: {str(err)[:300]}") from None
         return joboutput.decoded(data), path
 
+
+    def job_text(self, case: Case, name: str, what: str) -> tuple[str, str]:
+        """(the text of a job's file ``name``, decoded as :meth:`text` decodes it; its
+        path), at most :data:`fsaccept.core.inputs.MAX_JOB_OUTPUT_BYTES`: a larger file
+        is refused by its size before a byte is read.  Read a piece at a time
+        (:meth:`fsaccept.core.inputs.Reader.pieces`: digested, its bytes never kept), so
+        that only its text is held.  EvidenceMissing as :meth:`text`."""
+        path = self.where(case, name)
+        if not os.path.lexists(path):
+            raise EvidenceMissing(f"evidence missing: {path}")
+        data = bytearray()
+        try:
+            for piece in self.reads.pieces(path, inputs.MAX_JOB_OUTPUT_BYTES, what):
+                data += piece
+        except inputs.InputError as err:
+            raise EvidenceMissing(f"evidence missing: {str(err)[:300]}") from None
+        text = joboutput.decoded(data)
+        del data
+        return text, path
 
     def lines(self, case: Case, name: str, what: str
               ) -> tuple[Callable[[], Iterator[str]], str]:
@@ -240,12 +264,18 @@ def job_output(case: Case, files: RunFiles | None) -> JobOutput:
     if files is None:
         raise EvidenceMissing(f"evidence missing: {joboutput.JOB_STDOUT}: the run directory "
                               "was not read")
-    out, path = files.text(case, joboutput.JOB_STDOUT, "a job's output")
-    err, _ = files.text(case, joboutput.JOB_STDERR, "a job's error output")
+    path = files.where(case, joboutput.JOB_STDOUT)
+    if path in files.last_job:
+        return files.last_job[path]
+    files.last_job.clear()  # one at a time: its text is let go before the next is read
+    out, path = files.job_text(case, joboutput.JOB_STDOUT, "a job's output")
+    err, _ = files.job_text(case, joboutput.JOB_STDERR, "a job's error output")
     stdout = joboutput.counted_stdout(out)
+    del out
     info = joboutput.job_info(stdout)
     stderr = joboutput.benchmark_stderr(info, joboutput.counted_stderr(err))
-    return JobOutput(stdout, stderr, info, path)
+    files.last_job[path] = JobOutput(stdout, stderr, info, path)
+    return files.last_job[path]
 
 
 @dataclass
@@ -897,7 +927,7 @@ def fio_reasons(case: Case, spec: TestSpec, reference: Any = None,
         memory = fio_command.node_memory_bytes(job.stdout)
         nodes = sorted(exits)
         out += _fio_count_reasons(case, nodes)
-        per_node, found = {}, {}
+        per_node, found, reports = {}, {}, {}
         where = f"{job.path}: no {fio_command.NODE_MARKER} line names a node"
         for node in nodes:
             name, ran = f"fio-{node}.json", exits[node] == "0"
@@ -908,10 +938,13 @@ def fio_reasons(case: Case, spec: TestSpec, reference: Any = None,
             judged = fio_figures.judge_node(node, name, report, log or "", exits[node],
                                             memory.get(node), target, specs, kinds)
             found[node] = judged.findings
+            if judged.run is not None:
+                reports[node] = (judged.run, path)
             if judged.figures is not None:
                 per_node[node] = judged.figures
     except EvidenceMissing as err:
         return out + [str(err)]
+    out += _report_contract(spec, reference, reports)
     invalid = fio_figures.node_reasons(found)
     if invalid:  # no figure, as live
         return out + invalid
@@ -919,6 +952,41 @@ def fio_reasons(case: Case, spec: TestSpec, reference: Any = None,
              if per_node else {})
     names = {*fio_command.judged_figures(specs), OUTLIER_FIGURE}  # all it may report
     return out + _figures_agree(case, names, given, f"fio output ({where})")
+
+
+def _report_contract(spec: TestSpec, reference: Any,
+                     reports: dict[str, tuple[Any, str]]) -> list[str]:
+    """Each node's report (node -> its parsed run, its path) against the contract: the
+    options the verified entry sizes (``Benchmark.sized_options``) as the report's own
+    job options give them (``Benchmark.report_options``), nodes that differ alike
+    together."""
+    bench = registry.BENCHMARKS.get(spec.benchmark)
+    entry = getattr(reference, "entries", {}).get(spec.key)
+    if bench is None or bench.report_options is None or bench.contract_options is None \
+            or not isinstance(entry, dict):
+        return []
+    want, why = _contract_argv(spec, bench, entry, len(reports), [])
+    if why:
+        return [f"the command tests.{spec.key} asks cannot be built: {why}"]
+    if want is None:
+        return []
+
+    def sized(argv: list[str]) -> list[str]:
+        return [a for a in argv if a.split("=", 1)[0] in bench.sized_options]
+
+    differ: dict[str, list[str]] = {}
+    for node, (run, _) in sorted(reports.items()):
+        diff = _options_differ(sized(bench.report_options(run)), sized(want))
+        if diff:
+            differ.setdefault(diff, []).append(node)
+    out = []
+    for diff, nodes in differ.items():
+        paths = [reports[n][1] for n in nodes]
+        where = (paths[0] if len(paths) == 1 else
+                 f"{len(paths)} node reports in {os.path.dirname(paths[0])}")
+        out.append(f"not the run the contract asks: the report of {', '.join(nodes)[:100]} "
+                   f"({where}) {diff} (tests.{spec.key})")
+    return out
 
 
 def _fio_count_reasons(case: Case, nodes: list[str]) -> list[str]:
@@ -1561,11 +1629,13 @@ def contract_reasons(case: Case, spec: TestSpec, reference: Any,
       node count, ``partition_nodes``, rounded as the reference says): the recorded
       ``num_nodes``, ``node_fraction``, ranks per node and ``num_tasks``, and the job's
       node list (``job_nodelist``);
-    - its command (``Benchmark.contract_options``: IOR's ``ior_options``): the recorded
+    - its command (``Benchmark.contract_options``: IOR's ``ior_options``, mdtest's and
+      md-workbench's ``run_options``, fio's ``command_line``): the recorded
       ``benchmark_command`` and the benchmark's arguments in ``executable_opts``;
     - where the run directory is there, the job's own ``rfm_job.out``: the ranks and nodes
       its rank lines show, and the tasks, nodes and sized options
-      (``Benchmark.sized_options``: IOR's ``-t -b -s -D``) its output's header prints.
+      (``Benchmark.sized_options``: IOR's ``-t -b -s -D``, mdtest's ``-n``...) its
+      output's header prints (fio's reports: :func:`fio_reasons`).
 
     An acceptance test or a fixture with an entry; a scaling point is its sweep's."""
     if reference is None or spec.role not in (ACCEPTANCE, FIXTURE) or not spec.key:

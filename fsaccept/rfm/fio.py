@@ -59,7 +59,7 @@ from fsaccept.core import reduction, versions
 from fsaccept.rfm.benchmark import PER_NODE_FIGURES, BenchmarkTest
 from fsaccept.rfm.jobscript import INFO_MARKER
 
-NODE_SCRIPT = "fsaccept-fio-node.sh"
+NODE_SCRIPT = fiocmd.NODE_SCRIPT
 #: fio's directory in a node script's fio line, before it becomes the node's ``$dir``.
 NODE_DIR = "@FSACCEPT_DIR@"
 
@@ -157,9 +157,7 @@ class FioTest(BenchmarkTest):
         return self.params.direct
 
     def command_line(self) -> str:
-        opts = fiocmd.fio_options(self.params, os.path.join(self.target_dir, "<node>"))
-        return shlex.join([self.fio_binary, *opts, "--output=fio-<node>.json"]).replace(
-            fiocmd.NODE_PLACEHOLDER, "<node>")
+        return fiocmd.command_line(self.params, self.fio_binary, self.target_dir)
 
     def extra_info_cmds(self) -> list[str]:
         fio_bin = shlex.quote(self.fio_binary)

@@ -3,8 +3,6 @@ node fraction the reference gives; its rate and per-operation latencies are the 
 
 from __future__ import annotations
 
-import os
-
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
@@ -48,8 +46,7 @@ class MdWorkbenchTest(BenchmarkTest):
         self.precreate_per_set, self.object_size = p.precreate_per_set, p.object_size
         self.iterations, self.stonewall_s = p.iterations, p.stonewall_s
         self.executable = self.md_workbench_binary
-        self.executable_opts = command.md_workbench_options(
-            p, os.path.join(self.target_dir, "md-workbench"))
+        self.executable_opts = command.run_options(p, self.target_dir)
 
     def deadlines_s(self) -> int:
         return command.deadline_s(self.params)

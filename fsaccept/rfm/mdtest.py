@@ -22,8 +22,6 @@ node, is INVALID with the reasons.
 
 from __future__ import annotations
 
-import os
-
 import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
@@ -87,9 +85,8 @@ class MdtestTest(BenchmarkTest):
         self.write_bytes, self.read_bytes = p.write_bytes, p.read_bytes
         self.min_phase_s = float(p.min_phase_s)
         self.executable = self.mdtest_binary
-        self.executable_opts = command.mdtest_options(
-            p, os.path.join(self.target_dir, "mdtest"), self.unique_dir_per_rank,
-            status_file=os.path.join(self.target_dir, "stonewall.status"))
+        self.executable_opts = command.run_options(p, self.unique_dir_per_rank,
+                                                   self.target_dir)
 
     def deadlines_s(self) -> int:
         """For the time limit: the stonewalled create phase, and as long again for

@@ -140,6 +140,28 @@ def _as_ran(text: str, tc: dict) -> str:
     return "".join(lines)
 
 
+def _md_as_ran(text: str, tc: dict) -> str:
+    """An mdtest or md-workbench capture's header made the test's: its command line the
+    one the test recorded, quoted as each prints it, and mdtest's tasks and nodes the
+    test's (the sign-off holds the header to the contract)."""
+    import shlex
+    argv = shlex.split(tc["benchmark_command"])
+    lines = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("Command line used: "):
+            line = "Command line used: " + " ".join(
+                [argv[0], *(f"'{a}'" for a in argv[1:])]) + "\n"
+        elif line.startswith("Args: "):
+            line = "Args: " + " ".join([argv[0], *(f'"{a}"' for a in argv[1:])]) + "\n"
+        elif " was launched with " in line:
+            line = (line.split(" was launched with ")[0] + f" was launched with "
+                    f"{tc['num_tasks']} total task(s) on {tc['num_nodes']} node(s)\n")
+        elif line.split(" tasks, ")[0].isdigit() and " tasks, " in line:
+            line = f"{tc['num_tasks']} tasks, " + line.split(" tasks, ", 1)[1]
+        lines.append(line)
+    return "".join(lines)
+
+
 def _output(tc: dict) -> str:
     """A real capture as the test's benchmark output (a fio test's: its node scripts'
     lines, each node's report beside it), between the job's own lines its record was
@@ -165,11 +187,11 @@ def _benchmark_output(tc: dict) -> str:
                        f"{fio_command.NODE_MARKER} {node} exit 0\n"
                        for node in tc["job_nodelist"])
     if name.startswith("MdtestHard"):
-        return (DATA / "mdtest" / "hard-stonewall.txt").read_text()
+        return _md_as_ran((DATA / "mdtest" / "hard-stonewall.txt").read_text(), tc)
     if name.startswith("Mdtest"):
-        return (DATA / "mdtest" / "easy.txt").read_text()
+        return _md_as_ran((DATA / "mdtest" / "easy.txt").read_text(), tc)
     if name.startswith("MdWorkbench"):
-        return (DATA / "md-workbench" / "basic.txt").read_text()
+        return _md_as_ran((DATA / "md-workbench" / "basic.txt").read_text(), tc)
     return f"{name}: output\n"
 
 

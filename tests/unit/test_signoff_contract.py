@@ -168,3 +168,107 @@ def test_the_semantics_programs_build_is_held_to_no_target_and_no_placement():
                     "result": "pass", "perfvalues": {}})
     assert evidence_reasons(case, spec, reference.target.fstype, SessionEvidence(),
                             reference) == []
+
+
+# ------------------------------------------------- mdtest, md-workbench, fio (issue 49, 3)
+
+
+def _header(run: Path, name: str, old: str, new: str) -> Path:  # noqa: F811
+    """The job's own output of test ``name`` with ``old`` made ``new`` once (its header)."""
+    out = _outdir(run, name) / "rfm_job.out"
+    text = out.read_text()
+    assert old in text, old
+    out.write_text(text.replace(old, new, 1))
+    return out
+
+
+def _both(tc: dict, old: str, new: str) -> None:
+    for key in ("benchmark_command", "executable_opts"):
+        tc[key] = _swap(tc[key], old, new)
+
+
+def test_mdtest_with_fewer_items_recorded_is_invalid(run, capsys):  # noqa: F811
+    """mdtest_easy asks 1000 items per rank (-n 1000); the record says -n 200."""
+    _edit(run, "MdtestEasy", lambda tc: _both(tc, "-n 1000", "-n 200"))
+    md = _not_accepted(run, capsys)
+    assert ("- MdtestEasy: INVALID (not the run the contract asks: the recorded command "
+            "(benchmark_command) gives -n 200 where it asks -n 1000 (tests.mdtest_easy "
+            "among 8 ranks); not the run the contract asks: the job's command "
+            "(executable_opts) gives -n 200 where it asks -n 1000") in md, md[:3000]
+
+
+def test_mdtest_with_a_tree_and_a_shorter_stonewall_recorded_is_invalid(run, capsys):  # noqa: F811
+    def tree(tc):
+        _both(tc, "-W 3", "-W 1")
+        tc["benchmark_command"] = tc["benchmark_command"].replace(" -d ", " -z 2 -d ")
+    _edit(run, "MdtestHard", tree)
+    md = _not_accepted(run, capsys)
+    assert ("- MdtestHard: INVALID (not the run the contract asks: the recorded command "
+            "(benchmark_command) gives -W 1 where it asks -W 3; adds -z 2 "
+            "(tests.mdtest_hard among 4 ranks)") in md, md[:3000]
+
+
+def test_an_mdtest_output_lighter_than_its_record_is_invalid(run, capsys):  # noqa: F811
+    """The record left as the contract asks; mdtest's own header says 4 tasks on 2 nodes
+    and 200 items per rank."""
+    out = _header(run, "MdtestEasy", "launched with 8 total task(s) on 4 node(s)",
+                  "launched with 4 total task(s) on 2 node(s)")
+    _header(run, "MdtestEasy", "'-n' '1000'", "'-n' '200'")
+    md = _not_accepted(run, capsys)
+    assert (f"- MdtestEasy: INVALID (lighter than the contract: its output's own header "
+            f"({out}) prints 4 tasks, 2 nodes, -n 200; the verified entry tests.mdtest_easy "
+            "asks 8 tasks, 4 nodes, -n 1000") in md, md[:3000]
+
+
+def test_a_shorter_md_workbench_is_invalid_in_the_record_and_in_the_output(run, capsys):  # noqa: F811
+    """md_workbench asks 100 objects per set (-I 100) and 2 iterations (-R 2)."""
+    def shorter(tc):
+        _both(tc, "-I 100", "-I 10")
+        _both(tc, "-R 2", "-R 1")
+    _edit(run, "MdWorkbench", shorter)
+    out = _header(run, "MdWorkbench", '"-I" "100"', '"-I" "10"')
+    md = _not_accepted(run, capsys)
+    assert ("- MdWorkbench: INVALID (not the run the contract asks: the recorded command "
+            "(benchmark_command) gives -I 10 where it asks -I 100; gives -R 1 where it asks "
+            "-R 2 (tests.md_workbench among 8 ranks)") in md, md[:3000]
+    assert (f"not the run the contract asks: its output's own header ({out}) prints -I 10; "
+            "the verified entry tests.md_workbench asks -I 100") in md
+
+
+def test_a_fio_command_recorded_shorter_is_invalid(run, capsys):  # noqa: F811
+    """fio_fsync asks runtime_s 3 and 64 MiB per node."""
+    def shorter(tc):
+        tc["benchmark_command"] = tc["benchmark_command"].replace(
+            "--runtime=3", "--runtime=1").replace("--size=67108864", "--size=4194304")
+    _edit(run, "FioFsync", shorter)
+    md = _not_accepted(run, capsys)
+    assert ("- FioFsync: INVALID (not the run the contract asks: the recorded command "
+            "(benchmark_command) gives --size=4194304 where it asks --size=67108864; gives "
+            "--runtime=1 where it asks --runtime=3 (tests.fio_fsync among 4 ranks)") in md, \
+        md[:3000]
+
+
+def _report(run: Path, name: str, node: str, edit) -> Path:  # noqa: F811
+    path = _outdir(run, name) / f"fio-{node}.json"
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+def test_fio_reports_of_a_lighter_run_are_invalid(run, capsys):  # noqa: F811
+    """The record left as the contract asks; the nodes' own fio reports (real captures)
+    say another runtime, block size, file size, queue depth and direct."""
+    def shorter(data):
+        data["jobs"][0]["job options"].update(runtime="1", size="16777216")
+    paths = [_report(run, "FioRandomReadDirect", node, shorter) for node in ("n1", "n2")]
+    one = _report(run, "FioRandomReadDirect", "n3", lambda d: d["jobs"][0]["job options"]
+                  .update(bs="65536", iodepth="1", direct="0"))
+    md = _not_accepted(run, capsys)
+    assert ("- FioRandomReadDirect: INVALID (not the run the contract asks: the report of "
+            f"n1, n2 (2 node reports in {paths[0].parent}) gives --size=16777216 where it "
+            "asks --size=134217728; gives --runtime=1 where it asks --runtime=3 "
+            "(tests.fio_randread_direct); not the run the contract asks: the report of n3 "
+            f"({one}) gives --bs=65536 where it asks --bs=4096; gives --direct=0 where it "
+            "asks --direct=1; gives --iodepth=1 where it asks --iodepth=16 "
+            "(tests.fio_randread_direct)") in md, md[:3000]

@@ -10,7 +10,9 @@ are passed in bytes (fio's ``k``/``m`` suffixes depend on ``kb_base``).
 from __future__ import annotations
 
 import math
+import posixpath
 import re
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -378,6 +380,49 @@ def fio_options(p: FioParameters, directory: str) -> list[str]:
         opts += [f"--write_bw_log={log}", f"--write_lat_log={log}",
                  f"--log_avg_msec={round(p.soak.interval_s * 1000)}"]
     return opts
+
+
+#: The script each node runs (fio's line in it): the job's own command.
+NODE_SCRIPT = "fsaccept-fio-node.sh"
+#: A node's directory and report in the command a run report records.
+NODE_NAME = "<node>"
+#: A recorded command's stand-in for a path it lacks: a command without it is not the one
+#: the live check builds.
+MISSING = "MISSING"
+
+
+def command_line(p: FioParameters, binary: str, target_dir: str) -> str:
+    """The fio command of each node, as the run report records it (``benchmark_command``):
+    its directory ``<target_dir>/<node>``, its report ``fio-<node>.json``.  The live
+    check records it; the sign-off holds the recorded one to it."""
+    opts = fio_options(p, posixpath.join(target_dir, NODE_NAME))
+    return shlex.join([binary, *opts, f"--output=fio-{NODE_NAME}.json"]).replace(
+        NODE_PLACEHOLDER, NODE_NAME)
+
+
+def contract_options(p: FioParameters, recorded: list[str]) -> list[str] | None:
+    """fio's arguments the live check gives each node for ``p`` (:func:`command_line`),
+    its directory that of the ``recorded`` ones (a run alone decides it); the job's own
+    arguments (the node script) for a ``recorded`` list that is theirs.  None for an
+    interference test: its record is rebuilt from its kept files."""
+    if p.interference is not None:
+        return None
+    if recorded == [NODE_SCRIPT]:
+        return [NODE_SCRIPT]
+    where = [a.split("=", 1)[1] for a in recorded if a.startswith("--directory=")]
+    directory = where[-1] if where else ""
+    suffix = "/" + NODE_NAME
+    target = directory[:-len(suffix)] if directory.endswith(suffix) else MISSING
+    return shlex.split(command_line(p, "fio", target))[1:]
+
+
+def report_options(run: Any) -> list[str]:
+    """The options a node's fio report says it ran with (its JSON's ``global options``,
+    then each job's ``job options``), as a command line gives them (``--bs=4096``)."""
+    out = [f"--{k}={v}" for k, v in run.global_options.items()]
+    for job in run.jobs:
+        out += [f"--{k}={v}" for k, v in job.job_options.items()]
+    return out
 
 
 def size_label(nbytes: int) -> str:

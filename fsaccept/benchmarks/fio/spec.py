@@ -6,6 +6,9 @@ interference test's after what they are: ``command.INTERFERENCE_FIGURES``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, FILL_OPTIONAL, Benchmark, TestSpec
 from fsaccept.benchmarks.fio import command, parse
 
@@ -47,6 +50,15 @@ TESTS = (
          checks_dir="interference"),
 )
 
+def contract_options(spec: TestSpec, entry: Mapping[str, Any], _ranks: int,
+                     recorded: list[str]) -> list[str] | None:
+    """The arguments the live check gives each node's fio for ``spec`` from its reference
+    ``entry`` (:func:`command.contract_options`), its directory that of the ``recorded``
+    ones."""
+    return command.contract_options(
+        command.parameters(spec.key, spec.attrs["kind"], dict(entry)), recorded)
+
+
 BENCHMARK = Benchmark(
     # fio's report is JSON either way (its --output file, or stdout with messages).
     name="fio", binary="fio", spack_package="fio", version_name="fio",
@@ -54,5 +66,10 @@ BENCHMARK = Benchmark(
     parser=parse.parse_fio, json_parser=parse.parse_fio, tests=TESTS,
     entry_rules=command.entry_errors, pattern_reducible=command.pattern_reducible,
     data_patterns=tuple(command.DATA_PATTERNS),
+    contract_options=contract_options, report_options=command.report_options,
+    # What the entry sizes: each node's report must give them as the contract asks.
+    sized_options=("--rw", "--bs", "--size", "--filesize", "--nrfiles", "--direct",
+                   "--ioengine", "--iodepth", "--runtime", "--time_based", "--numjobs",
+                   "--fsync", "--end_fsync"),
     unsafe_path_chars={":": "fio reads ':' in directory= as a separator between several "
                             "directories"})

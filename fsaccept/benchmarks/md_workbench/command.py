@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +46,25 @@ def md_workbench_options(p: MdWorkbenchParameters, directory: str) -> list[str]:
     if p.verify:
         opts.append("-X")
     return opts + ["-o", directory, f"--run-info-file={directory}.status"]
+
+
+#: A recorded command's stand-in for a path it lacks: a command without it is not the one
+#: the live check builds.
+MISSING = "MISSING"
+
+
+def run_options(p: MdWorkbenchParameters, target_dir: str) -> list[str]:
+    """md-workbench's arguments for a run of ``p`` in a test's ``target_dir`` (its objects
+    in ``md-workbench``).  The live check builds its command with it; the sign-off holds
+    the recorded one to it."""
+    return md_workbench_options(p, posixpath.join(target_dir, "md-workbench"))
+
+
+def contract_options(p: MdWorkbenchParameters, recorded: list[str]) -> list[str]:
+    """:func:`run_options` in the directory of the ``recorded`` arguments' ``-o`` (the
+    path a run alone decides; the last one)."""
+    where = [recorded[i + 1] for i, arg in enumerate(recorded[:-1]) if arg == "-o"]
+    return run_options(p, posixpath.dirname(where[-1]) if where else MISSING)
 
 
 def planned_bytes(p: MdWorkbenchParameters, ranks: int) -> int:

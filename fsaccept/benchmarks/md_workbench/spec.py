@@ -5,11 +5,12 @@ floor) and each operation's latency statistics (ceilings)."""
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, FILL_OPTIONAL, Benchmark, TestSpec
-from fsaccept.benchmarks.md_workbench import parse, validity
+from fsaccept.benchmarks.md_workbench import command, parse, validity
 from fsaccept.core import joboutput, placement
 from fsaccept.core.joboutput import RANK_MARKER
 
@@ -51,12 +52,29 @@ def output_reasons(stdout: str, stderr: str, _spec: TestSpec,
                                              validity.BLOCK_PLACEMENT), {}
 
 
+def contract_options(spec: TestSpec, entry: Mapping[str, Any], _ranks: int,
+                     recorded: list[str]) -> list[str]:
+    """The arguments the live check gives md-workbench for ``spec`` from its reference
+    ``entry`` (:func:`command.run_options`), its directory that of the ``recorded``
+    ones."""
+    return command.contract_options(command.parameters(spec.key, dict(entry)), recorded)
+
+
+def output_header(stdout: str) -> tuple[int | None, int | None, list[str] | None]:
+    """(no tasks, no nodes: it prints neither; the words of its ``Args:`` line)."""
+    run = parse.parse_md_workbench(stdout)
+    return None, None, shlex.split(run.command_line) if run.command_line else None
+
+
 BENCHMARK = Benchmark(
     # Its latencies are its own statistics, not IOR's Latency(s) column (which a known
     # IOR bug affects): its figures are metadata figures.
     name="md-workbench", binary="md-workbench", spack_package="ior", version_name="ior",
     figure_kinds=("metadata",), parser=parse.parse_md_workbench, tests=TESTS,
     output_figures=output_figures, output_reasons=output_reasons,
+    contract_options=contract_options, output_header=output_header,
+    # What the entry sizes: the Args line it prints must give them as the contract asks.
+    sized_options=("-D", "-P", "-I", "-S", "-R", "-O", "-w"),
     # A site's variants of the test (a subclass reading md_workbench_<name>).
     extra_keys={"^md_workbench_[a-z0-9_]+$": "md-workbench.schema.json"},
     reread_rules=validity.reread_reasons)

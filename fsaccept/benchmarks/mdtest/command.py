@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,28 @@ def mdtest_options(params: MdtestParameters, target_dir: str, unique_dir: bool,
         if status_file:
             opts += ["-x", status_file]
     return opts + ["-d", target_dir]
+
+
+#: A recorded command's stand-in for a path it lacks: a command without it is not the one
+#: the live check builds.
+MISSING = "MISSING"
+
+
+def run_options(params: MdtestParameters, unique_dir: bool, target_dir: str) -> list[str]:
+    """mdtest's arguments for a run of ``params`` in a test's ``target_dir``: its files
+    in ``mdtest``, its stonewall status in ``stonewall.status``.  The live check builds
+    its command with it; the sign-off holds the recorded one to it."""
+    return mdtest_options(params, posixpath.join(target_dir, "mdtest"), unique_dir,
+                          status_file=posixpath.join(target_dir, "stonewall.status"))
+
+
+def contract_options(params: MdtestParameters, unique_dir: bool,
+                     recorded: list[str]) -> list[str]:
+    """:func:`run_options` in the directory of the ``recorded`` arguments' ``-d`` (the
+    path a run alone decides; the last ``-d``, as mdtest takes it)."""
+    where = [recorded[i + 1] for i, arg in enumerate(recorded[:-1]) if arg == "-d"]
+    return run_options(params, unique_dir,
+                       posixpath.dirname(where[-1]) if where else MISSING)
 
 
 def entry_errors(where: str, entry: dict[str, Any]) -> list[str]:

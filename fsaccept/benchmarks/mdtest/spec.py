@@ -4,6 +4,7 @@ directory), each reporting mdtest's own SUMMARY rates."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -56,10 +57,34 @@ def output_reasons(stdout: str, stderr: str, spec: TestSpec,
             + placement.block_reasons(ranks, ranks_per_node, validity.BLOCK_PLACEMENT)), {}
 
 
+def contract_options(spec: TestSpec, entry: Mapping[str, Any], _ranks: int,
+                     recorded: list[str]) -> list[str]:
+    """The arguments the live check gives mdtest for ``spec`` from its reference
+    ``entry`` (:func:`command.run_options`), its directory that of the ``recorded``
+    ones."""
+    return command.contract_options(command.parameters(spec.key, dict(entry)),
+                                    bool(spec.attrs.get("unique_dir_per_rank")), recorded)
+
+
+def output_header(stdout: str) -> tuple[int | None, int | None, list[str] | None]:
+    """(tasks, nodes, the command line's words) mdtest's own header prints (``launched
+    with N total task(s) on M node(s)``, ``Command line used:``)."""
+    run = parse.parse_mdtest(stdout)
+    if not run.command_line:
+        return run.tasks, run.nodes, None
+    try:
+        return run.tasks, run.nodes, shlex.split(run.command_line)
+    except ValueError:  # printed verbatim: it would not split
+        return run.tasks, run.nodes, run.command_line.split()
+
+
 BENCHMARK = Benchmark(
     name="mdtest", binary="mdtest", spack_package="ior", version_name="ior",
     figure_kinds=("metadata",), parser=parse.parse_mdtest, tests=TESTS,
     output_figures=output_figures, output_reasons=output_reasons,
+    contract_options=contract_options, output_header=output_header,
+    # What the entry sizes: the header mdtest prints must give them as the contract asks.
+    sized_options=("-n", "-i", "-I", "-z", "-b", "-N", "-w", "-e", "-W"),
     degraded=("MdtestEasy",),  # metadata keeps working while a server is down
     scaling={"MdtestEasy": ("nodes", "ranks_per_node")},
     entry_rules=command.entry_errors,
