@@ -1685,6 +1685,9 @@ def contract_reasons(case: Case, spec: TestSpec, reference: Any,
     bench = registry.BENCHMARKS.get(spec.benchmark)
     if bench is None or bench.contract_options is None:
         return out
+    asked, why = _contract_argv(spec, bench, entry, tasks, [])
+    if asked is None and not why:
+        return out  # no command of its own to hold (an interference test: its record)
     out += _command_contract(case, spec, bench, entry, tasks)
     if files is not None and _kept_dirs(case, files):
         try:

@@ -272,3 +272,25 @@ def test_fio_reports_of_a_lighter_run_are_invalid(run, capsys):  # noqa: F811
             f"({one}) gives --bs=65536 where it asks --bs=4096; gives --direct=0 where it "
             "asks --direct=1; gives --iodepth=1 where it asks --iodepth=16 "
             "(tests.fio_randread_direct)") in md, md[:3000]
+
+
+def test_an_interference_test_is_held_by_its_record_not_by_a_command_of_its_own():
+    """Its victims and aggressors run as two groups of steps: the rank lines of its
+    output are one group's.  Its record (rebuilt from its kept files) holds it; the
+    contract's command rules pass it by.  A real lab main job on local-gluster was NOT
+    ACCEPTED: 'lighter than the contract: its output shows 2 ranks on 2 nodes, the
+    verified entry tests.fio_interference asks 4 on 4'."""
+    import yaml
+
+    from fsaccept.benchmarks import registry
+    from fsaccept.reporting import evidence
+    from fsaccept.suite.reference import REFERENCE_DIR
+    spec = registry.TESTS["FioInterference"]
+    entry = yaml.safe_load((REFERENCE_DIR / "local-gluster.yaml").read_text())["tests"][
+        spec.key]
+    fio = registry.BENCHMARKS[spec.benchmark]
+    assert fio.contract_options(spec, entry, 4, []) is None
+    assert evidence._contract_argv(spec, fio, entry, 4, []) == (None, "")
+    direct = registry.TESTS["FioRandomReadDirect"]
+    assert fio.contract_options(direct, {"node_fraction": 1.0, "file_size": "64MiB",
+                                         "runtime_s": 3, "outlier_fraction": 0}, 4, [])

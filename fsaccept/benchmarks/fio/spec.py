@@ -54,7 +54,10 @@ def contract_options(spec: TestSpec, entry: Mapping[str, Any], _ranks: int,
                      recorded: list[str]) -> list[str] | None:
     """The arguments the live check gives each node's fio for ``spec`` from its reference
     ``entry`` (:func:`command.contract_options`), its directory that of the ``recorded``
-    ones."""
+    ones); None for an interference test: its two groups' commands are its record's,
+    rebuilt from its kept files (:mod:`fsaccept.benchmarks.fio.interference`)."""
+    if command.KINDS[spec.attrs["kind"]].interference:
+        return None
     return command.contract_options(
         command.parameters(spec.key, spec.attrs["kind"], dict(entry)), recorded)
 
