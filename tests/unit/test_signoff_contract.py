@@ -291,6 +291,24 @@ def test_an_interference_test_is_held_by_its_record_not_by_a_command_of_its_own(
     fio = registry.BENCHMARKS[spec.benchmark]
     assert fio.contract_options(spec, entry, 4, []) is None
     assert evidence._contract_argv(spec, fio, entry, 4, []) == (None, "")
+    # The contract's command and output rules are never asked (they raised here before).
+    from types import SimpleNamespace
+
+    class Case(dict):
+        job = SimpleNamespace(nodelist=["n1", "n2", "n3", "n4"])
+
+    def asked(*_):
+        raise AssertionError("a command rule was asked of an interference test")
+
+    reference = SimpleNamespace(entries={spec.key: entry}, node_rounding="up")
+    saved = evidence._command_contract, evidence._output_contract
+    evidence._command_contract = evidence._output_contract = asked
+    try:
+        fraction, per_node = registry.placement_of(spec, entry)
+        evidence.contract_reasons(Case(partition_nodes=4, num_nodes=4, num_tasks=4 * per_node,
+                                       node_fraction=fraction), spec, reference)
+    finally:
+        evidence._command_contract, evidence._output_contract = saved
     direct = registry.TESTS["FioRandomReadDirect"]
     assert fio.contract_options(direct, {"node_fraction": 1.0, "file_size": "64MiB",
                                          "runtime_s": 3, "outlier_fraction": 0}, 4, [])
