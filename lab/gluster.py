@@ -429,6 +429,26 @@ class Gluster:
                     f"{brick} already holds another GlusterFS volume's data (volume-id "
                     f"{raw.hex()}): fsaccept does not reuse or delete it; move it away")
 
+    def check_volume_host(self) -> None:
+        """A volume this state directory keeps with its bricks on another address (made
+        on another port base: each has an address of its own) is refused, naming both:
+        glusterd could never start its bricks here, and the volume is not deleted."""
+        info = self.layout.state_dir / "glusterd" / "vols" / self.layout.volume / "info"
+        try:
+            lines = info.read_text(errors="replace").splitlines()
+        except OSError:
+            return  # no volume kept yet
+        hosts = sorted({line.split("=", 1)[1].split(":", 1)[0] for line in lines
+                        if re.match(r"brick-[0-9]+=[^:]+:", line)})
+        other = [h for h in hosts if h != self.layout.address]
+        if other:
+            raise GlusterError(
+                f"{info}: the volume {self.layout.volume} kept here has its bricks on "
+                f"{', '.join(other)}, made on another port base; this cluster (port base "
+                f"{self.layout.port_base}) serves {self.layout.address}: give this port "
+                f"base a state directory of its own (FSACCEPT_STATE_DIR), or bring the "
+                f"other cluster down and remove {self.layout.state_dir}; nothing started")
+
     def volume_id(self) -> str | None:
         info = self.layout.state_dir / "glusterd" / "vols" / self.layout.volume / "info"
         try:
@@ -445,6 +465,7 @@ class Gluster:
         self.check_prerequisites()
         running = self.glusterd_pid()
         if not running:  # every check before anything is created or started
+            self.check_volume_host()
             self.check_address_free()
             self.check_bricks()
         for d in (layout.run_dir, layout.log_dir, layout.state_dir / "glusterd",

@@ -135,6 +135,28 @@ def test_a_brick_of_another_volume_is_refused_naming_it(tmp_path):
     assert os.getxattr(brick, "trusted.glusterfs.volume-id") == bytes.fromhex("ab" * 16)
 
 
+def test_a_volume_kept_for_another_port_base_is_refused_naming_both_addresses(tmp_path):
+    """A state directory used on port base 21000, then brought up on 25000: glusterd
+    could never start bricks on 127.0.82.8 there (seen: "brick daemons did not start
+    within 3 s" after 120 s).  Refused at once, naming both addresses; nothing is
+    started, created or removed."""
+    old = GlusterLayout.for_port_base(tmp_path, 21000)
+    info = tmp_path / "glusterd" / "vols" / old.volume / "info"
+    info.parent.mkdir(parents=True)
+    info.write_text("type=0\nvolume-id=0a0b\n" + "".join(
+        f"brick-{i}={old.address}:-{str(b).replace('/', '-')}\n"
+        for i, b in enumerate(old.brick_dirs)))
+    before = sorted(p for p in tmp_path.rglob("*"))
+    lay = GlusterLayout.for_port_base(tmp_path, 25000)
+    with pytest.raises(GlusterError, match=(
+            f"^{info}: the volume {lay.volume} kept here has its bricks on 127.0.82.8, "
+            "made on another port base; this cluster \\(port base 25000\\) serves "
+            "127.0.97.168: give this port base a state directory of its own")):
+        Gluster(lay).up()
+    assert sorted(p for p in tmp_path.rglob("*")) == before
+    Gluster(old).check_volume_host()  # its own port base: no refusal
+
+
 def test_a_glusterd_not_ours_on_the_address_is_refused_and_left_running(tmp_path):
     lay = fresh(tmp_path)
     with socket.socket() as theirs:  # stands for a glusterd fsaccept did not start
