@@ -569,7 +569,7 @@ class LocalCluster:
             try:
                 notes.append(self.gluster.up())
             except gfs.GlusterError as err:
-                self.gluster.down()  # nothing half-created stays running
+                self.down()  # nothing half-started stays running: accounting, munged too
                 raise ClusterError(str(err)) from None
         if "cephfs" in file_systems:
             try:
