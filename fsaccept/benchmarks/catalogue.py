@@ -35,6 +35,11 @@ ROLES = (ACCEPTANCE, FIXTURE, PREFLIGHT, SCALING)
 FILL_DEFAULT, FILL_OPTIONAL = "default", "optional"
 FILL_CHOICES = ("", FILL_DEFAULT, FILL_OPTIONAL)
 
+#: What a recorded command lacks (a path, a seed) stands as this in the arguments a
+#: record's ``contract_options`` builds from it: a command without them is not the one
+#: the live check builds.
+MISSING = "MISSING"
+
 #: A deadline-bound phase whose dataset holds less than this many times what the phase
 #: consumes in its deadline gets a warning line in the report, naming the reference key
 #: to raise (:class:`DatasetMargin`).  Never a verdict: a phase that ends before its

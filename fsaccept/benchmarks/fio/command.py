@@ -16,6 +16,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from fsaccept.benchmarks.catalogue import MISSING
 from fsaccept.benchmarks.fio import figures
 from fsaccept.benchmarks.fio.figures import FigureSpec
 from fsaccept.core import interference as interference_core
@@ -386,9 +387,6 @@ def fio_options(p: FioParameters, directory: str) -> list[str]:
 NODE_SCRIPT = "fsaccept-fio-node.sh"
 #: A node's directory and report in the command a run report records.
 NODE_NAME = "<node>"
-#: A recorded command's stand-in for a path it lacks: a command without it is not the one
-#: the live check builds.
-MISSING = "MISSING"
 
 
 def command_line(p: FioParameters, binary: str, target_dir: str) -> str:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from fsaccept.benchmarks.catalogue import MISSING
 from fsaccept.core.reference import Reference, Threshold
 from fsaccept.benchmarks.ior.patterns import (DATA_PATTERNS, IOR_DEFAULT_PATTERN,  # noqa: F401
                                                data_pattern_of, last_option)
@@ -318,11 +319,6 @@ def run_parameters(params: TestParameters, ranks: int) -> TestParameters:
     if not params.checkpoint_size:
         return params
     return replace(params, block_size=checkpoint_block(params, ranks))
-
-
-#: Placeholders for what a recorded command lacks (a path, a seed): a command without
-#: them is not the one the live check builds.
-MISSING = "MISSING"
 
 
 def contract_options(phase_name: str, params: TestParameters, ranks: int,

@@ -6,6 +6,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any
 
+from fsaccept.benchmarks.catalogue import MISSING
 from fsaccept.core.units import parse_size
 
 
@@ -46,11 +47,6 @@ def md_workbench_options(p: MdWorkbenchParameters, directory: str) -> list[str]:
     if p.verify:
         opts.append("-X")
     return opts + ["-o", directory, f"--run-info-file={directory}.status"]
-
-
-#: A recorded command's stand-in for a path it lacks: a command without it is not the one
-#: the live check builds.
-MISSING = "MISSING"
 
 
 def run_options(p: MdWorkbenchParameters, target_dir: str) -> list[str]:

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fsaccept.benchmarks.catalogue import MISSING
 from fsaccept.benchmarks.mdtest.parse import DEFAULT_MIN_PHASE_S, STONEWALL_FIGURE
 from fsaccept.core import reference
-
 
 
 @dataclass(frozen=True)
@@ -82,11 +82,6 @@ def mdtest_options(params: MdtestParameters, target_dir: str, unique_dir: bool,
         if status_file:
             opts += ["-x", status_file]
     return opts + ["-d", target_dir]
-
-
-#: A recorded command's stand-in for a path it lacks: a command without it is not the one
-#: the live check builds.
-MISSING = "MISSING"
 
 
 def run_options(params: MdtestParameters, unique_dir: bool, target_dir: str) -> list[str]:
