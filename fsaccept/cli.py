@@ -154,11 +154,13 @@ def _build_parser(command: str = "") -> argparse.ArgumentParser:
                    help="with --reference of several targets (targets:): the target whose "
                         "entry --test KEY is")
     r = sub.add_parser("reference", help="validate a reference file (reference/<system>.yaml), "
-                                         "or list the checks and their reference keys")
+                                         "or list the checks, their reference keys and the "
+                                         "conditions")
     r.add_argument("file", metavar="FILE", nargs="?")
     r.add_argument("--get", metavar="KEY", help="print the value of KEY (e.g. target.path)")
     r.add_argument("--list", metavar="KEY", nargs="?", const="", default=None,
-                   help="print the checks and their reference keys (Markdown tables); with "
+                   help="print the checks, their reference keys and the conditions "
+                        "(Markdown tables); with "
                         "KEY, every option of the entry tests.KEY")
     r.add_argument("--has-test", metavar="KEY",
                    help="exit 0 when a target of FILE has the entry tests.KEY, else 1 "
@@ -473,7 +475,8 @@ def _cmd_list(key: str) -> int:
               f"{', '.join(keys)}", file=sys.stderr)
         return 2
     text = (listing.keys_table(key) if key
-            else listing.checks_table() + "\n" + listing.keys_table())
+            else listing.checks_table() + "\n" + listing.keys_table() + "\n"
+            + listing.conditions_table())
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

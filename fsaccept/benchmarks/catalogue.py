@@ -3,6 +3,10 @@
 - :class:`Benchmark`: one tool: its binary, Spack package, version name, and its
   functions as direct references (parser, entry rules, re-read rules...), the way IOR's
   ``aiori-POSIX.c`` fills its own interface record.
+- :class:`Condition`: one condition a session runs the benchmarks under or beside
+  (degraded mode, a sweep, a fill level, a noisy neighbour, a soak, the semantics
+  program, quota): the reference-file keys it reads, its checks, its report section and
+  its template fragments.  ``conditions.py`` holds the records.
 - :class:`TestSpec`: one test of fsaccept's catalogue, one record per ReFrame class in
   ``checks/`` (fixtures and probes included): its reference key, its role, the figures
   it reports and what makes it differ (IOR's phase, fio's kind...).  The checks read
@@ -296,7 +300,9 @@ class Benchmark:
     #: (a test of it, its reference entry, the ranks the contract asks, an argument list
     #: as recorded) -> the arguments the live check builds for that test, its paths and
     #: seeds (what a run alone decides) taken from the recorded ones: the sign-off
-    #: requires the recorded command to be these (None: none is checked).
+    #: requires the recorded command to be these.  The function returns None for a test
+    #: held by its record instead (fio's interference kind: its two groups' commands are
+    #: rebuilt from its kept files); the field None: no command is checked.
     contract_options: Callable[[TestSpec, Mapping[str, Any], int, list[str]],
                                list[str] | None] | None = None
     #: (its job's stdout) -> (the tasks, the nodes, the arguments its output's own header
@@ -329,3 +335,34 @@ class Benchmark:
         if parser is None:
             raise ValueError(f"{self.name} writes no JSON summary")
         return parser(text)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One condition a session runs the benchmarks under or beside, declared once
+    (:data:`fsaccept.benchmarks.conditions.CONDITIONS`): the listing, the docs' tables and
+    the tests that hold its parts together read it.  Its checks are derived from the
+    catalogue (a test's ``degraded``, ``filled``, fio's kind...), never typed again."""
+
+    #: Its name, one word (``degraded``, ``soak``...).
+    name: str
+    #: One line: what it runs or changes.
+    descr: str
+    #: The reference-file keys it reads: a section (``degraded``, ``sweeps``, ``fill``)
+    #: or a test's entry (``tests.fio_soak``).
+    reference: tuple[str, ...]
+    #: The ReFrame class names of its checks (fixtures excepted: they follow their test).
+    checks: tuple[str, ...]
+    #: The sign-off's module that lays out its report section, under ``fsaccept/``
+    #: (``reporting/degraded.py``).
+    report: str
+    #: Its section's title in the report, as both templates print it (a title with a
+    #: test's name ends at the colon: ``Soak:``).
+    section: str
+    #: Its words' fragments the Markdown and HTML reports share, under
+    #: ``fsaccept/reporting/templates/`` (``words/soak.j2``); none: each report words it.
+    fragments: tuple[str, ...] = ()
+    #: Its folder under ``checks/``: loaded only for the sessions that run it.
+    checks_dir: str = ""
+    #: Its user page, under ``docs/user/``.
+    page: str = ""

@@ -56,8 +56,12 @@ class BenchmarkTest(AcceptanceTest):
     Owns what every benchmark check needs the same way: its own data
     directory (removed by the last test that needs it, also when the job
     fails or is cancelled), the job-side record of the binary, file-system
-    type and MPI, and the INVALID verdict with its reasons.  Subclasses set
-    ``executable``/``executable_opts`` and implement ``invalid_reasons_list``.
+    type and MPI, and the INVALID verdict with its reasons (``invalid_reasons_list``,
+    which subclasses leave alone).  A subclass supplies what differs: ``executable`` and
+    ``executable_opts`` in a hook after setup (``set_<tool>_command``), ``planned_volume``,
+    ``deadlines_s``, its run parsed once (``parsed_run``, which calls its
+    ``record_run``), ``benchmark_reasons`` (the INVALID reasons its output gives) and
+    ``set_perf_variables``.
     """
 
     # Provenance (loggable: perflog and run report).

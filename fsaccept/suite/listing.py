@@ -1,8 +1,8 @@
 """The catalogue and the reference schemas described in words, the way ``io500 --list``
 describes its options: ``fsaccept reference --list [KEY]`` prints them, and the docs'
-check, reference-key and server-probe tables are these same tables (a test compares
-them), so that what the documentation says of a check, an option or a probe cannot drift
-from the code.
+check, condition, reference-key and server-probe tables are these same tables (a test
+compares them), so that what the documentation says of a check, a condition, an option or
+a probe cannot drift from the code.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import (ACCEPTANCE, FILLED_PREFIX, FIXTURE, PREFLIGHT,
                                            SCALING)
+from fsaccept.benchmarks.conditions import CONDITIONS
 from fsaccept.core import servers
 from fsaccept.core.degraded import SCENARIO_PARAMETER
 from fsaccept.suite.reference import fill_tests
@@ -41,6 +42,22 @@ def checks_table() -> str:
         rows.append(f"| `{spec.check}` | {', '.join(sorted(spec.all_tags))} | "
                     f"{'`' + spec.key + '`' if spec.key else '—'} | {_cell(figures)} | "
                     f"{_cell(spec.descr)} |")
+    return "\n".join(rows) + "\n"
+
+
+def conditions_table() -> str:
+    """One row per condition (:data:`fsaccept.benchmarks.conditions.CONDITIONS`): the
+    reference keys it reads, its checks, its folder, its report section and fragments."""
+    rows = ["| condition | reference keys | checks | folder | report section | "
+            "what it is |", "| --- | --- | --- | --- | --- | --- |"]
+    for cond in CONDITIONS.values():
+        keys = ", ".join(f"`{k}`" for k in cond.reference)
+        checks = ", ".join(f"`{c}`" for c in cond.checks)
+        title = cond.section + (" *its test*" if cond.section.endswith(":") else "")
+        section = f"{title} (`{cond.report}`" + "".join(
+            f", `{f}`" for f in cond.fragments) + ")"
+        rows.append(f"| [{cond.name}]({cond.page}) | {keys} | {_cell(checks)} | "
+                    f"`checks/{cond.checks_dir}` | {_cell(section)} | {_cell(cond.descr)} |")
     return "\n".join(rows) + "\n"
 
 
@@ -123,7 +140,8 @@ def probes_table() -> str:
 
 
 #: The docs' generated sections: ``<!-- BEGIN GENERATED: name -->`` ... ``<!-- END ... -->``.
-GENERATED = {"checks": checks_table, "reference-keys": keys_table,
+GENERATED = {"checks": checks_table, "conditions": conditions_table,
+             "reference-keys": keys_table,
              "server-probes": probes_table}
 
 

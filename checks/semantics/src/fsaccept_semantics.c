@@ -12,6 +12,9 @@
  *
  * Every wait is bounded (-b seconds: a case that never converges reports the
  * bound and ok=0), and alarm(-a seconds) ends a run that hangs, saying where.
+ * Each bounded wait's test carries a comment "bounded-wait: CASE..." naming the
+ * cases that wait there, one wait each (the visibility trials' "bounded-wait per
+ * trial"): the harness's alarm counts them (tests/unit/test_semantics_waits.py).
  *
  * Usage: fsaccept_semantics -d DIR [-t TRIALS] [-k RECORDS] [-r RENAMES]
  *                           [-n FILES] [-m TREE_ENTRIES] [-b BOUND_S] [-a ALARM_S]
@@ -225,7 +228,7 @@ static void visibility(void)
                 delay = now() - start; /* until the right content has been read */
                 if (right)
                     break;
-                if (delay > bound_s) { delay = -delay; break; }
+                if (delay > bound_s) { delay = -delay; break; } /* bounded-wait per trial: visibility */
                 pause_ms(1);
             }
         }
@@ -259,7 +262,7 @@ static double until_size(const char *path, off_t want, off_t *seen)
         t = now() - start; /* until the right size has been seen */
         if (right)
             return t;
-        if (t > bound_s)
+        if (t > bound_s) /* bounded-wait: attr-append attr-truncate */
             return -t;
         pause_ms(1);
     }
@@ -343,7 +346,7 @@ static void locks(int use_fcntl)
         wait_for(0);
         double start = now(), t = 0;
         int acquired = 0;
-        while (!acquired && (t = now() - start) <= bound_s) {
+        while (!acquired && (t = now() - start) <= bound_s) { /* bounded-wait: flock fcntl-lock */
             acquired = (use_fcntl ? fcntl(fd, F_SETLK, &fl) : flock(fd, LOCK_EX | LOCK_NB)) == 0;
             if (!acquired)
                 pause_ms(1);
@@ -423,7 +426,7 @@ static void lock_killed(void)
         wait_for(0);
         double start = now(), t = 0;
         int acquired = 0;
-        while (!acquired && (t = now() - start) <= bound_s) {
+        while (!acquired && (t = now() - start) <= bound_s) { /* bounded-wait: lock-killed */
             acquired = flock(fd, LOCK_EX | LOCK_NB) == 0;
             if (!acquired)
                 pause_ms(1);
@@ -518,7 +521,7 @@ static void renaming(void)
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         double start = now();
-        for (int v = 1; v <= renames && now() - start <= bound_s; v++) {
+        for (int v = 1; v <= renames && now() - start <= bound_s; v++) { /* bounded-wait: rename */
             snprintf(tmp, sizeof tmp, "%s/rename.tmp.%d", dir, v);
             memset(buf, 'A' + v % 26, sizeof buf);
             write_file(tmp, buf, sizeof buf, O_TRUNC);
@@ -675,7 +678,7 @@ static void links(void)
             int seen = 0, rerr = 0;
             long nlink = -1;
             ssize_t n = -1;
-            while (!seen && (t = now() - start) <= bound_s) {
+            while (!seen && (t = now() - start) <= bound_s) { /* bounded-wait: hardlink symlink xattr */
                 if (c == 0) {
                     seen = stat(file, &st) == 0 && (nlink = (long)st.st_nlink) == 2;
                 } else if (c == 1) {
@@ -883,7 +886,7 @@ static void root_squash(void)
             double start = now();
             for (;;) { /* the new name may take a moment to show here */
                 err = stat(path, &st) == 0 ? 0 : errno;
-                if (!err || err != ENOENT || now() - start > bound_s)
+                if (!err || err != ENOENT || now() - start > bound_s) /* bounded-wait: root-squash */
                     break;
                 pause_ms(1);
             }
