@@ -17,10 +17,12 @@ from typing import Any
 
 from fsaccept.benchmarks.quota import command as quota_command
 from fsaccept.benchmarks.quota import parse as quota_parse
+from fsaccept.benchmarks.quota import spec as quota_spec
 from fsaccept.benchmarks.quota import validity as quota_validity
 from fsaccept.benchmarks.semantics import command, parse, validity
+from fsaccept.benchmarks.semantics import spec as semantics_spec
 from fsaccept.core.formatting import format_number
-from fsaccept.reporting.evidence import target_path
+from fsaccept.reporting.signoff.common import target_path
 from fsaccept.reporting.runreport import Test, target_of
 from fsaccept.reporting.verdicts import spec_of_case
 
@@ -46,25 +48,30 @@ def semantics_section(tests: list[Test], reference: Any = None) -> list[CaseRow]
     rows = []
     for t in tests:
         spec = spec_of_case(t.case)
-        if spec is not None and spec.benchmark == "quota":
-            rows += quota_rows(t, spec.key, reference)
-            continue
-        if spec is None or spec.benchmark != "semantics":
-            continue
-        text = t.case.get("semantics_cases")
-        if not isinstance(text, str) or not text:
-            continue
-        run = parse.parse_case_lines(text)
-        params = _params(t, spec.key, reference)
-        limits = command.thresholds(params) if params is not None else {}
-        failed = {f.split(":", 1)[0] for f in validity.failures(run, params)} \
-            if params is not None else set()
-        contradicted = {r.split(":", 1)[0] for r in validity.consistency_reasons(run)}
-        for case in run.cases.values():
-            row = _row(t.name, case, params, limits, failed)
-            if params is not None and case.name in contradicted:
-                row = dataclasses.replace(row, verdict="INVALID")
-            rows.append(row)
+        of = ROWS.get(spec.benchmark) if spec is not None else None
+        if of is not None:
+            rows += of(t, spec.key, reference)
+    return rows
+
+
+def semantics_rows(t: Test, key: str, reference: Any) -> list[CaseRow]:
+    """A semantics test's rows, one per case of its recorded case lines
+    (``semantics_cases``)."""
+    text = t.case.get("semantics_cases")
+    if not isinstance(text, str) or not text:
+        return []
+    run = parse.parse_case_lines(text)
+    params = _params(t, key, reference)
+    limits = command.thresholds(params) if params is not None else {}
+    failed = {f.split(":", 1)[0] for f in validity.failures(run, params)} \
+        if params is not None else set()
+    contradicted = {r.split(":", 1)[0] for r in validity.consistency_reasons(run)}
+    rows = []
+    for case in run.cases.values():
+        row = _row(t.name, case, params, limits, failed)
+        if params is not None and case.name in contradicted:
+            row = dataclasses.replace(row, verdict="INVALID")
+        rows.append(row)
     return rows
 
 
@@ -126,6 +133,11 @@ def quota_rows(t: Test, key: str, reference: Any) -> list[CaseRow]:
 
 def _refusal_promise(p: quota_command.QuotaParameters) -> str:
     return f"EDQUOT within {p.slack_mib} MiB of {p.limit_mib} MiB"
+
+
+#: Each benchmark's rows in the section, by its record's name (a test of any other
+#: benchmark has none).
+ROWS = {semantics_spec.BENCHMARK.name: semantics_rows, quota_spec.BENCHMARK.name: quota_rows}
 
 
 def _row(test: str, case: parse.CaseResult, params: command.SemanticsParameters | None,
