@@ -28,7 +28,7 @@ def interference(tmp_path, layout, **env):
 
 
 def _rejudged(case, env_reference, tmp_path):
-    """The sign-off's re-judgement of the recorded test (fsaccept.reporting.evidence),
+    """The sign-off's re-judgement of the recorded test (fsaccept.reporting.signoff),
     from the record file it kept (interference-record.json) below the run's prefix."""
     from fsaccept.benchmarks import registry
     from fsaccept.core import inputs

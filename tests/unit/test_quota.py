@@ -264,7 +264,7 @@ def test_the_sign_off_refuses_an_output_edited_missing_truncated_or_binary(tmp_p
 def test_the_semantics_and_features_section_has_the_quotas_two_rows():
     from types import SimpleNamespace
 
-    from fsaccept.reporting.semantics import quota_rows
+    from fsaccept.reporting.quota import quota_rows
     ref = SimpleNamespace(for_target=lambda _t: _Reference())
     t = SimpleNamespace(name="QuotaEnforcement", case=_quota_case(REFUSED))
     rows = quota_rows(t, "quota", ref)
@@ -406,7 +406,7 @@ def test_a_traceback_of_the_program_is_invalid_whatever_its_lines_say(tmp_path):
 def test_the_report_rows_of_contradicted_lines_say_invalid():
     from types import SimpleNamespace
 
-    from fsaccept.reporting.semantics import quota_rows
+    from fsaccept.reporting.quota import quota_rows
     ref = _Reference()
     ref.target = SimpleNamespace(path=Path(TARGET))
     ref.for_target = lambda _t: ref

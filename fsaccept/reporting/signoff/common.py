@@ -17,7 +17,8 @@ benchmark's test shares:
   and for a degraded-mode test :func:`fsaccept.core.degraded.not_degraded_after`, matched
   to the job's node list (:func:`servers_reasons`);
 - the file system the job ran on (``job_fstype``) against the verified reference's
-  ``target.fstype``: :func:`fsaccept.core.guards.fstype_reasons` (:func:`fstype_reasons`);
+  ``target.fstype``: :func:`fsaccept.core.guards.fstype_reasons`
+  (:func:`job_fstype_reasons`);
 - the job's record in Slurm's accounting (``job_accounting``): this job's, and not ended
   by Slurm (:func:`fsaccept.core.slurm.accounting_reasons`, as live); a time limit noted
   after the benchmark (``time_limit_after_benchmark``): a note only when the benchmark

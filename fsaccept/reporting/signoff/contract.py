@@ -38,7 +38,7 @@ def contract_reasons(case: Case, spec: TestSpec, reference: Any,
     - where the run directory is there, the job's own ``rfm_job.out``: the ranks and nodes
       its rank lines show, and the tasks, nodes and sized options
       (``Benchmark.sized_options``: IOR's ``-t -b -s -D``, mdtest's ``-n``...) its
-      output's header prints (fio's reports: :func:`fio_reasons`).
+      output's header prints (fio's reports: :func:`.fio.fio_reasons`).
 
     An acceptance test or a fixture with an entry; a scaling point is its sweep's."""
     if reference is None or spec.role not in (ACCEPTANCE, FIXTURE) or not spec.key:

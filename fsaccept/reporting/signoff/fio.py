@@ -55,7 +55,7 @@ def fio_reasons(case: Case, spec: TestSpec, reference: Any = None,
       fraction the recorded one (which must be the entry's); each figure the case
       records is the one they give;
     - with an outlier fraction above 0, its count recorded and judged against a limit
-      of 0, as live (:func:`outlier_limit_reasons`, from the record alone).
+      of 0, as live (:func:`.output.outlier_limit_reasons`, from the record alone).
 
     A report or log that is not there is evidence missing, unless the node's exit status
     is not 0 (fio then may have written none; the live check judges the same).  Nothing
