@@ -1,7 +1,7 @@
 """A benchmark job's own output (``rfm_job.out``, ``rfm_job.err``) as the live check reads
 it, and as the sign-off reads it again from the run directory: one set of functions, two
 callers (:mod:`fsaccept.rfm.acceptance`, :mod:`fsaccept.rfm.benchmark`;
-:mod:`fsaccept.reporting.evidence`).
+:mod:`fsaccept.reporting.signoff.common`).
 
 The job's lines that are not the benchmark's start with a marker: ``fsaccept-rank``
 (where each rank ran), ``fsaccept-info KEY VALUE`` (what the job recorded about itself),

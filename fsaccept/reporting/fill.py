@@ -23,7 +23,7 @@ from typing import Any
 from fsaccept.benchmarks.catalogue import ACCEPTANCE
 from fsaccept.core import fill
 from fsaccept.core.formatting import format_number
-from fsaccept.reporting.evidence import fill_evidence_of
+from fsaccept.reporting.signoff.fill import fill_evidence_of
 from fsaccept.reporting.runreport import FAIL, PASS, Test
 from fsaccept.reporting.verdicts import spec_of_case
 

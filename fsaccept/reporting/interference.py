@@ -71,14 +71,13 @@ def interference_section(evidence: interference.Evidence) -> InterferenceSection
 def interference_sections(tests: list[Any]) -> list[tuple[str, InterferenceSection]]:
     """(test name, its section) of each interference test that recorded a readable record
     (one that cannot be read is the test's INVALID reason, not a section)."""
-    from fsaccept.benchmarks.fio.command import KINDS
-    from fsaccept.reporting.evidence import interference_evidence_of
+    from fsaccept.reporting.signoff.common import fio_kind
+    from fsaccept.reporting.signoff.interference import interference_evidence_of
     from fsaccept.reporting.verdicts import spec_of_case
     out = []
     for t in tests:
-        spec = spec_of_case(t.case)
-        kind = spec.attrs.get("kind") if spec is not None and spec.benchmark == "fio" else None
-        if kind not in KINDS or not KINDS[kind].interference:
+        kind = fio_kind(spec_of_case(t.case))
+        if kind is None or not kind.interference:
             continue
         evidence, _ = interference_evidence_of(t.case)
         if evidence is not None:

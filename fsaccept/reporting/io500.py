@@ -13,9 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fsaccept.benchmarks.io500 import score as io500_score
+from fsaccept.benchmarks.io500 import spec as io500_spec
 from fsaccept.benchmarks.io500.parse import NONE, SCORE_UNITS, figures_of
 from fsaccept.core.formatting import format_number
-from fsaccept.reporting.evidence import io500_run
+from fsaccept.reporting.signoff.common import benchmark_of
+from fsaccept.reporting.signoff.io500 import io500_run
 from fsaccept.reporting.runreport import Test
 from fsaccept.reporting.verdicts import spec_of_case
 
@@ -77,8 +79,7 @@ def io500_section(tests: list[Test]) -> list[Io500Case]:
     """The section's IO500 tests (none: no section)."""
     out = []
     for t in tests:
-        spec = spec_of_case(t.case)
-        if spec is None or spec.benchmark != "io500":
+        if benchmark_of(spec_of_case(t.case)) is not io500_spec.BENCHMARK:
             continue
         run = io500_run(t.case)
         # As IO500 reported them (a run judged INVALID reports no performance figure).

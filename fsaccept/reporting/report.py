@@ -47,7 +47,8 @@ from fsaccept.reporting.soak import plots as soak_plots
 from fsaccept.reporting.soak import soak_sections
 from fsaccept.reporting.scaling import curve_plot, is_beyond, scaling_section, swept
 from fsaccept.reporting.case import TypedReport, typed
-from fsaccept.reporting.evidence import RunFiles, dataset_margin_of
+from fsaccept.reporting.signoff.common import RunFiles
+from fsaccept.reporting.signoff.output import dataset_margin_of
 from fsaccept.reporting.runreport import Test, job_script, read_run_report, tests_of
 from fsaccept.reporting.sections import (GROUP_LIMIT, WORST_SHOWN, anchor_of, case_section,
                                          check_summaries, check_text, data_left_lines,

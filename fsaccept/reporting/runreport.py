@@ -29,8 +29,9 @@ from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.degraded import SCENARIO_PARAMETER
 from fsaccept.core.reference import TARGET_PARAMETER, ReferenceError
 from fsaccept.reporting.case import Case, TypedReport, typed
-from fsaccept.reporting.evidence import (RunFiles, SessionEvidence, degraded_dataset_reasons,
-                                         evidence_reasons, session_evidence)
+from fsaccept.reporting.evidence import evidence_reasons
+from fsaccept.reporting.signoff.common import RunFiles, SessionEvidence, session_evidence
+from fsaccept.reporting.signoff.degraded import degraded_dataset_reasons
 from fsaccept.reporting.verdicts import (FAIL, INVALID, NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
                                          SKIPPED_BY_REFRAME, Figure, RunReportError, Verdict,
                                          figures_of, format_threshold, identity_problems,
@@ -244,7 +245,7 @@ def tests_of(report: TypedReport | dict[str, Any], reference: Any = None,
     than the file's is INVALID.
 
     ``files``: the run's files, read by the sign-off's reader, that a record a check
-    keeps is rebuilt from (:class:`fsaccept.reporting.evidence.RunFiles`); None: none
+    keeps is rebuilt from (:class:`fsaccept.reporting.signoff.common.RunFiles`); None: none
     can be, and a test whose record needs them is INVALID (evidence missing)."""
     cases = typed(report).cases
     evidence = session_evidence(cases, files)

@@ -20,7 +20,7 @@ from fsaccept.core.units import GIB
 # RFM_KEYS and parse_per_node_text are read at the door (case.py), and named here too.
 from fsaccept.reporting.case import (RFM_KEYS, Case, is_figure_map,  # noqa: F401
                                      parse_per_node_text, per_node_of)
-from fsaccept.reporting.evidence import MARGIN_FIELDS
+from fsaccept.reporting.signoff.output import MARGIN_FIELDS
 from fsaccept.reporting.runreport import FigureRow, Test
 from fsaccept.reporting.verdicts import (NOT_RUN, REPEAT_PARAM, VERDICT_ORDER, Verdict,
                                          format_threshold, spec_of_case, verdict_of, worst)

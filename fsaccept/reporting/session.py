@@ -14,7 +14,8 @@ from typing import Any
 from fsaccept.benchmarks import registry
 from fsaccept.benchmarks.catalogue import ACCEPTANCE, FILLED_PREFIX, SCALING
 from fsaccept.reporting.case import Case, TypedReport, typed
-from fsaccept.reporting.evidence import not_rebuilt_without_reference, session_evidence
+from fsaccept.reporting.signoff.common import session_evidence
+from fsaccept.reporting.signoff.fill import not_rebuilt_without_reference
 from fsaccept.reporting.runreport import (PASS, RAN_A_JOB, SKIPPED, SessionCheck, Test,
                                           record_problems, spec_of_case, target_of,
                                           verdict_of)

@@ -75,14 +75,13 @@ def soak_sections(tests: list[Any]) -> list[tuple[str, SoakSection]]:
     """(test name, its section) of each soak that recorded a readable record, re-judged
     from that record (one that cannot be read is the test's INVALID reason, not a
     section)."""
-    from fsaccept.benchmarks.fio.command import KINDS
-    from fsaccept.reporting.evidence import soak_evidence_of
+    from fsaccept.reporting.signoff.common import fio_kind
+    from fsaccept.reporting.signoff.soak import soak_evidence_of
     from fsaccept.reporting.verdicts import spec_of_case
     out = []
     for t in tests:
-        spec = spec_of_case(t.case)
-        kind = spec.attrs.get("kind") if spec is not None and spec.benchmark == "fio" else None
-        if kind not in KINDS or not KINDS[kind].soak:
+        kind = fio_kind(spec_of_case(t.case))
+        if kind is None or not kind.soak:
             continue
         evidence, _ = soak_evidence_of(t.case)
         if evidence is not None:

@@ -54,7 +54,7 @@ from fsaccept.reporting.plots import TrendPlotter, plot_name
 from fsaccept.reporting.point import Point
 from fsaccept.reporting import manifest
 from fsaccept.reporting import runreport as rep
-from fsaccept.reporting.evidence import RunFiles
+from fsaccept.reporting.signoff.common import RunFiles
 from fsaccept.reporting.verdict import verdict_line
 # NightlyError is raised here too (and caught by callers as trends.NightlyError).
 from fsaccept.reporting.results_db import NightlyError, Store, check_results_db

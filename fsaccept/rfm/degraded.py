@@ -343,9 +343,9 @@ class DegradedMode(rfm.RegressionTestPlugin):
         return degraded.fault_from(self.fault_timeline)[0]
 
     def fault_reasons(self) -> list[str]:
-        """The sign-off's rules on the recorded fault (``fsaccept.reporting.evidence``),
-        on this job: the fault as planned, within this job, and the data read back
-        written before it began."""
+        """The sign-off's rules on the recorded fault
+        (``fsaccept.reporting.signoff.degraded``), on this job: the fault as planned,
+        within this job, and the data read back written before it began."""
         fault, unreadable = degraded.fault_from(self.fault_timeline)
         if unreadable:
             return unreadable

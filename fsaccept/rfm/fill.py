@@ -407,7 +407,7 @@ class Filled(rfm.RegressionTestPlugin):
 
     def fill_reasons(self) -> list[str]:
         """The fill's record judged with df at this test's start (the sign-off's rule:
-        ``fsaccept.reporting.evidence.fill_reasons``)."""
+        ``fsaccept.reporting.signoff.fill.fill_reasons``)."""
         try:
             evidence = fill.Evidence.from_dict(json.loads(self.fill_record))
         except (ValueError, fill.EvidenceError) as err:

@@ -28,12 +28,13 @@ def interference(tmp_path, layout, **env):
 
 
 def _rejudged(case, env_reference, tmp_path):
-    """The sign-off's re-judgement of the recorded test (fsaccept.reporting.evidence),
+    """The sign-off's re-judgement of the recorded test (fsaccept.reporting.signoff),
     from the record file it kept (interference-record.json) below the run's prefix."""
     from fsaccept.benchmarks import registry
     from fsaccept.core import inputs
     from fsaccept.reporting.case import case_of
-    from fsaccept.reporting.evidence import RunFiles, interference_reasons
+    from fsaccept.reporting.signoff.common import RunFiles
+    from fsaccept.reporting.signoff.interference import interference_reasons
     from fsaccept.suite.reference import load_reference
     return interference_reasons(case_of(case), registry.TESTS["FioInterference"],
                                 load_reference(env_reference),

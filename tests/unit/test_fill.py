@@ -938,8 +938,8 @@ def test_the_sign_off_judges_the_fill_targets_kept_record(filled_catalogue, tmp_
 
 def test_the_fill_targets_record_is_not_read_without_the_run_directory(tmp_path):
     from fsaccept.reporting.case import case_of
-    from fsaccept.reporting.evidence import (SessionEvidence, fill_reasons,
-                                             fill_target_reasons)
+    from fsaccept.reporting.signoff.common import SessionEvidence
+    from fsaccept.reporting.signoff.fill import fill_reasons, fill_target_reasons
     target = case_of({"name": "FillTarget", "unique_name": "FillTarget", "system": "s",
                       "partition": "p", "result": "pass", "fill_record": "{}",
                       "outputdir": str(tmp_path)})

@@ -418,7 +418,8 @@ def _job_files(outputdir, steps: str | None = None, victims=("vm",),
 
 def test_the_sign_off_judges_the_recorded_test_again(tmp_path):
     from fsaccept.core import inputs
-    from fsaccept.reporting.evidence import RunFiles, interference_reasons
+    from fsaccept.reporting.signoff.common import RunFiles
+    from fsaccept.reporting.signoff.interference import interference_reasons
     spec = _spec()
     out = tmp_path / "output" / "FioInterference"
 
@@ -448,7 +449,8 @@ def test_the_sign_off_judges_the_kept_record_file_not_the_field(tmp_path):
     run report's interference_record: the field forged, the file edited, missing,
     truncated, binary, empty, no run directory read."""
     from fsaccept.core import inputs
-    from fsaccept.reporting.evidence import RunFiles, interference_reasons
+    from fsaccept.reporting.signoff.common import RunFiles
+    from fsaccept.reporting.signoff.interference import interference_reasons
     spec = _spec()
     out = tmp_path / "output" / "FioInterference"
     kept = out / interference.RECORD_FILE
@@ -510,7 +512,8 @@ def _signed(tmp_path, record: dict, nodelist=None, steps=None, victims=("vm",),
     field) is ``record``, its job's files the real captures (``steps``: its markers)."""
     from fsaccept.core import inputs
     from fsaccept.reporting.case import case_of
-    from fsaccept.reporting.evidence import RunFiles, interference_reasons
+    from fsaccept.reporting.signoff.common import RunFiles
+    from fsaccept.reporting.signoff.interference import interference_reasons
     out = tmp_path / "output" / "FioInterference"
     _job_files(out, steps, victims)
     text = json.dumps(record, sort_keys=True)

@@ -11,7 +11,8 @@ from fsaccept.benchmarks import catalogue, registry
 from fsaccept.benchmarks.ior import command, figures
 from fsaccept.benchmarks.ior.parse import parse_ior
 from fsaccept.core import inputs
-from fsaccept.reporting import evidence, sections
+from fsaccept.reporting import sections
+from fsaccept.reporting.signoff import common, output
 from fsaccept.reporting.case import case_of
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "ior"
@@ -140,12 +141,12 @@ def test_the_recorded_fields_give_the_margin_without_the_run_files():
     case = _case("IORRandomReadIOPS", dataset_bytes=64 * MIB,
                  dataset_consumed_bytes=65 * MIB, dataset_margin=0.985,
                  dataset_sized_by="block_size segments")
-    m = evidence.dataset_margin_of(case)
+    m = output.dataset_margin_of(case)
     assert (m.available_bytes, m.consumed_bytes, m.deadline_s) == (64 * MIB, 65 * MIB, 3)
     sec = sections.case_section(case, "Measurement", margin=m)
     assert "tests.ior_random_read_iops.block_size or" in sec.margin_warning
     # the recorded fields are the margin's line, not provenance rows of their own
-    assert not {k for k, _ in sec.provenance} & set(evidence.MARGIN_FIELDS)
+    assert not {k for k, _ in sec.provenance} & set(output.MARGIN_FIELDS)
 
 
 @pytest.mark.parametrize("fields", [
@@ -158,12 +159,12 @@ def test_the_recorded_fields_give_the_margin_without_the_run_files():
 ])
 def test_recorded_fields_that_tell_nothing_give_no_margin(fields):
     fields = {"dataset_sized_by": "segments", **fields}
-    assert evidence.dataset_margin_of(_case("IORStonewalledRead", **fields)) is None
+    assert output.dataset_margin_of(_case("IORStonewalledRead", **fields)) is None
     # a test of no deadline-bound phase has none, whatever it records
-    assert evidence.dataset_margin_of(_case("IORDataIntegrity", dataset_bytes=5,
+    assert output.dataset_margin_of(_case("IORDataIntegrity", dataset_bytes=5,
                                             dataset_consumed_bytes=5)) is None
     # nor a case that records no keys sizing its data
-    assert evidence.dataset_margin_of(_case("IORStonewalledRead", dataset_bytes=5,
+    assert output.dataset_margin_of(_case("IORStonewalledRead", dataset_bytes=5,
                                             dataset_consumed_bytes=5)) is None
 
 
@@ -176,6 +177,6 @@ def test_the_output_is_what_the_report_shows_over_the_record(tmp_path):
     case = _case("IORStonewalledRead", outputdir=str(out), dataset_bytes=10 * 2**30,
                  dataset_consumed_bytes=2**30, dataset_margin=10.0,
                  dataset_sized_by="generation_deadline_s segments")
-    m = evidence.dataset_margin_of(case, evidence.RunFiles(inputs.Reader(tmp_path)))
+    m = output.dataset_margin_of(case, common.RunFiles(inputs.Reader(tmp_path)))
     assert m.ratio == pytest.approx(0.5)
-    assert evidence.dataset_margin_of(case).ratio == pytest.approx(10.0)
+    assert output.dataset_margin_of(case).ratio == pytest.approx(10.0)

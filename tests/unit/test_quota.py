@@ -201,7 +201,7 @@ def _quota_case(text: str, result: str = "pass", p: command.QuotaParameters = P,
 
 def _files(root: Path):
     from fsaccept.core import inputs
-    from fsaccept.reporting.evidence import RunFiles
+    from fsaccept.reporting.signoff.common import RunFiles
     return RunFiles(inputs.Reader(root))
 
 
@@ -215,7 +215,7 @@ SPEC = registry.TESTS["QuotaEnforcement"]
 
 
 def test_the_sign_off_rebuilds_the_run_from_the_jobs_output_and_judges_it(tmp_path):
-    from fsaccept.reporting.evidence import quota_reasons
+    from fsaccept.reporting.signoff.quota import quota_reasons
     case = _quota_case(REFUSED, root=tmp_path)
     assert quota_reasons(case, SPEC, _Reference(), _files(tmp_path)) == []
     # A passed test whose output says the quota was never enforced.
@@ -236,7 +236,7 @@ def test_the_sign_off_rebuilds_the_run_from_the_jobs_output_and_judges_it(tmp_pa
 
 
 def test_the_sign_off_refuses_an_output_edited_missing_truncated_or_binary(tmp_path):
-    from fsaccept.reporting.evidence import quota_reasons
+    from fsaccept.reporting.signoff.quota import quota_reasons
     edited = REFUSED.replace(f"written {65 * MIB}", f"written {60 * MIB}")
     case = _quota_case(REFUSED, root=tmp_path / "e", output=edited)
     out = tmp_path / "e" / "output" / "QuotaEnforcement" / "rfm_job.out"
@@ -264,7 +264,7 @@ def test_the_sign_off_refuses_an_output_edited_missing_truncated_or_binary(tmp_p
 def test_the_semantics_and_features_section_has_the_quotas_two_rows():
     from types import SimpleNamespace
 
-    from fsaccept.reporting.semantics import quota_rows
+    from fsaccept.reporting.quota import quota_rows
     ref = SimpleNamespace(for_target=lambda _t: _Reference())
     t = SimpleNamespace(name="QuotaEnforcement", case=_quota_case(REFUSED))
     rows = quota_rows(t, "quota", ref)
@@ -348,7 +348,7 @@ def test_the_sign_off_refuses_quota_lines_that_contradict_each_other(tmp_path, e
     """The job's output and the run report edited alike, recorded as passed."""
     from types import SimpleNamespace
 
-    from fsaccept.reporting.evidence import quota_reasons
+    from fsaccept.reporting.signoff.quota import quota_reasons
     text = edit(_refused(_capture("du")))
     case = _quota_case(text, root=tmp_path, edit=lambda r: r.update(target_dir=TEST_DIR))
     ref = _Reference()
@@ -360,7 +360,7 @@ def test_the_sign_off_refuses_quota_lines_that_contradict_each_other(tmp_path, e
 def test_the_sign_off_holds_the_directory_below_the_target_whatever_target_dir_says(tmp_path):
     from types import SimpleNamespace
 
-    from fsaccept.reporting.evidence import quota_reasons
+    from fsaccept.reporting.signoff.quota import quota_reasons
     text = _refused(_capture("du")).replace(f"dir {TEST_DIR}/quota", "dir /home/alice/quota")
     case = _quota_case(text, root=tmp_path, edit=lambda r: r.update(target_dir="/home/alice"))
     ref = _Reference()
@@ -391,7 +391,7 @@ def test_a_usage_command_that_prints_no_ascii_number_is_a_clear_error_line(tmp_p
 
 def test_a_traceback_of_the_program_is_invalid_whatever_its_lines_say(tmp_path):
     from fsaccept.core import joboutput
-    from fsaccept.reporting.evidence import quota_reasons
+    from fsaccept.reporting.signoff.quota import quota_reasons
     err = "Traceback (most recent call last):\n  File \"probe.py\"\nValueError: boom\n"
     run = joboutput.parsed(parse.parse_quota, parse.error_findings,
                            _refused(_capture("du")), err)
@@ -406,7 +406,7 @@ def test_a_traceback_of_the_program_is_invalid_whatever_its_lines_say(tmp_path):
 def test_the_report_rows_of_contradicted_lines_say_invalid():
     from types import SimpleNamespace
 
-    from fsaccept.reporting.semantics import quota_rows
+    from fsaccept.reporting.quota import quota_rows
     ref = _Reference()
     ref.target = SimpleNamespace(path=Path(TARGET))
     ref.for_target = lambda _t: ref

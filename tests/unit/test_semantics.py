@@ -16,7 +16,8 @@ from fsaccept.benchmarks.semantics import command, parse, validity
 from fsaccept.benchmarks.semantics.parse import parse_semantics
 from fsaccept.core import inputs
 from fsaccept.reporting.case import case_of
-from fsaccept.reporting.evidence import RunFiles, semantics_reasons
+from fsaccept.reporting.signoff.common import RunFiles
+from fsaccept.reporting.signoff.semantics import semantics_reasons
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "semantics"
 SPEC = registry.TESTS["CrossNodeSemantics"]

@@ -16,7 +16,8 @@ from pathlib import Path
 from fsaccept.benchmarks import registry
 from fsaccept.core import inputs
 from fsaccept.reporting.case import case_of
-from fsaccept.reporting.evidence import RunFiles, SessionEvidence, evidence_reasons
+from fsaccept.reporting.evidence import evidence_reasons
+from fsaccept.reporting.signoff.common import RunFiles, SessionEvidence
 from fsaccept.suite.reference import load_reference
 from tests.unit.test_manifest import _case, _outdir, _signoff, run  # noqa: F401
 

@@ -121,7 +121,7 @@ def test_a_two_node_semantics_run_where_the_entry_asks_four_is_invalid(tmp_path)
     (``reference/local-gluster.yaml``) asks node_fraction 1.0: one rank per node, as its
     record's placement says."""
     from fsaccept.core.paths import REPO_ROOT
-    from fsaccept.reporting.evidence import SessionEvidence
+    from fsaccept.reporting.signoff.common import SessionEvidence
     from fsaccept.reporting.runreport import record_problems
     from fsaccept.suite.reference import load_reference
     from tests.unit.test_semantics import _Run, _text
@@ -157,7 +157,8 @@ def test_the_semantics_programs_build_is_held_to_no_target_and_no_placement():
     from fsaccept.benchmarks import registry
     from fsaccept.core.paths import REPO_ROOT
     from fsaccept.reporting.case import case_of
-    from fsaccept.reporting.evidence import SessionEvidence, evidence_reasons
+    from fsaccept.reporting.evidence import evidence_reasons
+    from fsaccept.reporting.signoff.common import SessionEvidence
     from fsaccept.suite.reference import load_reference
 
     path = REPO_ROOT / "reference" / "local-gluster.yaml"
@@ -283,14 +284,14 @@ def test_an_interference_test_is_held_by_its_record_not_by_a_command_of_its_own(
     import yaml
 
     from fsaccept.benchmarks import registry
-    from fsaccept.reporting import evidence
+    from fsaccept.reporting.signoff import contract
     from fsaccept.suite.reference import REFERENCE_DIR
     spec = registry.TESTS["FioInterference"]
     entry = yaml.safe_load((REFERENCE_DIR / "local-gluster.yaml").read_text())["tests"][
         spec.key]
     fio = registry.BENCHMARKS[spec.benchmark]
     assert fio.contract_options(spec, entry, 4, []) is None
-    assert evidence._contract_argv(spec, fio, entry, 4, []) == (None, "")
+    assert contract.contract_argv(spec, fio, entry, 4, []) == (None, "")
     # The contract's command and output rules are never asked (they raised here before).
     from types import SimpleNamespace
 
@@ -301,14 +302,14 @@ def test_an_interference_test_is_held_by_its_record_not_by_a_command_of_its_own(
         raise AssertionError("a command rule was asked of an interference test")
 
     reference = SimpleNamespace(entries={spec.key: entry}, node_rounding="up")
-    saved = evidence._command_contract, evidence._output_contract
-    evidence._command_contract = evidence._output_contract = asked
+    saved = contract._command_contract, contract._output_contract
+    contract._command_contract = contract._output_contract = asked
     try:
         fraction, per_node = registry.placement_of(spec, entry)
-        evidence.contract_reasons(Case(partition_nodes=4, num_nodes=4, num_tasks=4 * per_node,
+        contract.contract_reasons(Case(partition_nodes=4, num_nodes=4, num_tasks=4 * per_node,
                                        node_fraction=fraction), spec, reference)
     finally:
-        evidence._command_contract, evidence._output_contract = saved
+        contract._command_contract, contract._output_contract = saved
     direct = registry.TESTS["FioRandomReadDirect"]
     assert fio.contract_options(direct, {"node_fraction": 1.0, "file_size": "64MiB",
                                          "runtime_s": 3, "outlier_fraction": 0}, 4, [])

@@ -406,7 +406,8 @@ class _Reference:
 def test_the_sign_off_judges_the_soaks_kept_record_again(tmp_path):
     from fsaccept.benchmarks import registry
     from fsaccept.core import inputs
-    from fsaccept.reporting.evidence import RunFiles, soak_reasons
+    from fsaccept.reporting.signoff.common import RunFiles
+    from fsaccept.reporting.signoff.soak import soak_reasons
     spec = registry.TESTS["FioSoak"]
     out = tmp_path / "output" / "FioSoak"
     kept = out / soak.RECORD_FILE
@@ -461,7 +462,8 @@ def _signed(tmp_path, record: dict, nodes=None, **entry) -> list[str]:
     from fsaccept.benchmarks import registry
     from fsaccept.core import inputs
     from fsaccept.reporting.case import case_of
-    from fsaccept.reporting.evidence import RunFiles, soak_reasons
+    from fsaccept.reporting.signoff.common import RunFiles
+    from fsaccept.reporting.signoff.soak import soak_reasons
     out = tmp_path / "output" / "FioSoak"
     out.mkdir(parents=True, exist_ok=True)
     text = json.dumps(record, sort_keys=True)
