@@ -77,10 +77,10 @@ worthless.
   ``max_visibility_s``, and a case that fails by
   :func:`fsaccept.benchmarks.semantics.validity.failures` never in a passed test;
 - a soak's record, read from the file the soak keeps (``soak-record.json``: its logs are
-  not kept; ``soak_record`` must be that file's): judged again by :func:`fsaccept.core.soak.judge`,
+  not kept; ``soak_record`` must be that file's): judged again by :func:`fsaccept.benchmarks.fio.soak.judge`,
   its settings those of the verified reference's entry (no looser), each judged figure
   the value the record gives, and a judgement that fails never in a passed test; the
-  record held to its settings and the job (:func:`fsaccept.core.soak.record_reasons`,
+  record held to its settings and the job (:func:`fsaccept.benchmarks.fio.soak.record_reasons`,
   as live): a bandwidth series of the settings' length, a client on each of the job's
   nodes, a kept stall over each span without progress beyond the limit;
 - an interference test's record, read from the file it keeps
@@ -135,6 +135,7 @@ from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, SCALING, DatasetM
 from fsaccept.benchmarks.fio import command as fio_command
 from fsaccept.benchmarks.fio import figures as fio_figures
 from fsaccept.benchmarks.fio import interference as fio_interference
+from fsaccept.benchmarks.fio import soak
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
 from fsaccept.benchmarks.io500 import config as io500_config
 from fsaccept.benchmarks.io500 import parse as io500_parse
@@ -151,7 +152,7 @@ from fsaccept.benchmarks.semantics import command as semantics_command
 from fsaccept.benchmarks.semantics import parse as semantics_parse
 from fsaccept.benchmarks.semantics import validity as semantics_validity
 from fsaccept.core import (degraded, fill, guards, inputs, interference, joboutput,
-                           mountopts, placement, reduction, servers, slurm, soak)
+                           mountopts, placement, reduction, servers, slurm)
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.formatting import format_number
 from fsaccept.core.pernode import OUTLIER_FIGURE

@@ -19,7 +19,7 @@ from typing import Any
 from fsaccept.benchmarks.fio import figures
 from fsaccept.benchmarks.fio.figures import FigureSpec
 from fsaccept.core import interference as interference_core
-from fsaccept.core import soak as soak_core
+from fsaccept.benchmarks.fio import soak as soak_judge
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.reference import entry_thresholds
 from fsaccept.core.units import KIB, MIB, format_size, parse_size
@@ -63,7 +63,8 @@ class Kind:
     fsync: int = 0  #: fio ``fsync=N``: fsync after every N writes
     end_fsync: bool = False  #: fsync when the job ends (counted in its runtime)
     metadata: bool = False  #: filecreate/filestat/filedelete jobs, no data
-    #: A soak: fio's interval logs kept and the time series judged (``fsaccept.core.soak``).
+    #: A soak: fio's interval logs kept and the time series judged
+    #: (``fsaccept.benchmarks.fio.soak``).
     soak: bool = False
     #: A noisy neighbour: this kind is the victim, seq_write's options the aggressor
     #: (``fsaccept.core.interference``).
@@ -161,7 +162,7 @@ class FioParameters:
     outlier_fraction: float = DEFAULT_OUTLIER_FRACTION
     data_pattern: str = "random"  #: a key of :data:`DATA_PATTERNS`
     #: A soak's limits (``None`` for the other kinds).
-    soak: soak_core.Settings | None = None
+    soak: soak_judge.Settings | None = None
     #: An interference test's limits and split (``None`` for the other kinds).
     interference: InterferenceSplit | None = None
 
@@ -210,8 +211,8 @@ def parameters(name: str, kind: str, entry: dict[str, Any], where: str = "") -> 
     if k.soak:
         if entry.get("time_based") is False:
             raise FioEntryError(f"{key}.time_based: a soak runs for runtime_s")
-        settings = soak_core.Settings.of({"duration_s": entry.get("runtime_s"),
-                                          **{x: entry[x] for x in given}})
+        settings = soak_judge.Settings.of({"duration_s": entry.get("runtime_s"),
+                                           **{x: entry[x] for x in given}})
         if settings.max_stall_s < settings.interval_s:
             raise FioEntryError(f"{key}.max_stall_s: {settings.max_stall_s:g} s is below "
                                 f"interval_s {settings.interval_s:g} s: a stall is seen to "
@@ -495,15 +496,15 @@ def figure_patterns(kind: str) -> tuple[str, ...]:
             *(SOAK_FIGURES if k.soak else ()))
 
 
-def soak_references(s: soak_core.Settings) -> dict[str, tuple[float, float | None,
-                                                              float | None, str]]:
+def soak_references(s: soak_judge.Settings) -> dict[str, tuple[float, float | None,
+                                                               float | None, str]]:
     """A soak's judged figures as ReFrame references: each at most its limit."""
     limits = {"soak_longest_stall_s": s.max_stall_s, "soak_drift_pct": 100 * s.max_drift,
               "soak_node_shortfall_pct": 100 * s.max_node_shortfall}
     return {name: (limits[name], None, 0, unit) for name, unit in SOAK_FIGURES.items()}
 
 
-def soak_figures(judgements: list[soak_core.Judgement]) -> dict[str, float]:
+def soak_figures(judgements: list[soak_judge.Judgement]) -> dict[str, float]:
     """The judged figures of a soak's judgements (a judgement that judged nothing, e.g.
     the shortfall of one node, gives none)."""
     out = {}
