@@ -85,7 +85,7 @@ worthless.
   nodes, a kept stall over each span without progress beyond the limit;
 - an interference test's record, read from the file it keeps
   (``interference-record.json``; ``interference_record`` must be that file's): judged
-  again by :func:`fsaccept.core.interference.judge` (the overlap proven from the steps' own
+  again by :func:`fsaccept.benchmarks.fio.interference_judge.judge` (the overlap proven from the steps' own
   clocks, the ratio of two p99s that are latencies), its settings those of the verified
   reference's entry, each figure the value the record gives, and a judgement that is not
   PASS never in a passed test; the record the one the job's kept files rebuild
@@ -135,6 +135,7 @@ from fsaccept.benchmarks.catalogue import ACCEPTANCE, FIXTURE, SCALING, DatasetM
 from fsaccept.benchmarks.fio import command as fio_command
 from fsaccept.benchmarks.fio import figures as fio_figures
 from fsaccept.benchmarks.fio import interference as fio_interference
+from fsaccept.benchmarks.fio import interference_judge as interference
 from fsaccept.benchmarks.fio import soak
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
 from fsaccept.benchmarks.io500 import config as io500_config
@@ -151,8 +152,8 @@ from fsaccept.benchmarks.quota import validity as quota_validity
 from fsaccept.benchmarks.semantics import command as semantics_command
 from fsaccept.benchmarks.semantics import parse as semantics_parse
 from fsaccept.benchmarks.semantics import validity as semantics_validity
-from fsaccept.core import (degraded, fill, guards, inputs, interference, joboutput,
-                           mountopts, placement, reduction, servers, slurm)
+from fsaccept.core import (degraded, fill, guards, inputs, joboutput, mountopts, placement,
+                           reduction, servers, slurm)
 from fsaccept.core.findings import figure_problem
 from fsaccept.core.formatting import format_number
 from fsaccept.core.pernode import OUTLIER_FIGURE
