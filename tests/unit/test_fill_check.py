@@ -23,11 +23,11 @@ from types import SimpleNamespace
 import pytest
 
 from fsaccept import cli
-from fsaccept.core import fill, filler, guards
+from fsaccept.core import fill, guards
 from fsaccept.core.fill import Df
 from fsaccept.core.units import KIB, MIB
 from fsaccept.rfm import fill as check
-from fsaccept.suite import fillrun, listing
+from fsaccept.suite import filler, fillrun, listing
 from fsaccept.suite.reference import ReferenceError, load_reference
 from tests.unit.test_fill import filled_catalogue  # noqa: F401 (a fixture)
 

@@ -1,7 +1,7 @@
 """The filler a node runs for the fill to a declared level (issue 39 §1,
 ``docs/user/fill.md``): the I/O half of :mod:`fsaccept.core.fill`, whose plan, stop line
 and marker lines (:data:`fsaccept.core.fill.MARK`) it follows.  Run in the fill's job as
-``python -I -c ... fsaccept.core.filler COMMAND ...`` (:func:`command`), with this
+``python -I -c ... fsaccept.suite.filler COMMAND ...`` (:func:`command`), with this
 Python and this checkout, isolated from the job's environment:
 
 * ``df PATH LABEL...``: one line, ``LABEL size=N used=N avail=N itotal=N iused=N
@@ -81,7 +81,7 @@ def command(root: str | None = None) -> list[str]:
     (``-I``), importing this checkout's fsaccept (``root``: the checkout)."""
     root = root or str(Path(__file__).resolve().parents[2])
     runner = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
-              "from fsaccept.core.filler import main; main(sys.argv[1:])")
+              "from fsaccept.suite.filler import main; main(sys.argv[1:])")
     return [sys.executable, "-I", "-c", runner, root]
 
 
