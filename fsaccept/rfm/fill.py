@@ -65,12 +65,12 @@ from reframe.core.logging import getlogger
 from reframe.utility import ScopedDict
 
 from fsaccept.benchmarks.catalogue import FILLED_PREFIX
-from fsaccept.core import fill, guards
+from fsaccept.core import fill
 from fsaccept.core.reference import ReferenceError
 from fsaccept.rfm import targets
 from fsaccept.rfm.benchmark import BenchmarkTest
 from fsaccept.rfm.jobscript import ABORT_MARKER, INFO_MARKER, OWNED_LEDGER, RUN_ID
-from fsaccept.suite import filler, fillrun
+from fsaccept.suite import filler, fillrun, owned
 from fsaccept.suite.reference import fill_tests
 
 #: The fill's check, by class name (its filled tests depend on it).
@@ -305,7 +305,7 @@ class FillTarget(BenchmarkTest):
             jobid = str(self.job.jobid or "")
             self._write_record(jobid)
             try:
-                guards.record_owned(OWNED_LEDGER, RUN_ID, self.target_dir, jobid,
+                owned.record_owned(OWNED_LEDGER, RUN_ID, self.target_dir, jobid,
                                     socket.gethostname())
             except OSError as err:
                 getlogger().warning(f"fsaccept: cannot record {self.target_dir} in "

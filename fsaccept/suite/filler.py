@@ -47,8 +47,9 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from fsaccept.core import fill, guards
+from fsaccept.core import fill
 from fsaccept.core.units import MIB
+from fsaccept.suite import owned
 
 #: Bytes a write hands the file system at once (and asks os.urandom for).
 CHUNK = MIB
@@ -287,7 +288,7 @@ def fill_node(plan: dict[str, Any], directory: str, run_id: str, node: str,
     try:
         os.mkdir(home)
         # The proof that it is the run's, before anything else is written there.
-        open(os.path.join(home, guards.owner_marker(run_id)), "x").close()
+        open(os.path.join(home, owned.owner_marker(run_id)), "x").close()
         writer = Writer(home, workers)
         stop = "budget"
         written = {size: 0 for size, _ in classes}
