@@ -5,8 +5,8 @@ A soak of ``--hours`` (24) at 1 s intervals on ``--clients`` (1,000) clients, on
 node, made with a fixed seed: each client's write bandwidth (about 100 MiB/s, noisy, a
 slight downward drift) and completion latency, a stall of 45 s on 8 nodes 13 hours in,
 and one node at 60 % of the others.  The clients' series are reduced as the live check
-reduces fio's logs (:class:`fsaccept.core.soak.SeriesBuilder`, :func:`stalls_of`, fed
-arrays rather than log text), and the record is written as JSON.
+reduces fio's logs (:class:`fsaccept.benchmarks.fio.soak.SeriesBuilder`, :func:`stalls_of`,
+fed arrays rather than log text), and the record is written as JSON.
 
 Then a child process renders the sign-off's piece from that file alone, as the sign-off
 would: read the record, re-judge it, draw a plot per figure, write the Markdown section.
@@ -38,7 +38,7 @@ def synthetic(hours: float, clients: int, out: Path, seed: int = 1) -> float:
     """Reduce a synthetic soak into ``out`` (the record's JSON); its seconds."""
     import numpy as np
 
-    from fsaccept.core import soak
+    from fsaccept.benchmarks.fio import soak
 
     t0 = time.perf_counter()
     duration = int(hours * 3600)

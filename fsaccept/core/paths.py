@@ -14,5 +14,5 @@ STATE_DIR = Path(os.environ.get("FSACCEPT_STATE_DIR", REPO_ROOT / ".state"))
 #: ``reference/<system>.yaml``.
 REFERENCE_DIR = REPO_ROOT / "reference"
 #: The owned-data ledger: the data directories this harness's jobs create, one file per
-#: run (``fsaccept.core.guards.record_owned``).
+#: run (``fsaccept.suite.owned.record_owned``).
 OWNED_DATA_DIR = STATE_DIR / "owned-data"

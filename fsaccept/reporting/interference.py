@@ -1,7 +1,7 @@
 """The sign-off's "Interference" section: an interference test's record
-(:class:`fsaccept.core.interference.Evidence`) re-judged by the functions the live check
-used, one row per victim node (its p99 alone and beside the aggressor, the ratio, the
-share of its run the aggressor covered), and the judgements.
+(:class:`fsaccept.benchmarks.fio.interference_judge.Evidence`) re-judged by the functions
+the live check used, one row per victim node (its p99 alone and beside the aggressor, the
+ratio, the share of its run the aggressor covered), and the judgements.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from fsaccept.core import interference
+from fsaccept.benchmarks.fio import interference_judge as interference
 from fsaccept.core.formatting import format_number
 
 

@@ -1,11 +1,11 @@
-"""The sign-off's "Soak" section: a soak's record (:class:`fsaccept.core.soak.Evidence`)
-re-judged by the functions the live check used, a table of the judgements, and a
-time-series plot per figure: the aggregate over the run with the band of its intervals'
-min and max in each bucket, the clients' median with their min-max band, the clients the
-judges named, and the stalls marked.
+"""The sign-off's "Soak" section: a soak's record
+(:class:`fsaccept.benchmarks.fio.soak.Evidence`) re-judged by the functions the live check
+used, a table of the judgements, and a time-series plot per figure: the aggregate over the
+run with the band of its intervals' min and max in each bucket, the clients' median with
+their min-max band, the clients the judges named, and the stalls marked.
 
-Drawn from the record's buckets (at most :data:`fsaccept.core.soak.MAX_BUCKETS` points a
-line): a day of 1,000 clients draws as fast as five minutes of one.
+Drawn from the record's buckets (at most :data:`fsaccept.benchmarks.fio.soak.MAX_BUCKETS`
+points a line): a day of 1,000 clients draws as fast as five minutes of one.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from fsaccept.core import soak
+from fsaccept.benchmarks.fio import soak
 from fsaccept.core.formatting import format_number
 
 

@@ -29,7 +29,7 @@ from reframe.core.logging import getlogger
 
 from fsaccept.core import (guards, joboutput, mountopts, pernode, placement, servers, slurm,
                            versions)
-from fsaccept.suite import provision
+from fsaccept.suite import owned, provision
 from fsaccept.core.findings import figure_problem
 from fsaccept.rfm.acceptance import AcceptanceTest
 from fsaccept.suite import sites
@@ -116,7 +116,7 @@ class BenchmarkTest(AcceptanceTest):
         if not self.creates_data_dir or self.keep_data or not self.job.jobid:
             return
         try:
-            guards.record_owned(OWNED_LEDGER, RUN_ID, self.target_dir, str(self.job.jobid),
+            owned.record_owned(OWNED_LEDGER, RUN_ID, self.target_dir, str(self.job.jobid),
                                 socket.gethostname())
         except OSError as err:
             getlogger().warning(f"fsaccept: cannot record {self.target_dir} in "
@@ -362,7 +362,7 @@ class BenchmarkTest(AcceptanceTest):
         if wrapper:
             self.executable, self.executable_opts = wrapper[0], [
                 *wrapper[1:], self.executable, *self.executable_opts]
-        marker = guards.owner_marker(RUN_ID)
+        marker = owned.owner_marker(RUN_ID)
         # Each refusal names the node where the batch script runs (the job's first).
         abort = f'{{ echo "{ABORT_MARKER} node $SLURMD_NODENAME:'
         setup = [

@@ -23,12 +23,12 @@ Its job, after what every benchmark job does first (its directory
 ledger right after the job is submitted, before it can write):
 
 1. plans again on the batch node's df, for the job's own nodes
-   (``fsaccept.core.filler plan``; ``FSACCEPT_FILL df before``); a refusal ends the job
+   (``fsaccept.suite.filler plan``; ``FSACCEPT_FILL df before``); a refusal ends the job
    before anything is written;
 2. one task on each node (ReFrame's launch line; each node checks its mount first)
-   writes its share in batches below the stop line (``fsaccept.core.filler fill``);
+   writes its share in batches below the stop line (``fsaccept.suite.filler fill``);
 3. once every node has filled, one task on each node ages its files
-   (``churn.rounds``: ``fsaccept.core.filler churn``);
+   (``churn.rounds``: ``fsaccept.suite.filler churn``);
 4. ``FSACCEPT_FILL df filled``.
 
 Its sanity plans once more from the recorded df before and the job's nodes, reads the
@@ -65,12 +65,12 @@ from reframe.core.logging import getlogger
 from reframe.utility import ScopedDict
 
 from fsaccept.benchmarks.catalogue import FILLED_PREFIX
-from fsaccept.core import fill, filler, guards
+from fsaccept.core import fill
 from fsaccept.core.reference import ReferenceError
 from fsaccept.rfm import targets
 from fsaccept.rfm.benchmark import BenchmarkTest
 from fsaccept.rfm.jobscript import ABORT_MARKER, INFO_MARKER, OWNED_LEDGER, RUN_ID
-from fsaccept.suite import fillrun
+from fsaccept.suite import filler, fillrun, owned
 from fsaccept.suite.reference import fill_tests
 
 #: The fill's check, by class name (its filled tests depend on it).
@@ -88,7 +88,7 @@ UNSIZED_LIMIT_S = 24 * 3600
 
 
 def filler_cmd(*args: str) -> str:
-    """A job line running :mod:`fsaccept.core.filler` with ``args`` (quoted; a ``$``
+    """A job line running :mod:`fsaccept.suite.filler` with ``args`` (quoted; a ``$``
     argument given as ``"$var"`` stays the shell's)."""
     def q(a: str) -> str:
         return a if a.startswith('"$') or a.startswith("$(") else shlex.quote(a)
@@ -261,7 +261,7 @@ class FillTarget(BenchmarkTest):
         return self.executable
 
     def command_line(self) -> str:
-        return f"fsaccept.core.filler fill {self.plan_path} {self.target_dir} {RUN_ID}"
+        return f"fsaccept.suite.filler fill {self.plan_path} {self.target_dir} {RUN_ID}"
 
     def prepare_data_cmds(self) -> list[str]:
         """Job lines, once its directory exists: the plan on the batch node's df for the
@@ -305,7 +305,7 @@ class FillTarget(BenchmarkTest):
             jobid = str(self.job.jobid or "")
             self._write_record(jobid)
             try:
-                guards.record_owned(OWNED_LEDGER, RUN_ID, self.target_dir, jobid,
+                owned.record_owned(OWNED_LEDGER, RUN_ID, self.target_dir, jobid,
                                     socket.gethostname())
             except OSError as err:
                 getlogger().warning(f"fsaccept: cannot record {self.target_dir} in "

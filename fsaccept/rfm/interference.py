@@ -24,10 +24,11 @@ After the job each report is parsed as every fio test's is (exit status, version
 own findings); the record is made from fio's numbers
 (:func:`fsaccept.benchmarks.fio.interference.evidence`), each run's span in fio's clock
 checked against its step's markers, kept (``interference_record``, and the file
-``interference-record.json``: :data:`fsaccept.core.interference.RECORD_FILE`, kept with
-``keep_files``) and judged by :func:`fsaccept.core.interference.judge`.  A run that did
-not overlap, an aggressor without load, a p99 that is no latency: INVALID, with the
-judges' reasons.  The worst victim's p99 ratio above ``max_p99_ratio``: FAIL (ReFrame's
+``interference-record.json``:
+:data:`fsaccept.benchmarks.fio.interference_judge.RECORD_FILE`, kept with ``keep_files``)
+and judged by :func:`fsaccept.benchmarks.fio.interference_judge.judge`.  A run that did not
+overlap, an aggressor without load, a p99 that is no latency: INVALID, with the judges'
+reasons.  The worst victim's p99 ratio above ``max_p99_ratio``: FAIL (ReFrame's
 reference), the judge's reasons in ``interference_failures``.  The sign-off judges the
 same record again, read from the kept file (which the manifest digests), never from the
 run report's field.
@@ -57,7 +58,7 @@ from fsaccept.benchmarks.fio import logs as fiologs
 from fsaccept.benchmarks.fio import parse as fio
 from fsaccept.benchmarks.fio.logs import IntervalLog
 from fsaccept.benchmarks.fio.run import FioRun
-from fsaccept.core import interference
+from fsaccept.benchmarks.fio import interference_judge as interference
 from fsaccept.rfm.fio import NODE_DIR, NODE_MARKER, NODE_SCRIPT, FioResults, FioTest
 from fsaccept.rfm.jobscript import ABORT_MARKER, INFO_MARKER, KEEP_STATUS
 
@@ -195,9 +196,9 @@ def judged_reasons(evidence: interference.Evidence) -> tuple[list[str], list[str
 class InterferenceTest(FioTest):
     """The victims alone, then beside the aggressors, in one job (module docstring)."""
 
-    #: The record (``fsaccept.core.interference.Evidence.to_dict``, JSON): each victim's
-    #: two p99s, their read counts and spans, each aggressor's bandwidth and span; what
-    #: the sign-off judges again.
+    #: The record (``fsaccept.benchmarks.fio.interference_judge.Evidence.to_dict``, JSON):
+    #: each victim's two p99s, their read counts and spans, each aggressor's bandwidth and
+    #: span; what the sign-off judges again.
     interference_record = variable(str, value="", loggable=True)
     #: The slowdown judgement's reasons when it FAILs (which nodes, by how much).
     interference_failures = variable(str, value="", loggable=True)

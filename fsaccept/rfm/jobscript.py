@@ -16,11 +16,12 @@ from fsaccept.core import guards
 from fsaccept.core.joboutput import (INFO_MARKER, NODE_CHECK_MARKER,  # noqa: F401
                                      RANK_MARKER, RETRY_MARKER)
 from fsaccept.core.paths import OWNED_DATA_DIR
+from fsaccept.suite import owned
 
 
 #: Names this ReFrame run's files, so that two runs on one file system never
-#: share (or remove) each other's files (its form: ``guards.RUN_ID_FORM``).
-RUN_ID = guards.new_run_id()
+#: share (or remove) each other's files (its form: ``owned.RUN_ID_FORM``).
+RUN_ID = owned.new_run_id()
 #: Starts the line a job prints when it refuses to run its benchmark.
 ABORT_MARKER = "fsaccept-abort"
 #: Run once on every node of the job before the benchmark (``bash -c`` with
@@ -88,28 +89,28 @@ END_WITH_STATUS = '(exit "$fsaccept_rc")'
 KEPT_DATASETS = guards.KeptData()
 
 
-def remove_data(directory: str) -> guards.Removal:
+def remove_data(directory: str) -> owned.Removal:
     """Remove a data directory this run created (never another), and stop counting it;
     what became of it (what was left, and why)."""
-    removal = guards.remove_owned(directory, RUN_ID)
+    removal = owned.remove_owned(directory, RUN_ID)
     if removal.gone:
         KEPT_DATASETS.release(directory)
     return removal
 
 
 #: Where this harness records, outside every data directory, the data directories its
-#: jobs create (``guards.record_owned``): a later session resumes an ended run's removal
-#: only for those (``guards.sweep_owned``).
+#: jobs create (``owned.record_owned``): a later session resumes an ended run's removal
+#: only for those (``owned.sweep_owned``).
 OWNED_LEDGER = OWNED_DATA_DIR
 #: The sweep of earlier runs' unfinished removals: once per session, by the first test
 #: set up (what it left is reported by that test).
-_SWEPT: list[guards.Removal] | None = None
+_SWEPT: list[owned.Removal] | None = None
 
 
 def _run_ended(run_id: str) -> bool:
     """Whether the ReFrame session of ``run_id`` (its pid, on this host) has ended; a
     live process with that pid (even a reused one) counts as running."""
-    pid = guards.run_pid(run_id)
+    pid = owned.run_pid(run_id)
     if pid is None:
         return False
     try:
@@ -122,20 +123,20 @@ def _run_ended(run_id: str) -> bool:
 
 
 #: Whether Slurm no longer runs or holds a job (in doubt: not ended).
-_job_ended = guards.slurm_job_ended
+_job_ended = owned.slurm_job_ended
 
 
-def sweep_earlier_runs() -> list[guards.Removal]:
+def sweep_earlier_runs() -> list[owned.Removal]:
     """Resume, once per session, the removals earlier runs of this harness (on this host)
     left unfinished: a session interrupted before its sanity stages, a removal that
-    failed (see ``guards.sweep_owned`` for what proves a directory is theirs)."""
+    failed (see ``owned.sweep_owned`` for what proves a directory is theirs)."""
     global _SWEPT
     if _SWEPT is None:
         try:
-            _SWEPT = guards.sweep_owned(OWNED_LEDGER, RUN_ID, socket.gethostname(),
+            _SWEPT = owned.sweep_owned(OWNED_LEDGER, RUN_ID, socket.gethostname(),
                                         _run_ended, _job_ended)
         except OSError as err:
-            _SWEPT = [guards.Removal(str(OWNED_LEDGER), "incomplete", 0,
+            _SWEPT = [owned.Removal(str(OWNED_LEDGER), "incomplete", 0,
                                      f"the sweep of earlier runs' data failed: {err}")]
         for removal in _SWEPT:
             getlogger().warning(

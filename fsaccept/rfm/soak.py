@@ -3,13 +3,13 @@
 ``--write_lat_log``, ``--log_avg_msec``) into the stage directory as
 ``soak-<node>_bw.<job>.log``.  After the job the logs are read one client at a time into
 the soak's compact record (:func:`fsaccept.benchmarks.fio.logs.soak_evidence`), kept in
-the run report (``soak_record``), and judged by :func:`fsaccept.core.soak.judge`: the
-longest time a client went without progress, the bandwidth's drift over the run and the
+the run report (``soak_record``), and judged by :func:`fsaccept.benchmarks.fio.soak.judge`:
+the longest time a client went without progress, the bandwidth's drift over the run and the
 slowest node's shortfall are figures, each at most the entry's limit.  The sign-off
 re-judges the same record, read from the file the check writes beside its outputs
-(``soak-record.json``: :data:`fsaccept.core.soak.RECORD_FILE`, kept with ``keep_files``),
-never from the run report's field.  The logs themselves are not kept: a day of 1,000
-clients would be gigabytes; the record's file is what the manifest hashes.
+(``soak-record.json``: :data:`fsaccept.benchmarks.fio.soak.RECORD_FILE`, kept with
+``keep_files``), never from the run report's field.  The logs themselves are not kept: a
+day of 1,000 clients would be gigabytes; the record's file is what the manifest hashes.
 """
 
 from __future__ import annotations
@@ -25,15 +25,15 @@ from reframe.core.logging import getlogger
 
 from fsaccept.benchmarks.fio import command as fiocmd
 from fsaccept.benchmarks.fio import logs as fiologs
-from fsaccept.core import soak
+from fsaccept.benchmarks.fio import soak
 from fsaccept.rfm.fio import FioTest
 
 
 class FioSoakTest(FioTest):
     """A soak: fio's time series on every node, judged."""
 
-    #: The soak's compact record (``fsaccept.core.soak.Evidence.to_dict``, JSON): what the
-    #: sign-off judges again and draws.
+    #: The soak's compact record (``fsaccept.benchmarks.fio.soak.Evidence.to_dict``, JSON):
+    #: what the sign-off judges again and draws.
     soak_record = variable(str, value="", loggable=True)
     #: Each judgement that did not pass, with its reasons (when, which nodes).
     soak_failures = variable(str, value="", loggable=True)

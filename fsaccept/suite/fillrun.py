@@ -8,13 +8,13 @@ copies to its output directory (``fill-target.json``: the directory, the run tha
 it, the host, the job; ``fsaccept.rfm.fill``), anywhere in RUN_DIR's ``stage/`` or
 ``output/`` tree.  A directory is removed only when it is below a ``fsaccept``
 directory, is in the owned-data ledger for that run (the proof outside it that this
-harness made it: ``fsaccept.core.guards``) and holds the run's owner marker.
+harness made it: ``fsaccept.suite.owned``) and holds the run's owner marker.
 
 Its job must have ended first: one that Slurm still runs once its session is over is
 cancelled (``--cancel``: the script's; else left running and said), then waited for, at
 most ``--wait-s`` seconds.  Each node's directory (its own marker, made before its first
 file) is removed by a thread of its own, then the directory itself
-(:func:`fsaccept.core.guards.remove_owned`: the marker last, so that a removal cut short
+(:func:`fsaccept.suite.owned.remove_owned`: the marker last, so that a removal cut short
 keeps its proof).  What could not be removed is said, with its path, its file count and
 why, and the exit status is 1; the next session's sweep of the ledger resumes it.
 Exit 0: nothing of the fill is left (or there was none); 2: RUN_DIR is no directory.
@@ -38,6 +38,7 @@ from pathlib import Path
 
 from fsaccept.core import guards, inputs
 from fsaccept.core.paths import OWNED_DATA_DIR
+from fsaccept.suite import owned
 
 #: The record's file name and format (``fsaccept.rfm.fill``'s ``RECORD_FILE``).
 RECORD = "fill-target.json"
@@ -84,14 +85,14 @@ def _loads(raw: bytes, path: Path | str, what: str) -> object:
 def filler_of(data: object, path: Path | str) -> Filler:
     """The filler a record names; RecordError naming the file and the key when it is
     not one this harness wrote: its ``run_id`` of the harness's own form
-    (``guards.RUN_ID_FORM``), its ``directory`` an absolute, normalized path without
+    (``owned.RUN_ID_FORM``), its ``directory`` an absolute, normalized path without
     control characters whose name ends with ``.<run_id>``, its ``jobid`` Slurm's
     digits or empty, its ``host`` a name."""
     if not isinstance(data, dict) or data.get("version") != RECORD_VERSION:
         raise RecordError(f"{path}: not a fill record of version {RECORD_VERSION}")
     run_id, directory = data.get("run_id"), data.get("directory")
     jobid, host = data.get("jobid") or "", data.get("host") or ""
-    if not guards.is_run_id(run_id):
+    if not owned.is_run_id(run_id):
         raise RecordError(f"{path}: key run_id: {run_id!r} is not a run id of this harness "
                           "(such as 20261127T120000-4242): refused, nothing removed")
     if not (isinstance(directory, str) and os.path.isabs(directory)
@@ -140,12 +141,12 @@ def ledger_problem(ledger: Path, filler: Filler) -> str:
     the run id of the harness's form, read below the ledger with no symbolic link, a
     FIFO refused, bounded), and the directory, after ``realpath``, is still its own name
     in a ``fsaccept`` directory (no link swapped in for it)."""
-    path = ledger / f"{filler.run_id}{guards.LEDGER_SUFFIX}"
+    path = ledger / f"{filler.run_id}{owned.LEDGER_SUFFIX}"
     not_recorded = f"the owned-data ledger ({ledger}) does not record it for run {filler.run_id}"
     if not os.path.lexists(path):
         return not_recorded
     try:
-        raw = inputs.read_below(ledger, path, guards.MAX_LEDGER_BYTES, "the owned-data ledger")
+        raw = inputs.read_below(ledger, path, owned.MAX_LEDGER_BYTES, "the owned-data ledger")
     except inputs.InputError as err:
         return f"the owned-data ledger cannot be read: {err}"
     real = os.path.realpath(filler.directory)
@@ -169,7 +170,7 @@ def cancel_job(jobid: str) -> None:
 
 
 def wait_for_job(filler: Filler, wait_s: float, cancel: bool,
-                 ended: Callable[[str], bool] = guards.slurm_job_ended,
+                 ended: Callable[[str], bool] = owned.slurm_job_ended,
                  cancel_job: Callable[[str], None] = cancel_job,
                  sleep: Callable[[float], None] = time.sleep) -> str:
     """'' once the fill's job has ended (or it has none), else why not."""
@@ -199,7 +200,7 @@ def _node_directories(top_fd: int, marker: str) -> list[tuple[str, os.stat_resul
             st = os.lstat(name, dir_fd=top_fd)
             if not stat.S_ISDIR(st.st_mode):
                 continue
-            fd = guards.open_dir_at(name, top_fd, st)
+            fd = owned.open_dir_at(name, top_fd, st)
         except OSError:
             continue  # gone, a link, or swapped: not a node directory of the fill
         try:
@@ -212,10 +213,10 @@ def _node_directories(top_fd: int, marker: str) -> list[tuple[str, os.stat_resul
     return nodes
 
 
-def remove(filler: Filler, threads: int = MAX_THREADS) -> list[guards.Removal]:
+def remove(filler: Filler, threads: int = MAX_THREADS) -> list[owned.Removal]:
     """Each node's directory (those holding the run's marker) in parallel, then the
     directory itself once they are all gone; every removal that is not ``absent``.
-    By descriptor (:func:`fsaccept.core.guards.remove_owned`): the fill's directory
+    By descriptor (:func:`fsaccept.suite.owned.remove_owned`): the fill's directory
     opened in its parent with O_NOFOLLOW, each node's relative to it and only the one
     listed; a link swapped in anywhere is never followed."""
     top = filler.directory
@@ -225,32 +226,32 @@ def remove(filler: Filler, threads: int = MAX_THREADS) -> list[guards.Removal]:
     except FileNotFoundError:
         return []
     except OSError as err:
-        return [guards.Removal(top, "incomplete", 0, f"{parent}: {err.strerror or err}")]
+        return [owned.Removal(top, "incomplete", 0, f"{parent}: {err.strerror or err}")]
     try:
         try:
             listed = os.lstat(name, dir_fd=parent_fd)
-            top_fd = guards.open_dir_at(name, parent_fd, listed)
+            top_fd = owned.open_dir_at(name, parent_fd, listed)
         except FileNotFoundError:
             return []
         except OSError:  # a link, no directory, swapped: remove_owned says which
-            return [r for r in [guards.remove_owned(top, filler.run_id, parent_fd)]
+            return [r for r in [owned.remove_owned(top, filler.run_id, parent_fd)]
                     if r.status != "absent"]
         try:
-            nodes = _node_directories(top_fd, guards.owner_marker(filler.run_id))
+            nodes = _node_directories(top_fd, owned.owner_marker(filler.run_id))
             done = []
             if nodes:
                 with ThreadPoolExecutor(max(1, min(threads, len(nodes)))) as pool:
                     done = list(pool.map(
-                        lambda n: guards.remove_owned(os.path.join(top, n[0]), filler.run_id,
+                        lambda n: owned.remove_owned(os.path.join(top, n[0]), filler.run_id,
                                                       top_fd, n[1]), nodes))
         except OSError as err:
-            return [guards.Removal(top, "incomplete", 0, f"cannot list it: {err}")]
+            return [owned.Removal(top, "incomplete", 0, f"cannot list it: {err}")]
         finally:
             os.close(top_fd)
         # The directory itself once its nodes' are gone (still the one listed); else it
         # stays, with its marker, beside what is left of them (each with its own).
         if all(r.gone for r in done):
-            done.append(guards.remove_owned(top, filler.run_id, parent_fd, listed))
+            done.append(owned.remove_owned(top, filler.run_id, parent_fd, listed))
     finally:
         os.close(parent_fd)
     return [r for r in done if r.status != "absent"]
@@ -287,7 +288,7 @@ def remove_fills(run_dir: Path, wait_s: float = DEFAULT_WAIT_S, cancel: bool = F
             left = True
             continue
         try:
-            with guards.run_lock(ledger, filler.run_id, lambda: say(
+            with owned.run_lock(ledger, filler.run_id, lambda: say(
                     f"{where}: another removal of run {filler.run_id} is under way: "
                     "waiting for it")):
                 left |= _remove_one(filler, where, wait_s, cancel, say, waiting)

@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fsaccept.core.guards import filesystem_type, owner_marker
+from fsaccept.core.guards import filesystem_type
+from fsaccept.suite.owned import owner_marker
 from tests.conftest import REPO, reframe_command, run
 
 pytestmark = pytest.mark.integration

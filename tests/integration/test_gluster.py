@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fsaccept.core import guards
+from fsaccept.suite import owned
 from lab import gluster as gfs
 from lab.cluster import (DEFAULT_PORT_BASE, OPENMPI_ENV, ClusterLayout, default_state_dir,
                          gluster_layout, slurm_conf_path)
@@ -278,7 +278,7 @@ def resume_cleanup(data_dir, timeout=120):
     deadline = time.monotonic() + timeout
     left = "?"
     while time.monotonic() < deadline:
-        removal = guards.remove_owned(str(data_dir), run_id)
+        removal = owned.remove_owned(str(data_dir), run_id)
         left = removal.left
         if removal.gone and not data_dir.exists():
             return

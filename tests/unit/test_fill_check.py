@@ -23,11 +23,11 @@ from types import SimpleNamespace
 import pytest
 
 from fsaccept import cli
-from fsaccept.core import fill, filler, guards
+from fsaccept.core import fill
 from fsaccept.core.fill import Df
 from fsaccept.core.units import KIB, MIB
 from fsaccept.rfm import fill as check
-from fsaccept.suite import fillrun, listing
+from fsaccept.suite import filler, fillrun, listing, owned
 from fsaccept.suite.reference import ReferenceError, load_reference
 from tests.unit.test_fill import filled_catalogue  # noqa: F401 (a fixture)
 
@@ -100,7 +100,7 @@ def _job(tmp_path: Path, section: dict = SECTION, reserve: int = 0,
     script = "\n".join([
         f"fsaccept_root={shlex.quote(str(target))}",
         f"fsaccept_data={shlex.quote(str(data))}",
-        'mkdir -p -- "$fsaccept_data" && : > "$fsaccept_data/' + guards.owner_marker(RUN) + '"',
+        'mkdir -p -- "$fsaccept_data" && : > "$fsaccept_data/' + owned.owner_marker(RUN) + '"',
         before,
         *check.plan_cmds(str(settings), str(plan)),
         launch, "fsaccept_rc=$?",
@@ -146,7 +146,7 @@ def test_the_job_fills_to_the_level_ages_and_reads_df_once_filled(tmp_path):
     # Every node's directory holds the run's marker, and its files what it said.
     for n in ev.nodes:
         home = data / n.node
-        assert (home / guards.owner_marker(RUN)).is_file()
+        assert (home / owned.owner_marker(RUN)).is_file()
         files = [f for f in home.rglob("*") if f.is_file() and not f.name.startswith(".")]
         assert len(files) == n.files and sum(f.stat().st_size for f in files) == n.bytes
         assert {f.parent.parent.name for f in files} <= {"16384B", "65536B"}
@@ -163,7 +163,7 @@ def test_a_fill_the_plan_refuses_writes_nothing_and_says_why(tmp_path):
     refused = [x for x in lines if x.startswith("fsaccept-abort ")]
     assert len(refused) == 1 and ("the fill was refused before anything was written: the "
                                   "target is at 87.") in refused[0], lines
-    assert sorted(p.name for p in data.iterdir()) == [guards.owner_marker(RUN)]
+    assert sorted(p.name for p in data.iterdir()) == [owned.owner_marker(RUN)]
 
 
 def test_a_node_whose_filler_fails_is_named_and_nothing_ages(tmp_path):
@@ -202,7 +202,7 @@ def test_a_stopped_filler_says_so_and_ends_with_143(tmp_path):
     assert proc.returncode == filler.STOPPED_RC, err
     node = fill.parse_output(out).nodes["n1"]
     assert (node["rc"], node["stop"]) == (143, "error") and node["files"] > 0
-    assert (data / "n1" / guards.owner_marker(RUN)).is_file()
+    assert (data / "n1" / owned.owner_marker(RUN)).is_file()
 
 
 def test_the_filler_interleaves_the_sizes_and_batches_below_the_line():
@@ -348,10 +348,10 @@ def _run_dir(tmp_path: Path, jobid: str = "77", ledger: bool = True,
     for node in NODES:
         home = top / node / "16384B" / "0"
         home.mkdir(parents=True)
-        (top / node / guards.owner_marker(RUN)).touch()
+        (top / node / owned.owner_marker(RUN)).touch()
         for i in range(3):
             (home / str(i)).write_bytes(os.urandom(100))
-    (top / guards.owner_marker(RUN)).touch()
+    (top / owned.owner_marker(RUN)).touch()
     stage = run_dir / "stage" / "lab" / "compute" / "openmpi" / "FillTarget"
     stage.mkdir(parents=True)
     record = {"version": fillrun.RECORD_VERSION, "directory": str(top), "run_id": RUN,
@@ -362,7 +362,7 @@ def _run_dir(tmp_path: Path, jobid: str = "77", ledger: bool = True,
     (out / fillrun.RECORD).write_text(json.dumps({**record, "jobid": ""}))
     book = tmp_path / "ledger"
     if ledger:
-        guards.record_owned(book, RUN, str(top), jobid, "login1")
+        owned.record_owned(book, RUN, str(top), jobid, "login1")
     return run_dir, top, book
 
 
@@ -434,9 +434,9 @@ def test_remove_says_what_it_could_not_remove(tmp_path, monkeypatch):
                                 ended=lambda j: True) == 1
     # The proof stays with what is left (the fill's own marker too: the ledger's sweep
     # resumes it); the other nodes' directories are gone.
-    assert (top / "n2" / guards.owner_marker(RUN)).exists()
-    assert (top / guards.owner_marker(RUN)).exists()
-    assert sorted(p.name for p in top.iterdir()) == [guards.owner_marker(RUN), "n2"]
+    assert (top / "n2" / owned.owner_marker(RUN)).exists()
+    assert (top / owned.owner_marker(RUN)).exists()
+    assert sorted(p.name for p in top.iterdir()) == [owned.owner_marker(RUN), "n2"]
     assert len(said) == 1 and said[0].startswith(
         f"fill remove: left: {top / 'n2'}: 1 file could not be removed"), said
 

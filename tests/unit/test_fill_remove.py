@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from fsaccept import cli
-from fsaccept.core import guards
-from fsaccept.suite import fillrun
+from fsaccept.suite import fillrun, owned
 from tests.unit.test_fill_check import RUN, _run_dir
 
 
@@ -115,8 +114,8 @@ def test_the_fills_directory_swapped_for_a_link_is_left_alone(tmp_path):
     run_dir, top, book = _run_dir(tmp_path)
     shared = tmp_path / "shared"
     theirs = _others(shared / "n1")
-    (shared / "n1" / guards.owner_marker(RUN)).touch()
-    (shared / guards.owner_marker(RUN)).touch()
+    (shared / "n1" / owned.owner_marker(RUN)).touch()
+    (shared / owned.owner_marker(RUN)).touch()
     top.rename(tmp_path / "moved-aside")
     top.symlink_to(shared)
     said: list[str] = []
@@ -137,7 +136,7 @@ def test_the_planted_marker_attack_deletes_nothing(tmp_path):
     evil.parent.mkdir()
     evil.with_suffix(".jsonl").write_text(json.dumps(
         {"directory": str(shared), "jobid": "", "host": "login1"}) + "\n")
-    planted = shared / guards.owner_marker(str(evil))
+    planted = shared / owned.owner_marker(str(evil))
     planted.parent.mkdir(parents=True)
     planted.touch()
     record = run_dir / "stage" / "lab" / "compute" / "openmpi" / "FillTarget2" / fillrun.RECORD

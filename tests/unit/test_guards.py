@@ -6,8 +6,8 @@ import pytest
 
 from fsaccept.core.guards import (GuardError, KeptData, KeptDataset, bytes_used, check_capacity,
                              check_path_text, check_target, filesystem_type, mount_of,
-                             owner_marker, planned_volume, record_owned,
-                             remove_owned, run_pid, sweep_owned)
+                             planned_volume)
+from fsaccept.suite.owned import owner_marker, record_owned, remove_owned, run_pid, sweep_owned
 
 GIB = 2**30
 

@@ -15,8 +15,8 @@ from fsaccept.benchmarks.fio import command
 from fsaccept.benchmarks.fio import interference as fio_interference
 from fsaccept.benchmarks.fio import logs
 from fsaccept.benchmarks.fio.parse import parse_fio
-from fsaccept.core import interference
-from fsaccept.core.interference import INVALID, FAIL, PASS, Span
+from fsaccept.benchmarks.fio import interference_judge as interference
+from fsaccept.benchmarks.fio.interference_judge import INVALID, FAIL, PASS, Span
 
 DATA = Path(__file__).parent.parent / "data" / "interference"
 

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from fsaccept.benchmarks.fio import command
-from fsaccept.core import interference
+from fsaccept.benchmarks.fio import interference_judge as interference
 from fsaccept.rfm import interference as check
 from fsaccept.rfm.benchmark import BenchmarkTest
 from fsaccept.rfm.fio import NODE_DIR, NODE_SCRIPT, FioTest

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from fsaccept.benchmarks.fio import logs
-from fsaccept.core import soak
+from fsaccept.benchmarks.fio import soak
 from fsaccept.core.inputs import InputError
 from fsaccept.reporting import soak as section
 

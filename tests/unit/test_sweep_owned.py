@@ -12,14 +12,13 @@ import os
 import threading
 from pathlib import Path
 
-from fsaccept.core import guards
-from fsaccept.suite import fillrun
+from fsaccept.suite import fillrun, owned
 from tests.unit.test_fill_check import RUN, _run_dir
 from tests.unit.test_fill_remove import _not_hanging
 
 
-def _sweep(book: Path) -> list[guards.Removal]:
-    return guards.sweep_owned(book, "20261128T090000-77", "login1", lambda r: True,
+def _sweep(book: Path) -> list[owned.Removal]:
+    return owned.sweep_owned(book, "20261128T090000-77", "login1", lambda r: True,
                               lambda j: True)
 
 
@@ -36,13 +35,13 @@ def test_a_lock_left_behind_by_an_earlier_removal_is_removed(tmp_path):
     said: list[str] = []
     assert fillrun.remove_fills(run_dir, ledger=book, host="login1", say=said.append,
                                 ended=lambda jobid: True) == 0, said
-    (book / f"{RUN}{guards.LOCK_SUFFIX}").touch()  # as the former fill remove left it
+    (book / f"{RUN}{owned.LOCK_SUFFIX}").touch()  # as the former fill remove left it
     assert _sweep(book) == [] and list(book.iterdir()) == []
     # One of a run still going (its ledger there) and the current run's stay.
-    (book / f"{RUN}{guards.LOCK_SUFFIX}").touch()
-    (book / f"20261128T090000-77{guards.LOCK_SUFFIX}").touch()
+    (book / f"{RUN}{owned.LOCK_SUFFIX}").touch()
+    (book / f"20261128T090000-77{owned.LOCK_SUFFIX}").touch()
     assert _sweep(book) == [] and sorted(p.name for p in book.iterdir()) == [
-        f"20261128T090000-77{guards.LOCK_SUFFIX}"]
+        f"20261128T090000-77{owned.LOCK_SUFFIX}"]
 
 
 def test_fill_remove_leaves_no_lock_file(tmp_path):
@@ -54,7 +53,7 @@ def test_fill_remove_leaves_no_lock_file(tmp_path):
 
 
 def _ledger(book: Path) -> Path:
-    return book / f"{RUN}{guards.LEDGER_SUFFIX}"
+    return book / f"{RUN}{owned.LEDGER_SUFFIX}"
 
 
 def test_a_nested_ledger_entry_is_left_alone_never_a_recursion_error(tmp_path):
@@ -96,15 +95,15 @@ def test_two_sweeps_at_once_remove_the_run_once(tmp_path, monkeypatch):
     ended: the second leaves the run to it (no second removal, no false failure)."""
     _, top, book = _run_dir(tmp_path)
     barrier = threading.Barrier(2, timeout=60)
-    real = guards.remove_owned
+    real = owned.remove_owned
     removing: list[int] = []
 
     def remove_owned(directory, run_id, *args, **kw):
         removing.append(threading.get_ident())
         barrier.wait()  # until the other sweep has ended (or removes too: old code)
         return real(directory, run_id, *args, **kw)
-    monkeypatch.setattr(guards, "remove_owned", remove_owned)
-    results: dict[int, list[guards.Removal]] = {}
+    monkeypatch.setattr(owned, "remove_owned", remove_owned)
+    results: dict[int, list[owned.Removal]] = {}
     errors: list[BaseException] = []
 
     def sweep():

@@ -19,8 +19,8 @@ from typing import Any
 from fsaccept.benchmarks.catalogue import MISSING
 from fsaccept.benchmarks.fio import figures
 from fsaccept.benchmarks.fio.figures import FigureSpec
-from fsaccept.core import interference as interference_core
-from fsaccept.core import soak as soak_core
+from fsaccept.benchmarks.fio import interference_judge
+from fsaccept.benchmarks.fio import soak as soak_judge
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.core.reference import entry_thresholds
 from fsaccept.core.units import KIB, MIB, format_size, parse_size
@@ -64,10 +64,11 @@ class Kind:
     fsync: int = 0  #: fio ``fsync=N``: fsync after every N writes
     end_fsync: bool = False  #: fsync when the job ends (counted in its runtime)
     metadata: bool = False  #: filecreate/filestat/filedelete jobs, no data
-    #: A soak: fio's interval logs kept and the time series judged (``fsaccept.core.soak``).
+    #: A soak: fio's interval logs kept and the time series judged
+    #: (``fsaccept.benchmarks.fio.soak``).
     soak: bool = False
     #: A noisy neighbour: this kind is the victim, seq_write's options the aggressor
-    #: (``fsaccept.core.interference``).
+    #: (``fsaccept.benchmarks.fio.interference_judge``).
     interference: bool = False
 
 
@@ -162,7 +163,7 @@ class FioParameters:
     outlier_fraction: float = DEFAULT_OUTLIER_FRACTION
     data_pattern: str = "random"  #: a key of :data:`DATA_PATTERNS`
     #: A soak's limits (``None`` for the other kinds).
-    soak: soak_core.Settings | None = None
+    soak: soak_judge.Settings | None = None
     #: An interference test's limits and split (``None`` for the other kinds).
     interference: InterferenceSplit | None = None
 
@@ -211,8 +212,8 @@ def parameters(name: str, kind: str, entry: dict[str, Any], where: str = "") -> 
     if k.soak:
         if entry.get("time_based") is False:
             raise FioEntryError(f"{key}.time_based: a soak runs for runtime_s")
-        settings = soak_core.Settings.of({"duration_s": entry.get("runtime_s"),
-                                          **{x: entry[x] for x in given}})
+        settings = soak_judge.Settings.of({"duration_s": entry.get("runtime_s"),
+                                           **{x: entry[x] for x in given}})
         if settings.max_stall_s < settings.interval_s:
             raise FioEntryError(f"{key}.max_stall_s: {settings.max_stall_s:g} s is below "
                                 f"interval_s {settings.interval_s:g} s: a stall is seen to "
@@ -239,7 +240,7 @@ def parameters(name: str, kind: str, entry: dict[str, Any], where: str = "") -> 
 class InterferenceSplit:
     """An interference entry's own keys, with their defaults."""
 
-    settings: interference_core.Settings
+    settings: interference_judge.Settings
     victim_nodes: int = DEFAULT_VICTIM_NODES
     aggressor_file_size: int = 0
     lead_s: int = DEFAULT_LEAD_S
@@ -274,14 +275,14 @@ def _interference_split(key: str, entry: dict[str, Any], k: Kind) -> Interferenc
         raise FioEntryError(f"{key}.aggressor_file_size: {format_size(aggressor)} is not a "
                             f"multiple of {format_size(KINDS[AGGRESSOR_KIND].block_size)}")
     ratio, overlap = entry["max_p99_ratio"], entry.get(
-        "min_overlap", interference_core.DEFAULT_MIN_OVERLAP)
+        "min_overlap", interference_judge.DEFAULT_MIN_OVERLAP)
     if not ratio >= 1:
         raise FioEntryError(f"{key}.max_p99_ratio: {ratio!r} is below 1: a p99 under load "
                             "is judged against its p99 alone")
-    if not interference_core.DEFAULT_MIN_OVERLAP <= overlap <= 1:
+    if not interference_judge.DEFAULT_MIN_OVERLAP <= overlap <= 1:
         raise FioEntryError(f"{key}.min_overlap: {overlap!r} is not "
-                            f"{interference_core.DEFAULT_MIN_OVERLAP} to 1")
-    return InterferenceSplit(interference_core.Settings(float(ratio), float(overlap)),
+                            f"{interference_judge.DEFAULT_MIN_OVERLAP} to 1")
+    return InterferenceSplit(interference_judge.Settings(float(ratio), float(overlap)),
                              entry.get("victim_nodes", DEFAULT_VICTIM_NODES), aggressor,
                              entry.get("lead_s", DEFAULT_LEAD_S))
 
@@ -334,7 +335,7 @@ def interference_references(split: InterferenceSplit
     return {"victim_p99_ratio": (split.settings.max_p99_ratio, None, 0, "ratio")}
 
 
-def interference_figures(evidence: interference_core.Evidence) -> dict[str, float]:
+def interference_figures(evidence: interference_judge.Evidence) -> dict[str, float]:
     """The interference test's figures from its record (those it cannot give, e.g. a
     ratio of a p99 that is 0, are left out: the judgements say why)."""
     out: dict[str, float] = {}
@@ -343,14 +344,14 @@ def interference_figures(evidence: interference_core.Evidence) -> dict[str, floa
         out["victim_p99_ratio"] = max(ratios)
         out["victim_p99_alone_us"] = max(v.p99_alone_us for v in evidence.victims)
         out["victim_p99_loaded_us"] = max(v.p99_loaded_us for v in evidence.victims)
-    shared = interference_core.aggressor_bandwidth(evidence)
+    shared = interference_judge.aggressor_bandwidth(evidence)
     if evidence.aggressors and math.isfinite(shared):
         out["aggressor_shared_bw"] = shared
     load = evidence.load()
     spans = [v.loaded for v in evidence.victims]
     if spans and all(s.sane for s in spans) and all(a.span.sane for a in evidence.aggressors):
         out["interference_overlap_pct"] = 100 * min(
-            interference_core.covered_fraction(s, load) for s in spans)
+            interference_judge.covered_fraction(s, load) for s in spans)
     return out
 
 
@@ -493,15 +494,15 @@ def figure_patterns(kind: str) -> tuple[str, ...]:
             *(SOAK_FIGURES if k.soak else ()))
 
 
-def soak_references(s: soak_core.Settings) -> dict[str, tuple[float, float | None,
-                                                              float | None, str]]:
+def soak_references(s: soak_judge.Settings) -> dict[str, tuple[float, float | None,
+                                                               float | None, str]]:
     """A soak's judged figures as ReFrame references: each at most its limit."""
     limits = {"soak_longest_stall_s": s.max_stall_s, "soak_drift_pct": 100 * s.max_drift,
               "soak_node_shortfall_pct": 100 * s.max_node_shortfall}
     return {name: (limits[name], None, 0, unit) for name, unit in SOAK_FIGURES.items()}
 
 
-def soak_figures(judgements: list[soak_core.Judgement]) -> dict[str, float]:
+def soak_figures(judgements: list[soak_judge.Judgement]) -> dict[str, float]:
     """The judged figures of a soak's judgements (a judgement that judged nothing, e.g.
     the shortfall of one node, gives none)."""
     out = {}

@@ -1,4 +1,5 @@
-"""An interference test's record from fio's reports (:mod:`fsaccept.core.interference`).
+"""An interference test's record from fio's reports
+(:mod:`fsaccept.benchmarks.fio.interference_judge`).
 
 Each victim node leaves two fio JSON reports (alone, under load), each aggressor node
 one, and optionally its bandwidth log.  From fio's own numbers:
@@ -39,7 +40,7 @@ from fsaccept.benchmarks.fio import figures
 from fsaccept.benchmarks.fio.logs import IntervalLog, parse_log
 from fsaccept.benchmarks.fio.parse import INVALID as FIO_INVALID
 from fsaccept.benchmarks.fio.run import FioRun
-from fsaccept.core import interference
+from fsaccept.benchmarks.fio import interference_judge as interference
 from fsaccept.core.joboutput import INFO_MARKER
 from fsaccept.core.units import MIB
 
@@ -47,7 +48,8 @@ from fsaccept.core.units import MIB
 P99 = "99.000000"
 #: Where a span comes from.
 FIO_CLOCK = "fio job_start+runtime"
-#: The steps' roles (``fsaccept.core.interference``'s), in the order the job starts them.
+#: The steps' roles (``fsaccept.benchmarks.fio.interference_judge``'s), in the order the
+#: job starts them.
 ALONE, LOADED, AGGRESSOR = (interference.VICTIM_ALONE, interference.VICTIM_LOADED,
                             interference.AGGRESSOR)
 ROLES = (ALONE, AGGRESSOR, LOADED)

@@ -1,7 +1,7 @@
 """Parse fio's per-interval logs (``--write_bw_log``, ``--write_lat_log``, fio 3.37).
 
-A soak run (:mod:`fsaccept.core.soak`) has every client record its figures at a fixed
-interval: ``--write_bw_log=NAME --write_lat_log=NAME --log_avg_msec=1000`` makes one
+A soak run (:mod:`fsaccept.benchmarks.fio.soak`) has every client record its figures at a
+fixed interval: ``--write_bw_log=NAME --write_lat_log=NAME --log_avg_msec=1000`` makes one
 file per job and kind, ``NAME_bw.N.log``, ``NAME_clat.N.log``, ``NAME_lat.N.log``,
 ``NAME_slat.N.log`` (``N``: the job's index from 1; no ``.N`` with ``per_job_logs=0``).
 
@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fsaccept.core import soak
+from fsaccept.benchmarks.fio import soak
 from fsaccept.core.findings import clip
 from fsaccept.core.inputs import read_text
 

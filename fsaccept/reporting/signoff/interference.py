@@ -1,6 +1,6 @@
 """An interference test's record, read from the file it keeps
 (``interference-record.json``; ``interference_record`` must be that file's): judged again
-by :func:`fsaccept.core.interference.judge` (the overlap proven from the steps' own
+by :func:`fsaccept.benchmarks.fio.interference_judge.judge` (the overlap proven from the steps' own
 clocks, the ratio of two p99s that are latencies), its settings those of the verified
 reference's entry, each figure the value the record gives, and a judgement that is not
 PASS never in a passed test; the record the one the job's kept files rebuild
@@ -16,7 +16,7 @@ from typing import Any
 from fsaccept.benchmarks.catalogue import TestSpec
 from fsaccept.benchmarks.fio import command as fio_command
 from fsaccept.benchmarks.fio import interference as fio_interference
-from fsaccept.core import interference
+from fsaccept.benchmarks.fio import interference_judge as interference
 from fsaccept.reporting.case import Case
 from fsaccept.reporting.signoff.common import (EvidenceMissing, RunFiles, figures_agree,
                                                first_difference, job_output, kept_text,

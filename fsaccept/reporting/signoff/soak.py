@@ -1,9 +1,9 @@
 """A soak's record, read from the file the soak keeps (``soak-record.json``: its logs are
 not kept; ``soak_record`` must be that file's): judged again by
-:func:`fsaccept.core.soak.judge`, its settings those of the verified reference's entry
+:func:`fsaccept.benchmarks.fio.soak.judge`, its settings those of the verified reference's entry
 (no looser), each judged figure the value the record gives, and a judgement that fails
 never in a passed test; the record held to its settings and the job
-(:func:`fsaccept.core.soak.record_reasons`, as live): a bandwidth series of the settings'
+(:func:`fsaccept.benchmarks.fio.soak.record_reasons`, as live): a bandwidth series of the settings'
 length, a client on each of the job's nodes, a kept stall over each span without
 progress beyond the limit (:func:`soak_reasons`).
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from fsaccept.benchmarks.catalogue import TestSpec
 from fsaccept.benchmarks.fio import command as fio_command
-from fsaccept.core import soak
+from fsaccept.benchmarks.fio import soak
 from fsaccept.reporting.case import Case
 from fsaccept.reporting.signoff.common import (EvidenceMissing, RunFiles, figures_agree,
                                                record_json)

@@ -1,7 +1,7 @@
 """The filler a node runs for the fill to a declared level (issue 39 §1,
 ``docs/user/fill.md``): the I/O half of :mod:`fsaccept.core.fill`, whose plan, stop line
 and marker lines (:data:`fsaccept.core.fill.MARK`) it follows.  Run in the fill's job as
-``python -I -c ... fsaccept.core.filler COMMAND ...`` (:func:`command`), with this
+``python -I -c ... fsaccept.suite.filler COMMAND ...`` (:func:`command`), with this
 Python and this checkout, isolated from the job's environment:
 
 * ``df PATH LABEL...``: one line, ``LABEL size=N used=N avail=N itotal=N iused=N
@@ -47,8 +47,9 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from fsaccept.core import fill, guards
+from fsaccept.core import fill
 from fsaccept.core.units import MIB
+from fsaccept.suite import owned
 
 #: Bytes a write hands the file system at once (and asks os.urandom for).
 CHUNK = MIB
@@ -81,7 +82,7 @@ def command(root: str | None = None) -> list[str]:
     (``-I``), importing this checkout's fsaccept (``root``: the checkout)."""
     root = root or str(Path(__file__).resolve().parents[2])
     runner = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
-              "from fsaccept.core.filler import main; main(sys.argv[1:])")
+              "from fsaccept.suite.filler import main; main(sys.argv[1:])")
     return [sys.executable, "-I", "-c", runner, root]
 
 
@@ -287,7 +288,7 @@ def fill_node(plan: dict[str, Any], directory: str, run_id: str, node: str,
     try:
         os.mkdir(home)
         # The proof that it is the run's, before anything else is written there.
-        open(os.path.join(home, guards.owner_marker(run_id)), "x").close()
+        open(os.path.join(home, owned.owner_marker(run_id)), "x").close()
         writer = Writer(home, workers)
         stop = "budget"
         written = {size: 0 for size, _ in classes}
