@@ -447,7 +447,7 @@ class Gluster:
                 f"{', '.join(other)}, made on another port base; this cluster (port base "
                 f"{self.layout.port_base}) serves {self.layout.address}: give this port "
                 f"base a state directory of its own (FSACCEPT_STATE_DIR), or bring the "
-                f"other cluster down and remove {self.layout.state_dir}; nothing started")
+                f"other cluster down and remove {self.layout.state_dir}; glusterd not started")
 
     def volume_id(self) -> str | None:
         info = self.layout.state_dir / "glusterd" / "vols" / self.layout.volume / "info"
