@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -146,13 +147,26 @@ def reference_copy(tmp_path, edit):
     return dict(os.environ, FSACCEPT_REFERENCE=str(path))
 
 
-def corrupting_drop_caches(data, fixture_class: str, block: str, seek: int) -> None:
-    """Make the reference's ``drop_caches`` (run on every node right before a read) overwrite
-    one transfer (``block`` bytes at block ``seek``) of rank 1's file that ``fixture_class``
-    wrote, on n1 only: data corrupted between its write and its verified read."""
-    target = data["target"]["path"]
+@pytest.fixture
+def own_target():
+    """A directory of this test's own beneath reference/local.yaml's target (the same
+    file system), removed after it: a hook that corrupts files finds only this test's
+    there, never those of the other lane's runs, which share the target."""
+    base = yaml.safe_load((REPO / "reference" / "local.yaml").read_text())["target"]["path"]
+    root = Path(tempfile.mkdtemp(prefix="fsaccept-test-", dir=base))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def corrupting_drop_caches(data, root: Path, fixture_class: str, block: str,
+                           seek: int) -> None:
+    """Make the reference's target ``root`` (:func:`own_target`) and its ``drop_caches``
+    (run on every node right before a read) overwrite one transfer (``block`` bytes at
+    block ``seek``) of rank 1's file that ``fixture_class`` wrote there, on n1 only: data
+    corrupted between its write and its verified read."""
+    data["target"]["path"] = str(root)
     data["drop_caches"] = (
-        f'[ "$SLURMD_NODENAME" != n1 ] || find {target}/fsaccept -path '
+        f'[ "$SLURMD_NODENAME" != n1 ] || find {root}/fsaccept -path '
         f'"*{fixture_class}*" -name testfile.00000001 -exec dd if=/dev/zero of={{}} '
         f'bs={block} count=1 seek={seek} conv=notrunc,fsync status=none \\;')
 

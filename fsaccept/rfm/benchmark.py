@@ -38,6 +38,12 @@ from fsaccept.rfm.jobscript import (ABORT_MARKER, END_WITH_STATUS, INFO_MARKER, 
                                     RANK_MARKER, RETRY_MARKER, RETRY_SNAPSHOT, RUN_ID,
                                     remove_data, sweep_earlier_runs)
 
+#: How many times a benchmark step that crashed before it printed or wrote anything is
+#: launched again (``BenchmarkTest.retry_a_launch_that_crashed``), and the pause before
+#: the second retry (twice that before a third): a start-up crash 1 launch in 80 here
+#: crashed a retry too, once.
+LAUNCH_RETRIES = 2
+RETRY_PAUSE_S = 5
 #: The type of a loggable ``per_node_figures``: {figure: {node: value}}, data in the run
 #: report (a JSON object) and the perflog (JSON), never text to parse back.
 PER_NODE_FIGURES = typ.Dict[str, typ.Dict[str, float]]
@@ -74,10 +80,10 @@ class BenchmarkTest(AcceptanceTest):
     #: File-system type as the compute node sees the test directory.
     job_fstype = variable(str, value="", loggable=True)
     invalid_reasons = variable(str, value="", loggable=True)
-    #: Launch the benchmark step once more when it failed before the benchmark printed
-    #: or wrote anything (an MPI start-up crash; see ``retry_a_launch_that_crashed``).
+    #: Launch the benchmark step again when it failed before the benchmark printed or
+    #: wrote anything (an MPI start-up crash; see ``retry_a_launch_that_crashed``).
     retry_crashed_launch = variable(bool, value=True)
-    #: Why the benchmark step was launched a second time ("" when it was not).
+    #: Why the benchmark step was launched more than once ("" when it was not).
     launch_retry = variable(str, value="", loggable=True)
     #: Set when the job's time limit came after the benchmark had ended, while its data
     #: was being removed: not a reason to doubt the figure (the sanity stage finishes
@@ -427,8 +433,11 @@ class BenchmarkTest(AcceptanceTest):
         data directory's entries unchanged (nothing written, nothing read into a
         cache).  Open MPI 4.1.4's TCP BTL segfaults in ``MPI_Init`` now and then (both
         ranks of one node, a null function pointer in its event loop: 1 of 80 8-rank
-        launches on the loaded emulated cluster).  One retry, printed in the job's output
-        and recorded in ``launch_retry``; a second crash is judged like any failure."""
+        launches on the loaded emulated cluster; once a retry crashed too, in CI).  Up to
+        :data:`LAUNCH_RETRIES` retries, the later ones after a pause
+        (:data:`RETRY_PAUSE_S` more each time), each printed in the job's output and
+        recorded in ``launch_retry``; a crash of the last one is judged like any
+        failure."""
         if (not self.retry_crashed_launch
                 or self.current_partition.launcher_type.registered_name != "srun"):
             return
@@ -442,11 +451,15 @@ class BenchmarkTest(AcceptanceTest):
                 "benchmark printed or wrote anything: launching it once more")
         self.postrun_cmds = [
             KEEP_STATUS,
-            # Printed nothing but the ranks' lines and the nodes' "ok" answers.
-            f'if [ "$fsaccept_rc" -ne 0 ] && [ "$({count})" = "$fsaccept_entries" ] && '
+            # Printed nothing but the ranks' lines, the nodes' "ok" answers and the
+            # retries' own lines.
+            f'fsaccept_launch=1; while [ "$fsaccept_launch" -le {LAUNCH_RETRIES} ] && '
+            f'[ "$fsaccept_rc" -ne 0 ] && [ "$({count})" = "$fsaccept_entries" ] && '
             f'! tail -c +$((fsaccept_out_bytes + 1)) -- {out} | grep -v "^{RANK_MARKER} " | '
-            f'grep -qv "^{NODE_CHECK_MARKER} [^ ]* ok "; '
-            f'then echo "{said}"; echo "{said}" >&2; {launch}; fsaccept_rc=$?; fi',
+            f'grep -v "^{RETRY_MARKER} " | grep -qv "^{NODE_CHECK_MARKER} [^ ]* ok "; '
+            f'do echo "{said}"; echo "{said}" >&2; '
+            f'sleep $(((fsaccept_launch - 1) * {RETRY_PAUSE_S})); {launch}; fsaccept_rc=$?; '
+            'fsaccept_launch=$((fsaccept_launch + 1)); done',
             END_WITH_STATUS,
         ] + self.postrun_cmds
 
@@ -474,7 +487,10 @@ class BenchmarkTest(AcceptanceTest):
             return ""
         why = self.task_failure_reasons(crashed) or [
             line.strip() for line in crashed.splitlines() if line.strip()][-1:]
-        return ("the benchmark step was launched twice: the first attempt failed before the "
+        retries = sum(1 for line in crashed.splitlines() if line.startswith(RETRY_MARKER + " "))
+        times, failed = (("twice", "the first attempt") if retries == 0 else
+                         (f"{retries + 2} times", f"the first {retries + 1} attempts"))
+        return (f"the benchmark step was launched {times}: {failed} failed before the "
                 "benchmark printed or wrote anything (" + "; ".join(why)[:500] + ")")
 
     def name_failed_nodes(self, reason: str) -> str:

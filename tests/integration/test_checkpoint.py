@@ -52,12 +52,12 @@ def test_checkpoint_and_restore_figures_are_iors_per_rank_times(cluster_env, tmp
 
 
 @needs_ior
-def test_a_restore_that_reads_back_a_corrupted_shard_fails(cluster_env, tmp_path):
+def test_a_restore_that_reads_back_a_corrupted_shard_fails(cluster_env, tmp_path, own_target):
     # Between the checkpoint and its restore, one transfer (4 MiB) of rank 1's shard is
     # overwritten: the hook that runs right before the read does it, on n1 only.
     proc, cases = run_checks(CHECKS, tmp_path, "-n", "^IORCheckpointRestore$",
                              env=reference_copy(tmp_path, lambda d: corrupting_drop_caches(
-                                 d, "IORCheckpointDataset", "4M", 2)))
+                                 d, own_target, "IORCheckpointDataset", "4M", 2)))
     case = cases["IORCheckpointRestore"]
     assert case["result"] == "fail" and case["fail_phase"] == "performance", case["fail_reason"]
     assert case["perfvalues"]["local:compute:incorrect_transfers"][0] == 1

@@ -140,7 +140,7 @@ def test_a_failing_cache_drop_makes_the_read_invalid_and_a_good_one_is_recorded(
 
 @needs_ior
 def test_integrity_passes_and_a_file_corrupted_between_write_and_read_fails(cluster_env,
-                                                                             tmp_path):
+                                                                             tmp_path, own_target):
     proc, cases = run_checks(CHECKS, tmp_path / "clean", "-n", "IORDataIntegrity")
     case = cases["IORDataIntegrity"]
     assert case["result"] == "pass", case["fail_reason"]
@@ -151,7 +151,7 @@ def test_integrity_passes_and_a_file_corrupted_between_write_and_read_fails(clus
     # rank's file is overwritten: the hook that runs right before the read does it.
     proc, cases = run_checks(CHECKS, tmp_path / "bad", "-n", "IORDataIntegrity",
                              env=reference_copy(tmp_path, lambda d: corrupting_drop_caches(
-                                 d, "IORIntegrityDataset", "1M", 3)))
+                                 d, own_target, "IORIntegrityDataset", "1M", 3)))
     case = cases["IORDataIntegrity"]
     assert case["result"] == "fail" and case["fail_phase"] == "performance", case["fail_reason"]
     assert case["perfvalues"]["local:compute:incorrect_transfers"][0] == 1
