@@ -29,7 +29,7 @@ from tests.conftest import run
 from tests.integration.cephlab import lab_fixture
 from tests.integration.test_gluster import resume_cleanup
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.own_cluster]
 
 #: Far from the cluster scripts/test runs (its Ceph ports are port base + 300..399) and
 #: from test_cephfs_degraded.py's (+ 2500).

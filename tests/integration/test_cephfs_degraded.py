@@ -32,7 +32,7 @@ import pytest
 from tests.conftest import REPO, run
 from tests.integration.cephlab import SYSTEM, lab_fixture
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.own_cluster]
 
 SCENARIOS = ("mds-failover", "osd-rebuild")
 #: What reference/local-cephfs-degraded.yaml runs in each scenario (its degraded.scenarios).
