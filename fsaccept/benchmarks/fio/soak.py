@@ -3,7 +3,9 @@
 Every client of a soak records its figures at a fixed interval (fio's interval logs:
 :mod:`fsaccept.benchmarks.fio.logs`).  This module reduces them to a compact record kept
 in the evidence, and judges that record.  The live check and the sign-off's re-judgement
-call the same judges on the same record:
+call the same judges on the same record.  It is one module, over 600 lines, on purpose:
+the record's shape, its reduction and its judges are one contract, and each judge reads
+fields the reduction alone defines (split, a judge could change without its record):
 
 * :func:`stalls_of`: a client's intervals without progress, found on its raw times (all
   its logs together: a line is written only for a window in which I/O completed).
