@@ -104,8 +104,13 @@ def test_a_nightly_and_two_acceptance_runs_at_once_never_overlap_jobs(cluster_en
         assert job["state"] == "COMPLETED", job
         assert job["nodes"] == "1", job  # room for several sessions' jobs at once
     info = [r["session_info"] for r in reports.values()]
-    assert max(i["time_start_unix"] for i in info) < min(i["time_end_unix"] for i in info), \
-        "the sessions did not all run at the same time: this test proved nothing"
+    # Each session ran while another did (all three at once is not needed, nor certain:
+    # acceptance-1's ceilings job waits its turn too, and on a loaded host its session
+    # once started after the nightly's had ended).
+    spans_of = [(i["time_start_unix"], i["time_end_unix"]) for i in info]
+    for n, (start, end) in enumerate(spans_of):
+        assert any(s < end and start < e for m, (s, e) in enumerate(spans_of) if m != n), \
+            f"a session ran alone ({spans_of}): this test proved nothing for it"
 
     # No two benchmark jobs ran at once (Slurm's times, whole seconds: an end and
     # the next start in the same second is the singleton handing over).

@@ -50,7 +50,11 @@ def test_a_launch_that_crashed_before_the_benchmark_ran_is_retried_and_recorded(
         cluster_env, tmp_path):
     proc, case = run_mdtest_easy(cluster_env, tmp_path, crashes=1)
     assert case["result"] == "pass", (case["fail_reason"], job_output(tmp_path))
-    assert case["launch_retry"].startswith("the benchmark step was launched twice"), case
+    # Twice; or 3 times when Open MPI's own start-up crash hit the first retry too (seen
+    # in CI: the second retry then ran the benchmark).
+    assert case["launch_retry"].startswith(("the benchmark step was launched twice",
+                                            "the benchmark step was launched 3 times")), \
+        case["launch_retry"]
     assert "Segmentation fault" in case["launch_retry"], case["launch_retry"]
     # One rank map, the one of the attempt that counts (each rank once).
     ranks = case["rank_map"]
