@@ -28,7 +28,7 @@ from fsaccept.core.guards import filesystem_type
 from fsaccept.suite.owned import owner_marker
 from tests.conftest import REPO, reframe_command, run
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.volume_cluster]
 CHECK = REPO / "tests" / "integration" / "src" / "cleanup_check.py"
 FILES_PER_NODE = 2000
 

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import gluster_reference, run_gluster_checks
 
-pytestmark = [pytest.mark.integration, pytest.mark.main_cluster]
+pytestmark = [pytest.mark.integration, pytest.mark.volume_cluster]
 
 DELAY_S = 40
 

@@ -65,8 +65,9 @@ def _private_cluster(tmp_path):
 
 def _free_port_base():
     """Port base + 4000..4999 (bind-checked by `up` itself anyway): far from the
-    cluster's (+0..399), scripts/test's second lane's (+1000..1399) and the CephFS
-    modules' labs (+2000..2899, +3000..3899 from the second lane)."""
+    cluster's (+0..399), scripts/test's second lane's (+1000..1399), the CephFS
+    modules' labs (+2000..2899) and the fourth lane's cluster (+3000..3399); this
+    module runs in the second lane, so +5000..5799 of the first's."""
     return env_port_base() + 4000 + (os.getpid() % 40) * 20
 
 

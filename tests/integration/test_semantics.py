@@ -23,7 +23,7 @@ from fsaccept.benchmarks.semantics import parse
 from lab.gluster import Gluster
 from tests.conftest import LOCAL_CLUSTER, gluster_reference, run, run_gluster_checks
 
-pytestmark = [pytest.mark.integration, pytest.mark.main_cluster]
+pytestmark = [pytest.mark.integration, pytest.mark.volume_cluster]
 
 
 def semantics(tmp_path, layout):

@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import gluster_reference, run_gluster_checks
 
-pytestmark = [pytest.mark.integration, pytest.mark.main_cluster]
+pytestmark = [pytest.mark.integration, pytest.mark.volume_cluster]
 
 SOAK = {"node_fraction": 1.0, "file_size": "64MiB", "runtime_s": 40, "max_stall_s": 5,
         # The lab's bandwidth moves by tens of % within a minute: drift and shortfall

@@ -23,7 +23,7 @@ from lab.cluster import (DEFAULT_PORT_BASE, ClusterLayout, ceph_layout, default_
                          gluster_layout, recorded_fs)
 from tests.conftest import LOCAL_CLUSTER, REPO, require_lab_tools, run
 
-pytestmark = [pytest.mark.integration, pytest.mark.main_cluster]
+pytestmark = [pytest.mark.integration, pytest.mark.volume_cluster]
 
 SYSTEM = "local-gluster-cephfs"
 #: The mount types each target's jobs ran on.
