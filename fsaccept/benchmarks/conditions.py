@@ -51,41 +51,48 @@ CONDITIONS: dict[str, Condition] = {c.name: c for c in (
               "reader on different nodes (visibility, locks, rename, links, namespace "
               "scale, root squash, ACLs)",
               reference=_entries(_SEMANTICS), checks=_checks(_SEMANTICS),
+              judge="reporting/signoff/semantics.py",
               report="reporting/semantics.py", section="Semantics and features",
               fragments=("words/semantics.j2",), checks_dir=_folder(_SEMANTICS),
               page="semantics.md"),
     Condition(name="quota", descr="a quota the site's command sets: EDQUOT within the "
               "slack, the reported usage following the data",
               reference=_entries(_QUOTA), checks=_checks(_QUOTA),
+              judge="reporting/signoff/quota.py",
               report="reporting/semantics.py", section="Semantics and features",
               fragments=("words/semantics.j2",), checks_dir=_folder(_QUOTA),
               page="quota.md"),
     Condition(name="soak", descr="fio writing for hours, judged on its time series: "
               "stalls, drift, a slow node",
               reference=_entries(_SOAK), checks=_checks(_SOAK),
+              judge="reporting/signoff/soak.py",
               report="reporting/soak.py", section="Soak:",
               fragments=("words/soak.j2",), checks_dir=_folder(_SOAK), page="soak.md"),
     Condition(name="interference", descr="a noisy neighbour: the victims' p99 alone and "
               "beside the aggressors, in one job, the overlap proven",
               reference=_entries(_INTERFERENCE), checks=_checks(_INTERFERENCE),
+              judge="reporting/signoff/interference.py",
               report="reporting/interference.py", section="Interference:",
               fragments=("words/interference.j2",), checks_dir=_folder(_INTERFERENCE),
               page="interference.md"),
     Condition(name="degraded", descr="a benchmark test run while a storage server is "
               "down, the fault proven on every node",
               reference=("degraded",), checks=_checks(registry.DEGRADED),
+              judge="reporting/signoff/degraded.py",
               report="reporting/degraded.py", section="Degraded mode",
               checks_dir="degraded", page="degraded.md"),
     Condition(name="fill", descr="the target filled to a declared level, then tests run "
               "again and judged against their empty figures",
               reference=("fill",),
               checks=_checks((registry.FILL_TARGET, *registry.FILLED)),
+              judge="reporting/signoff/fill.py",
               report="reporting/fill.py", section="Fill level",
               fragments=("words/fill-contract.j2", "words/fill.j2"), checks_dir="fill",
               page="fill.md"),
     Condition(name="scaling", descr="a test swept along a dimension (nodes, ranks per "
               "node, transfer size, stripes), its curve judged",
               reference=("sweeps",), checks=_checks(registry.SCALING_TESTS),
+              judge="reporting/scaling.py",
               report="reporting/scaling.py", section="Scaling", checks_dir="scaling",
               page="scaling.md"),
 )}

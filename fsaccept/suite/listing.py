@@ -47,9 +47,10 @@ def checks_table() -> str:
 
 def conditions_table() -> str:
     """One row per condition (:data:`fsaccept.benchmarks.conditions.CONDITIONS`): the
-    reference keys it reads, its checks, its folder, its report section and fragments."""
-    rows = ["| condition | reference keys | checks | folder | report section | "
-            "what it is |", "| --- | --- | --- | --- | --- | --- |"]
+    reference keys it reads, its checks, its folder, its sign-off judge, its report section
+    and fragments."""
+    rows = ["| condition | reference keys | checks | folder | sign-off judge | "
+            "report section | what it is |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for cond in CONDITIONS.values():
         keys = ", ".join(f"`{k}`" for k in cond.reference)
         checks = ", ".join(f"`{c}`" for c in cond.checks)
@@ -57,7 +58,8 @@ def conditions_table() -> str:
         section = f"{title} (`{cond.report}`" + "".join(
             f", `{f}`" for f in cond.fragments) + ")"
         rows.append(f"| [{cond.name}]({cond.page}) | {keys} | {_cell(checks)} | "
-                    f"`checks/{cond.checks_dir}` | {_cell(section)} | {_cell(cond.descr)} |")
+                    f"`checks/{cond.checks_dir}` | `{cond.judge}` | {_cell(section)} | "
+                    f"{_cell(cond.descr)} |")
     return "\n".join(rows) + "\n"
 
 

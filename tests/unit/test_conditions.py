@@ -69,3 +69,27 @@ def test_its_report_section_and_fragments_are_both_reports(name):
 @pytest.mark.parametrize("name", sorted(CONDITIONS))
 def test_its_user_page_exists(name):
     assert (REPO / "docs" / "user" / CONDITIONS[name].page).is_file()
+
+
+def _modules_judges_reach() -> set[str]:
+    """The modules whose functions a row of ``JUDGES`` calls (by name, or closed over)."""
+    from fsaccept.reporting import evidence
+    reached = set()
+    for judge in evidence.JUDGES.values():
+        called = [getattr(evidence, n, None) for n in judge.__code__.co_names]
+        called += [c.cell_contents for c in judge.__closure__ or ()]
+        reached |= {f.__module__ for f in called if callable(f) and hasattr(f, "__module__")}
+    return reached
+
+
+@pytest.mark.parametrize("name", sorted(CONDITIONS))
+def test_its_judge_is_a_module_the_sign_off_reaches(name):
+    """Its ``judge`` exists; one under ``reporting/signoff/`` is reached by a row of
+    ``JUDGES``, one that is its report module lays its own section's verdict out."""
+    cond = CONDITIONS[name]
+    assert (PACKAGE / cond.judge).is_file(), cond.judge
+    module = "fsaccept." + cond.judge.removesuffix(".py").replace("/", ".")
+    if cond.judge.startswith("reporting/signoff/"):
+        assert module in _modules_judges_reach(), (name, module)
+    else:
+        assert cond.judge == cond.report, name
