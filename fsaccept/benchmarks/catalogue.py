@@ -58,8 +58,12 @@ class DatasetMargin:
     in its deadline at its rate (its bytes moved; scaled up to the deadline when it
     ended first)."""
 
+    #: The bytes the phase could read: what the dataset's generation laid down, else the
+    #: configured size.
     available_bytes: int
+    #: The bytes the phase moves in its deadline at its rate.
     consumed_bytes: int
+    #: The phase's deadline, in seconds.
     deadline_s: int
     #: The reference entry's keys that size the dataset (raise one to widen the margin).
     sized_by: tuple[str, ...] = ()
@@ -306,10 +310,11 @@ class Benchmark:
     contract_options: Callable[[TestSpec, Mapping[str, Any], int, list[str]],
                                list[str] | None] | None = None
     #: (its job's stdout) -> (the tasks, the nodes, the arguments its output's own header
-    #: prints; None where it prints none); and its options the entry sizes (IOR's ``-t
-    #: -b -s -D``, mdtest's ``-n``, fio's ``--runtime``...), which that header, or each
-    #: node's report, must give as the contract asks.
+    #: prints; None where it prints none).
     output_header: Callable[[str], tuple[int | None, int | None, list[str] | None]] | None = None
+    #: Its options the entry sizes (IOR's ``-t -b -s -D``, mdtest's ``-n``, fio's
+    #: ``--runtime``...): its output's own header, or each node's report, must give them
+    #: as the contract asks.
     sized_options: tuple[str, ...] = ()
     #: (its job's stdout, a test of it) -> the dataset margin of the test's deadline-bound
     #: phase (:class:`DatasetMargin`; None: no deadline, or nothing to tell it from): the

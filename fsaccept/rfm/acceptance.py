@@ -82,6 +82,7 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
 
     @run_after("init")
     def take_reference_key(self):
+        """Its entry's key under ``tests:`` from its catalogue record."""
         if self.spec is not None:  # else its class's own (a check the catalogue lacks)
             self.reference_key = self.spec.key
 
@@ -155,6 +156,8 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
 
     @run_after("setup")
     def load_reference(self):
+        """The reference file read and validated, and this test's target and entry taken
+        from it."""
         path = (self.reference_file or os.environ.get("FSACCEPT_REFERENCE")
                 or reference.reference_path(self.current_system.name))
         self.reference_path = str(path)
@@ -220,6 +223,8 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
 
     @run_after("setup")
     def place_on_node_fraction(self):
+        """Its nodes and ranks from the entry's node fraction of the partition (of its
+        nodes, or of those available)."""
         nodes, usable = partition_nodes(self.job)
         self.partition_nodes, self.usable_nodes = len(nodes), len(usable)
         base = len(usable) if self.fraction_of == "available" else len(nodes)
@@ -243,6 +248,8 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
 
     @run_after("setup")
     def set_time_limit(self):
+        """The job's time limit: its deadlines, rounded up to minutes, plus the reference's
+        margin."""
         margin = self.time_limit_margin_min or self.refdata.time_limit_margin_min
         minutes = -(-self.deadlines_s() // 60) + margin
         self.time_limit = f"{minutes}m"
@@ -256,6 +263,7 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
 
     @run_before("run")
     def recheck_capacity(self):
+        """The capacity guard again, just before the job is submitted."""
         # Again just before the job is submitted: datasets set up after this test are
         # known now, and so is what the job submitted before it (maybe still running,
         # Slurm starts this one after it) may write.
@@ -271,6 +279,7 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
 
     @run_after("run")
     def count_what_it_left(self):
+        """Once the job has ended, the capacity guards count what it left on the target."""
         # The job has ended: the free space shows what it left.
         KEPT_DATASETS.ended(self.target_dir)
 
@@ -287,6 +296,8 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
 
     @run_after("setup")
     def set_threshold(self):
+        """ReFrame's reference from the entry's thresholds (a test judged on no figure has
+        none)."""
         if not getattr(self, "judged", True):
             return
         self.reference = {"*": self.threshold_references()}
@@ -298,16 +309,22 @@ class AcceptanceTest(rfm.RunOnlyRegressionTest, CataloguedTest, Accounted, Logge
 
     @run_before("run")
     def activate_benchmarks(self):
+        """The commands that put the benchmarks on the job's PATH (the partition's Spack
+        view or modules), first in the job."""
         self.benchmark_provenance = self.binaries.provenance
         self.prerun_cmds = provision.activation_commands(
             self.current_partition.extras, self.binaries.stagedir) + self.prerun_cmds
 
     @run_before("run")
     def set_slurm_job_options(self):
+        """Slurm's options of every acceptance job: never requeued, one job of the system at
+        a time (singleton, across sessions), the test named in its comment."""
         self.job.options += slurm_job_options(self)
 
     @run_before("run")
     def launch_block_distributed(self):
+        """srun places ranks in blocks (each node's ranks together), and a task that dies
+        ends the step."""
         # Block placement: ranks 0..k-1 on the first node, ... IOR's -C shift is
         # node 0's rank count, so only with blocks does each reader move to another node.
         if self.current_partition.launcher_type.registered_name != "srun":

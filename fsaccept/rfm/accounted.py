@@ -35,6 +35,8 @@ class Accounted(rfm.RegressionTestPlugin):
 
     @run_before("sanity")
     def record_accounting(self):
+        """Slurm's accounting of the job (nodes, state, exit code, steps) recorded for the
+        sign-off."""
         jobid = str(self.job.jobid or "")
         if self.current_partition.scheduler.registered_name != "slurm" or not jobid:
             return

@@ -67,7 +67,8 @@ class BenchmarkTest(AcceptanceTest):
     ``executable_opts`` in a hook after setup (``set_<tool>_command``), ``planned_volume``,
     ``deadlines_s``, its run parsed once (``parsed_run``, which calls its
     ``record_run``), ``benchmark_reasons`` (the INVALID reasons its output gives) and
-    ``set_perf_variables``.
+    ``set_perf_variables``.  Its pipeline hooks, in the order ReFrame runs them:
+    docs/dev/api.md (:mod:`fsaccept.rfm.apiref`).
     """
 
     # Provenance (loggable: perflog and run report).
@@ -108,6 +109,8 @@ class BenchmarkTest(AcceptanceTest):
 
     @run_before("run")
     def resume_earlier_removals(self):
+        """Earlier runs' data left behind is removed first (their removal resumed), what
+        stays reported."""
         # Before this session's first job: earlier runs' jobs have all been submitted
         # by sessions that ended (or are still running: then left alone).
         for removal in sweep_earlier_runs():
@@ -146,6 +149,7 @@ class BenchmarkTest(AcceptanceTest):
 
     @run_after("setup")
     def set_data_directory(self):
+        """Its data directory below the target: ``fsaccept/<test>.<run id>``, its own."""
         self.target_dir = os.path.join(str(self.target_root()), "fsaccept", self.data_name())
 
     def data_name(self) -> str:
@@ -358,6 +362,8 @@ class BenchmarkTest(AcceptanceTest):
 
     @run_before("run")
     def record_environment(self):
+        """The command, binary, versions and MPI recorded, and the command quoted for the
+        job script."""
         self.benchmark_command = self.command_line()
         binary = shlex.quote(self.benchmark_binary())
         # The one place where paths meet the shell: ReFrame pastes the executable
@@ -550,7 +556,8 @@ class BenchmarkTest(AcceptanceTest):
         return self._job_info
 
     def record_version(self, benchmark: str, printed: str | None) -> None:
-        """Record the version the benchmark printed (e.g. 'IOR-4.0.0') and whether it is tested."""
+        """Record the version the benchmark printed (e.g. 'IOR-4.0.0') and whether it is
+        tested."""
         self.benchmark_version = printed or ""
         self.version_note = versions.version_note(benchmark, versions.version_number(printed))
 

@@ -28,6 +28,7 @@ class CataloguedTest(rfm.RegressionTestPlugin):
 
     @run_after("init")
     def take_catalogue_record(self):
+        """Its description, tags and attributes from its catalogue record (``TestSpec``)."""
         spec = self.spec
         if spec is None:
             return

@@ -12,6 +12,7 @@ import re
 import sys
 from importlib import resources
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from fsaccept.benchmarks import registry
@@ -217,9 +218,10 @@ def fill_session_pattern(reference: Any) -> str:
     return "^(" + "|".join(checks) + r")\b"
 
 
-def fill_generated(text: str) -> str:
-    """``text`` with every generated section made anew from the catalogue."""
-    for name, make in GENERATED.items():
+def fill_generated(text: str, generated: dict[str, Callable[[], str]] | None = None) -> str:
+    """``text`` with every generated section made anew from the catalogue (or each of
+    ``generated``: ``{name: its maker}``)."""
+    for name, make in (GENERATED if generated is None else generated).items():
         pattern = re.compile(rf"(<!-- BEGIN GENERATED: {name} -->\n).*?(<!-- END GENERATED: "
                              rf"{name} -->)", re.S)
         text = pattern.sub(lambda m, make=make: m.group(1) + make() + m.group(2), text)

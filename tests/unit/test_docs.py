@@ -1,6 +1,9 @@
 """The docs' generated tables are the catalogue's and the schemas' own
-(``fsaccept reference --list``): this fails when a check, a key or an option changes and
-the page does not.  Refill them with ``python -m fsaccept.suite.listing docs/user/*.md``.
+(``fsaccept reference --list``), and the API reference's the code's own
+(``docs/dev/api.md``): this fails when a check, a key, an option, a record's field or a
+hook changes and the page does not.  Refill them with ``python -m
+fsaccept.suite.listing docs/user/*.md`` and ``python -m fsaccept.rfm.apiref
+docs/dev/api.md``.
 
 The user pages as a site reads them: no sentence longer than :data:`MAX_SENTENCE_WORDS`
 words, every relative link (and its heading anchor) leads somewhere, and every command
@@ -13,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from fsaccept.rfm import apiref
 from fsaccept.suite import listing
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -21,15 +25,16 @@ PAGES = sorted(p for p in DOCS.rglob("*.md") if "BEGIN GENERATED" in p.read_text
 
 def test_the_generated_tables_are_in_the_docs():
     names = {m for p in PAGES for m in re.findall(r"BEGIN GENERATED: ([\w-]+)", p.read_text())}
-    assert names == set(listing.GENERATED)
+    assert names == set(listing.GENERATED) | set(apiref.GENERATED)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(DOCS)))
 def test_a_generated_table_is_what_the_catalogue_says(page):
     text = page.read_text()
-    assert listing.fill_generated(text) == text, (
-        f"{page}: its generated tables differ from the catalogue; run "
-        f"python -m fsaccept.suite.listing {page}")
+    assert apiref.fill(listing.fill_generated(text)) == text, (
+        f"{page}: its generated sections differ from the catalogue or the code; run "
+        f"python -m fsaccept.suite.listing {page} (user pages) or python -m "
+        f"fsaccept.rfm.apiref {page} (docs/dev/api.md)")
 
 
 def test_the_readme_is_a_door():

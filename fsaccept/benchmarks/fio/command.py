@@ -58,8 +58,8 @@ class Kind:
     rw: str  #: fio ``rw=``
     block_size: int  #: default ``bs=`` (the entry may change it; the names follow)
     direct: bool  #: O_DIRECT: fixed by the test, it is what the figure means
-    ioengine: str
-    iodepth: int
+    ioengine: str  #: fio ``ioengine=`` (``libaio``, ``psync``...)
+    iodepth: int  #: fio ``iodepth=``: the I/Os each job keeps in flight
     regime: str  #: ``direct``, ``buffered`` or ``fsync``: part of the figure names
     fsync: int = 0  #: fio ``fsync=N``: fsync after every N writes
     end_fsync: bool = False  #: fsync when the job ends (counted in its runtime)
@@ -153,8 +153,8 @@ class FioParameters:
     kind: str
     node_fraction: float
     block_size: int
-    ioengine: str
-    iodepth: int
+    ioengine: str  #: fio ``ioengine=`` (``libaio``, ``psync``...)
+    iodepth: int  #: fio ``iodepth=``: the I/Os each job keeps in flight
     numjobs: int = 1
     file_size: int | None = None  #: per job (fio ``size=``); data tests
     runtime_s: int | None = None  #: data tests
