@@ -9,7 +9,7 @@ judge.  Two figures are compared by the ratio of their means, B / A, with a conf
 interval from Welch's t-test on the logarithms of the repetitions (a ratio's error is
 symmetric on a log scale; Welch: the two sides' variances need not be equal): the
 difference is significant when the interval excludes 1.  SciPy computes every interval;
-nothing here is hand-rolled beyond the mean and the standard deviation's definitions.
+the mean and the standard deviation are the standard library's (``statistics``).
 
 Random errors shrink with repeats; systematic ones (a cache that answered) do not: a
 narrow interval says the runs agree, not that they measured the file system.
@@ -18,6 +18,7 @@ narrow interval says the runs agree, not that they measured the file system.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -27,7 +28,9 @@ CONFIDENCE = 0.95
 
 @dataclass(frozen=True)
 class Spread:
-    """A figure's repetitions, in the order they ran (finite, positive or zero)."""
+    """A figure's repetitions, in the order they ran.  :func:`spread` makes one of
+    figures a file system can have (finite, at least 0); a run report's recorded values,
+    shown as they are, make one directly."""
 
     values: tuple[float, ...]
     confidence: float = CONFIDENCE
@@ -38,15 +41,12 @@ class Spread:
 
     @property
     def mean(self) -> float:
-        return math.fsum(self.values) / self.n
+        return statistics.fmean(self.values)
 
     @property
     def sd(self) -> float | None:
         """The sample standard deviation (n - 1); None for one repetition."""
-        if self.n < 2:
-            return None
-        m = self.mean
-        return math.sqrt(math.fsum((v - m) ** 2 for v in self.values) / (self.n - 1))
+        return statistics.stdev(self.values) if self.n > 1 else None
 
     @property
     def minimum(self) -> float:

@@ -26,6 +26,7 @@ from fsaccept.core import inputs
 from fsaccept.core.formatting import format_number
 from fsaccept.benchmarks.catalogue import ACCEPTANCE
 from fsaccept.core.pernode import OUTLIER_FIGURE
+from fsaccept.core.statistics import Spread
 from fsaccept.core.degraded import SCENARIO_PARAMETER
 from fsaccept.core.reference import TARGET_PARAMETER, ReferenceError
 from fsaccept.reporting.case import Case, TypedReport, typed
@@ -40,21 +41,10 @@ from fsaccept.reporting.verdicts import (FAIL, INVALID, NOT_RUN, PASS, REPEAT_PA
 # --------------------------------------------------------------------------- tests
 
 
-@dataclass(frozen=True)
-class Stats:
-    n: int
-    mean: float
-    std: float | None  # sample standard deviation; None for n = 1
-    min: float
-    max: float
-
-
-def stats_of(values: list[float]) -> Stats | None:
-    if not values:
-        return None
-    return Stats(n=len(values), mean=statistics.fmean(values),
-                 std=statistics.stdev(values) if len(values) > 1 else None,
-                 min=min(values), max=max(values))
+def stats_of(values: list[float]) -> Spread | None:
+    """The spread of a test's repeated runs' values (ReFrame's ``--repeat``), as
+    recorded."""
+    return Spread(tuple(values)) if values else None
 
 
 @dataclass
@@ -78,7 +68,7 @@ class FigureRow:
         return vals[0] if len(vals) == 1 else statistics.fmean(vals)
 
     @property
-    def stats(self) -> Stats | None:
+    def stats(self) -> Spread | None:
         return stats_of(self.values)
 
     @property

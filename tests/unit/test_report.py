@@ -109,9 +109,9 @@ def test_repeats_are_one_test_with_statistics():
     values = [tc["perfvalues"]["local:compute:write_iops"][0] for tc in runreport.all_testcases(report)
               if tc["name"].startswith("IORRandomWriteIOPS")]
     st = t.figures[0].stats
-    assert (st.n, st.min, st.max) == (3, min(values), max(values))
+    assert (st.n, st.minimum, st.maximum) == (3, min(values), max(values))
     assert st.mean == pytest.approx(statistics.fmean(values))
-    assert st.std == pytest.approx(statistics.stdev(values))
+    assert st.sd == pytest.approx(statistics.stdev(values))
     row = sections.summary_rows([t])[0]
     assert row.measured.endswith("IOPS (mean of 3)")
 
