@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.ceph import (Ceph, CephError, CephLayout, healed, health_of, parse_fs_status,
+from lab.ceph import (MON_PORT, Ceph, CephError, CephLayout, healed, health_of,
+                      parse_fs_status,
                       parse_status, problems)
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "ceph"
@@ -378,12 +379,15 @@ def test_a_missing_ceph_program_is_refused_naming_its_package(tmp_path, monkeypa
 
 
 def test_a_monitor_port_in_use_is_refused_and_nothing_is_created(tmp_path):
-    lay = CephLayout(tmp_path / "ceph", 18900)
-    ceph = Ceph(lay)
-    ceph.check_prerequisites = lambda: None  # not the point here
     with socket.socket() as theirs:  # stands for a ceph-mon fsaccept did not start
-        theirs.bind(("127.0.0.1", lay.mon_port))
+        # A port the system gives (free now), never a fixed one: a cluster of the
+        # integration lanes may hold any fixed port.
+        theirs.bind(("127.0.0.1", 0))
         theirs.listen()
+        lay = CephLayout(tmp_path / "ceph", theirs.getsockname()[1] - MON_PORT)
+        assert lay.mon_port == theirs.getsockname()[1]
+        ceph = Ceph(lay)
+        ceph.check_prerequisites = lambda: None  # not the point here
         with pytest.raises(CephError, match=f"^port {lay.mon_port} \\(for ceph-mon\\) is "
                                             "already in use"):
             ceph.up()

@@ -2,7 +2,6 @@
 hostile inputs."""
 
 import json
-import time
 from pathlib import Path
 
 import jsonschema
@@ -148,12 +147,12 @@ def test_truncated_output_is_invalid(cut):
     assert not parse_md_workbench(text).valid
 
 
-def test_a_huge_error_file_costs_bounded_time_and_output():
+def test_a_huge_error_file_gives_bounded_output():
+    """200,000 error lines: INVALID, and what it says stays small (its speed is no test's
+    to time: it depends on the machine)."""
     text = (DATA / "basic.txt").read_text().splitlines()[0] + "\n" + \
         "ERROR: 3: Error while creating the dset: /x, (md-workbench.c:554)\n" * 200_000
-    t0 = time.perf_counter()
     r = parse_md_workbench(text)
-    assert time.perf_counter() - t0 < 10
     assert len(json.dumps(r.to_dict())) < 100_000 and not r.valid
 
 
