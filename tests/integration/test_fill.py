@@ -203,7 +203,11 @@ def test_a_sigint_while_the_filler_writes_leaves_nothing(fill_env, tmp_path, res
     session = subprocess.Popen([ACCEPTANCE, "--system", "local-gluster", "--fill",
                                 "--no-ceilings"],
                                env=env_of(fill_env, tmp_path, reference(tmp_path)),
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               # Ctrl-C reaches it however pytest was started (a shell's
+                               # `&` or nohup leave SIGINT ignored, and a bash that begins
+                               # so cannot trap it).
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         top = _wait_for_the_filler(session)
         _while_a_job_of_the_session_runs(fill_env, session)

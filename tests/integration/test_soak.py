@@ -23,7 +23,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.volume_cluster]
 SOAK = {"node_fraction": 1.0, "file_size": "64MiB", "runtime_s": 40, "max_stall_s": 5,
         # The lab's bandwidth moves by tens of % within a minute: drift and shortfall
         # are judged, with limits for the lab.
-        "max_drift": 0.9, "max_node_shortfall": 0.9}
+        "max_drift": 0.9, "max_node_shortfall": 0.9,
+        # As the lab's fio entries (reference/local-gluster.yaml): the emulated nodes
+        # share 2 cores with everything else, so one of them may lag a loaded host by 20 %;
+        # the soak's own node shortfall judges a slow node, with the lab's limit.
+        "outlier_fraction": 0}
 STOPPED_S = 12
 
 
