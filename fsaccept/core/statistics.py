@@ -26,6 +26,11 @@ from dataclasses import dataclass
 CONFIDENCE = 0.95
 
 
+def _percent(fraction: float) -> str:
+    """``0.95`` -> ``95 %`` (the project's spacing; a figure's own unit is left alone)."""
+    return f"{fraction * 100:.0f} %"
+
+
 @dataclass(frozen=True)
 class Spread:
     """A figure's repetitions, in the order they ran.  :func:`spread` makes one of
@@ -86,8 +91,7 @@ class Spread:
             return f"{g(self.mean)}{u} (n = 1: no spread)"
         low, high = self.interval
         return (f"{g(self.mean)} ± {g(self.sd)}{u} (n = {self.n}, range {g(self.minimum)} … "
-                f"{g(self.maximum)}, {self.confidence:.0%} CI {g(low)} … {g(high)})"
-                .replace("%", " %"))
+                f"{g(self.maximum)}, {_percent(self.confidence)} CI {g(low)} … {g(high)})")
 
 
 def spread(values: Iterable[float], confidence: float = CONFIDENCE) -> Spread:
@@ -111,9 +115,8 @@ def noise_reason(s: Spread, max_cov: float) -> str | None:
     cov = s.cov
     if cov is None or cov <= max_cov:
         return None
-    return (f"too noisy to judge (CoV {cov:.0%} over {s.n} repetitions, at most "
-            f"{max_cov:.0%}): random error dominates; find what else runs"
-            .replace("%", " %"))
+    return (f"too noisy to judge (CoV {_percent(cov)} over {s.n} repetitions, at most "
+            f"{_percent(max_cov)}): random error dominates; find what else runs")
 
 
 @dataclass(frozen=True)
@@ -167,8 +170,8 @@ class Ratio:
         direction = ("B is higher" if self.value > 1 else "B is lower" if self.value < 1
                      else "equal")
         verdict = "significant" if self.significant else "not significant"
-        return (f"{r} ± {half:.{digits}f} × ({self.a.confidence:.0%} CI {iv[0]:.{digits}f} "
-                f"… {iv[1]:.{digits}f}: {direction}; {verdict})").replace("%", " %")
+        return (f"{r} ± {half:.{digits}f} × ({_percent(self.a.confidence)} CI "
+                f"{iv[0]:.{digits}f} … {iv[1]:.{digits}f}: {direction}; {verdict})")
 
 
 def ratio(a: Spread, b: Spread) -> Ratio:

@@ -28,6 +28,10 @@ def test_one_repetition_has_no_spread_nor_interval():
     assert st.noise_reason(s, 0.1) is None
 
 
+def test_a_figure_in_percent_keeps_its_own_unit():
+    assert st.spread([20, 22, 24]).text("%") == "22 ± 2 % (n = 3, range 20 … 24, 95 % CI 17 … 27)"
+
+
 def test_identical_repetitions_have_a_zero_width_interval():
     assert st.spread([5, 5, 5]).interval == (5, 5)
 
