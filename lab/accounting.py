@@ -16,8 +16,10 @@ Standard library only, like ``lab/cluster.py``.  The rendering is pure and unit-
 
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import time
@@ -117,6 +119,10 @@ def render_my_cnf(layout: AccountingLayout) -> str:
         "innodb_buffer_pool_size=64M",
         "innodb_log_file_size=64M",
         "innodb_lock_wait_timeout=900",
+        # Plain reads and writes: neither io_uring nor libaio, whose limits are the host's
+        # (locked memory, fs.aio-max-nr shared by every container), as a few MB of
+        # accounting need.
+        "innodb_use_native_aio=OFF",
         "",
     ])
 
@@ -170,6 +176,12 @@ def sacctmgr_setup(cluster: str, user: str) -> list[list[str]]:
     ]
 
 
+def error_lines(log: str, limit: int = 8) -> list[str]:
+    """The ``[ERROR]`` lines of a MariaDB error log, the first ``limit`` of them (the
+    first says why; ``mariadb-install-db`` prints only where to look)."""
+    return [line.strip() for line in log.splitlines() if "[ERROR]" in line][:limit]
+
+
 def parse_last_job_id(text: str) -> int:
     """The highest job id in ``sacct -n -X -P -o jobidraw`` output (0 if none)."""
     ids = [int(line.split("_")[0].split("+")[0]) for line in text.split()
@@ -190,6 +202,16 @@ def _live_pid(pidfile: Path, expected: str) -> int | None:
     except (OSError, ValueError, IndexError):
         return None
     return pid if comm == expected[:15] and stat != "Z" else None
+
+
+def _read_from(path: Path, offset: int) -> str:
+    """What ``path`` holds past ``offset`` ("" if it is not there)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read().decode(errors="replace")
+    except FileNotFoundError:
+        return ""
 
 
 class Accounting:
@@ -229,6 +251,37 @@ class Accounting:
                 live[name] = pid
         return live
 
+    def _install_db(self) -> list[str]:
+        """Create MariaDB's system tables in a new data directory; return a note if the
+        first attempt failed.  One lane at a time on this host (a lock in ``/tmp``); a
+        failed attempt's data directory (this call made it) is removed and tried once
+        more, its error lines kept in the note and in ``log/install-db-failed.log``."""
+        lay = self.layout
+        argv = ["mariadb-install-db", f"--defaults-file={lay.my_cnf}", "--user=root",
+                "--auth-root-authentication-method=socket", "--skip-test-db"]
+        log = lay.state_dir / "log" / "mariadbd.log"
+        notes = []
+        with open(Path(os.environ.get("TMPDIR", "/tmp")) / "fsaccept-install-db.lock",
+                  "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            for attempt in (1, 2):
+                before = log.stat().st_size if log.exists() else 0
+                existed = lay.datadir.exists()
+                try:
+                    self._run(argv, timeout=180)
+                    return notes
+                except AccountingError as exc:
+                    errors = error_lines(_read_from(log, before))
+                    why = "; ".join(errors) or "no [ERROR] line in its log"
+                    if attempt == 2:
+                        raise AccountingError(f"{exc}: {why}") from None
+                    (lay.state_dir / "log" / "install-db-failed.log").write_text(
+                        f"{exc}\n" + "\n".join(errors) + "\n")
+                    notes.append(f"mariadb-install-db failed once ({why}), tried again")
+                    if not existed and lay.datadir.is_dir():
+                        shutil.rmtree(lay.datadir)
+        return notes
+
     def _password(self) -> str:
         f = self.layout.password_file
         if not f.is_file():
@@ -252,9 +305,7 @@ class Accounting:
         started = []
         if "mariadbd" not in live:
             if not (lay.datadir / "mysql").is_dir():
-                self._run(["mariadb-install-db", f"--defaults-file={lay.my_cnf}",
-                           "--user=root", "--auth-root-authentication-method=socket",
-                           "--skip-test-db"], timeout=180)
+                started.extend(self._install_db())
             with open(lay.state_dir / "log" / "mariadbd.out", "ab") as out:
                 subprocess.Popen(["mariadbd", f"--defaults-file={lay.my_cnf}", "--user=root"],
                                  env=self.env, stdin=subprocess.DEVNULL, stdout=out,

@@ -46,3 +46,58 @@ def test_the_last_job_id_is_the_highest_the_database_holds(text, last):
 
 def test_first_job_id_is_at_least_one():
     assert "FirstJobId=1" in acct.slurm_conf_lines(LAYOUT, 0)
+
+
+def test_mariadb_uses_no_native_aio_whose_limits_are_the_hosts():
+    assert "innodb_use_native_aio=OFF" in acct.render_my_cnf(LAYOUT).splitlines()
+
+
+def test_the_error_lines_of_a_log_say_why_install_db_failed():
+    log = ("2026-12-02 1 0 [Note] InnoDB: Using io_uring\n"
+           "2026-12-02 1 0 [ERROR] InnoDB: io_uring_queue_init() failed with ENOMEM\n"
+           "2026-12-02 1 0 [ERROR] Plugin 'InnoDB' init function returned error.\n")
+    assert acct.error_lines(log) == [
+        "2026-12-02 1 0 [ERROR] InnoDB: io_uring_queue_init() failed with ENOMEM",
+        "2026-12-02 1 0 [ERROR] Plugin 'InnoDB' init function returned error."]
+    assert acct.error_lines("") == []
+    assert len(acct.error_lines("[ERROR] x\n" * 50)) == 8
+
+
+def _fake_install_db(tmp_path, fails):
+    """A ``mariadb-install-db`` that fails its first ``fails`` calls as MariaDB does:
+    an [ERROR] line in the log, only where to look on stderr."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "mariadb-install-db"
+    script.write_text(f"""#!/bin/sh
+calls=$(cat {tmp_path}/calls 2>/dev/null || echo 0); calls=$((calls + 1))
+echo $calls > {tmp_path}/calls
+mkdir -p {tmp_path}/state/mysql
+if [ $calls -le {fails} ]; then
+  echo "0 [ERROR] InnoDB: try $calls failed" >> {tmp_path}/state/log/mariadbd.log
+  echo "Installation of system tables failed!  Examine the logs" >&2; exit 1
+fi
+mkdir {tmp_path}/state/mysql/mysql
+""")
+    script.chmod(0o755)
+    (tmp_path / "state" / "log").mkdir(parents=True)
+    layout = acct.AccountingLayout(tmp_path / "state", tmp_path / "conf", 17000, "fsaccept")
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "TMPDIR": str(tmp_path)}
+    return acct.Accounting(layout, env), layout
+
+
+def test_install_db_failing_once_is_tried_again_and_said(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    accounting, layout = _fake_install_db(tmp_path, fails=1)
+    notes = accounting._install_db()
+    assert notes == ["mariadb-install-db failed once (0 [ERROR] InnoDB: try 1 failed), "
+                     "tried again"]
+    assert (layout.datadir / "mysql").is_dir()
+    assert "try 1 failed" in (layout.state_dir / "log" / "install-db-failed.log").read_text()
+
+
+def test_install_db_failing_twice_names_the_log_s_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    accounting, _ = _fake_install_db(tmp_path, fails=2)
+    with pytest.raises(acct.AccountingError, match=r"failed \(exit 1\).*try 2 failed"):
+        accounting._install_db()
