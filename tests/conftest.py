@@ -227,13 +227,14 @@ def run_gluster_checks(check_file, tmp_path, *args, env=None, timeout=1200):
 
 
 #: scripts/test names a file here: each test's set-up, call and teardown times are added
-#: to it, one line each ("<module>\t<seconds>"), by the controlling process only (pytest-
-#: xdist's workers' reports reach it too), so that the slowest modules of both runs can
-#: be summed.
+#: to it, one line each ("<module>\t<seconds>\t<test>"), by the controlling process only
+#: (pytest-xdist's workers' reports reach it too), so that the slowest modules and tests
+#: of every run can be summed.
 TEST_TIMES = os.environ.get("FSACCEPT_TEST_TIMES")
 
 
 def pytest_runtest_logreport(report):
     if TEST_TIMES and not os.environ.get("PYTEST_XDIST_WORKER"):
         with open(TEST_TIMES, "a") as f:
-            f.write(f"{report.nodeid.split('::')[0]}\t{report.duration:.3f}\n")
+            f.write(f"{report.nodeid.split('::')[0]}\t{report.duration:.3f}\t"
+                    f"{report.nodeid}\n")
