@@ -25,7 +25,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from fsaccept.core import reduction
+from fsaccept.core import reduction, slurm
 from fsaccept.core.paths import REPO_ROOT
 from fsaccept.core.units import MIB
 from fsaccept.rfm.acceptance import AcceptanceTest
@@ -90,9 +90,21 @@ class DataReductionProbe(AcceptanceTest):
                      if line.startswith(reduction.RESULT_MARKER + " ")]
             if why or not found:
                 raise SanityError("INVALID: the data-reduction probe did not measure: "
-                                  + ("; ".join(why) or "no result in its output"))
+                                  + ("; ".join(why) or self._why_no_result()))
             self._result = reduction.ProbeResult.from_dict(json.loads(found[-1]))
         return self._result
+
+    def _why_no_result(self) -> str:
+        """Why the output holds no result: what Slurm says ended the job, else the last
+        line the probe printed on stderr (a traceback's exception)."""
+        stderr = self._stderr_text()
+        said = slurm.slurm_job_failures(stderr)
+        if said:
+            return f"no result in its output ({'; '.join(said)})"
+        lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+        if lines:
+            return f"no result in its output (its stderr ends: {lines[-1][:300]})"
+        return "no result in its output, nothing on its stderr"
 
     @sanity_function
     def record_result(self):

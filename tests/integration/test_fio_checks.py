@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import REPO, reframe_command, run
+from tests.conftest import REPO, any_load_thresholds, reframe_command, run
 
 pytestmark = pytest.mark.integration
 
@@ -69,12 +69,7 @@ def any_load(prefix: Path, reference: str, env=None) -> dict:
     host can miss (floors of 1, latency ceilings of 100 s, no outlier rule): these tests are about fio's
     figures reaching the report exactly, not about this host's speed (an I/O-loaded
     host gave an fsync p99 of 287 ms, above workstation.yaml's 200 ms)."""
-    data = yaml.safe_load((REPO / "reference" / reference).read_text())
-    for entry in data["tests"].values():
-        if "outlier_fraction" in entry:
-            entry["outlier_fraction"] = 0  # nor one node slowed by the load
-        for threshold in (entry.get("thresholds") or {}).values():
-            threshold["value"] = 100_000_000 if threshold["unit"] == "us" else 1
+    data = any_load_thresholds(yaml.safe_load((REPO / "reference" / reference).read_text()))
     prefix.mkdir(parents=True, exist_ok=True)
     path = prefix / reference
     path.write_text(yaml.safe_dump(data))

@@ -17,8 +17,10 @@ import sys
 import time
 import zlib
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from reframe.core.exceptions import SanityError
 
 from fsaccept.benchmarks.fio import command as fiocmd
 from fsaccept.benchmarks.ior import command as iorcmd
@@ -26,6 +28,7 @@ from fsaccept.benchmarks.ior.parse import parse_ior
 from fsaccept.core import reduction
 from fsaccept.core.paths import REPO_ROOT
 from fsaccept.core.units import KIB, MIB
+from fsaccept.rfm.probe import DataReductionProbe
 from fsaccept.suite.spack import view_bin
 from tests.btrfs_mounts import btrfs_loop_mounts
 
@@ -301,3 +304,23 @@ def test_a_target_too_noisy_for_the_probe_is_undecided_and_nothing_is_written(
     assert not r.reduces and list(tmp_path.iterdir()) == []
     assert reduction.reducible_data_reasons("x", True, r) == []
     assert reduction.ProbeResult.from_dict(r.to_dict()).verdict == r.verdict
+
+
+@pytest.mark.parametrize("stdout, stderr, said", [
+    ("", "slurmstepd: error: *** JOB 7 ON n1 CANCELLED AT 2026-12-02T10:00:00 DUE TO TIME "
+     "LIMIT ***\n", "no result in its output (Slurm cancelled job 7 at "
+     "2026-12-02T10:00:00 due to time limit)"),
+    ("", "Traceback (most recent call last):\n  ...\nOSError: [Errno 28] No space left\n",
+     "no result in its output (its stderr ends: OSError: [Errno 28] No space left)"),
+    ("fsaccept-info host n1\n", "", "no result in its output, nothing on its stderr"),
+])
+def test_a_probe_without_a_result_says_what_ended_it(tmp_path, stdout, stderr, said):
+    """The probe's job printed no result and no error of its own: the reason names what
+    Slurm says ended the job, else the last line on its stderr."""
+    (tmp_path / "out").write_text(stdout)
+    me = SimpleNamespace(stagedir=str(tmp_path), stdout=SimpleNamespace(evaluate=lambda: "out"),
+                         _stderr_text=lambda: stderr)
+    me._why_no_result = lambda: DataReductionProbe._why_no_result(me)
+    with pytest.raises(SanityError) as err:
+        DataReductionProbe.result(me)
+    assert str(err.value) == f"INVALID: the data-reduction probe did not measure: {said}"
