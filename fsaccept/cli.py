@@ -55,6 +55,11 @@ def _nightly(argv: list[str]) -> int:
     return trends.main(argv)
 
 
+def _compare(argv: list[str]) -> int:
+    from fsaccept.reporting import compare
+    return compare.main(argv)
+
+
 def _ceilings(argv: list[str]) -> int:
     from fsaccept.reporting import assessment
     return assessment.main(argv)
@@ -77,6 +82,8 @@ TOOLS = {
     "manifest": (_manifest, "write or verify a run directory's manifest of SHA-256 digests "
                             "(optionally signed with ssh-keygen)"),
     "nightly": (_nightly, "nightly regression against ReFrame's results database"),
+    "compare": (_compare, "compare two sign-offs: each figure's ratio B / A with its "
+                          "confidence interval, and a forest plot"),
     "ceilings": (_ceilings, "measure a disk's ceilings with fio"),
     "system": (_system, "the ReFrame system of config/settings.py this host selects by its name"),
     "fill": (_fill, "the filler of a fill session: remove it, whatever ended the session "

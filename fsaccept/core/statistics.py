@@ -22,6 +22,8 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from fsaccept.core.formatting import format_number
+
 #: The confidence of every interval, unless a caller asks for another.
 CONFIDENCE = 0.95
 
@@ -85,8 +87,8 @@ class Spread:
         """``412 ± 9 MiB/s (n = 3, range 401 … 420, 95 % CI 390 … 434)``; one
         repetition: ``412 MiB/s (n = 1: no spread)``."""
         u = f" {unit}" if unit else ""
-        def g(v: float) -> str:
-            return f"{v:.{digits}g}"
+        def g(v: float) -> str:  # rounded to ``digits``, shown as every figure is
+            return format_number(float(f"{v:.{digits}g}"))
         if self.sd is None:
             return f"{g(self.mean)}{u} (n = 1: no spread)"
         low, high = self.interval

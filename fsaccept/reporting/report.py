@@ -132,7 +132,8 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
                        reference_check=reference_check, integrity=integrity,
                        assessment=_assessment_text(against, assess))
     shown = [t for chk in checks if not chk.large for t in chk.tests]
-    return {"signoff": signoff, "judged": judged, "sections": sections,
+    return {"signoff": signoff, "judged": judged, "integrity": integrity,
+            "sections": sections,
             "rows": summary_rows(shown), "targets": target_sections(tests, shown, reference),
             "checks": checks, "grouped": any(len(chk.tests) > 1 for chk in checks),
             "group_limit": GROUP_LIMIT, "worst_shown": WORST_SHOWN,
@@ -481,13 +482,26 @@ def write_report(run_report: Path | str, out_dir: Path | str, **options: Any) ->
     return write_report_context(run_report, out_dir, **options)[0]
 
 
-def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_by: str = "",
-                         repo: Path | None = None, reference: Path | str | None = None,
-                         ceilings_file: Path | str | None = None,
-                         manifest: Path | str | None = None,
-                         allowed_signers: Path | str | None = None
+def write_report_context(run_report: Path | str, out_dir: Path | str, **options: Any
                          ) -> tuple[list[Path], dict[str, Any]]:
-    """Write report.md, report.html and plots/ into ``out_dir``; returns their paths.
+    """Write report.md, report.html and plots/ into ``out_dir``; returns their paths and
+    the context they show (options: those of :func:`signoff_context`)."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ReportWriteError(f"{out_dir}: --out is not a directory")
+    ctx = signoff_context(run_report, **options)
+    pages = {name: render(ctx, name + ".j2") for name in ("report.md", "report.html")}
+    return _write_pages(out_dir, pages, ctx["plots"]), ctx
+
+
+def signoff_context(run_report: Path | str, *, signed_by: str = "",
+                    repo: Path | None = None, reference: Path | str | None = None,
+                    ceilings_file: Path | str | None = None,
+                    manifest: Path | str | None = None,
+                    allowed_signers: Path | str | None = None,
+                    plots: bool = True) -> dict[str, Any]:
+    """The sign-off of a run report, as report.md shows it: its tests judged again from
+    their outputs, its verdict, its manifest verified (``plots``: whether to draw them).
 
     Ceilings come from ``ceilings_file`` (a YAML file with a ``ceilings:`` map, e.g.
     measured by ``python -m fsaccept.reporting.assessment measure``), else from ``reference``
@@ -500,9 +514,6 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
     scripts shown are read); the run report's test cases are typed once (``typed``) and
     judged as typed (:func:`build_context`).
     """
-    out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise ReportWriteError(f"{out_dir}: --out is not a directory")
     run_dir = Path(os.path.abspath(run_report)).parent
     reads = inputs.Reader(run_dir)
     report = typed(read_run_report(reads, run_report))
@@ -598,23 +609,29 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
                         run_ceilings=theirs, run_ceilings_name=own_name,
                         # Last: every file it digests that the report used is read.
                         integrity=lambda: run_manifest.verify(
-                            reads, run_report, report.record, manifest, allowed_signers))
-    pages = {name: render(ctx, name + ".j2") for name in ("report.md", "report.html")}
+                            reads, run_report, report.record, manifest, allowed_signers),
+                        plots=plots)
+    return ctx
+
+
+def _write_pages(out_dir: Path, pages: dict[str, str], plots: list[Plot]) -> list[Path]:
+    """Write ``pages`` and ``plots`` (into plots/, with their manifest) into ``out_dir``,
+    removing the plots an earlier report wrote there that this one does not."""
     written = []
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         plots_dir = out_dir / "plots"
         earlier = _plots_written_before(plots_dir)
-        if ctx["plots"]:
+        if plots:
             plots_dir.mkdir(exist_ok=True)
-            for p in ctx["plots"]:
+            for p in plots:
                 (plots_dir / p.name).write_bytes(p.png)
                 written.append(plots_dir / p.name)
-        _remove_earlier_plots(plots_dir, earlier, {p.name for p in ctx["plots"]})
-        if ctx["plots"] or earlier:
+        _remove_earlier_plots(plots_dir, earlier, {p.name for p in plots})
+        if plots or earlier:
             (plots_dir / PLOTS_MANIFEST).write_text(json.dumps(
                 {"written_by": "fsaccept report", "plots": {
-                    p.name: hashlib.sha256(p.png).hexdigest() for p in ctx["plots"]}},
+                    p.name: hashlib.sha256(p.png).hexdigest() for p in plots}},
                 indent=1) + "\n")
             written.append(plots_dir / PLOTS_MANIFEST)
         for name, page in pages.items():
@@ -624,7 +641,7 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, *, signed_
         where = err.filename or out_dir
         raise ReportWriteError(f"{where}: cannot write the report (--out {out_dir}): "
                                f"{err.strerror or err}") from None
-    return written, ctx
+    return written
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -103,6 +103,20 @@ def _lighter(ran: Any, asked: int) -> str:
             else "not the run the contract asks")
 
 
+def recorded_argv(case: Case) -> list[str]:
+    """The benchmark's arguments the case recorded: the command it ran
+    (``benchmark_command``), else the job's (``executable_opts``); [] for neither."""
+    commands = _recorded_commands(case)
+    return commands[0][1] if commands else []
+
+
+def sized_values(argv: list[str], flags: tuple[str, ...]) -> dict[str, str]:
+    """Each of ``flags`` (a benchmark's ``sized_options``) an argument list gives, as
+    given ('-t 1m', '--bs=4k'); the last where it is given twice, as the benchmark
+    applies it."""
+    return {key: shown for key, shown in _option_units(argv) if key in flags}
+
+
 def _recorded_commands(case: Case) -> list[tuple[str, list[str]]]:
     """(what, the benchmark's arguments) of each command the case recorded: the command
     its benchmark ran (``benchmark_command``: as the benchmark printed it, or the live
