@@ -70,6 +70,11 @@ def _fill(argv: list[str]) -> int:
     return fillrun.main(argv)
 
 
+def _owned(argv: list[str]) -> int:
+    from fsaccept.suite import owned
+    return owned.main(argv)
+
+
 def _system(argv: list[str]) -> int:
     from fsaccept.suite import sites
     return sites.main(argv)
@@ -86,6 +91,8 @@ TOOLS = {
                           "confidence interval, and a forest plot"),
     "ceilings": (_ceilings, "measure a disk's ceilings with fio"),
     "system": (_system, "the ReFrame system of config/settings.py this host selects by its name"),
+    "owned": (_owned, "the data the harness owns on the targets: a stopped session's "
+                      "removed (fsaccept owned sweep-stopped --pid PID)"),
     "fill": (_fill, "the filler of a fill session: remove it, whatever ended the session "
                     "(fsaccept fill remove RUN_DIR)"),
 }

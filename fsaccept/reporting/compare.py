@@ -29,7 +29,6 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from fsaccept.benchmarks import registry
 from fsaccept.core import statistics

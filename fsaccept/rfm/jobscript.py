@@ -6,7 +6,6 @@ removal only for those)."""
 
 from __future__ import annotations
 
-import os
 import socket
 
 from reframe.core.logging import getlogger
@@ -107,21 +106,6 @@ OWNED_LEDGER = OWNED_DATA_DIR
 _SWEPT: list[owned.Removal] | None = None
 
 
-def _run_ended(run_id: str) -> bool:
-    """Whether the ReFrame session of ``run_id`` (its pid, on this host) has ended; a
-    live process with that pid (even a reused one) counts as running."""
-    pid = owned.run_pid(run_id)
-    if pid is None:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    return False
-
-
 #: Whether Slurm no longer runs or holds a job (in doubt: not ended).
 _job_ended = owned.slurm_job_ended
 
@@ -134,7 +118,7 @@ def sweep_earlier_runs() -> list[owned.Removal]:
     if _SWEPT is None:
         try:
             _SWEPT = owned.sweep_owned(OWNED_LEDGER, RUN_ID, socket.gethostname(),
-                                        _run_ended, _job_ended)
+                                        owned.run_ended, _job_ended)
         except OSError as err:
             _SWEPT = [owned.Removal(str(OWNED_LEDGER), "incomplete", 0,
                                      f"the sweep of earlier runs' data failed: {err}")]

@@ -397,6 +397,21 @@ def run_pid(run_id: str) -> int | None:
     return int(pid) if pid.isdigit() else None
 
 
+def run_ended(run_id: str) -> bool:
+    """Whether the ReFrame session of ``run_id`` (its pid, on this host) has ended; a
+    live process with that pid (even a reused one) counts as running."""
+    pid = run_pid(run_id)
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def sweep_owned(ledger: Path, current_run: str, host: str,
                 run_ended: Callable[[str], bool],
                 job_ended: Callable[[str], bool]) -> list[Removal]:
@@ -483,3 +498,84 @@ def slurm_job_ended(jobid: str) -> bool:
     if proc.returncode == 0:
         return proc.stdout.split()[:1] in ([], *([s] for s in _ENDED_STATES))
     return "Invalid job id" in proc.stderr  # Slurm forgot it: long ended
+
+
+# --------------------------------------------------------------------------- a stopped session
+
+#: How long a stopped session's jobs are waited for (Slurm cancels them; a job
+#: completing still runs its step).
+DEFAULT_WAIT_S = 60.0
+
+
+def sweep_stopped(ledger: Path, pid: int, host: str, wait_s: float = DEFAULT_WAIT_S,
+                  job_ended: Callable[[str], bool] = slurm_job_ended,
+                  sleep: Callable[[float], None] = time.sleep
+                  ) -> tuple[list[Removal], list[str]]:
+    """The data of a session a signal stopped, once its ReFrame (``pid``) has ended: its
+    runs' ledgers swept as the next session would (:func:`sweep_owned`), again until
+    its jobs have ended or ``wait_s`` has passed.  Returns what was removed, and one line
+    per directory still left (the next session's sweep resumes it)."""
+    def ours(run_id: str) -> bool:
+        return run_pid(run_id) == pid and run_ended(run_id)
+    runs = [p for p in sorted(ledger.glob("*" + LEDGER_SUFFIX))
+            if run_pid(p.name[:-len(LEDGER_SUFFIX)]) == pid]
+    deadline = time.monotonic() + wait_s
+    done: list[Removal] = []
+    while True:
+        for path in runs:
+            run_id = path.name[:-len(LEDGER_SUFFIX)]
+            try:
+                with run_lock(ledger, run_id) as held:
+                    if held:
+                        done += _sweep_run(path, run_id, host, ours, job_ended)
+            except OSError:
+                continue
+        left = [(e, job_ended(str(e.get("jobid", "")))) for p in runs if p.exists()
+                for e in (read_ledger(ledger, p) or [])]
+        if all(ended for _, ended in left) or time.monotonic() >= deadline:
+            break
+        sleep(2)
+    lines = [r.left for r in done if r.left]
+    for e, ended in left:
+        d = e["directory"]
+        n, more = count_files(d) if os.path.isdir(d) else (0, False)
+        if any(r.directory == d for r in done if r.left):
+            continue  # said above
+        lines.append(f"{d}: {'at least ' if more else ''}{n:,} files left ("
+                     + (f"its job {e.get('jobid')} has not ended" if not ended else
+                        "not removed") + "): the next session's sweep removes it")
+    return [r for r in done if r.status == "removed"], lines
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+    import socket
+    import sys
+    from fsaccept.core.formatting import one_line
+    from fsaccept.core.paths import OWNED_DATA_DIR
+    ap = argparse.ArgumentParser(
+        prog="fsaccept owned",
+        description="the data the harness owns on the targets (docs/user/safety.md)")
+    sub = ap.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("sweep-stopped", help="remove the data of a session a signal "
+                       "stopped, once its ReFrame has ended; say what is left")
+    s.add_argument("--pid", type=int, required=True,
+                   help="the stopped session's ReFrame pid (its run id's end)")
+    s.add_argument("--wait-s", type=float, default=DEFAULT_WAIT_S,
+                   help="how long its jobs are waited for (default %(default)s)")
+    args = ap.parse_args(argv)
+    if args.pid <= 0 or not (0 <= args.wait_s < 86400):
+        print("fsaccept owned sweep-stopped: --pid must be a pid and --wait-s between 0 "
+              "and 86400", file=sys.stderr)
+        return 2
+    if not run_ended(f"x-{args.pid}"):
+        print(f"fsaccept owned sweep-stopped: process {args.pid} still runs: its session "
+              "is not over", file=sys.stderr)
+        return 2
+    removed, left = sweep_stopped(OWNED_DATA_DIR, args.pid, socket.gethostname(),
+                                  args.wait_s)
+    for r in removed:
+        print(f"owned: removed {one_line(r.directory)}, written by the stopped session")
+    for line in left:
+        print(f"owned: left on the target: {one_line(line)}")
+    return 1 if left else 0

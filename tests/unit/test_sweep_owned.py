@@ -123,3 +123,41 @@ def test_two_sweeps_at_once_remove_the_run_once(tmp_path, monkeypatch):
     assert who == removing[0] and [r.status for r in done] == ["removed"]
     assert [v for k, v in results.items() if k != who] == [[]]
     assert not top.exists() and list(book.iterdir()) == []
+
+
+# A session a signal stopped: scripts/acceptance sweeps its own runs once ReFrame ended.
+
+def test_a_stopped_sessions_data_is_removed_once_its_jobs_ended(tmp_path, monkeypatch):
+    _, top, book = _run_dir(tmp_path)
+    monkeypatch.setattr(owned, "run_ended", lambda run_id: True)
+    removed, left = owned.sweep_stopped(book, 4242, "login1", wait_s=0,
+                                        job_ended=lambda j: True)
+    assert [r.directory for r in removed] == [str(top)] and left == []
+    assert not top.exists() and list(book.iterdir()) == []
+
+
+def test_a_stopped_sessions_job_still_running_is_waited_for_then_named(tmp_path,
+                                                                        monkeypatch):
+    _, top, book = _run_dir(tmp_path)
+    monkeypatch.setattr(owned, "run_ended", lambda run_id: True)
+    naps: list[float] = []
+    removed, left = owned.sweep_stopped(book, 4242, "login1", wait_s=0.5,
+                                        job_ended=lambda j: False, sleep=naps.append)
+    assert removed == [] and top.exists()
+    assert left == [f"{top}: 17 files left (its job 77 has not ended): the next "
+                    "session's sweep removes it"]
+    assert naps  # it waited before it said so
+
+
+def test_a_stopped_session_never_sweeps_another_runs_data(tmp_path, monkeypatch):
+    _, top, book = _run_dir(tmp_path)
+    monkeypatch.setattr(owned, "run_ended", lambda run_id: True)
+    assert owned.sweep_stopped(book, 4243, "login1", wait_s=0,
+                               job_ended=lambda j: True) == ([], [])
+    assert top.exists()
+
+
+def test_sweep_stopped_refuses_a_session_still_running(capsys):
+    assert owned.main(["sweep-stopped", "--pid", str(os.getpid())]) == 2
+    assert "still runs: its session is not over" in capsys.readouterr().err
+    assert owned.main(["sweep-stopped", "--pid", "0"]) == 2
