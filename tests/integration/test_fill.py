@@ -224,6 +224,8 @@ def test_a_sigint_while_the_filler_writes_leaves_nothing(fill_env, tmp_path, res
     assert "acceptance: stopped by SIGINT: no sign-off report" in out
     assert not re.findall(r"report: (\S+report\.md)", out)
     assert f"fill remove: {top}: removed (4 node directories)" in out, out[-3000:]
+    # The session's own ledger swept once ReFrame ended: nothing of it left, or said.
+    assert "owned: left on the target" not in out, out[-3000:]
     assert not top.exists() and left_on_the_volume() == []
     no_job_left(fill_env)
 
