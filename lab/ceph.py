@@ -268,6 +268,11 @@ class CephLayout:
             "[mds]",
             f"mds data = {s}/mds/$name",
             f"mds cache memory limit = {_bytes(self.mds_cache)}",
+            # Deleted files are purged in the background; at the defaults (0.5 ops per
+            # PG: 8 at once over 16 data PGs) a main job's removed datasets were still
+            # held when the next one began, and its capacity guard refused it.
+            "mds max purge ops per pg = 8",
+            "mds max purge files = 1024",
             "",
             "[client]",
             # The ceph CLI is a client too (client.admin), several at once: each its own.

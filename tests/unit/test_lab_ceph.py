@@ -560,3 +560,10 @@ def test_down_keeps_the_data_of_a_daemon_still_running(tmp_path):
     lab = Ceph(layout)
     lab.pid = lambda kind, ident: 4242 if (kind, ident) == ("osd", "0") else None
     assert lab.discard() == 0 and block.exists()
+
+
+def test_the_mds_purges_deleted_files_fast_enough_for_the_next_run(tmp_path):
+    """A main job's removed datasets are purged before the next one's capacity guard."""
+    conf = conf_of(CephLayout(tmp_path))["mds"]
+    assert float(conf["mds max purge ops per pg"]) * CephLayout(tmp_path).data_pgs >= 64
+    assert int(conf["mds max purge files"]) >= 1024
