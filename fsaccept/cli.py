@@ -183,6 +183,9 @@ def _build_parser(command: str = "") -> argparse.ArgumentParser:
                    help="print the check folders a main session of FILE loads, one a line: "
                         "checks, and each opt-in benchmark's (checks/io500, "
                         "checks/semantics) whose test a target defines (scripts/acceptance)")
+    r.add_argument("--repetitions", action="store_true",
+                   help="print the most repetitions an entry of FILE asks (1 without): "
+                        "scripts/acceptance runs ReFrame with --repeat that many")
     r.add_argument("--paths", action="store_true",
                    help="print each target's path, one a line, in the file's order "
                         "(scripts/acceptance measures the emulated disk's ceilings in the "
@@ -430,6 +433,9 @@ def _cmd_reference(args: argparse.Namespace) -> int:
         return 2
     if args.paths:
         print("\n".join(str(t.path) for t in ref.targets))
+        return 0
+    if args.repetitions:
+        print(ref.most_repetitions)
         return 0
     if args.has_test is not None:
         return 0 if any(args.has_test in t.entries for t in ref.targets) else 1

@@ -26,6 +26,26 @@ DEFAULT_TIME_LIMIT_MARGIN_MIN = 10
 MAX_SIZE_BYTES = 2**40
 
 
+#: How many times a test runs unless its entry says (``repetitions``).
+DEFAULT_REPETITIONS = 1
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """What an entry asks of a test's repetitions: how many (``repetitions``), and the
+    largest coefficient of variation a judged figure may have over them (``max_cov``;
+    None: no bound)."""
+
+    count: int = DEFAULT_REPETITIONS
+    max_cov: float | None = None
+
+    @classmethod
+    def of(cls, entry: dict[str, Any]) -> "Repeats":
+        cov = entry.get("max_cov")
+        return cls(int(entry.get("repetitions", DEFAULT_REPETITIONS)),
+                   float(cov) if cov is not None else None)
+
+
 class ReferenceError(ValueError):
     """A bad reference file; the message names the file and the key."""
 
@@ -213,6 +233,13 @@ class Reference:
         target = replace(self.target, entries=entries)
         return replace(self, targets=tuple(target if t.name == target.name else t
                                            for t in self.targets))
+
+    @property
+    def most_repetitions(self) -> int:
+        """The most repetitions an entry of any target asks (a session repeats every test
+        that many times: ReFrame's ``--repeat``)."""
+        return max((Repeats.of(e).count for t in self.targets for e in t.entries.values()
+                    if isinstance(e, dict)), default=DEFAULT_REPETITIONS)
 
     def check_system(self, system: str) -> None:
         """Refuse to use this file on another ReFrame system than it is written for."""

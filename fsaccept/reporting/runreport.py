@@ -33,6 +33,7 @@ from fsaccept.reporting.case import Case, TypedReport, typed
 from fsaccept.reporting.evidence import evidence_reasons
 from fsaccept.reporting.signoff.common import RunFiles, SessionEvidence, session_evidence
 from fsaccept.reporting.signoff.degraded import degraded_dataset_reasons
+from fsaccept.reporting.repetitions import repetition_verdicts
 from fsaccept.reporting.verdicts import (FAIL, INVALID, NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
                                          SKIPPED_BY_REFRAME, Figure, RunReportError, Verdict,
                                          figures_of, format_threshold, identity_problems,
@@ -90,6 +91,9 @@ class Test:
     verdicts: list[Verdict]
     fixtures: list[Case] = field(default_factory=list)
     figures: list[FigureRow] = field(default_factory=list)
+    #: What its repetitions as a whole are judged by (too few, too noisy:
+    #: :mod:`.repetitions`), beside each one's own verdict.
+    repeated: list[Verdict] = field(default_factory=list)
 
     @property
     def case(self) -> Case:
@@ -98,7 +102,7 @@ class Test:
 
     @property
     def verdict(self) -> str:
-        return worst([v.verdict for v in self.verdicts])
+        return worst([v.verdict for v in self.verdicts + self.repeated])
 
     @property
     def reason(self) -> str:
@@ -108,6 +112,7 @@ class Test:
                 prefix = f"run {i + 1}: " if len(self.verdicts) > 1 else ""
                 if prefix + v.reason not in reasons:
                     reasons.append(prefix + v.reason)
+        reasons += [v.reason for v in self.repeated if v.reason not in reasons]
         return "; ".join(reasons)
 
     @property
@@ -273,8 +278,12 @@ def tests_of(report: TypedReport | dict[str, Any], reference: Any = None,
         for tc in group:
             for fig in tc.figures:
                 rows.setdefault(fig.name, FigureRow(fig.name, fig.unit, [])).samples.append(fig)
+        tc = group[-1]
         tests.append(Test(name=key[0], cases=group, verdicts=verdicts,
-                          fixtures=fixtures, figures=list(rows.values())))
+                          fixtures=fixtures, figures=list(rows.values()),
+                          repeated=repetition_verdicts(spec_of_case(tc),
+                                                       reference_of_case(tc, reference)[0],
+                                                       len(group), rows.values())))
     return tests
 
 

@@ -119,13 +119,20 @@ def _message(error: jsonschema.ValidationError) -> str:
     if error.validator in ("additionalProperties", "unevaluatedProperties") \
             and isinstance(error.instance, dict):
         known = _known_keys(error.schema)
-        unknown = [k for k in error.instance if k not in known
-                   and not any(re.search(p, k) for p in error.schema.get("patternProperties", {}))]
+        unknown = _unknown_keys(error)
         allowed = ", ".join(sorted(known) + sorted(
             p.strip("^$").replace("[a-z0-9_]+", "*")
             for p in error.schema.get("patternProperties", {})))
         return f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {allowed}"
     return error.message
+
+
+def _unknown_keys(error: jsonschema.ValidationError) -> list[str]:
+    """The keys of an additionalProperties or unevaluatedProperties error's mapping that
+    its schema does not know."""
+    known = _known_keys(error.schema)
+    return [k for k in error.instance if k not in known
+            and not any(re.search(p, k) for p in error.schema.get("patternProperties", {}))]
 
 
 def _known_keys(schema: dict[str, Any]) -> set[str]:
@@ -211,6 +218,11 @@ def _schema_errors(data: Any) -> list[str]:
     # An enum error beside a const error on the same key says the same thing less well.
     const_paths = {_key_path(e) for e in errors if e.validator == "const"}
     errors = [e for e in errors if not (e.validator == "enum" and _key_path(e) in const_paths)]
+    # unevaluatedProperties beside another error of the same entry names no unknown key
+    # (a key its allOf part refused counts as not evaluated): the other error says it.
+    errors = [e for e in errors if not (
+        e.validator == "unevaluatedProperties" and isinstance(e.instance, dict)
+        and not _unknown_keys(e) and len(errors) > 1)]
     # target: or tests: beside targets: (the schema's ``false``, which names no key).
     refused = any(e.validator is None and e.schema is False for e in errors)
     beside = [f"{key}: not allowed beside targets: (each target's keys and tests go under "

@@ -81,8 +81,14 @@ def test_parse_size_refuses_ambiguous_units(text):
      "tests.ior_write_bandwidth.transfer_size: '1MB' is not a binary size"),
     (lambda d: d["tests"]["ior_write_bandwidth"].update(colour="red"),
      "tests.ior_write_bandwidth: unknown key(s) 'colour'; allowed: block_size, data_pattern, deadline_s, "
-     "direct_io, min_cache_ratio, node_fraction, outlier_fraction, ranks_per_node, read_other_node, segments, threshold, "
-     "transfer_size"),
+     "direct_io, max_cov, min_cache_ratio, node_fraction, outlier_fraction, ranks_per_node, read_other_node, "
+     "repetitions, segments, threshold, transfer_size"),
+    # A bad value of a key IOR's entries share: that error alone, no "unknown key(s)" of
+    # none beside it.
+    (lambda d: d["tests"]["ior_write_bandwidth"].update(repetitions=0),
+     "tests.ior_write_bandwidth.repetitions: 0 is less than the minimum of 1"),
+    (lambda d: d["tests"]["ior_write_bandwidth"].update(max_cov=1.5),
+     "tests.ior_write_bandwidth.max_cov: 1.5 is greater than the maximum of 1"),
     # The keys allowed are the catalogue's (declared once): read from it, never listed here.
     (lambda d: d["tests"].update(ior_bogus={}),
      "tests: unknown key(s) 'ior_bogus'; allowed: " + ", ".join(
@@ -385,3 +391,12 @@ def test_the_same_bytes_are_validated_once_and_each_caller_gets_its_own_copy(
     with pytest.raises(ReferenceError, match="ior_write_bandwidth"):
         load_reference(path)
     assert len(validated) > once
+
+
+def test_a_bad_shared_key_of_an_ior_entry_is_not_also_an_unknown_key(local_data, tmp_path):
+    """IOR's entries share keys (``common``, allOf): one refused there left the entry's
+    unevaluatedProperties error beside it, naming no key ("unknown key(s) ; allowed")."""
+    local_data["tests"]["ior_write_bandwidth"]["repetitions"] = 0
+    with pytest.raises(ReferenceError) as err:
+        load_reference(write(tmp_path, local_data))
+    assert "unknown key(s)" not in str(err.value), str(err.value)
