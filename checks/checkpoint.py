@@ -33,7 +33,7 @@ class IORCheckpointRestore(IORRestoreTest):
     """Time to restore a checkpoint on other nodes (``restore_time_s``); a shard read back
     wrong is a FAIL."""
 
-    dataset = fixture(IORCheckpointDataset, scope='environment')
+    dataset = fixture(IORCheckpointDataset, scope='test')
 
 
 @rfm.simple_test
@@ -53,4 +53,4 @@ class IORCheckpointSharedDataset(IORBurstDataset):
 class IORCheckpointSharedRestore(IORRestoreTest):
     """Time to restore a shared-file checkpoint on other nodes; a wrong transfer is a FAIL."""
 
-    dataset = fixture(IORCheckpointSharedDataset, scope='environment')
+    dataset = fixture(IORCheckpointSharedDataset, scope='test')

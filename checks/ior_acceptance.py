@@ -36,7 +36,7 @@ class IORStonewalledRead(IORReadTest):
     """Aggregate read bandwidth (MiB/s) sustained for the whole deadline.  A read
     that ends earlier exhausted its dataset and is INVALID."""
 
-    dataset = fixture(IORReadDatasetGeneration, scope='environment')
+    dataset = fixture(IORReadDatasetGeneration, scope='test')
 
 
 @rfm.simple_test
@@ -55,7 +55,7 @@ class IORRandomReadDatasetGeneration(IORDataset):
 class IORRandomReadIOPS(IORReadTest):
     """Random 4 KiB read IOPS over a pre-written dataset, stonewalled."""
 
-    dataset = fixture(IORRandomReadDatasetGeneration, scope='environment')
+    dataset = fixture(IORRandomReadDatasetGeneration, scope='test')
 
 
 @on_targets
@@ -69,7 +69,7 @@ class IORDataIntegrity(IORIntegrityTest):
     """Every transfer read back on another node and verified (-R): FAIL on any
     transfer read back wrong, with the count."""
 
-    dataset = fixture(IORIntegrityDataset, scope='environment')
+    dataset = fixture(IORIntegrityDataset, scope='test')
 
 
 @rfm.simple_test
@@ -91,4 +91,4 @@ class IORSharedFileRead(IORReadTest):
     """Aggregate read bandwidth (MiB/s) from one shared file, sustained for the deadline
     over the dataset its fixture wrote (read back on other nodes, -C)."""
 
-    dataset = fixture(IORSharedReadDatasetGeneration, scope='environment')
+    dataset = fixture(IORSharedReadDatasetGeneration, scope='test')

@@ -79,10 +79,27 @@ def free_bytes(path: str | os.PathLike) -> int:
     return st.f_bavail * st.f_frsize
 
 
+def sync_fs(path: str | os.PathLike) -> None:
+    """Write back the file system holding ``path``, and only it (``syncfs(2)``: btrfs
+    compresses and accounts extents at writeback and commit).  ``sync`` would flush
+    every file system of the node: on a busy login node, or beside other jobs, each took
+    minutes and the probe ran out of its time limit."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        if _libc().syncfs(fd) != 0:
+            os.sync()  # a kernel without syncfs: every file system, as before
+    finally:
+        os.close(fd)
+
+
+def _libc():
+    import ctypes
+    return ctypes.CDLL(None, use_errno=True)
+
+
 def settled_free(path: str | os.PathLike) -> int:
-    """Free space once everything written is on disk (``sync``: btrfs compresses and
-    accounts extents at writeback and commit)."""
-    os.sync()
+    """Free space once everything written to its file system is on disk."""
+    sync_fs(path)
     return free_bytes(path)
 
 
@@ -285,7 +302,7 @@ class Probe:
         except FileNotFoundError:
             pass
         self.created.remove(path)
-        os.sync()  # the next "before" sees the space given back
+        sync_fs(self.target)  # the next "before" sees the space given back
 
     def cleanup(self) -> None:
         """Remove what this probe created, and nothing else (the directory only if it

@@ -116,17 +116,17 @@ def test_a_fill_session_reports_each_figure_filled_against_empty_and_the_level(
     section = section[:section.index("\n## ", 1)]
     print(section)
     # A verdict: ACCEPTED, or NOT ACCEPTED only by a filled figure below its limit (a
-    # figure, measured: how far a 2-core host's ext4 images slow down when 80 % full
+    # figure, measured: how far a 2-core host's ext4 images slow down when 60 % full
     # depends on what else runs on it; nothing here compares it with the machine).
     verdict = re.search(r"\*\*Overall verdict: (ACCEPTED|NOT ACCEPTED|INCOMPLETE)\*\*", md)
     assert verdict and verdict[1] in ("ACCEPTED", "NOT ACCEPTED"), out[-4000:]
     assert proc.returncode == (0 if verdict[1] == "ACCEPTED" else 1), out[-4000:]
-    assert ("Contract: at 80 % of the capacity, each figure at least 20 % of its empty "
+    assert ("Contract: at 60 % of the capacity, each figure at least 20 % of its empty "
             "figure") in section
     # The level before and once filled, blocks and inodes, against the declared one.
-    blocks = re.search(r"^\| blocks \| ([0-9.]+)% \([^)]*\) \| ([0-9.]+)% \([^)]*\) \| 80% "
-                       r"\(at least 78%\) \| PASS \|$", section, re.M)
-    assert blocks and float(blocks[1]) < 20 and 78 <= float(blocks[2]) <= 80, section
+    blocks = re.search(r"^\| blocks \| ([0-9.]+)% \([^)]*\) \| ([0-9.]+)% \([^)]*\) \| 60% "
+                       r"\(at least 58%\) \| PASS \|$", section, re.M)
+    assert blocks and float(blocks[1]) < 20 and 58 <= float(blocks[2]) <= 60, section
     assert re.search(r"^\| inodes \| [0-9.]+% \([0-9,]+ of [0-9,]+\) \| [0-9.]+% ", section,
                      re.M), section
     # Each figure empty against filled: the write's, and mdtest's four judged rates.
@@ -158,7 +158,7 @@ def test_a_fill_session_reports_each_figure_filled_against_empty_and_the_level(
         assert got[name]["fill_record"] == got["FillTarget"]["fill_record"]
         during = dict(kv.split("=") for kv in got[name]["fill_df"].split())
         used, avail = int(during["used"]), int(during["avail"])
-        assert used / (used + avail) >= 0.78
+        assert used / (used + avail) >= 0.58
     # The filler removed once the session ended: nothing of the run left, the level back.
     assert re.search(r"fill remove: \S+/FillTarget\.\S+: removed \(4 node directories\)", out)
     assert left_on_the_volume() == [] and level() < 0.2

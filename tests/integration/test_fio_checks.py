@@ -187,9 +187,15 @@ def test_a_slow_client_is_named_and_fails(cluster_env, fio_installed, tmp_path):
 
 
 def test_a_fio_stopped_by_a_signal_is_invalid(fio_installed, tmp_path):
-    # fio stopped after 1 s of its 3 s (as a pre-empting scheduler would).
+    # fio stopped early in its 3 s run (as a pre-empting scheduler would): its files
+    # laid out first (create_only), then the signal once its job process reads, however
+    # slow the host (a fixed 1 s fell within the layout on a loaded one: no report).
     stopped = wrapper(tmp_path, "fio-stopped",
-                      'fio "$@" & pid=$!\nsleep 1\nkill -TERM $pid\nwait $pid\n')
+                      '[ "$1" = --version ] && exec fio "$@"\n'
+                      'fio "$@" --create_only=1 --output=/dev/null >/dev/null 2>&1\n'
+                      'fio "$@" & pid=$!\n'
+                      'until pgrep -P $pid >/dev/null || ! kill -0 $pid; do sleep 0.1; done\n'
+                      'sleep 0.5\nkill -TERM $pid\nwait $pid\n')
     (case,) = run_checks(tmp_path / "rfm", "--system", "workstation",
                          "-n", "FioRandomReadDirect", "-S", f"fio_binary={stopped}")
     assert (case["result"], case["fail_phase"]) == ("fail", "sanity")
