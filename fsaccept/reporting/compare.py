@@ -305,23 +305,19 @@ def load(label: str, path: str, allowed_signers: str | None = None) -> Run:
 
 
 def write(c: Comparison, out: Path, min_ratio: float | None) -> list[Path]:
-    from fsaccept.reporting.report import render
-    plot = forest_plot(c.pairs)
-    context = {"c": c, "min_ratio": min_ratio, "plot": FOREST_PLOT if plot else "",
+    """comparison.md, comparison.html and plots/forest-plot.png into ``out``, as the
+    sign-off report writes its own (:func:`.report.write_pages`)."""
+    from fsaccept.reporting.plotbudget import Plot
+    from fsaccept.reporting.report import ReportWriteError, render, write_pages
+    png = forest_plot(c.pairs)
+    plots = [Plot(FOREST_PLOT, "Each figure of B over A", png)] if png else []
+    context = {"c": c, "min_ratio": min_ratio, "plot": f"plots/{FOREST_PLOT}" if png else "",
                "summary": summary_lines(c, min_ratio)[-1 if min_ratio is None else -2:]}
+    pages = {name: render(context, name + ".j2") for name in (MARKDOWN, HTML)}
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        written = []
-        if plot:
-            (out / FOREST_PLOT).write_bytes(plot)
-            written.append(out / FOREST_PLOT)
-        for name in (MARKDOWN, HTML):
-            (out / name).write_text(render(context, name + ".j2"))
-            written.append(out / name)
-    except OSError as err:
-        raise CompareError(f"{err.filename or out}: cannot write the comparison (--out "
-                           f"{out}): {err.strerror or err}") from None
-    return written
+        return write_pages(out, pages, plots)
+    except ReportWriteError as err:
+        raise CompareError(str(err)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -329,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="fsaccept compare",
         description="compare two sign-offs: each figure of RUN_B over RUN_A's, with its "
                     "confidence interval from the repetitions; writes comparison.md, "
-                    "comparison.html and forest-plot.png")
+                    "comparison.html and plots/forest-plot.png")
     ap.add_argument("run_a", metavar="RUN_A", help="a run directory (or its run-report.json)")
     ap.add_argument("run_b", metavar="RUN_B", help="the run compared with it")
     ap.add_argument("--out", default="fsaccept-comparison",

@@ -491,7 +491,7 @@ def write_report_context(run_report: Path | str, out_dir: Path | str, **options:
         raise ReportWriteError(f"{out_dir}: --out is not a directory")
     ctx = signoff_context(run_report, **options)
     pages = {name: render(ctx, name + ".j2") for name in ("report.md", "report.html")}
-    return _write_pages(out_dir, pages, ctx["plots"]), ctx
+    return write_pages(out_dir, pages, ctx["plots"]), ctx
 
 
 def signoff_context(run_report: Path | str, *, signed_by: str = "",
@@ -614,7 +614,7 @@ def signoff_context(run_report: Path | str, *, signed_by: str = "",
     return ctx
 
 
-def _write_pages(out_dir: Path, pages: dict[str, str], plots: list[Plot]) -> list[Path]:
+def write_pages(out_dir: Path, pages: dict[str, str], plots: list[Plot]) -> list[Path]:
     """Write ``pages`` and ``plots`` (into plots/, with their manifest) into ``out_dir``,
     removing the plots an earlier report wrote there that this one does not."""
     written = []

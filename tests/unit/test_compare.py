@@ -51,11 +51,11 @@ def test_a_run_against_itself_is_equal_and_not_significant(tmp_path):
     # No manifest beside the captures: said, on each side.
     assert "A: " in out and "manifest: not verified: no manifest" in out
     assert "unverified: A: its figures are as its run report and outputs give them" in out
-    for name in (compare.MARKDOWN, compare.HTML, compare.FOREST_PLOT):
+    for name in (compare.MARKDOWN, compare.HTML, f"plots/{compare.FOREST_PLOT}"):
         assert (tmp_path / "out" / name).is_file()
     md = (tmp_path / "out" / compare.MARKDOWN).read_text()
     assert "39,500 ± 9,120 IOPS (n = 3, range 33,500 … 50,000" in md
-    assert "![Forest plot" in md
+    assert "![Forest plot: each figure of B over A](plots/forest-plot.png)" in md
 
 
 def test_a_slower_b_is_significant_and_the_gate_exits_1(tmp_path):
@@ -138,3 +138,11 @@ def test_bad_input_exits_2_naming_it(tmp_path, args, said):
 def test_help_runs_nothing(tmp_path):
     code, out, _ = main("--help")
     assert code == 0 and out.startswith("usage: fsaccept compare")
+
+
+def test_an_out_that_is_a_file_exits_2_naming_it(tmp_path):
+    a = run_dir(tmp_path, "a")
+    (tmp_path / "out").write_text("not a directory")
+    code, _, err = main(str(a), str(a), "--out", str(tmp_path / "out"))
+    assert code == 2 and "cannot write" in err and str(tmp_path / "out") in err, err
+    assert (tmp_path / "out").read_text() == "not a directory"
