@@ -28,6 +28,9 @@ MAX_SIZE_BYTES = 2**40
 
 #: How many times a test runs unless its entry says (``repetitions``).
 DEFAULT_REPETITIONS = 1
+#: An entry's keys that are its repetitions' (:class:`Repeats`), not its benchmark's: a
+#: benchmark that types its entry from every key it holds leaves these out.
+REPEAT_KEYS = ("repetitions", "max_cov")
 
 
 @dataclass(frozen=True)

@@ -63,3 +63,27 @@ def test_the_most_repetitions_asked_is_what_a_session_repeats(tmp_path):
     path = tmp_path / "local.yaml"
     path.write_text(yaml.safe_dump(data))
     assert load_reference(path).most_repetitions == 4
+
+
+def test_every_entry_takes_the_keys_and_its_benchmark_types_it_without_them(tmp_path):
+    """IOR and md-workbench type an entry from every key it holds: the repetitions' are
+    not theirs (a main job with repetitions: 3 failed every IOR test in setup)."""
+    from fsaccept.benchmarks.fio import command as fio
+    from fsaccept.benchmarks.ior import command as ior
+    from fsaccept.benchmarks.md_workbench import command as mdw
+    from fsaccept.benchmarks.mdtest import command as mdt
+    data = yaml.safe_load((REPO / "reference" / "local-spack.yaml").read_text())
+    for entry in data["tests"].values():
+        entry.update(repetitions=3, max_cov=0.2)
+    path = tmp_path / "local-spack.yaml"
+    path.write_text(yaml.safe_dump(data))
+    ref = load_reference(path)
+    for key, entry in ref.entries.items():
+        if key.startswith(("ior_", "checkpoint_")):
+            ior.entry_parameters(key, entry)
+        elif key.startswith("md_workbench"):
+            mdw.parameters(key, entry)
+        elif key.startswith("mdtest_"):
+            mdt.parameters(key, entry)
+        elif key.startswith("fio_"):
+            fio.parameters(key, key[len("fio_"):], entry)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from fsaccept.benchmarks.catalogue import MISSING
-from fsaccept.core.reference import Reference, Threshold
+from fsaccept.core.reference import REPEAT_KEYS, Reference, Threshold
 from fsaccept.benchmarks.ior.patterns import (DATA_PATTERNS, IOR_DEFAULT_PATTERN,  # noqa: F401
                                                data_pattern_of, last_option)
 from fsaccept.core.units import format_size, parse_size
@@ -65,7 +65,7 @@ def entry_parameters(name: str, entry: dict[str, Any]) -> TestParameters:
     """A validated IOR entry (``tests.<name>``), typed."""
     sizes = {k: parse_size(v) for k, v in entry.items() if k.endswith("_size")}
     plain = {k: v for k, v in entry.items()
-             if not k.endswith("_size") and k not in ("threshold", "thresholds")}
+             if not k.endswith("_size") and k not in ("threshold", "thresholds", *REPEAT_KEYS)}
     threshold = Threshold(**entry["threshold"]) if "threshold" in entry else None
     if "stripe" in plain:
         plain["stripe"] = {"count": plain["stripe"].get("count", -1),

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fsaccept.benchmarks.catalogue import MISSING
+from fsaccept.core.reference import REPEAT_KEYS
 from fsaccept.core.units import parse_size
 
 
@@ -29,7 +30,7 @@ class MdWorkbenchParameters:
 
 def parameters(name: str, entry: dict[str, Any]) -> MdWorkbenchParameters:
     """The typed entry (sizes in bytes)."""
-    plain = {k: v for k, v in entry.items() if k != "thresholds"}
+    plain = {k: v for k, v in entry.items() if k not in ("thresholds", *REPEAT_KEYS)}
     if "object_size" in plain:
         plain["object_size"] = parse_size(plain["object_size"])
     return MdWorkbenchParameters(name=name, **plain)
