@@ -267,7 +267,7 @@ def forest_plot(pairs: Iterable[Pair]) -> bytes | None:
     ends = [x for p in drawn for x in (p.ratio.interval or (p.ratio.value,))]
     low, high = min(min(ends), 1) / 1.1, max(max(ends), 1) * 1.1
     ax.set_xlim(low, high)
-    ax.set_xticks([t for t in TICKS if low <= t <= high], minor=False)
+    ax.set_xticks(_spaced([t for t in TICKS if low <= t <= high], low, high), minor=False)
     ax.xaxis.set_major_formatter(lambda v, _: f"{v:g}")
     ax.xaxis.set_minor_formatter(lambda v, _: "")
     ax.set_yticks(range(len(drawn)))
@@ -275,6 +275,16 @@ def forest_plot(pairs: Iterable[Pair]) -> bytes | None:
     ax.set_xlabel("B / A (95 % CI; × : one repetition, no interval)")
     ax.set_title("Each figure of B over A")
     return _png(fig)
+
+
+def _spaced(ticks: list[float], low: float, high: float) -> list[float]:
+    """The ticks at least a tenth of the axis apart (on its log scale), 1 always kept."""
+    gap = (math.log10(high) - math.log10(low)) / 10
+    kept: list[float] = []
+    for t in sorted(ticks, key=lambda t: (t != 1, t)):
+        if all(abs(math.log10(t) - math.log10(k)) >= gap for k in kept):
+            kept.append(t)
+    return sorted(kept)
 
 
 # --------------------------------------------------------------------------- runs
