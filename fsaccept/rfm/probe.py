@@ -64,6 +64,15 @@ class DataReductionProbe(AcceptanceTest):
     def planned_volume(self) -> int:
         return self.probe_volume or reduction.MIN_VOLUME
 
+    #: The slowest write rate the probe's time limit allows for (bytes/s): a loaded
+    #: GlusterFS client ran out of a limit of the margin alone (3 minutes on the lab).
+    SLOWEST_RATE = 2 * MIB
+
+    def deadlines_s(self) -> int:
+        """Its own time: each pattern written ``repeats`` times at the slowest rate."""
+        writes = len(reduction.PATTERNS) * 3
+        return -(-writes * self.planned_volume() // self.SLOWEST_RATE)
+
     @run_before("run")
     def set_probe_command(self):
         where = str(self.target_root() / "fsaccept")
