@@ -36,6 +36,9 @@ class IORTest(BenchmarkTest):
 
     block_placement_needed_for = validity.BLOCK_PLACEMENT
 
+    #: IOR exits with its count of incorrect transfers (``ior_main`` returns it).
+    exit_status_counts = True
+
     #: IOR executable (from PATH: a Spack view, a module or /opt/ior/bin).
     ior_binary = variable(str, value="ior")
 

@@ -139,8 +139,8 @@ def test_a_failing_cache_drop_makes_the_read_invalid_and_a_good_one_is_recorded(
 
 
 @needs_ior
-def test_integrity_passes_and_a_file_corrupted_between_write_and_read_fails(cluster_env,
-                                                                             tmp_path, own_target):
+def test_integrity_passes_and_a_file_corrupted_between_write_and_read_fails(
+        cluster_env, tmp_path, own_target, ior_writes_preload):
     proc, cases = run_checks(CHECKS, tmp_path / "clean", "-n", "IORDataIntegrity")
     case = cases["IORDataIntegrity"]
     assert case["result"] == "pass", case["fail_reason"]
@@ -149,9 +149,12 @@ def test_integrity_passes_and_a_file_corrupted_between_write_and_read_fails(clus
 
     # Between the patterned write and the verified read, 1 MiB (one transfer) of one
     # rank's file is overwritten: the hook that runs right before the read does it.
-    proc, cases = run_checks(CHECKS, tmp_path / "bad", "-n", "IORDataIntegrity",
-                             env=reference_copy(tmp_path, lambda d: corrupting_drop_caches(
-                                 d, own_target, "IORIntegrityDataset", "1M", 3)))
+    # Every rank then exits with IOR's count (1), and rank 0 exits last, 5 s late (as
+    # on a loaded host): its summary must still reach the output (CI once lost it).
+    env = dict(reference_copy(tmp_path, lambda d: corrupting_drop_caches(
+        d, own_target, "IORIntegrityDataset", "1M", 3)),
+        LD_PRELOAD=str(ior_writes_preload), FSACCEPT_TEST_LATE_EXIT_S="5")
+    proc, cases = run_checks(CHECKS, tmp_path / "bad", "-n", "IORDataIntegrity", env=env)
     case = cases["IORDataIntegrity"]
     assert case["result"] == "fail" and case["fail_phase"] == "performance", case["fail_reason"]
     assert case["perfvalues"]["local:compute:incorrect_transfers"][0] == 1

@@ -15,6 +15,11 @@
  * that file exists (at most FSACCEPT_TEST_HOLD_MAX_S seconds, default 300).  A test
  * injects its fault once a write has landed, then creates the file: every rank's next
  * write meets the fault, however fast or slow the host.
+ *
+ * A late rank 0 (the exit-status tests): with FSACCEPT_TEST_LATE_EXIT_S set, IOR's
+ * rank 0 (Slurm's SLURM_PROCID) sleeps that long as it exits, after MPI has finalized
+ * and before exit() flushes its buffered stdout (a destructor runs first): the other
+ * ranks have exited by then, as on a loaded host where rank 0 is the last.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -32,6 +37,7 @@ static double budget_s = 3.0;
 static const char *hold_file;
 static double hold_max_s = 300.0;
 static long writes_done;
+static double late_exit_s;
 static ssize_t (*real_write)(int, const void *, size_t);
 
 __attribute__((constructor)) static void ior_writes_init(void)
@@ -39,6 +45,10 @@ __attribute__((constructor)) static void ior_writes_init(void)
     real_write = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
     if (strcmp(program_invocation_short_name, "ior") != 0)
         return;
+    const char *late = getenv("FSACCEPT_TEST_LATE_EXIT_S");
+    const char *procid = getenv("SLURM_PROCID");
+    if (late && *late && procid && strcmp(procid, "0") == 0)
+        late_exit_s = atof(late);
     hold_file = getenv("FSACCEPT_TEST_HOLD_FILE");
     if (hold_file && !*hold_file)
         hold_file = NULL;
@@ -53,6 +63,14 @@ __attribute__((constructor)) static void ior_writes_init(void)
     if (getenv("FSACCEPT_TEST_SLOW_TOTAL_S"))
         budget_s = atof(getenv("FSACCEPT_TEST_SLOW_TOTAL_S"));
     slow_enabled = 1;
+}
+
+static void sleep_ms(long ms);
+
+__attribute__((destructor)) static void ior_writes_exit(void)
+{
+    if (late_exit_s > 0)
+        sleep_ms((long)(late_exit_s * 1000));
 }
 
 static int is_test_data(int fd)
