@@ -4,7 +4,9 @@ GlusterFS client and a ceph-fuse of its own) and this host's local disk.
 reference/local-gluster-cephfs.yaml names the three under `targets:`.  One
 `scripts/acceptance --system local-gluster-cephfs` run tests them all; the sign-off has a
 section per file system and one verdict over all, and each job asked its own file
-system's server probe.
+system's server probe.  The system is a site as local-gluster is: once set-up has written
+the Lmod modules, every benchmark's binary is the one its module put on PATH (the whole
+catalogue from modules: test_lmod.py runs one benchmark of each program).
 
 The session runs on the default cluster, which it brings up with both file systems.
 Afterwards the cluster is brought back to its GlusterFS volume alone (the other modules'
@@ -19,9 +21,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from fsaccept.suite.provision import lmod_core, module_names
 from lab.cluster import (DEFAULT_PORT_BASE, ClusterLayout, ceph_layout, default_state_dir,
                          gluster_layout, recorded_fs)
 from tests.conftest import LOCAL_CLUSTER, REPO, require_lab_tools, run
+from tests.integration.test_lmod import assert_from_modules
 
 pytestmark = [pytest.mark.integration, pytest.mark.volume_cluster]
 
@@ -87,6 +91,12 @@ def test_a_session_over_three_file_systems_has_a_section_each_and_one_verdict(
             ran.setdefault(case["fs_target"], set()).add(case["name"].split()[0])
             assert case["result"] == "pass", (case["name"], case["fail_reason"])
     assert set(ran) == set(FSTYPES)
+    if lmod_core(module_names()):
+        benchmarks = [c for c in cases if c.get("fs_target") and c.get("binary_path")
+                      and c["name"].startswith(("IOR", "Mdtest", "Fio"))]
+        assert {c["fs_target"] for c in benchmarks} == set(FSTYPES), benchmarks
+        for case in benchmarks:
+            assert_from_modules(case)
     # ior_read_bandwidth is IORStonewalledRead, on its dataset of the same target.
     for target in ("cephfs", "local_disk"):
         assert ran[target] >= {"IORWriteBandwidth", "IORStonewalledRead", "MdtestEasy"}
