@@ -8,7 +8,10 @@ whose coefficient of variation (σ / mean) exceeds what its entry allows is too 
 judge.  Two figures are compared by the ratio of their means, B / A, with a confidence
 interval from Welch's t-test on the logarithms of the repetitions (a ratio's error is
 symmetric on a log scale; Welch: the two sides' variances need not be equal): the
-difference is significant when the interval excludes 1.  SciPy computes every interval;
+difference is significant when the interval excludes 1.  One new measurement against a
+history (a nightly run against the nights before it) is judged by the history's
+prediction bound (:meth:`Spread.prediction_bound`): beyond it, the change is more than
+the noise.  SciPy computes every interval;
 the mean and the standard deviation are the standard library's (``statistics``).
 
 Random errors shrink with repeats; systematic ones (a cache that answered) do not: a
@@ -82,6 +85,20 @@ class Spread:
         low, high = stats.t.interval(self.confidence, self.n - 1, loc=self.mean,
                                      scale=sd / math.sqrt(self.n))
         return float(low), float(high)
+
+    def prediction_bound(self, above: bool, confidence: float) -> float | None:
+        """The bound one more measurement of the same kind stays within, at
+        ``confidence`` (one-sided): mean + t·σ·√(1 + 1/n) when ``above``, else mean −
+        it (Student's t, n − 1 degrees of freedom: a new measurement's own noise and the
+        mean's error, both from these repetitions).  None for one repetition."""
+        sd = self.sd
+        if sd is None:
+            return None
+        if not 0 < confidence < 1:
+            raise ValueError(f"a confidence must lie between 0 and 1, not {confidence!r}")
+        from scipy import stats  # delayed, as in interval
+        half = float(stats.t.ppf(confidence, self.n - 1)) * sd * math.sqrt(1 + 1 / self.n)
+        return self.mean + half if above else self.mean - half
 
     def text(self, unit: str = "", digits: int = 3) -> str:
         """``412 ± 9 MiB/s (n = 3, range 401 … 420, 95 % CI 390 … 434)``; one

@@ -1,4 +1,4 @@
-"""Nightly regression: every figure against the median of the last N sessions.
+"""Nightly regression: every figure against its own noise over the last N sessions.
 
 (About 670 lines, one command's whole story: settings, comparison, unit checks, summary
 and the ``fsaccept nightly`` command line; storage is :mod:`.results_db`, plots
@@ -12,15 +12,22 @@ Python API (:func:`reframe.frontend.reporting.performance_compare`)::
 
     <this session's uuid>/<window>?<the last N nightly sessions>/median:/+pref
 
-so ``pdiff`` is (now − median) / median in %.  A figure whose unit is a rate
-(MiB/s, IOPS, ops/s) regresses when it dropped more than the tolerance; a time
-(s, ms, us) when it grew more than the tolerance.
+so ``pdiff`` is (now − median) / median in %.  Tonight's figure is one new
+measurement; the last N sessions' figures (one per session: the mean of its
+repetitions) are its history.  With at least :data:`MIN_HISTORY` of them, and a spread,
+a figure whose unit is a rate (MiB/s, IOPS, ops/s) regresses when it fell below the
+history's one-sided prediction bound (``nightly.confidence``, :data:`NOISE_CONFIDENCE`)
+(:meth:`fsaccept.core.statistics.Spread.prediction_bound`), a time (s, ms, us) when it
+rose above it: a drop within the test's own noise raises no alarm, and a steady test's
+real drop does, however small.  With a shorter history, or one without spread, the
+fixed tolerance judges: a drop of more than it below the median.
 
 The reference file's optional ``nightly:`` section::
 
     nightly:
       sessions: 7           # median of the last 7 stored nightly sessions
-      tolerance: 0.1        # a drop of more than 10 % is a regression
+      tolerance: 0.1        # without a spread to judge by: a drop of more than 10 %
+      confidence: 0.99      # the noise bound's (one-sided) confidence
       trend_sessions: 30    # sessions in the trend plots
       tests:                # keys replacing those of tests.<name> (smaller sizes)
         ior_write_bandwidth: {segments: 512}
@@ -34,9 +41,11 @@ ReFrame's and the comparison (``bench/bench_trends.py`` times the whole process)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import multiprocessing
 import os
+import statistics
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -49,6 +58,7 @@ from fsaccept.core import inputs
 from fsaccept.core.formatting import format_number, one_line, prefixed_lines
 # Units where smaller is better; every other unit is a rate (larger is better).
 from fsaccept.core.reference import TIME_UNITS
+from fsaccept.core.statistics import Spread
 from fsaccept.reporting.case import TypedReport, case_of, typed
 from fsaccept.reporting.plots import TrendPlotter, plot_name
 from fsaccept.reporting.point import Point
@@ -63,6 +73,13 @@ from fsaccept.suite.reference import ReferenceError, load_reference, nightly_mer
 DEFAULT_SESSIONS = 7
 DEFAULT_TOLERANCE = 0.1
 DEFAULT_TREND_SESSIONS = 30
+#: The fewest past sessions whose spread judges a figure (fewer: the tolerance).
+MIN_HISTORY = 3
+#: The one-sided confidence of the noise bound unless ``nightly.confidence`` says: a
+#: figure as steady as its history crosses it one night in a hundred.  Higher gives
+#: fewer false alarms over many figures, and with few sessions a bound far away
+#: (Student's t for 7 sessions at 0.999 is 5.2, at 0.99 3.1).
+NOISE_CONFIDENCE = 0.99
 
 
 # --------------------------------------------------------------------------- settings
@@ -74,6 +91,7 @@ class NightlySettings:
     tolerance: float = DEFAULT_TOLERANCE
     trend_sessions: int = DEFAULT_TREND_SESSIONS
     tests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    confidence: float = NOISE_CONFIDENCE
 
 
 def nightly_settings(raw: dict[str, Any]) -> NightlySettings:
@@ -82,7 +100,8 @@ def nightly_settings(raw: dict[str, Any]) -> NightlySettings:
     return NightlySettings(sessions=n.get("sessions", DEFAULT_SESSIONS),
                            tolerance=n.get("tolerance", DEFAULT_TOLERANCE),
                            trend_sessions=n.get("trend_sessions", DEFAULT_TREND_SESSIONS),
-                           tests=n.get("tests") or {})
+                           tests=n.get("tests") or {},
+                           confidence=n.get("confidence", NOISE_CONFIDENCE))
 
 
 def nightly_reference(raw: dict[str, Any], source: str = "reference") -> dict[str, Any]:
@@ -109,10 +128,26 @@ class Comparison:
     pdiff: float | None  # (now - median) / median, in %
     sessions: int  # how many past sessions the median is over
     smaller_is_better: bool = False
+    #: The figure in each past session compared with (the mean of its repetitions).
+    history: tuple[float, ...] = ()
+    #: The noise bound's one-sided confidence (``nightly.confidence``).
+    confidence: float = NOISE_CONFIDENCE
+
+    @property
+    def noise_bound(self) -> float | None:
+        """The history's prediction bound (at :attr:`confidence`, one-sided, on the
+        side that is worse); None with fewer than :data:`MIN_HISTORY` sessions or no
+        spread among them: the tolerance judges then."""
+        if len(self.history) < MIN_HISTORY or statistics.pstdev(self.history) == 0:
+            return None
+        return Spread(self.history).prediction_bound(self.smaller_is_better, self.confidence)
 
     def regressed(self, tolerance: float) -> bool:
         if self.median is None:
             return False
+        bound = self.noise_bound
+        if bound is not None:
+            return self.now > bound if self.smaller_is_better else self.now < bound
         if self.median == 0 or self.pdiff is None or math.isnan(self.pdiff):
             # No relative change from 0: any move the wrong way is a regression.
             return self.now > self.median if self.smaller_is_better else self.now < self.median
@@ -129,9 +164,29 @@ class Comparison:
             return (f"{self.test} {self.figure}: {format_number(self.now)} {self.unit}, median "
                     f"{format_number(self.median)} {self.unit} of {_sessions(self.sessions)}")
         direction = "above" if self.pdiff > 0 else "below"
-        return (f"{self.test} {self.figure}: {format_number(self.now)} {self.unit} is "
+        said = (f"{self.test} {self.figure}: {format_number(self.now)} {self.unit} is "
                 f"{abs(self.pdiff or 0):.2f} % {direction} the median {format_number(self.median)} "
-                f"{self.unit} of {_sessions(self.sessions)} (tolerance {100 * tolerance:g} %)")
+                f"{self.unit} of {_sessions(self.sessions)}")
+        bound = self.noise_bound
+        if bound is None:
+            return f"{said} (tolerance {100 * tolerance:g} %{self._why_tolerance()})"
+        return (f"{said} ({self.noise_text()}: "
+                f"{'beyond' if self.regressed(tolerance) else 'within'} the noise)")
+
+    def noise_text(self) -> str:
+        """``noise bound 1,790 MiB/s: 99 % of nights as steady as the last 7 (2,000 ±
+        31 MiB/s) stay above it``."""
+        bound, hist = self.noise_bound, Spread(self.history)
+        side = "below" if self.smaller_is_better else "above"
+        return (f"noise bound {format_number(bound)} {self.unit}: "
+                f"{100 * self.confidence:g} % of nights as steady as the last "
+                f"{hist.n} ({format_number(hist.mean)} ± {format_number(hist.sd)} "
+                f"{self.unit}) stay {side} it")
+
+    def _why_tolerance(self) -> str:
+        if len(self.history) < MIN_HISTORY:
+            return f"; fewer than {MIN_HISTORY} sessions give no spread to judge by"
+        return "; the sessions' figures have no spread to judge by"
 
 
 def _sessions(n: int) -> str:
@@ -257,17 +312,25 @@ def summary_markdown(system: str, session: str, comparisons: list[Comparison],
     """The short nightly summary."""
     regs = regressions(comparisons, settings.tolerance)
     lines = [f"# Nightly {system}: {'REGRESSION' if regs else 'no regression'}", "",
-             f"Session `{session}`; each figure against the median of the last "
-             f"{settings.sessions} nightly sessions (tolerance {100 * settings.tolerance:g} %; "
-             f"{max((c.sessions for c in comparisons), default=0)} available).",
-             "", "| Test | Figure | Now | Median | Change | |", "| --- | --- | --- | --- | --- | --- |"]
+             f"Session `{session}`; each figure against its noise over the last "
+             f"{settings.sessions} nightly sessions "
+             f"({max((c.sessions for c in comparisons), default=0)} available): beyond the "
+             f"{100 * settings.confidence:g} % one-sided prediction bound of their figures is a "
+             f"regression; with fewer than {MIN_HISTORY} sessions, or no spread, a change of "
+             f"more than the tolerance ({100 * settings.tolerance:g} %) from their median.",
+             "", "| Test | Figure | Now | Median | Change | Noise bound | |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for c in comparisons:
         change = f"{c.pdiff:+.2f} %" if c.pdiff is not None and math.isfinite(c.pdiff) else "—"
         flag = "REGRESSION" if c.regressed(settings.tolerance) else (
             "no history" if c.median is None else "ok")
         median = f"{format_number(c.median)} {c.unit}" if c.median is not None else "—"
+        bound = c.noise_bound
+        noise = (f"{'≤' if c.smaller_is_better else '≥'} {format_number(bound)} {c.unit} "
+                 f"(n = {len(c.history)})" if bound is not None else
+                 "— (tolerance)" if c.median is not None else "—")
         lines.append(f"| {c.test} | {c.figure} | {format_number(c.now)} {c.unit} | {median} | "
-                     f"{change} | {flag} |")
+                     f"{change} | {noise} | {flag} |")
     if verdict_lines:
         lines += ["", "Verdicts of this session:", ""] + [f"- {v}" for v in verdict_lines]
     if plots:
@@ -387,7 +450,24 @@ def nightly_compare(store: Store, system: str, session: str,
     else:
         table = [["name", "sysenv", "pvar", "punit", "pval (median) (lhs)",
                   "pval (median) (rhs)", "pdiff (%)"]]
-    return comparisons_from_table(table, len(previous), current_figures(report)), all_sessions
+    comps = comparisons_from_table(table, len(previous), current_figures(report))
+    history = session_figures(_of_sessions(stored, {u for u, _ in previous}))
+    return [dataclasses.replace(c, history=history.get((c.test, c.figure, c.unit), ()),
+                                confidence=settings.confidence)
+            if c.median is not None else c for c in comps], all_sessions
+
+
+def session_figures(testcases: list[dict[str, Any]]) -> dict[tuple[str, str, str],
+                                                            tuple[float, ...]]:
+    """(test, figure, unit) → its figure in each session, in time order: the mean of the
+    session's repetitions (a session is one measurement of the history)."""
+    out = {}
+    for key, points in trend_series(testcases).items():
+        by_session: dict[str, list[float]] = {}
+        for p in points:
+            by_session.setdefault(p.session, []).append(p.value)
+        out[key] = tuple(statistics.fmean(v) for v in by_session.values())
+    return out
 
 
 def draw_plots(jobs: list[tuple[Any, ...]]) -> list[bytes]:
@@ -572,6 +652,14 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _confidence(text: str) -> float:
+    value = float(text)
+    if not 0.5 < value < 1:  # also NaN
+        raise argparse.ArgumentTypeError(f"{text}: a confidence above 0.5 and below 1 "
+                                         "(0.99 = 99 %)")
+    return value
+
+
 def _count(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -591,11 +679,11 @@ def _compare(args: argparse.Namespace, plots: PlotAhead) -> int:
     run_report = typed(rep.read_run_report(reads, args.run_report))  # each case typed once
     settings = nightly_settings(_load_yaml(Path(args.reference)))
     if args.sessions:
-        settings = NightlySettings(args.sessions, settings.tolerance, settings.trend_sessions,
-                                   settings.tests)
+        settings = dataclasses.replace(settings, sessions=args.sessions)
     if args.tolerance is not None:
-        settings = NightlySettings(settings.sessions, args.tolerance, settings.trend_sessions,
-                                   settings.tests)
+        settings = dataclasses.replace(settings, tolerance=args.tolerance)
+    if args.confidence is not None:
+        settings = dataclasses.replace(settings, confidence=args.confidence)
     if not run_report.cases:
         raise NightlyError(f"{args.run_report}: no test ran; check nightly.tests in "
                            f"{args.reference} and the tests' reference_key")
@@ -640,6 +728,9 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--sessions", type=_count, help="override nightly.sessions")
     c.add_argument("--tolerance", type=_fraction,
                    help="override nightly.tolerance (a fraction: 0.1 = 10 %%)")
+    c.add_argument("--confidence", type=_confidence,
+                   help="override nightly.confidence (the noise bound's, one-sided: "
+                        "0.99 = 99 %%)")
     d = sub.add_parser("check-db", help="exit 2 unless FILE is ReFrame's results database "
                        "(or does not exist yet)")
     d.add_argument("db")

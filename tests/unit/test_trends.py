@@ -69,10 +69,60 @@ def test_median_of_the_last_sessions_through_reframes_comparison(store, base):
     assert c["write_bandwidth"].now == round(1987.01 * 0.85, 2)
     assert c["write_bandwidth"].pdiff == pytest.approx(-15.0, abs=0.01)
     assert c["write_bandwidth"].sessions == 3
-    assert [x.figure for x in trends.regressions(comps, 0.1)] == ["write_bandwidth"]
-    assert not c["read_iops"].regressed(0.1) and c["read_iops"].regressed(0.04)
-    assert "15.00 % below the median 1,987.0 MiB/s of the last 3 sessions" in \
-        c["write_bandwidth"].describe(0.1)
+    # The history is each figure in those sessions: 10 % apart.  15 % below the median
+    # is within that noise (a fixed 10 % tolerance would have called it a regression).
+    assert c["write_bandwidth"].history == (round(1987.01 * 1.1, 2), round(1987.01 * 0.9, 2),
+                                            1987.01)
+    assert trends.regressions(comps, 0.1) == []
+    said = c["write_bandwidth"].describe(0.1)
+    assert "15.00 % below the median 1,987.0 MiB/s of the last 3 sessions (noise bound" in said
+    assert said.endswith("stay above it: within the noise)"), said
+
+
+def steady(base, store, spread, now_scale, sessions=7):
+    """``sessions`` nightly sessions whose figures differ by ``spread`` (fractions of
+    the base figure, repeated), then one × ``now_scale``; its comparisons by figure."""
+    for d in range(sessions):
+        store.store(nightly_session(base, d, 1.0 + spread[d % len(spread)]))
+    now = nightly_session(base, sessions, now_scale)
+    store.store(now)
+    comps, _ = trends.nightly_compare(store, "local", now["session_info"]["uuid"], now,
+                                      trends.NightlySettings(sessions=sessions, tolerance=0.1))
+    return {x.figure: x for x in comps}
+
+
+def test_a_steady_tests_drop_below_the_tolerance_is_a_regression(store, base):
+    # Nights within ±0.5 %; tonight 4 % lower: far less than the tolerance, far more
+    # than the noise.
+    c = steady(base, store, (0.0, 0.005, -0.005), 0.96)["write_bandwidth"]
+    assert c.regressed(0.1) and len(c.history) == 7
+    bound = c.noise_bound
+    assert 0.96 * 1987.01 < bound < 1987.01
+    assert "beyond the noise" in c.describe(0.1)
+
+
+def test_a_noisy_tests_drop_beyond_the_tolerance_within_its_noise_is_not(store, base):
+    # Nights 20 % apart: a night 25 % below the median is within that noise; one at a
+    # tenth of it is not.
+    assert not steady(base, store, (0.0, 0.2, -0.2), 0.75)["write_bandwidth"].regressed(0.1)
+    store2 = trends.Store(Path(store.db_file).with_name("other.db"))
+    assert steady(base, store2, (0.0, 0.2, -0.2), 0.1)["write_bandwidth"].regressed(0.1)
+
+
+def test_with_fewer_than_three_sessions_or_no_spread_the_tolerance_judges(store, base):
+    c = steady(base, store, (0.0, 0.01), 0.85, sessions=2)["write_bandwidth"]
+    assert c.noise_bound is None and c.regressed(0.1) and not c.regressed(0.2)
+    assert "(tolerance 10 %; fewer than 3 sessions give no spread to judge by)" in \
+        c.describe(0.1)
+    flat = trends.Comparison("T", "s:p+e", "f", "MiB/s", 95.0, 100.0, -5.0, 3,
+                             history=(100.0, 100.0, 100.0))
+    assert flat.noise_bound is None and not flat.regressed(0.1) and flat.regressed(0.04)
+    assert "the sessions' figures have no spread to judge by" in flat.describe(0.1)
+    # A time: worse when larger, bounded above.
+    slow = trends.Comparison("T", "s:p+e", "f", "s", 12.0, 10.0, 20.0, 3, True,
+                             history=(10.0, 10.1, 9.9, 10.0))
+    assert slow.noise_bound > 10.0 and slow.regressed(0.5)
+    assert "stay below it: beyond the noise" in slow.describe(0.5)
 
 
 def test_first_session_has_no_history(store, base):
@@ -183,7 +233,9 @@ def test_cli_reference_never_overwrites_its_source_nor_leaves_an_invalid_file(tm
 
 
 @pytest.mark.parametrize("option", [["--tolerance", "10"], ["--tolerance", "nan"],
-                                    ["--tolerance", "0"], ["--sessions", "0"]])
+                                    ["--tolerance", "0"], ["--sessions", "0"],
+                                    ["--confidence", "0.5"], ["--confidence", "1"],
+                                    ["--confidence", "nan"]])
 def test_compare_options_out_of_range_exit_2(option, capsys):
     with pytest.raises(SystemExit) as exit_:
         trends.main(["compare", "r.json", "--db", "d.db", "--system", "local", "--reference",
@@ -191,7 +243,8 @@ def test_compare_options_out_of_range_exit_2(option, capsys):
     assert exit_.value.code == 2 and option[0] in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("nightly", [5, [1], {"tolerance": "abc"}, {"tests": 3}])
+@pytest.mark.parametrize("nightly", [5, [1], {"tolerance": "abc"}, {"tests": 3},
+                                     {"confidence": 0.5}, {"confidence": 1}])
 def test_a_bad_nightly_section_exits_2_naming_the_file(tmp_path, capsys, nightly):
     raw = yaml.safe_load((DATA / "ior-fail.reference.yaml").read_text())
     raw["nightly"] = nightly
