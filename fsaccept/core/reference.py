@@ -28,25 +28,33 @@ MAX_SIZE_BYTES = 2**40
 
 #: How many times a test runs unless its entry says (``repetitions``).
 DEFAULT_REPETITIONS = 1
+#: What a threshold judges over a test's repetitions (``judge``): ``mean``, the mean of
+#: its runs; ``min``, every run (its worst: a rate's minimum, a time's maximum), as a
+#: guarantee is judged.
+JUDGES = ("mean", "min")
+#: The judge unless an entry says.
+DEFAULT_JUDGE = "mean"
 #: An entry's keys that are its repetitions' (:class:`Repeats`), not its benchmark's: a
 #: benchmark that types its entry from every key it holds leaves these out.
-REPEAT_KEYS = ("repetitions", "max_cov")
+REPEAT_KEYS = ("repetitions", "max_cov", "judge")
 
 
 @dataclass(frozen=True)
 class Repeats:
-    """What an entry asks of a test's repetitions: how many (``repetitions``), and the
+    """What an entry asks of a test's repetitions: how many (``repetitions``), the
     largest coefficient of variation a judged figure may have over them (``max_cov``;
-    None: no bound)."""
+    None: no bound), and what its thresholds judge (``judge``: one of :data:`JUDGES`)."""
 
     count: int = DEFAULT_REPETITIONS
     max_cov: float | None = None
+    judge: str = DEFAULT_JUDGE
 
     @classmethod
     def of(cls, entry: dict[str, Any]) -> "Repeats":
         cov = entry.get("max_cov")
         return cls(int(entry.get("repetitions", DEFAULT_REPETITIONS)),
-                   float(cov) if cov is not None else None)
+                   float(cov) if cov is not None else None,
+                   str(entry.get("judge", DEFAULT_JUDGE)))
 
 
 class ReferenceError(ValueError):

@@ -33,7 +33,7 @@ from fsaccept.reporting.case import Case, TypedReport, typed
 from fsaccept.reporting.evidence import evidence_reasons
 from fsaccept.reporting.signoff.common import RunFiles, SessionEvidence, session_evidence
 from fsaccept.reporting.signoff.degraded import degraded_dataset_reasons
-from fsaccept.reporting.repetitions import repetition_verdicts
+from fsaccept.reporting.repetitions import on_the_mean, repetition_verdicts
 from fsaccept.reporting.verdicts import (FAIL, INVALID, NOT_RUN, PASS, REPEAT_PARAM, SKIPPED,
                                          SKIPPED_BY_REFRAME, Figure, RunReportError, Verdict,
                                          figures_of, format_threshold, identity_problems,
@@ -279,11 +279,13 @@ def tests_of(report: TypedReport | dict[str, Any], reference: Any = None,
             for fig in tc.figures:
                 rows.setdefault(fig.name, FigureRow(fig.name, fig.unit, [])).samples.append(fig)
         tc = group[-1]
+        spec, verified = spec_of_case(tc), reference_of_case(tc, reference)[0]
+        verdicts = on_the_mean(spec, verified, group, verdicts,
+                               lambda case: looser_thresholds(case, reference))
         tests.append(Test(name=key[0], cases=group, verdicts=verdicts,
                           fixtures=fixtures, figures=list(rows.values()),
-                          repeated=repetition_verdicts(spec_of_case(tc),
-                                                       reference_of_case(tc, reference)[0],
-                                                       len(group), rows.values())))
+                          repeated=repetition_verdicts(spec, verified, len(group),
+                                                       rows.values())))
     return tests
 
 

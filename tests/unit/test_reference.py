@@ -81,7 +81,7 @@ def test_parse_size_refuses_ambiguous_units(text):
      "tests.ior_write_bandwidth.transfer_size: '1MB' is not a binary size"),
     (lambda d: d["tests"]["ior_write_bandwidth"].update(colour="red"),
      "tests.ior_write_bandwidth: unknown key(s) 'colour'; allowed: block_size, data_pattern, deadline_s, "
-     "direct_io, max_cov, min_cache_ratio, node_fraction, outlier_fraction, ranks_per_node, read_other_node, "
+     "direct_io, judge, max_cov, min_cache_ratio, node_fraction, outlier_fraction, ranks_per_node, read_other_node, "
      "repetitions, segments, threshold, transfer_size"),
     # A bad value of a key IOR's entries share: that error alone, no "unknown key(s)" of
     # none beside it.
@@ -89,6 +89,8 @@ def test_parse_size_refuses_ambiguous_units(text):
      "tests.ior_write_bandwidth.repetitions: 0 is less than the minimum of 1"),
     (lambda d: d["tests"]["ior_write_bandwidth"].update(max_cov=1.5),
      "tests.ior_write_bandwidth.max_cov: 1.5 is greater than the maximum of 1"),
+    (lambda d: d["tests"]["ior_write_bandwidth"].update(judge="median"),
+     "tests.ior_write_bandwidth.judge: 'median' is not one of ['mean', 'min']"),
     # The keys allowed are the catalogue's (declared once): read from it, never listed here.
     (lambda d: d["tests"].update(ior_bogus={}),
      "tests: unknown key(s) 'ior_bogus'; allowed: " + ", ".join(
