@@ -92,3 +92,18 @@ def test_one_repetition_on_a_side_gives_no_interval_and_says_so():
 def test_no_ratio_over_a_zero_figure():
     with pytest.raises(ValueError, match="A's figure is 0"):
         st.ratio(st.spread([0, 0]), st.spread([1, 2]))
+
+
+def test_a_prediction_bound_is_students_t_for_one_new_measurement():
+    s = st.spread([100, 101, 99, 100, 102, 98, 100])
+    # t(0.99, 6) = 3.1427; σ = 1.29099; √(1 + 1/7) = 1.06904.
+    assert s.prediction_bound(False, 0.99) == pytest.approx(100 - 3.1427 * 1.29099 * 1.06904,
+                                                            abs=1e-3)
+    assert s.prediction_bound(True, 0.99) == pytest.approx(100 + 3.1427 * 1.29099 * 1.06904,
+                                                           abs=1e-3)
+    # Fewer measurements, a wider bound for the same spread.
+    few = st.spread([100, 101, 99])
+    assert few.prediction_bound(False, 0.99) < s.prediction_bound(False, 0.99)
+    assert st.spread([5.0]).prediction_bound(False, 0.99) is None
+    with pytest.raises(ValueError, match="confidence"):
+        s.prediction_bound(False, 1.5)

@@ -16,6 +16,12 @@
  * injects its fault once a write has landed, then creates the file: every rank's next
  * write meets the fault, however fast or slow the host.
  *
+ * A slow job (the repetitions tests): with FSACCEPT_TEST_SLOW_JOB set to a path, the
+ * first Slurm job whose IOR claims that path (its SLURM_JOB_ID written there, made
+ * atomically by link()) is slow on every node, as a slow node is above; the other jobs
+ * run at full speed.  FSACCEPT_TEST_SLOW_JOB=every makes every job slow.  One repetition
+ * of several, or every one, is then slower than the others by a delay the test sets.
+ *
  * A late rank 0 (the exit-status tests): with FSACCEPT_TEST_LATE_EXIT_S set, IOR's
  * rank 0 (Slurm's SLURM_PROCID) sleeps that long as it exits, after MPI has finalized
  * and before exit() flushes its buffered stdout (a destructor runs first): the other
@@ -40,6 +46,35 @@ static long writes_done;
 static double late_exit_s;
 static ssize_t (*real_write)(int, const void *, size_t);
 
+/* Whether this process's Slurm job is the slow one: "every", or the job whose id the
+ * file at path holds; the first job to come makes that file (a temporary file of its
+ * own, then link(): the path appears whole or not at all, and only one job wins). */
+static int is_the_slow_job(const char *path)
+{
+    const char *job = getenv("SLURM_JOB_ID");
+    if (strcmp(path, "every") == 0)
+        return 1;
+    if (!job || !*job)
+        return 0;
+    char tmp[PATH_MAX], held[64] = "";
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (f) {
+        fprintf(f, "%s\n", job);
+        fclose(f);
+        link(tmp, path);  /* EEXIST: another job (or rank) came first */
+        unlink(tmp);
+    }
+    f = fopen(path, "r");
+    if (!f)
+        return 0;
+    if (!fgets(held, sizeof held, f))
+        held[0] = '\0';
+    fclose(f);
+    held[strcspn(held, "\n")] = '\0';
+    return strcmp(held, job) == 0;
+}
+
 __attribute__((constructor)) static void ior_writes_init(void)
 {
     real_write = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
@@ -56,8 +91,13 @@ __attribute__((constructor)) static void ior_writes_init(void)
         hold_max_s = atof(getenv("FSACCEPT_TEST_HOLD_MAX_S"));
     const char *slow = getenv("FSACCEPT_TEST_SLOW_NODE");
     const char *node = getenv("SLURMD_NODENAME");
-    if (!slow || !node || strcmp(slow, node) != 0)
+    const char *slow_job = getenv("FSACCEPT_TEST_SLOW_JOB");
+    if (slow_job && *slow_job) {
+        if (!is_the_slow_job(slow_job))
+            return;
+    } else if (!slow || !node || strcmp(slow, node) != 0) {
         return;
+    }
     if (getenv("FSACCEPT_TEST_SLOW_DELAY_MS"))
         delay_ms = atol(getenv("FSACCEPT_TEST_SLOW_DELAY_MS"));
     if (getenv("FSACCEPT_TEST_SLOW_TOTAL_S"))
