@@ -458,9 +458,32 @@ class LocalCluster:
         except (OSError, subprocess.TimeoutExpired):
             return False
 
+    #: How long a munged that is running (its pid file names a live munged) is given to
+    #: answer before ``up`` gives up: a loaded host, or many clusters' daemons asking at
+    #: once, made one ``munge -n`` fail while munged ran, and a second munged then
+    #: failed on the first's lock.
+    MUNGE_ANSWER_S = 60
+
+    def _munge_answers(self, timeout: float) -> bool:
+        """Whether ``munge -n | unmunge`` works within ``timeout`` seconds, asked again
+        each second."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self._munge_works():
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(1)
+
     def ensure_munge(self) -> None:
         if self._munge_works():
             return
+        running = self._live_pid(Path("/run/munge/munged.pid"), "munged")
+        if running:  # one munged serves the host: wait for it, never start a second
+            if self._munge_answers(self.MUNGE_ANSWER_S):
+                return
+            raise ClusterError(f"munged (pid {running}) runs but `munge -n | unmunge` failed "
+                               f"for {self.MUNGE_ANSWER_S} s; see /var/log/munge/munged.log")
         key = Path("/etc/munge/munge.key")
         if not key.exists():
             raise ClusterError(f"munge key {key} is missing: run scripts/setup")

@@ -230,3 +230,26 @@ def test_file_systems_whose_ports_would_overlap_are_refused(tmp_path, monkeypatc
     with pytest.raises(ClusterError, match=r"^--port-base 17000: the ports of GlusterFS "
                                            r"bricks and ceph-mon overlap \(17250-17299\)$"):
         ClusterLayout(tmp_path, fs="gluster,cephfs")
+
+
+def test_a_running_munged_that_answers_late_is_waited_for_never_started_twice(tmp_path,
+                                                                               monkeypatch):
+    """A loaded host (or many clusters' daemons asking at once) made one `munge -n` fail
+    while munged ran: `up` started a second munged, which failed on the first's lock."""
+    lc = cluster.LocalCluster(ClusterLayout(tmp_path / "state", port_base=17000))
+    answers = iter([False, False, True])
+    ran = []
+    monkeypatch.setattr(lc, "_munge_works", lambda: next(answers))
+    monkeypatch.setattr(lc, "_live_pid", lambda pidfile, name: 4242
+                        if str(pidfile) == "/run/munge/munged.pid" else None)
+    monkeypatch.setattr(lc, "_run", lambda argv, **kw: ran.append(argv))
+    monkeypatch.setattr(cluster.time, "sleep", lambda s: None)
+    lc.ensure_munge()
+    assert ran == []
+    # One that never answers: named, still never started twice.
+    monkeypatch.setattr(lc, "_munge_works", lambda: False)
+    monkeypatch.setattr(lc, "MUNGE_ANSWER_S", 0)
+    with pytest.raises(ClusterError, match=r"^munged \(pid 4242\) runs but `munge -n \| "
+                                           r"unmunge` failed for 0 s"):
+        lc.ensure_munge()
+    assert ran == []
