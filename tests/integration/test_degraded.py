@@ -28,7 +28,7 @@ from lab.cluster import (DEFAULT_PORT_BASE, OPENMPI_ENV, ClusterLayout, default_
 from tests.conftest import (LOCAL_CLUSTER, REPO, any_load_thresholds, require_gluster_tools,
                             run)
 
-pytestmark = [pytest.mark.integration, pytest.mark.main_cluster]
+pytestmark = [pytest.mark.integration, pytest.mark.second_volume_cluster]
 
 CHECKS = REPO / "checks" / "degraded" / "degraded_mode.py"
 CLUSTER = shlex.quote(str(LOCAL_CLUSTER))

@@ -31,7 +31,7 @@ import yaml
 from lab.cluster import DEFAULT_PORT_BASE, ClusterLayout, default_state_dir, gluster_layout
 from tests.conftest import LOCAL_CLUSTER, REPO, require_gluster_tools, run
 
-pytestmark = [pytest.mark.integration, pytest.mark.second_volume_cluster]
+pytestmark = [pytest.mark.integration, pytest.mark.main_cluster]
 
 FILL_REFERENCE = REPO / "reference" / "local-gluster-fill.yaml"
 ACCEPTANCE = str(REPO / "scripts" / "acceptance")
