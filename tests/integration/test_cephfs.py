@@ -38,9 +38,10 @@ lab = lab_fixture(2000, "cephfs-state")
 
 def small(data):
     """MdtestEasy smaller; IORWriteBandwidth as the main job has it (its data must last
-    its deadline, a second)."""
+    its deadline, a second).  The jobs' time limit stays the reference file's (3 min):
+    in CI, beside the other lanes, MdtestEasy's 800 files on ceph-fuse ran past a
+    1-minute limit while still creating them."""
     data["tests"]["mdtest_easy"].update(items_per_rank=100)
-    data["time_limit_margin_min"] = 1
 
 
 def held_write(data):
