@@ -204,6 +204,19 @@ def test_a_failing_degrade_command_is_restored_and_invalid(replica, tmp_path):
     assert_whole_again(case)
 
 
+def ranks_of_job(jobid: str) -> list[int]:
+    """The IOR processes of Slurm job ``jobid`` (SLURM_JOB_ID in their environment)."""
+    out = []
+    for pid in run(["pgrep", "-x", "ior"], timeout=30).stdout.split():
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue  # ended meanwhile
+        if f"SLURM_JOB_ID={jobid}".encode() in environ:
+            out.append(int(pid))
+    return out
+
+
 def test_a_time_limit_while_degraded_restores_and_leaves_nothing(replica, tmp_path):
     """Once every node sees the fault, the job's IOR ranks are stopped (SIGSTOP: the job
     stays in its degraded phase whatever the machine's speed, and writes at most what it
@@ -222,10 +235,12 @@ def test_a_time_limit_while_degraded_restores_and_leaves_nothing(replica, tmp_pa
             found = list(prefix.glob("stage/**/fsaccept-fault/jobid"))
             outs = list(prefix.glob("stage/**/rfm_job.out"))
             if found and outs and "fsaccept-fault failover" in outs[0].read_text():
-                ranks = run(["pgrep", "-x", "ior"], timeout=30).stdout.split()
+                jobid = found[0].read_text().strip()
+                # This job's ranks only: another lane's IOR runs on this host too.
+                ranks = ranks_of_job(jobid)
                 for pid in ranks:
-                    os.kill(int(pid), signal.SIGSTOP)
-                stopped, jobid = ranks, found[0].read_text().strip()
+                    os.kill(pid, signal.SIGSTOP)
+                stopped = ranks
             time.sleep(0.05)
         assert stopped, "the job never reached its benchmark while degraded"
         said = run(["scontrol", "update", f"JobId={jobid}", "TimeLimit=1"], env=replica,
