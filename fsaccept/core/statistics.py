@@ -177,7 +177,11 @@ class Ratio:
 
     def text(self, digits: int = 2) -> str:
         """``0.66 ± 0.02 × (95 % CI 0.64 … 0.68: B is slower; significant)``, where
-        ± is the interval's larger half; with one repetition on a side, says so."""
+        ± is the interval's larger half; with one repetition on a side, says so.  A
+        ratio below 0.1 keeps ``digits`` significant digits (``0.00073 ± 0.00004``:
+        two decimals would print 0.00)."""
+        if 0 < self.value < 0.1:
+            digits = digits - 1 - math.floor(math.log10(self.value))
         r = f"{self.value:.{digits}f}"
         iv = self.interval
         if iv is None:

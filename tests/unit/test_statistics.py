@@ -107,3 +107,10 @@ def test_a_prediction_bound_is_students_t_for_one_new_measurement():
     assert st.spread([5.0]).prediction_bound(False, 0.99) is None
     with pytest.raises(ValueError, match="confidence"):
         s.prediction_bound(False, 1.5)
+
+
+def test_a_ratio_far_below_one_keeps_its_significant_digits():
+    r = st.ratio(st.spread([1000.0, 1100.0, 1050.0]), st.spread([0.79, 0.80, 0.78]))
+    text = r.text()
+    assert text.startswith("0.00075 ± 0.0000"), text
+    assert text.endswith("B is lower; significant)"), text
