@@ -58,7 +58,7 @@ def test_a_scenario_s_thresholds_are_its_own(tmp_path):
     ref = load_reference(_write(tmp_path, _cephfs(own)))
     osd = ref.degraded_thresholds("ior_write_bandwidth", "osd-rebuild")
     mds = ref.degraded_thresholds("ior_write_bandwidth", "mds-failover")
-    assert osd[""].value == 4.0 and mds[""].value == 2.5  # 0.8 and 0.5 of 5 MiB/s
+    assert osd[""].value == 0.8 and mds[""].value == 0.5  # 0.8 and 0.5 of 1 MiB/s
     assert (osd["recovery_s"].value, osd["failover_s"].value) == (120, 30)
     assert (mds["recovery_s"].value, mds["failover_s"].value) == (60, 60)
     assert ref.degraded_clause("osd-rebuild").tests["ior_data_integrity"] == 0.25
@@ -251,7 +251,7 @@ def test_the_live_check_runs_and_judges_each_scenario_by_its_own(monkeypatch):
     assert test.plan.name == "osd-rebuild"
     refs = DegradedMode.threshold_references(test)
     assert (refs["write_bandwidth"][0], refs["recovery_s"][0], refs["failover_s"][0]) == \
-        (2.5, 120, 30)
+        (0.5, 120, 30)
     assert test.heal_limit_s() == 360
     test.fault_scenario = "mds-failover"
     assert test.refusal() == "" and test.plan.degrade.endswith("local-cluster fail-mds")

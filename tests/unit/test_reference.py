@@ -157,7 +157,7 @@ def test_missing_test_names_the_key_and_the_check(local_data, tmp_path):
 def test_threshold_becomes_a_lower_bound_reframe_reference(local_data, tmp_path):
     ref = load_reference(write(tmp_path, local_data))
     assert ref.thresholds("ior_write_bandwidth")[""].as_reframe_reference() == \
-        (50, -0.1, None, "MiB/s")
+        (1, -0.1, None, "MiB/s")
 
 
 # -- hostile files: each refused with FILE: key or line: message, never a traceback
@@ -172,7 +172,7 @@ def _local_text():
      r"tests.ior_write_bandwidth.node_fraction: duplicate key \(line \d+; first on line \d+\)"),
     (lambda t: t.replace("    segments: 4096              # caps", "    segments: 4096.0  # caps"),
      r"tests.ior_write_bandwidth.segments: 4096.0 is not a whole number: write 4096"),
-    (lambda t: t.replace("threshold: {value: 50, unit: MiB/s", "threshold: {value: .nan, unit: "
+    (lambda t: t.replace("threshold: {value: 1, unit: MiB/s", "threshold: {value: .nan, unit: "
                          "MiB/s", 1), r"tests.ior_write_bandwidth.threshold.value: nan is not a "
                                       "finite number"),
     (lambda t: t.replace("node_fraction: 0.9          # of 4", "node_fraction: .inf # of 4", 1),
@@ -293,14 +293,14 @@ def _edit(text, old, new):
      r"tests.ior_shared_write.stripe: striping is a Lustre setting \(lfs setstripe\) "
      "and the target is ext4: remove it"),
     # The fio check's set-up (fsaccept.benchmarks.fio.command: parameters, thresholds).
-    (lambda t: _edit(t, "randread_4k_direct_iops: {value: 50,",
-                     "randread_4k_direct_iopz: {value: 50,"),
+    (lambda t: _edit(t, "randread_4k_direct_iops: {value: 1,",
+                     "randread_4k_direct_iopz: {value: 1,"),
      r"tests.fio_randread_direct.thresholds.randread_4k_direct_iopz: not a figure of this "
      "test; it reports: randread_4k_direct_iops"),
     (lambda t: _edit(t, "    file_size: 128MiB           # far less", "    # far less"),
      "tests.fio_randread_buffered.file_size: required for a randread_buffered test"),
-    (lambda t: _edit(t, "seq_read_1m_direct_bw: {value: 50, unit: MiB/s",
-                     "seq_read_1m_direct_bw: {value: 50, unit: IOPS"),
+    (lambda t: _edit(t, "seq_read_1m_direct_bw: {value: 1, unit: MiB/s",
+                     "seq_read_1m_direct_bw: {value: 1, unit: IOPS"),
      r"tests.fio_seq_read.thresholds.seq_read_1m_direct_bw.unit: 'IOPS', but "),
     (lambda t: _edit(t, "  fio_seq_read:\n", "  fio_seq_reed:\n"),
      "tests: unknown key\\(s\\) 'fio_seq_reed'; allowed: checkpoint_restore, "),
