@@ -475,6 +475,11 @@ class LocalCluster:
                 return False
             time.sleep(1)
 
+    #: A munged an ``up`` started, left running by its cluster's ``down`` for the Slurm
+    #: daemons of other clusters: the ``down`` that finds none left stops it.  A munged
+    #: the host runs of its own is never named here, so never stopped.
+    MUNGED_HANDOVER = Path("/run/munge/fsaccept-munged.pid")
+
     def ensure_munge(self) -> None:
         if self._munge_works():
             return
@@ -778,7 +783,9 @@ class LocalCluster:
             # Our own cluster: every job on it is ours.
             self._run(["scancel", "--full", "--user", str(os.getuid())],
                       check=False, timeout=15)
-        munged = self._live_pid(self.layout.state_dir / "munged.pid", "munged")
+        own = self.layout.state_dir / "munged.pid"
+        munged = (self._live_pid(own, "munged")
+                  or self._live_pid(self.MUNGED_HANDOVER, "munged"))
         for pid in live.values():
             try:
                 os.kill(pid, signal.SIGTERM)
@@ -795,15 +802,19 @@ class LocalCluster:
         kept = ""
         if munged:
             # One munged serves every cluster on this host: another checkout's (or
-            # port base's) daemons still use it, whoever started it.
+            # port base's) daemons still use it, whoever started it.  It is handed over
+            # (MUNGED_HANDOVER): the last cluster to go down stops it.
             others = slurm_daemon_pids()
             if others:
-                kept = (f"; munged left running (started by this cluster's up, still used "
-                        f"by Slurm daemons {', '.join(map(str, others))})")
+                kept = (f"; munged left running (started by an up, still used by Slurm "
+                        f"daemons {', '.join(map(str, others))}: the last cluster down "
+                        f"stops it)")
+                self.MUNGED_HANDOVER.write_text(f"{munged}\n")
             else:
                 _stop_pid(munged, timeout)
                 live["munged (started by up)"] = munged
-                (self.layout.state_dir / "munged.pid").unlink(missing_ok=True)
+                self.MUNGED_HANDOVER.unlink(missing_ok=True)
+            own.unlink(missing_ok=True)
         gluster = self.gluster.down() if self.gluster.layout.run_dir.is_dir() else []
         # Its clients (the nodes' and the login node's), then its daemons, by pid file.
         gluster += self.ceph.down() if self.ceph.layout.run_dir.is_dir() else []

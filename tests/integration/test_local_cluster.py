@@ -146,19 +146,32 @@ def test_down_leaves_munged_running_while_another_cluster_uses_it(cluster_env, t
     """One munged serves every cluster on the host.  A cluster whose `up` started it
     (recorded in its state: here the running munged, as if this cluster had started
     it) does not stop it on `down` while another cluster's daemons (the main one's)
-    still use it."""
+    still use it: it hands it over (its pid in /run/munge/fsaccept-munged.pid), and the
+    last cluster down stops it.  The handover file is put back as it was: a munged the
+    host runs of its own must never be named there."""
     env = _private_cluster(tmp_path)
     base = str(_free_port_base() + 15)
     munged = int(Path("/run/munge/munged.pid").read_text())
+    handover = Path("/run/munge/fsaccept-munged.pid")
+    before = handover.read_text() if handover.exists() else None
     try:
         up = run([str(LOCAL_CLUSTER), "up", "--nodes", "1", "--port-base", base], env=env)
         assert up.returncode == 0, up.stdout + up.stderr
         (tmp_path / "state/cluster/munged.pid").write_text(f"{munged}\n")
-    finally:
         down = run([str(LOCAL_CLUSTER), "down"], env=env)
+        handed = handover.read_text() if handover.exists() else None
+    finally:
+        run([str(LOCAL_CLUSTER), "down"], env=env)
+        if before is None:
+            handover.unlink(missing_ok=True)
+        else:
+            handover.write_text(before)
     assert down.returncode == 0, down.stdout + down.stderr
-    assert "munged left running (started by this cluster's up, still used by Slurm " \
-           "daemons " in down.stdout, down.stdout
+    assert "munged left running (started by an up, still used by Slurm daemons " \
+           in down.stdout, down.stdout
+    assert "the last cluster down stops it)" in down.stdout
+    assert handed == f"{munged}\n"
+    assert not (tmp_path / "state/cluster/munged.pid").exists()
     assert pid_alive(munged)
     assert run(["sh", "-c", "munge -n | unmunge"]).returncode == 0
     assert run(["sinfo", "-h", "-o", "%D"], env=cluster_env).stdout.strip() == "4"

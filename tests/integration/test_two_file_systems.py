@@ -5,9 +5,8 @@ reference/local-gluster-cephfs.yaml names the three under `targets:`.  One
 `scripts/acceptance --system local-gluster-cephfs` run tests them all; the sign-off has a
 section per file system and one verdict over all, and each job asked its own file
 system's server probe.  The system is a site as local-gluster is: once set-up has written
-the Lmod modules, every benchmark's binary is the one its module put on PATH.  The
-GlusterFS target runs one test of each program here (GLUSTER_TESTS), the other two the
-reference's three.
+the Lmod modules, every benchmark's binary is the one its module put on PATH (the whole
+catalogue from modules: test_lmod.py runs one benchmark of each program).
 
 The session runs on the default cluster, which it brings up with both file systems.
 Afterwards the cluster is brought back to its GlusterFS volume alone (the other modules'
@@ -35,10 +34,6 @@ SYSTEM = "local-gluster-cephfs"
 FSTYPES = {"gluster": "fuse.glusterfs", "cephfs": "fuse.ceph-fuse", "local_disk": "ext4"}
 #: The server probe each target's jobs asked (fsaccept/core/probes; none for ext4).
 PROBES = {"gluster": {"GlusterFS"}, "cephfs": {"CephFS"}}
-#: What the GlusterFS target runs here: one test of each program (IOR, its dataset's
-#: read, fio, mdtest), not the reference's whole catalogue, which took ~500 s of this
-#: module's ~800 beside CI's other lanes (test_degraded.py runs local-gluster's).
-GLUSTER_TESTS = ("ior_write_bandwidth", "ior_read_bandwidth", "fio_seq_write", "mdtest_hard")
 
 
 def layout() -> ClusterLayout:
@@ -48,11 +43,8 @@ def layout() -> ClusterLayout:
 
 def reference(tmp_path) -> Path:
     """reference/local-gluster-cephfs.yaml with each file system where this cluster has
-    it (the mount points follow the port base), the GlusterFS target's tests cut to
-    GLUSTER_TESTS."""
+    it (the mount points follow the port base)."""
     data = yaml.safe_load((REPO / "reference" / f"{SYSTEM}.yaml").read_text())
-    tests = data["targets"]["gluster"]["tests"]
-    data["targets"]["gluster"]["tests"] = {k: tests[k] for k in GLUSTER_TESTS}
     volume, ceph = gluster_layout(layout()), ceph_layout(layout())
     data["targets"]["gluster"].update(path=str(volume.mount_point),
                                       mount_point=str(volume.mount_point),

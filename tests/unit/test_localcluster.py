@@ -253,3 +253,32 @@ def test_a_running_munged_that_answers_late_is_waited_for_never_started_twice(tm
                                            r"unmunge` failed for 0 s"):
         lc.ensure_munge()
     assert ran == []
+
+
+def test_a_munged_handed_over_is_stopped_by_the_last_cluster_down(tmp_path, monkeypatch):
+    """A cluster whose `up` started munged leaves it to the others' Slurm daemons on
+    `down`, its pid handed over; the `down` that finds no Slurm daemon left stops it
+    (CI: the lane that started munged went down first, and munged outlived the run)."""
+    handover = tmp_path / "fsaccept-munged.pid"
+    monkeypatch.setattr(cluster.LocalCluster, "MUNGED_HANDOVER", handover)
+    first = cluster.LocalCluster(ClusterLayout(tmp_path / "a", port_base=17000))
+    last = cluster.LocalCluster(ClusterLayout(tmp_path / "b", port_base=18000))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "munged.pid").write_text("4242\n")
+    stopped = []
+    for lc in (first, last):
+        monkeypatch.setattr(lc, "running_daemons", lambda: {})
+        monkeypatch.setattr(lc, "_live_pid", lambda pidfile, name:
+                            4242 if pidfile.is_file() and
+                            pidfile.read_text().split()[0] == "4242" else None)
+        monkeypatch.setattr(lc.accounting, "down", lambda timeout: [])
+    monkeypatch.setattr(cluster, "_stop_pid", lambda pid, timeout: stopped.append(pid))
+    monkeypatch.setattr(cluster, "slurm_daemon_pids", lambda: [7, 8])
+    msg = first.down()
+    assert msg.endswith("munged left running (started by an up, still used by Slurm "
+                        "daemons 7, 8: the last cluster down stops it)"), msg
+    assert handover.read_text() == "4242\n" and stopped == []
+    assert not (tmp_path / "a" / "munged.pid").exists()
+    monkeypatch.setattr(cluster, "slurm_daemon_pids", lambda: [])
+    assert last.down() == "local cluster down: stopped munged (started by up)"
+    assert stopped == [4242] and not handover.exists()
