@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.cluster import env_port_base, pid_alive
+from lab.cluster import LocalCluster, env_port_base, pid_alive
 from tests.conftest import LOCAL_CLUSTER, REPO, reframe_command, run
 
 pytestmark = pytest.mark.integration
@@ -146,13 +146,13 @@ def test_down_leaves_munged_running_while_another_cluster_uses_it(cluster_env, t
     """One munged serves every cluster on the host.  A cluster whose `up` started it
     (recorded in its state: here the running munged, as if this cluster had started
     it) does not stop it on `down` while another cluster's daemons (the main one's)
-    still use it: it hands it over (its pid in /run/munge/fsaccept-munged.pid), and the
+    still use it: it hands it over (its pid in LocalCluster.MUNGED_HANDOVER), and the
     last cluster down stops it.  The handover file is put back as it was: a munged the
     host runs of its own must never be named there."""
     env = _private_cluster(tmp_path)
     base = str(_free_port_base() + 15)
     munged = int(Path("/run/munge/munged.pid").read_text())
-    handover = Path("/run/munge/fsaccept-munged.pid")
+    handover = LocalCluster.MUNGED_HANDOVER
     before = handover.read_text() if handover.exists() else None
     try:
         up = run([str(LOCAL_CLUSTER), "up", "--nodes", "1", "--port-base", base], env=env)
