@@ -123,6 +123,15 @@ def results_dirs():
             shutil.rmtree(d)
 
 
+def why_not_accepted(proc) -> str:
+    """What a failed assertion on a scripts/acceptance run shows: its verdict's reasons
+    (from "not accepted because:" on, in its stdout), then the end of its stderr.  Not
+    the end of stdout + stderr, where a long table hides the reasons."""
+    start = proc.stdout.rfind("not accepted because:")
+    said = proc.stdout[start:] if start >= 0 else proc.stdout[-3000:]
+    return f"{said[-6000:]}\n--- stderr:\n{proc.stderr[-3000:]}"
+
+
 def reframe_command(*args, prefix):
     """The ReFrame command line docs/user/quickstart.md documents, with a private prefix."""
     return [str(REPO / ".venv" / "bin" / "reframe"), "-C", str(REPO / "config" / "settings.py"),

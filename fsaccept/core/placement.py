@@ -122,3 +122,33 @@ def block_reasons(ranks: dict[int, str], ranks_per_node: int, why: str) -> list[
         return [f"ranks were not placed in blocks of {ranks_per_node} per node "
                 f"({format_rank_map(ranks)}): {why}"]
     return []
+
+
+def unreported_ranks(reported: Mapping[int, str], tasks: int,
+                     job_nodes: Iterable[str] = ()) -> str:
+    """Why the ranks that reported (rank → node) are not ranks 0..``tasks``-1, each once
+    ("" when they are): how many reported, which are missing, and which of the job's
+    nodes no rank reported from (a node that died before Slurm noticed still gets
+    a job's ranks, which never start)."""
+    missing = [r for r in range(tasks) if r not in reported]
+    extra = sorted(r for r in reported if not 0 <= r < tasks)
+    if not missing and not extra:
+        return ""
+    said = f"{tasks - len(missing)} of {tasks} ranks reported"
+    if missing:
+        said += f" (missing: {_ranges(missing)})"
+    if extra:
+        said += f"; ranks outside 0-{tasks - 1} reported: {_ranges(extra)}"
+    silent = sorted(set(job_nodes) - set(reported.values()))
+    return said + (f"; none from {', '.join(silent)}" if silent else "")
+
+
+def _ranges(numbers: list[int]) -> str:
+    """'0-3,6' for [0, 1, 2, 3, 6] (sorted)."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)

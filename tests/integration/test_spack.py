@@ -24,7 +24,7 @@ import yaml
 from fsaccept.suite import spack as spackenv
 from fsaccept.suite.provision import SPACK_STATE, rendered_env_dir
 from fsaccept.suite import sites
-from tests.conftest import REPO, run
+from tests.conftest import REPO, run, why_not_accepted
 
 pytestmark = [pytest.mark.integration, pytest.mark.main_cluster]
 SYSTEM = "local-spack"
@@ -57,7 +57,8 @@ def test_the_acceptance_suite_on_local_spack_is_accepted_with_spack_provenance(
                 "--signed-by", "CI"], env=cluster_env, timeout=1500)
     out = proc.stdout + proc.stderr
     results_dirs.extend(Path(p) for p in re.findall(r"acceptance: results in (\S+)", out))
-    assert proc.returncode == 0 and "overall verdict: ACCEPTED" in out, out[-5000:]
+    assert proc.returncode == 0 and "overall verdict: ACCEPTED" in out, \
+        why_not_accepted(proc)
     [run_dir] = results_dirs
     report = (run_dir / "report.md").read_text()
     ior, fio = spack_hash("ior"), spack_hash("fio")

@@ -2,7 +2,7 @@ import pytest
 
 from fsaccept.core.placement import (format_rank_map, is_block_placement, is_usable,
                                 node_memory_bytes, node_of_rank, nodes_for_fraction,
-                                parse_rank_map)
+                                parse_rank_map, unreported_ranks)
 
 
 @pytest.mark.parametrize("fraction, total, nodes", [
@@ -79,3 +79,22 @@ def test_rounding_both_ways_on_1536_nodes_as_published(fraction, rounding, nodes
 def test_unknown_rounding_is_refused():
     with pytest.raises(ValueError, match="node rounding must be one of up, down"):
         nodes_for_fraction(0.5, 10, "nearest")
+
+
+def test_every_rank_reported_once_has_no_reason():
+    assert unreported_ranks({0: "n1", 1: "n1", 2: "n2", 3: "n2"}, 4, ["n1", "n2"]) == ""
+
+
+def test_ranks_of_a_dead_node_are_counted_and_the_node_named():
+    reported = {r: f"n{r // 2 + 1}" for r in range(8) if r not in (2, 3)}
+    assert unreported_ranks(reported, 8, ["n1", "n2", "n3", "n4"]) == (
+        "6 of 8 ranks reported (missing: 2-3); none from n2")
+
+
+def test_without_the_jobs_nodes_the_count_and_ranks_alone():
+    assert unreported_ranks({0: "n1", 3: "n2"}, 5) == "2 of 5 ranks reported (missing: 1-2,4)"
+
+
+def test_a_rank_outside_the_job_is_named():
+    assert unreported_ranks({0: "n1", 1: "n1", 7: "n1"}, 2, ["n1"]) == (
+        "2 of 2 ranks reported; ranks outside 0-1 reported: 7")
