@@ -23,7 +23,9 @@ And the tools of each layer, with their own options (``fsaccept report --help``.
 * ``nightly``: regression against stored nightly sessions (``fsaccept.reporting.trends``);
 * ``ceilings``: measure a disk's ceilings with fio (``fsaccept.reporting.assessment``);
 * ``system``: the ReFrame system this host selects, for the scripts (``fsaccept.suite.sites``);
-* ``fill``: remove a fill session's filler (``fsaccept.suite.fillrun``).
+* ``fill``: remove a fill session's filler (``fsaccept.suite.fillrun``);
+* ``survey``: each storage target measured alone, the slow one named
+  (``fsaccept.suite.survey``).
 
 Only the standard library is imported before a subcommand is chosen: each one pays only
 for what it uses.  The emulated Slurm cluster is not fsaccept's: it is the lab's
@@ -70,6 +72,11 @@ def _fill(argv: list[str]) -> int:
     return fillrun.main(argv)
 
 
+def _survey(argv: list[str]) -> int:
+    from fsaccept.suite import survey
+    return survey.main(argv)
+
+
 def _owned(argv: list[str]) -> int:
     from fsaccept.suite import owned
     return owned.main(argv)
@@ -95,6 +102,8 @@ TOOLS = {
                       "removed (fsaccept owned sweep-stopped --pid PID)"),
     "fill": (_fill, "the filler of a fill session: remove it, whatever ended the session "
                     "(fsaccept fill remove RUN_DIR)"),
+    "survey": (_survey, "measure each GlusterFS brick alone from the clients and name the "
+                        "slow one (fsaccept survey --target DIR --out DIR)"),
 }
 
 

@@ -33,6 +33,7 @@ if not __package__:  # run by file path (the orphan reaper): find the package
 from lab import accounting as acct  # noqa: E402
 from lab import ceph as cfs  # noqa: E402
 from lab import gluster as gfs  # noqa: E402
+from lab import limits as lim  # noqa: E402
 
 # Standard library only (run before any venv exists): not fsaccept.core.paths.
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -386,6 +387,7 @@ class LocalCluster:
         self.env = dict(os.environ, SLURM_CONF=str(self.conf))
         self.gluster = gfs.Gluster(gluster_layout(layout))
         self.ceph = cfs.Ceph(ceph_layout(layout))
+        self.limits = lim.Limits(layout.state_dir, layout.port_base)
         # Always known, so that `down` stops what an `up` with accounting started.
         self.accounting = acct.Accounting(
             layout.accounting_layout or acct.AccountingLayout(
@@ -778,6 +780,7 @@ class LocalCluster:
             + self._log_tails())
 
     def down(self, timeout: float = 20) -> str:
+        cleared = self.limits.clear() if self.limits.current() else ""
         live = self.running_daemons()
         if "slurmctld" in live:
             # Our own cluster: every job on it is ours.
@@ -818,12 +821,28 @@ class LocalCluster:
         gluster = self.gluster.down() if self.gluster.layout.run_dir.is_dir() else []
         # Its clients (the nodes' and the login node's), then its daemons, by pid file.
         gluster += self.ceph.down() if self.ceph.layout.run_dir.is_dir() else []
+        kept += f"; {cleared}" if cleared else ""
         if not live and not gluster and not accounting:
             return "local cluster: nothing running" + kept
         msg = f"local cluster down: stopped {', '.join(sorted(live) + accounting + gluster)}"
         if killed:
             msg += f" (SIGKILL after {timeout:.0f} s: {', '.join(killed)})"
         return msg + kept
+
+    def slow_target(self, target: str, percent: float) -> str:
+        """Make one storage target slow (lab/limits.py): a GlusterFS brick (``b2``) or a
+        CephFS OSD (``osd.1``), by its daemon's pid."""
+        if target.startswith("osd."):
+            self._need_ceph("limit --target osd.N")
+            pid = self.ceph.running().get(target)
+            known = sorted(n for n in self.ceph.running() if n.startswith("osd."))
+        else:
+            pids = self.gluster.brick_pids()
+            pid, known = pids.get(target), sorted(pids)
+        if not pid:
+            raise ClusterError(f"limit: no running target {target!r} (running: "
+                               f"{', '.join(known) or 'none'})")
+        return self.limits.slow_target(target, [pid], percent)
 
     def fail_node(self, name: str) -> str:
         """Kill node ``name`` the way a crash would: its slurmd and every
@@ -850,6 +869,8 @@ class LocalCluster:
         proc = self._run(["sinfo", "-N", "-o", "%N %P %T %c %m"], check=False)
         daemons = ", ".join(f"{n} (pid {p})" for n, p in sorted(live.items()))
         said = f"daemons: {daemons}\n{proc.stdout}{proc.stderr}".rstrip()
+        if (limits := self.limits.describe()):
+            said += "\n" + limits
         if "cephfs" in self.layout.file_systems:
             said += "\n" + self.ceph_status()
         return 0, said
@@ -1070,7 +1091,8 @@ def main(argv: list[str] | None = None) -> int:
                                             "remount",
                                             "restore-bricks", "healed",
                                             "fail-mds", "fail-osd", "restore",
-                                            "quota-set", "quota-clear", "quota-usage"])
+                                            "quota-set", "quota-clear", "quota-usage",
+                                            "limit"])
     parser.add_argument("node", nargs="?",
                         help="for `fail`: the node to kill (slurmd and its job steps), to "
                              "test how a run survives a node failure; `fail-client`: the "
@@ -1113,6 +1135,15 @@ def main(argv: list[str] | None = None) -> int:
                              "attribute-timeout=10,entry-timeout=10; '': GlusterFS's "
                              "defaults; not given: the lab's, "
                              f"{','.join(gfs.CLIENT_OPTIONS)})")
+    parser.add_argument("--target", default=None, metavar="NAME",
+                        help="for `limit`: the storage target to make slow, a brick (b2) or, "
+                             "with CephFS, an OSD (osd.1): its daemon gets --percent of one "
+                             "CPU (cgroup v1's cpu controller); `status` shows the limits")
+    parser.add_argument("--percent", type=float, default=lim.DEFAULT_PERCENT,
+                        help="for `limit --target`: the CPU share, in percent of one CPU "
+                             f"(default {lim.DEFAULT_PERCENT:g})")
+    parser.add_argument("--clear", action="store_true",
+                        help="for `limit`: remove every limit this lab set (`down` does too)")
     parser.add_argument("--accounting", default=None, metavar="MODE",
                         help="for `up`: `slurmdbd` runs Slurm accounting (slurmdbd and "
                              "MariaDB, under .state/accounting), `none` runs without, as a "
@@ -1128,7 +1159,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         state = default_state_dir()
-        if args.command in ("up", "down", "fail", "fail-mds", "fail-osd", "restore"):
+        if args.command in ("up", "down", "fail", "fail-mds", "fail-osd", "restore", "limit"):
             # Two runs started together (a nightly and an acceptance run) both call
             # `up`: one starts the daemons, the other then finds them running.
             state.mkdir(parents=True, exist_ok=True)
@@ -1183,6 +1214,11 @@ def main(argv: list[str] | None = None) -> int:
             return quota_command(cluster, args.command)
         elif args.command == "restore":
             print(cluster.ceph_restore())
+        elif args.command == "limit":
+            if args.clear == bool(args.target):
+                raise ClusterError("limit needs either --target NAME or --clear")
+            print(cluster.limits.clear() if args.clear
+                  else cluster.slow_target(args.target, args.percent))
         elif args.command == "remount":
             if not args.node:
                 raise ClusterError("remount needs a node name, e.g. `local-cluster remount n2 "
@@ -1201,7 +1237,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(cluster.node_without_mount(args.node))
         else:
             print(f"export SLURM_CONF={cluster.conf}")
-    except (ClusterError, gfs.GlusterError, cfs.CephError, acct.AccountingError) as err:
+    except (ClusterError, gfs.GlusterError, cfs.CephError, acct.AccountingError,
+            lim.LimitError) as err:
         print(f"local-cluster: error: {err}", file=sys.stderr)
         return 2
     except subprocess.TimeoutExpired as err:

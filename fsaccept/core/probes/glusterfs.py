@@ -4,6 +4,7 @@ translator): one ``protocol/client`` translator per brick, whose ``private`` say
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from fsaccept.core.probes import DOWN, OK, UNKNOWN, Answer, Output, Probe, no_answer
@@ -47,3 +48,22 @@ PROBE = Probe(
     reads="the FUSE client's own state: `<mount>/.meta/graphs/active/*/private` "
           "(`connected = 0|1`) of each brick's `protocol/client` translator",
     documented="GlusterFS's meta translator (xlators/meta): the client's graph as files")
+
+
+#: The virtual extended attribute a GlusterFS client answers with the bricks that hold a
+#: file (``getfattr -n trusted.glusterfs.pathinfo FILE``, GlusterFS's admin guide); the
+#: name without ``trusted.`` is the one a user who is not root may read.
+PATHINFO_XATTRS = ("trusted.glusterfs.pathinfo", "glusterfs.pathinfo")
+
+_POSIX = re.compile(r"<POSIX\(([^)]*)\):([^:<>]+):([^<>]*)>")
+
+
+def parse_pathinfo(text: str) -> tuple[tuple[str, str], ...]:
+    """The bricks that hold a file, as ``(host, brick path)``, in the order the client
+    lists them, from its ``pathinfo`` xattr: ``(<DISTRIBUTE:vol-dht>
+    <POSIX(/bricks/b2):host:/bricks/b2/dir/file>)``; a replicated file lists each copy's
+    brick.  Raises ValueError when the text names no brick."""
+    bricks = tuple((host, brick) for brick, host, _ in _POSIX.findall(text))
+    if not bricks:
+        raise ValueError(f"no brick in GlusterFS pathinfo {text[:200]!r}")
+    return bricks
