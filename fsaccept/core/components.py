@@ -21,8 +21,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from fsaccept.core.formatting import format_number
-from fsaccept.core.pernode import find_outliers
+from fsaccept.core.pernode import Outlier, find_outliers
 
 #: A target below (1 - DEFAULT_MAX_SPREAD) x the median of the targets is slow.  IBM's
 #: readiness tools hold drives within 10 % of each other; through a whole file system's
@@ -97,19 +96,23 @@ def fewest_rounds(targets: Sequence[Target], nodes: int) -> int:
 
 @dataclass(frozen=True)
 class SlowTarget:
-    """A target below ``(1 - max_spread)`` x the median of all targets."""
+    """A target below ``(1 - max_spread)`` x the median of all targets: a slow client's
+    record (``pernode.Outlier``) for its figure, and the target it names."""
 
     target: Target
-    value: float
-    median: float
+    outlier: Outlier
+
+    @property
+    def value(self) -> float:
+        return self.outlier.value
 
     @property
     def ratio(self) -> float:
-        return self.value / self.median if self.median else 0.0
+        return self.outlier.ratio
 
     def describe(self, figure: str, unit: str) -> str:
-        return (f"{self.target.describe()} ({figure} {format_number(self.value)} {unit}, "
-                f"{self.ratio:.2f} x the median {format_number(self.median)} {unit})")
+        """``b2 on host (write 5.6 MiB/s, 0.03 x the median 185 MiB/s)``."""
+        return self.outlier.describe(figure, unit)
 
 
 def slow_targets(values: dict[Target, float], max_spread: float = DEFAULT_MAX_SPREAD
@@ -123,7 +126,8 @@ def slow_targets(values: dict[Target, float], max_spread: float = DEFAULT_MAX_SP
     if len(by_name) != len(values):
         raise ValueError("two targets share a name")
     found = find_outliers({t.name: v for t, v in values.items()}, 1 - max_spread)
-    return sorted((SlowTarget(by_name[o.node], o.value, o.median) for o in found),
+    return sorted((SlowTarget(by_name[o.node], Outlier(by_name[o.node].describe(), o.value,
+                                                       o.median)) for o in found),
                   key=lambda s: (s.value, s.target))
 
 

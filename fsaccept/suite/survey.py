@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import sys
 import subprocess
@@ -46,6 +47,9 @@ from fsaccept.suite import owned
 #: placed (a distributed volume hashes names: 4 bricks need about 8 files, 1,000 about
 #: 7,500; 40 per brick leaves a brick unplaced with odds below 1e-15).
 FILES_PER_BRICK = 40
+
+#: A node's name as Slurm prints it.
+NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 #: fio's options for one target: every option that changes the figure's meaning is
 #: explicit, so the recorded command says what was measured.
@@ -260,6 +264,11 @@ def _nodes(text: str | None) -> list[str]:
         nodes = proc.stdout.split()
     if not nodes or len(set(nodes)) != len(nodes):
         raise SurveyError(f"--nodes {text!r}: no node, or a node named twice")
+    # A node's name becomes a file name (r<round>-<node>.json) and an srun -w argument.
+    bad = [n for n in nodes if not NODE_NAME.fullmatch(n)]
+    if bad:
+        raise SurveyError(f"--nodes: {bad[0][:80]!r} is not a node name (letters, digits, "
+                          "'.', '_', '-')")
     return nodes
 
 

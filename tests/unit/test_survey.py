@@ -115,6 +115,8 @@ def test_fios_command_says_everything_that_changes_the_figure():
     (["--max-spread", "nan"], "--max-spread nan"),
     (["--max-spread", "1"], "--max-spread 1"),
     (["--nodes", "n1,n1"], "named twice"),
+    (["--nodes", "n1,../x"], "not a node name"),
+    (["--nodes", "n1,$(reboot)"], "not a node name"),
 ])
 def test_bad_input_is_refused_with_exit_2_and_nothing_written(tmp_path, capsys, args, said,
                                                               monkeypatch):
