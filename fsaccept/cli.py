@@ -144,9 +144,15 @@ def _quota():
     return spec.BENCHMARK
 
 
+def _survey():
+    from fsaccept.benchmarks.survey import spec
+    return spec.BENCHMARK
+
+
 #: Each benchmark ``fsaccept parse`` reads: its name -> its record (``Benchmark``).
 PARSED = {"ior": _ior, "mdtest": _mdtest, "md-workbench": _md_workbench, "fio": _fio,
-          "io500": _io500, "semantics": _semantics, "quota": _quota}
+          "io500": _io500, "semantics": _semantics, "quota": _quota,
+          "survey": _survey}
 
 
 def _build_parser(command: str = "") -> argparse.ArgumentParser:

@@ -109,6 +109,9 @@ class TestSpec:
     #: ReFrame's (value, lower, upper, unit) (data integrity: no transfer read back wrong).
     fixed_thresholds: Mapping[str, tuple[float, float | None, float | None, str]] = field(
         default_factory=dict)
+    #: A count's figure -> the loggable variable that names what it counted (the slow
+    #: targets with their servers): a FAIL of that figure says it.
+    named_by: Mapping[str, str] = field(default_factory=dict)
     #: Figures of other units than counts whose 0 is a measurement (a soak's longest
     #: stall, its drift): never "0 although I/O was done".
     may_be_zero: tuple[str, ...] = ()

@@ -4,7 +4,7 @@
 A condition's checks are read from the catalogue (:mod:`fsaccept.benchmarks.registry`):
 a degraded-mode test's record says ``degraded``, a filled re-run's ``filled``, a sweep's
 role ``scaling``, fio's soak and noisy neighbour are kinds of fio (``command.KINDS``),
-the semantics program and quota are benchmarks of their own.  ``fsaccept reference
+the semantics program, quota and the target survey are benchmarks of their own.  ``fsaccept reference
 --list`` and the docs' conditions table (:mod:`fsaccept.suite.listing`) read these
 records; ``tests/unit/test_conditions.py`` holds each to its checks, its report section
 and its fragments.  docs/dev/adding-a-condition.md says how to add one.
@@ -44,6 +44,7 @@ def _folder(tests: Iterable[TestSpec]) -> str:
 _SOAK, _INTERFERENCE = _fio_kind("soak"), _fio_kind("interference")
 _SEMANTICS = registry.BENCHMARKS["semantics"].tests
 _QUOTA = registry.BENCHMARKS["quota"].tests
+_SURVEY = registry.BENCHMARKS["survey"].tests
 
 #: Every condition by its name, in the order the report's sections come.
 CONDITIONS: dict[str, Condition] = {c.name: c for c in (
@@ -62,6 +63,13 @@ CONDITIONS: dict[str, Condition] = {c.name: c for c in (
               report="reporting/semantics.py", section="Semantics and features",
               fragments=("words/semantics.j2",), checks_dir=_folder(_QUOTA),
               page="quota.md"),
+    Condition(name="components", descr="each storage target written alone from the "
+              "clients, in rounds; a target far below the median named with its server",
+              reference=_entries(_SURVEY), checks=_checks(_SURVEY),
+              judge="reporting/signoff/survey.py",
+              report="reporting/components.py", section="Components",
+              fragments=("words/components.j2",), checks_dir=_folder(_SURVEY),
+              page="components.md"),
     Condition(name="soak", descr="fio writing for hours, judged on its time series: "
               "stalls, drift, a slow node",
               reference=_entries(_SOAK), checks=_checks(_SOAK),

@@ -27,6 +27,7 @@ from fsaccept.benchmarks.md_workbench import spec as md_workbench_spec
 from fsaccept.benchmarks.mdtest import spec as mdtest_spec
 from fsaccept.benchmarks.quota import spec as quota_spec
 from fsaccept.benchmarks.semantics import spec as semantics_spec
+from fsaccept.benchmarks.survey import spec as survey_spec
 from fsaccept.core import degraded as fault
 from fsaccept.core import placement
 from fsaccept.core.reduction import PATTERNS as REDUCTION_PATTERNS
@@ -34,7 +35,7 @@ from fsaccept.core.reduction import PATTERNS as REDUCTION_PATTERNS
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     ior_spec.BENCHMARK, mdtest_spec.BENCHMARK, md_workbench_spec.BENCHMARK,
     fio_spec.BENCHMARK, io500_spec.BENCHMARK, semantics_spec.BENCHMARK,
-    quota_spec.BENCHMARK)}
+    quota_spec.BENCHMARK, survey_spec.BENCHMARK)}
 
 #: The checks that run before the benchmarks and judge no threshold, and the fixture
 #: that finds every benchmark test's binaries.

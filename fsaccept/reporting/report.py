@@ -34,6 +34,7 @@ from fsaccept.core.formatting import LINE_BREAKS, format_number, one_line, prefi
 from fsaccept.reporting import assessment
 from fsaccept.reporting import manifest as run_manifest
 from fsaccept.reporting.assessment import CeilingError
+from fsaccept.reporting.components import components_section
 from fsaccept.reporting.degraded import degraded_section
 from fsaccept.reporting.io500 import io500_section
 from fsaccept.reporting.plotbudget import MAX_PLOTS, Plot, PlotBudget
@@ -143,6 +144,7 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
             "tests": tests, "has_ceilings": bool(ceilings) or assess.kept > 0,
             "data_reduction": data_reduction_lines(tests),
             "semantics": semantics_section(tests, reference),
+            "components": components_section(tests, reference),
             "soaks": soaks,
             "interferences": [{"name": name, "section": section}
                               for name, section in interference_sections(tests)],

@@ -123,7 +123,7 @@ def figure_failures(figures: list[Figure]) -> list[str]:
 #: semantics check's violations); every
 #: other figure is a rate or a
 #: time, which a test that did I/O cannot measure as 0.
-COUNT_UNITS = frozenset({"nodes", "transfers", "violations", ""})
+COUNT_UNITS = frozenset({"nodes", "transfers", "violations", "targets", ""})
 
 
 def bogus_figures(figures: list[Figure], may_be_zero: tuple[str, ...] = ()) -> list[str]:
@@ -273,7 +273,13 @@ def verdict_of(testcase: Case) -> Verdict:
         return Verdict(PASS)
     if result == "fail" and phase == "performance":
         failed = figure_failures(figures)
-        return Verdict(FAIL, "; ".join(failed) or _first_line(reason))
+        # What a failed count names (its catalogue record's ``named_by``: the slow
+        # targets with their servers), said with it.
+        spec = spec_of_case(testcase)
+        named = [str(testcase.get(var)) for fig, var in (spec.named_by if spec else {}).items()
+                 if testcase.get(var) and any(f.name == fig and f.result == "fail"
+                                              for f in figures)]
+        return Verdict(FAIL, "; ".join(failed + named) or _first_line(reason))
     if result == "fail" and phase == "sanity" and invalid_reason(reason) is not None:
         return Verdict(INVALID, invalid_reason(reason) or "")
     if result == "fail":

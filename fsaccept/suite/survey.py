@@ -33,14 +33,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fsaccept.benchmarks.fio.parse import parse_fio
+from fsaccept.benchmarks.survey import validity
+from fsaccept.benchmarks.survey.parse import FORMAT, PREFIX, target_figure
 from fsaccept.core import components
 from fsaccept.core.components import Step, Target
-from fsaccept.core.findings import INVALID
 from fsaccept.core.formatting import format_number
 from fsaccept.core.guards import GuardError, mount_of
 from fsaccept.core.probes.glusterfs import PATHINFO_XATTRS, parse_pathinfo
-from fsaccept.core.units import MIB, parse_size
+from fsaccept.core.units import parse_size
 from fsaccept.suite import owned
 
 #: Files created per brick at most before a brick that got none is reported as not
@@ -53,6 +53,9 @@ NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 #: fio's options for one target: every option that changes the figure's meaning is
 #: explicit, so the recorded command says what was measured.
+#: How a step runs on its node: a job step of the allocation, one task.
+LAUNCHER = ("srun", "-N1", "-n1", "--exact")
+
 FIO_WRITE = ("--rw=write", "--bs=1M", "--direct=1", "--ioengine=psync", "--end_fsync=1",
              "--refill_buffers", "--randrepeat=0", "--output-format=json")
 
@@ -156,41 +159,40 @@ class Result:
     seconds: float = 0.0
 
 
+def _say(*words: object) -> None:
+    """One of the program's own lines (:mod:`fsaccept.benchmarks.survey.parse`)."""
+    print(" ".join([PREFIX, *map(str, words)]), flush=True)
+
+
 def measure(placement: Placement, nodes: Sequence[str], fio: str, size: int,
-            runtime_s: int, out_dir: Path, launcher: Sequence[str] = ("srun", "-N1", "-n1", "--exact")
-            ) -> Result:
-    """Every round's steps at once, each fio's JSON to ``out_dir/<round>-<node>.json``;
-    the next round starts when this one has ended."""
+            runtime_s: int, out_dir: Path, launcher: Sequence[str] = LAUNCHER) -> Result:
+    """Every round's steps at once, each fio's JSON to ``out_dir/r<round>-<node>.json``;
+    the next round starts when this one has ended.  Each step's plan line is printed
+    before it runs, its result line after."""
     plan = components.survey_plan(list(placement.files), nodes)
     result = Result(plan)
+    for steps in plan:
+        for step in steps:
+            _say("target", step.round, step.node, step.target.server, step.target.name)
     start = time.monotonic()
     for steps in plan:
         running = []
         for step in steps:
             argv = [*launcher, "-w", step.node,
                     *fio_argv(fio, step.target, placement.files[step.target], size, runtime_s)]
-            out = out_dir / f"r{step.round}-{step.node}.json"
+            name = f"r{step.round}-{step.node}.json"
             result.commands[step.target.name] = shlex.join(argv)
-            with open(out, "w") as fh:
-                running.append((step, out, subprocess.Popen(
+            with open(out_dir / name, "w") as fh:
+                running.append((step, name, subprocess.Popen(
                     argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)))
-        for step, out, proc in running:
+        for step, name, proc in running:
             code = proc.wait()
-            text = out.read_text(errors="replace")
-            if code != 0:
-                result.failed[step.target.name] = (f"fio on {step.node} exited {code}: "
-                                                   f"{text.strip()[-300:]}")
-                continue
-            try:
-                run = parse_fio(text)
-            except ValueError as err:
-                result.failed[step.target.name] = f"{out}: {err}"
-                continue
-            bad = [f.text for f in run.findings if f.severity == INVALID]
-            if bad or not run.jobs:
-                result.failed[step.target.name] = "; ".join(bad) or f"{out}: no fio job"
-                continue
-            result.write_mib_s[step.target] = run.jobs[0].write.bw_bytes / MIB
+            _say("result", step.round, step.node, code, name)
+            value, why = target_figure((out_dir / name).read_text(errors="replace"), code)
+            if value is None:
+                result.failed[step.target.name] = f"on {step.node}: {why}"
+            else:
+                result.write_mib_s[step.target] = value
     result.seconds = time.monotonic() - start
     return result
 
@@ -199,10 +201,7 @@ def judged(result: Result, placement: Placement, max_spread: float) -> list[str]
     """The survey's reasons to fail: targets not placed or not measured, slow targets."""
     reasons = [f"brick {b}: no file could be placed on it" for b in placement.unplaced]
     reasons += [f"target {t}: not measured ({why})" for t, why in sorted(result.failed.items())]
-    for slow in components.slow_targets(result.write_mib_s, max_spread):
-        reasons.append(f"slow target: {slow.describe('write', 'MiB/s')}, below "
-                       f"{1 - max_spread:.2f} x the median")
-    return reasons
+    return reasons + validity.failures(result.write_mib_s, max_spread)
 
 
 def table(result: Result) -> list[str]:
@@ -211,20 +210,34 @@ def table(result: Result) -> list[str]:
             for t, v in sorted(result.write_mib_s.items(), key=lambda kv: (kv[1], kv[0]))]
 
 
+def survey_in(directory: str, mount: str, nodes: Sequence[str], fio: str, size: int,
+              runtime_s: int, out_dir: Path, max_spread: float,
+              launcher: Sequence[str] = LAUNCHER) -> tuple[Result, Placement, list[str]]:
+    """Place, measure and judge in ``directory`` (the caller's, which it removes)."""
+    bricks = listed_bricks(mount)
+    _say("version", FORMAT, "size", size, "runtime_s", runtime_s, "bricks", len(bricks),
+         "nodes", ",".join(nodes), "dir", directory)
+    placement = place(directory, bricks)
+    for brick in placement.unplaced:
+        _say("unplaced", brick)
+    result = measure(placement, nodes, fio, size, runtime_s, out_dir, launcher)
+    _say("end")
+    return result, placement, judged(result, placement, max_spread)
+
+
 def run_survey(target_dir: str, mount: str, nodes: Sequence[str], fio: str, size: int,
                runtime_s: int, out_dir: Path, max_spread: float,
-               launcher: Sequence[str] = ("srun", "-N1", "-n1", "--exact")
-               ) -> tuple[Result, Placement, list[str]]:
-    """Place, measure, judge, and remove the survey's directory whatever happened."""
+               launcher: Sequence[str] = LAUNCHER) -> tuple[Result, Placement, list[str]]:
+    """:func:`survey_in` a directory of its own (its owner marker first), removed by
+    descriptor whatever happened."""
     run_id = owned.new_run_id()
     directory = os.path.join(target_dir, f"fsaccept-survey-{run_id}")
     os.mkdir(directory, 0o700)
     try:
         os.close(os.open(os.path.join(directory, owned.owner_marker(run_id)),
                          os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o600))
-        placement = place(directory, listed_bricks(mount))
-        result = measure(placement, nodes, fio, size, runtime_s, out_dir, launcher)
-        return result, placement, judged(result, placement, max_spread)
+        return survey_in(directory, mount, nodes, fio, size, runtime_s, out_dir,
+                         max_spread, launcher)
     finally:
         removal = owned.remove_owned(directory, run_id)
         if not removal.gone:
@@ -279,9 +292,13 @@ def main(argv: list[str]) -> int:
                     "the whole stack from the clients, and name the slow one "
                     "(docs/user/components.md); exit 0, 1 when a target is slow or "
                     "could not be measured, 2 on bad input")
-    ap.add_argument("--target", required=True, metavar="DIR",
-                    help="a directory on the volume: the survey's own directory is made "
-                         "in it and removed at the end")
+    where = ap.add_mutually_exclusive_group(required=True)
+    where.add_argument("--target", metavar="DIR",
+                       help="a directory on the volume: the survey's own directory is made "
+                            "in it and removed at the end")
+    where.add_argument("--in-dir", metavar="DIR",
+                       help="survey in this directory, which the caller made and removes "
+                            "(the TargetSurvey check's own)")
     ap.add_argument("--out", required=True, metavar="DIR",
                     help="where fio's JSON of each target and survey.json are kept")
     ap.add_argument("--nodes", metavar="N1,N2",
@@ -299,30 +316,39 @@ def main(argv: list[str]) -> int:
             raise SurveyError(f"--runtime {args.runtime}: not between 1 and 3600 s")
         if not 0 <= args.max_spread < 1:
             raise SurveyError(f"--max-spread {args.max_spread}: not in [0, 1)")
-        target = os.path.realpath(args.target)
+        given = args.target or args.in_dir
+        flag = "--target" if args.target else "--in-dir"
+        target = os.path.realpath(given)
         if not os.path.isdir(target):
-            raise SurveyError(f"--target {args.target}: not a directory")
+            raise SurveyError(f"{flag} {given}: not a directory")
         mount = mount_of(Path(target))
         if mount.fstype != "fuse.glusterfs":
-            raise SurveyError(f"--target {args.target}: on {mount.fstype} at "
+            raise SurveyError(f"{flag} {given}: on {mount.fstype} at "
                               f"{mount.target}; the survey places files on GlusterFS "
                               "bricks only (fuse.glusterfs)")
         nodes = _nodes(args.nodes)
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        result, placement, reasons = run_survey(target, mount.target, nodes, args.fio, size,
-                                                args.runtime, out, args.max_spread)
+        survey = survey_in if args.in_dir else run_survey
+        result, placement, reasons = survey(target, mount.target, nodes, args.fio, size,
+                                            args.runtime, out, args.max_spread)
     except (SurveyError, GuardError, ValueError, OSError) as err:
         print(f"fsaccept survey: {err}", file=sys.stderr)
         return 2
     rec = record(result, placement, reasons, nodes, size, args.runtime, args.max_spread)
-    part = out / "survey.json.part"
-    part.write_text(json.dumps(rec, indent=2) + "\n")
-    part.replace(out / "survey.json")
+    if args.target:
+        part = out / "survey.json.part"
+        part.write_text(json.dumps(rec, indent=2) + "\n")
+        part.replace(out / "survey.json")
     print(f"survey: {len(result.write_mib_s)} of {len(placement.files)} targets measured "
           f"in {len(result.rounds)} rounds ({result.seconds:.1f} s), slowest first:")
     for line in table(result):
         print("  " + line)
     for reason in reasons:
         print("FAIL: " + reason)
-    return 1 if reasons else 0
+    # In a check's directory the check judges (its lines): the program ran, exit 0.
+    return 1 if reasons and not args.in_dir else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

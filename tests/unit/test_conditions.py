@@ -27,9 +27,9 @@ def _classes(folder: Path) -> set[str]:
             if isinstance(node, ast.ClassDef)}
 
 
-def test_the_records_are_the_seven_conditions():
+def test_the_records_are_the_eight_conditions():
     assert set(CONDITIONS) == {"degraded", "scaling", "fill", "interference", "soak",
-                               "semantics", "quota"}
+                               "semantics", "quota", "components"}
 
 
 @pytest.mark.parametrize("name", sorted(CONDITIONS))

@@ -3,7 +3,8 @@ as it was when the golden files were written (tests/data/golden/): a refactoring
 reporting/ that changes any of them fails here.
 
 For each run report in tests/data/reframe/ (alone, and with its ``.reference.yaml``
-when there is one): what ``fsaccept report`` prints and writes (report.md, report.html
+when there is one), and each run directory there (``NAME/run-report.json``, with the
+files its checks kept and its manifest, and its copy of the reference): what ``fsaccept report`` prints and writes (report.md, report.html
 with the plots' PNG data left out, the plots' names and titles), and the nightly side's
 lines (each test's verdict line, the figures it compares, the trend points) and the
 per-node values the plots draw. Only what depends on the moment and place of rendering
@@ -32,9 +33,30 @@ DATA = Path(__file__).resolve().parent.parent / "data" / "reframe"
 GOLDEN = DATA.parent / "golden"
 REGEN = os.environ.get("FSACCEPT_REGEN_GOLDEN") == "1"
 
-CASES = [(p.name, None) for p in sorted(DATA.glob("*.json"))] + [
-    (p.name, p.with_suffix(".reference.yaml").name) for p in sorted(DATA.glob("*.json"))
-    if p.with_suffix(".reference.yaml").exists()]
+#: Each capture: a run report alone (``NAME.json``, its reference ``NAME.reference.yaml``),
+#: or a run directory with the files its checks kept (``NAME/run-report.json``, its
+#: reference copy ``NAME/reference/*.yaml``), by its path below tests/data/reframe.
+CAPTURES = sorted(p.relative_to(DATA).as_posix() for p in
+                  [*DATA.glob("*.json"), *DATA.glob("*/run-report.json")])
+
+
+def _reference_of(name: str) -> str | None:
+    """A capture's reference file: ``NAME.reference.yaml``, or the run directory's own
+    copy (``NAME/reference/*.yaml``, which its manifest digests)."""
+    path = DATA / name
+    refs = ([path.with_suffix(".reference.yaml")] if path.parent == DATA
+            else sorted((path.parent / "reference").glob("*.yaml")))
+    refs = [r for r in refs if r.exists()]
+    return refs[0].relative_to(DATA).as_posix() if len(refs) == 1 else None
+
+
+def _stem(name: str) -> str:
+    """The golden files' name of a capture: its file's, or its run directory's."""
+    return Path(name).stem if "/" not in name else Path(name).parent.name
+
+
+CASES = [(n, None) for n in CAPTURES] + [(n, _reference_of(n)) for n in CAPTURES
+                                          if _reference_of(n)]
 
 
 def _masked(text: str, out: Path) -> str:
@@ -106,10 +128,10 @@ def only_data_references(monkeypatch):
 
 @pytest.mark.parametrize("name,reference", CASES)
 def test_report_is_golden(name, reference, tmp_path, only_data_references):
-    stem = Path(name).stem + ("+reference" if reference else "")
+    stem = _stem(name) + ("+reference" if reference else "")
     _compare(GOLDEN / f"{stem}.report.txt", _rendered(name, reference, tmp_path / "out"))
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in DATA.glob("*.json")))
+@pytest.mark.parametrize("name", CAPTURES)
 def test_figure_lines_are_golden(name):
-    _compare(GOLDEN / f"{Path(name).stem}.figures.txt", _figure_lines(name))
+    _compare(GOLDEN / f"{_stem(name)}.figures.txt", _figure_lines(name))

@@ -650,7 +650,8 @@ def test_opt_in_folders_follow_the_reference_entries(tmp_path):
     ref_dir = REPO / "reference"
     gluster = reference.load_reference(ref_dir / "local-gluster.yaml")
     assert listing.main_session_dirs(gluster) == ["checks", "checks/interference",
-                                                  "checks/semantics", "checks/quota"]
+                                                  "checks/semantics", "checks/quota",
+                                                  "checks/components"]
     local = reference.load_reference(ref_dir / "local.yaml")
     assert listing.main_session_dirs(local) == ["checks"]
     for d in listing.main_session_dirs(reference.load_reference(ref_dir / "example-lustre.yaml")):

@@ -333,6 +333,39 @@ def kept_text(case: Case, files: RunFiles | None, name: str, what: str) -> tuple
     return text, where
 
 
+def entry_parameters(spec: TestSpec, reference: Any,
+                     parameters: Callable[[str, dict], Any]) -> tuple[Any, str]:
+    """(the verified reference's entry of ``spec``, typed by its benchmark's
+    ``parameters(key, entry)``, or None when there is none; why it cannot be read, or
+    '')."""
+    entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
+    if not isinstance(entry, dict):
+        return None, ""
+    try:
+        return parameters(spec.key, entry), ""
+    except (ValueError, KeyError, TypeError) as err:
+        return None, f"tests.{spec.key} cannot be read: {str(err)[:200]}"
+
+
+def program_run(case: Case, files: RunFiles | None, field: str, what: str,
+                parse: Callable[[str], Any], errors: Callable[[str], list],
+                lines: Callable[[str], str]) -> tuple[JobOutput, Any] | list[str]:
+    """(the job's output, the run of a program of fsaccept's own rebuilt from it by
+    ``parse`` and ``errors``), or the reasons it cannot be: the case records no
+    ``field`` (the program's lines, as ``lines`` takes them from an output), the output
+    is missing, or its lines are not those recorded."""
+    text = case.get(field)
+    if not isinstance(text, str) or not text:
+        return [f"evidence missing: no {field}, which {what} records"]
+    try:
+        job = job_output(case, files)
+    except EvidenceMissing as err:
+        return [str(err)]
+    if lines(job.stdout) != text:
+        return [f"its {field} are not what its output {job.path} says"]
+    return job, joboutput.parsed(parse, errors, job.stdout, job.stderr)
+
+
 def figures_agree(case: Case, names: Any, given: dict[str, float], record: str,
                    missing: float | None = None) -> list[str]:
     """Each recorded figure of ``names`` that is not the value its record gives

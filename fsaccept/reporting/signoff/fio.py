@@ -21,7 +21,8 @@ from fsaccept.benchmarks.fio import figures as fio_figures
 from fsaccept.core.pernode import OUTLIER_FIGURE
 from fsaccept.reporting.case import Case
 from fsaccept.reporting.signoff.common import (EvidenceMissing, RunFiles, count_problem,
-                                               figures_agree, job_output, kept_dirs)
+                                               entry_parameters, figures_agree, job_output,
+                                               kept_dirs)
 from fsaccept.reporting.signoff.contract import contract_argv, options_differ
 from fsaccept.reporting.signoff.output import outlier_limit_reasons
 
@@ -29,13 +30,8 @@ from fsaccept.reporting.signoff.output import outlier_limit_reasons
 def fio_entry(spec: TestSpec, reference: Any) -> tuple[Any, str]:
     """(the verified reference's fio entry of ``spec``, typed, or None; why it cannot
     be read, or '')."""
-    entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
-    if not isinstance(entry, dict):
-        return None, ""
-    try:
-        return fio_command.parameters(spec.key, spec.attrs["kind"], entry), ""
-    except (ValueError, KeyError, TypeError) as err:
-        return None, f"tests.{spec.key} cannot be read: {str(err)[:200]}"
+    return entry_parameters(spec, reference, lambda key, entry: fio_command.parameters(
+        key, spec.attrs["kind"], entry))
 
 
 def fio_reasons(case: Case, spec: TestSpec, reference: Any = None,

@@ -13,10 +13,9 @@ from fsaccept.benchmarks.catalogue import TestSpec
 from fsaccept.benchmarks.quota import command as quota_command
 from fsaccept.benchmarks.quota import parse as quota_parse
 from fsaccept.benchmarks.quota import validity as quota_validity
-from fsaccept.core import joboutput
 from fsaccept.reporting.case import Case
-from fsaccept.reporting.signoff.common import (EvidenceMissing, RunFiles, figures_agree,
-                                               job_output, target_path)
+from fsaccept.reporting.signoff.common import (RunFiles, entry_parameters, figures_agree,
+                                               program_run, target_path)
 
 
 def quota_reasons(case: Case, spec: TestSpec, reference: Any = None,
@@ -27,24 +26,15 @@ def quota_reasons(case: Case, spec: TestSpec, reference: Any = None,
     verified reference's entry: its limit, stop and tolerance), its figures those the
     lines give, each threshold no looser than the entry's, and no failure in a test
     recorded as passed."""
-    text = case.get("quota_lines")
-    if not isinstance(text, str) or not text:
-        return ["evidence missing: no quota_lines, which the quota check records"]
-    try:
-        job = job_output(case, files)
-    except EvidenceMissing as err:
-        return [str(err)]
-    run = joboutput.parsed(quota_parse.parse_quota, quota_parse.error_findings, job.stdout,
-                           job.stderr)
-    if quota_parse.program_lines(job.stdout) != text:
-        return [f"its quota_lines are not what its output {job.path} says"]
-    entry = getattr(reference, "entries", {}).get(spec.key) if reference is not None else None
-    params = None
-    if isinstance(entry, dict):
-        try:
-            params = quota_command.parameters(spec.key, entry)
-        except (TypeError, ValueError, KeyError) as err:
-            return [f"tests.{spec.key} cannot be read: {str(err)[:200]}"]
+    rebuilt = program_run(case, files, "quota_lines", "the quota check",
+                          quota_parse.parse_quota, quota_parse.error_findings,
+                          quota_parse.program_lines)
+    if isinstance(rebuilt, list):
+        return rebuilt
+    job, run = rebuilt
+    params, unreadable = entry_parameters(spec, reference, quota_command.parameters)
+    if unreadable:
+        return [unreadable]
     target_dir = case.get("target_dir")
     out = [f"its output ({job.path}): {r}" for r in quota_validity.invalid_reasons(
         run, params, quota_command.quota_directory(target_dir)

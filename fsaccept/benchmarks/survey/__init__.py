@@ -1,0 +1,1 @@
+"""The target survey: each storage target measured alone from the clients (issue 52)."""
