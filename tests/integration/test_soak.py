@@ -22,10 +22,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.volume_cluster]
 
 SOAK = {"node_fraction": 1.0, "file_size": "64MiB", "runtime_s": 40, "max_stall_s": 5,
         # The lab's bandwidth follows whatever else the host runs (a CI beside other
-        # work drifted 94 % in 40 s): drift and shortfall are judged at their loosest
-        # limits (1), so that only a stall, which the test makes, can fail it; their
-        # rules are tested on series in tests/unit/test_soak.py.
-        "max_drift": 1.0, "max_node_shortfall": 1.0,
+        # work drifted 94 % in 40 s, a CI alone 101 %): drift and shortfall are judged at
+        # limits no series reaches (drift 6, soak.DRIFT_CEILING; shortfall 1), so that
+        # only a stall, which the test makes, can fail it; their rules are tested on
+        # series in tests/unit/test_soak.py.
+        "max_drift": 6.0, "max_node_shortfall": 1.0,
         # As the lab's fio entries (reference/local-gluster.yaml): the emulated nodes
         # share 2 cores with everything else, so one of them may lag a loaded host: no
         # outlier rule here.

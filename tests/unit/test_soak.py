@@ -214,6 +214,31 @@ def test_drift_is_the_least_squares_line_over_the_mean():
     assert rising.verdict == soak.FAIL and "rose by 20.0%" in rising.reasons[0]
 
 
+@pytest.mark.parametrize("n", [2, 3, 10, 1000])
+def test_no_series_drifts_to_the_ceiling_which_the_schema_allows(n):
+    """The extremes of a non-negative series' drift: all of it in one end interval."""
+    last, first = np.zeros(n), np.zeros(n)
+    last[-1] = first[0] = 1.0
+    assert soak.drift(last, 1) == pytest.approx(6 * (n - 1) / (n + 1))
+    assert soak.drift(first, 1) == pytest.approx(-6 * (n - 1) / (n + 1))
+    rng = np.random.default_rng(n)
+    assert max(abs(soak.drift(rng.random(n) ** 8, 1)) for _ in range(2000)) < 6
+    schema = json.loads((Path(soak.__file__).parent / "schema.json").read_text())
+    assert _find(schema, "max_drift")["maximum"] == soak.DRIFT_CEILING
+    rose = list(np.linspace(0, 200, n)) + [0.0]
+    assert soak.judge_drift(_series(rose), soak.DRIFT_CEILING).verdict == soak.PASS
+
+
+def _find(node, key):
+    if isinstance(node, dict):
+        if key in node:
+            return node[key]
+        for v in node.values():
+            if (found := _find(v, key)) is not None:
+                return found
+    return None
+
+
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -3.0])
 def test_a_bandwidth_that_is_no_figure_is_invalid_not_judged(bad):
     y = [100.0] * 10

@@ -61,6 +61,11 @@ RECORD_FILE = "soak-record.json"
 DEFAULT_INTERVAL_S = 1
 DEFAULT_MAX_STALL_S = 30.0
 DEFAULT_MAX_DRIFT = 0.1
+#: The drift no series can reach (the schema's largest ``max_drift``): drift is linear-
+#: fractional in the series, so over non-negative series its extremes are series with
+#: one non-zero interval, the first or the last: ``±6 (n - 1) / (n + 1)``, below 6.  A
+#: limit of 6 judges no drift: what a test of something else sets.
+DRIFT_CEILING = 6.0
 DEFAULT_MAX_NODE_SHORTFALL = 0.3
 #: Buckets a series is drawn with, at most (a day: 288 buckets of 5 min).
 MAX_BUCKETS = 288
