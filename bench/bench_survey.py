@@ -12,8 +12,10 @@ the fewest any plan can have.
 The sign-off of a survey of up to :data:`SIGNOFF_AT_MOST` targets is timed too: the
 program's lines and one fio JSON per target (a real capture's, its bandwidth changed)
 written as a job keeps them, then the sign-off's re-judging (``survey_reasons``: every
-report read and parsed) and the report's Components rows (the budget: 10 s).  Exits 1
-when a size is over budget.
+report read and parsed) and the report's Components rows (the budget: 10 s).  So is
+the network check's sign-off for the same nodes and servers: two iperf3 JSONs per node
+(alone and all at once, a real capture's, its bytes changed), re-judged by
+``network_reasons``, with the report's rows.  Exits 1 when a size is over budget.
 
     python bench/bench_survey.py [--repeat 3] [--sizes 1000x100x1000,10000x1000x1000]
 """
@@ -38,6 +40,7 @@ BUDGET_S = 10.0
 #: The largest survey whose sign-off is timed (its fio reports are written first).
 SIGNOFF_AT_MOST = 2000
 CAPTURE = REPO / "tests" / "data" / "survey" / "healthy" / "r0-n1.json"
+IPERF3 = REPO / "tests" / "data" / "network" / "limited-30MiB" / "t-n1.json"
 
 
 def model(targets: int, servers: int, nodes: int) -> tuple[int, int, int]:
@@ -112,6 +115,72 @@ def signoff(targets: int, servers: int, nodes: int, root: Path) -> float:
     return took
 
 
+def network_signoff(servers: int, nodes: int, root: Path) -> float:
+    """Seconds the sign-off takes to re-judge a network check of ``nodes`` nodes on
+    ``servers`` servers and lay out its rows (its files written first, not timed)."""
+    import json
+    import math
+    from types import SimpleNamespace
+
+    from fsaccept.benchmarks import registry
+    from fsaccept.benchmarks.network import command, parse, validity
+    from fsaccept.core import inputs
+    from fsaccept.reporting.case import case_of
+    from fsaccept.reporting.components import network_rows
+    from fsaccept.reporting.signoff.common import RunFiles
+    from fsaccept.reporting.signoff.network import network_reasons
+
+    rng = random.Random(3)
+    names = [f"nid{i:05d}" for i in range(nodes)]
+    hosts = [f"oss{i}" for i in range(servers)]
+    ports = math.ceil(nodes / servers)
+    endpoints = [(h, 5201 + k) for k in range(ports) for h in hosts]
+    alone, together = components.network_plan(names, endpoints)
+    capture = json.loads(IPERF3.read_text())
+    out = root / "output"
+    out.mkdir(parents=True)
+    lines = [f"fsaccept-network version 1 runtime_s 5 servers "
+             f"{','.join(f'{h}:{p}' for h, p in endpoints)} nodes {','.join(names)}"]
+    steps = [("alone", r, s) for r, round_ in enumerate(alone) for s in round_]
+    steps += [("together", len(alone), s) for s in together]
+    lines += [f"fsaccept-network step {k} {r} {n} {h} {p}" for k, r, (n, h, p) in steps]
+    for kind, r, (node, _, _) in steps:
+        name = f"a{r}-{node}.json" if kind == "alone" else f"t-{node}.json"
+        capture["end"]["sum_received"]["bytes"] = int(3e9 * rng.uniform(0.9, 1.1))
+        (out / name).write_text(json.dumps(capture))
+        lines.append(f"fsaccept-network result {r} {node} 0 {name}")
+    lines.append("fsaccept-network end")
+    text = "\n".join(lines) + "\n"
+    (out / "rfm_job.out").write_text(text)
+    (out / "rfm_job.err").write_text("")
+    files = RunFiles(inputs.Reader(root))
+    entry = {"port": 5201, "ports": ports, "servers": hosts}
+    p = command.parameters("network_survey", entry)
+    run = parse.parse_network(text)
+
+    def read(name: str) -> str:
+        return (out / name).read_text()
+    links = validity.measured(run, read)[0]
+    figures = validity.figures(links, validity.measured(run, read, "together")[0], p)
+    case = case_of({
+        "name": "NetworkSurvey", "result": "pass", "outputdir": str(out),
+        "perfvalues": {f"s:p:{f}": [figures[f], 0, None, None, u, "pass"]
+                       for f, u in command.FIGURES.items()},
+        "network_lines": parse.program_lines(text), "max_spread": p.max_spread,
+        "link_figures": {n: x.mib_s for n, x in links.items()},
+        "link_servers": validity.servers_of(run),
+        "link_rtt_ms": {n: x.rtt_ms for n, x in links.items()},
+        "link_retransmits": {n: x.retransmits for n, x in links.items()},
+        "slow_links_named": ""})
+    ref = SimpleNamespace(entries={"network_survey": entry})
+    start = time.perf_counter()
+    reasons = network_reasons(case, registry.TESTS["NetworkSurvey"], ref, files)
+    rows = network_rows(SimpleNamespace(name="NetworkSurvey", case=case, verdict="PASS"))
+    took = time.perf_counter() - start
+    assert reasons == [] and len(rows) == nodes + 1, reasons[:3]
+    return took
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -120,7 +189,7 @@ def main() -> int:
     args = ap.parse_args()
     over = False
     print(f"{'targets':>8} {'servers':>8} {'nodes':>6} {'rounds':>7} {'fewest':>7} "
-          f"{'slow':>5} {'in process':>11} {'process':>9} {'sign-off':>9}")
+          f"{'slow':>5} {'in process':>11} {'process':>9} {'sign-off':>9} {'network':>9}")
     for size in args.sizes.split(","):
         t, s, n = (int(x) for x in size.split("x"))
         best = float("inf")
@@ -131,15 +200,19 @@ def main() -> int:
         start = time.perf_counter()
         subprocess.run([sys.executable, __file__, "--one", size], check=True)
         whole = time.perf_counter() - start
-        signed = "—"
+        signed = network = "—"
         if t <= SIGNOFF_AT_MOST:
             with tempfile.TemporaryDirectory(prefix="bench-survey-") as tmp:
                 took = signoff(t, s, n, Path(tmp))
             over |= took > BUDGET_S
             signed = f"{took:.3f}s"
+            with tempfile.TemporaryDirectory(prefix="bench-network-") as tmp:
+                took = network_signoff(s, n, Path(tmp))
+            over |= took > BUDGET_S
+            network = f"{took:.3f}s"
         over |= whole > BUDGET_S
         print(f"{t:>8} {s:>8} {n:>6} {rounds:>7} {fewest:>7} {slow:>5} {best:>10.3f}s "
-              f"{whole:>8.3f}s {signed:>9}")
+              f"{whole:>8.3f}s {signed:>9} {network:>9}")
     print(f"budget: {BUDGET_S:g} s a whole process, and a sign-off: "
           f"{'OVER' if over else 'within'}")
     return 1 if over else 0

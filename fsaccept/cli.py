@@ -25,7 +25,9 @@ And the tools of each layer, with their own options (``fsaccept report --help``.
 * ``system``: the ReFrame system this host selects, for the scripts (``fsaccept.suite.sites``);
 * ``fill``: remove a fill session's filler (``fsaccept.suite.fillrun``);
 * ``survey``: each storage target measured alone, the slow one named
-  (``fsaccept.suite.survey``).
+  (``fsaccept.suite.survey``);
+* ``network``: iperf3 from each node to the servers, alone and all at once, the slow
+  link named (``fsaccept.suite.network``).
 
 Only the standard library is imported before a subcommand is chosen: each one pays only
 for what it uses.  The emulated Slurm cluster is not fsaccept's: it is the lab's
@@ -77,6 +79,11 @@ def _survey(argv: list[str]) -> int:
     return survey.main(argv)
 
 
+def _network(argv: list[str]) -> int:
+    from fsaccept.suite import network
+    return network.main(argv)
+
+
 def _owned(argv: list[str]) -> int:
     from fsaccept.suite import owned
     return owned.main(argv)
@@ -104,6 +111,9 @@ TOOLS = {
                     "(fsaccept fill remove RUN_DIR)"),
     "survey": (_survey, "measure each GlusterFS brick alone from the clients and name the "
                         "slow one (fsaccept survey --target DIR --out DIR)"),
+    "network": (_network, "iperf3 from each node to the file system's servers, alone and "
+                          "all at once; name the slow link (fsaccept network --in-dir DIR "
+                          "--out DIR)"),
 }
 
 
@@ -149,10 +159,15 @@ def _survey():
     return spec.BENCHMARK
 
 
+def _network_record():
+    from fsaccept.benchmarks.network import spec
+    return spec.BENCHMARK
+
+
 #: Each benchmark ``fsaccept parse`` reads: its name -> its record (``Benchmark``).
 PARSED = {"ior": _ior, "mdtest": _mdtest, "md-workbench": _md_workbench, "fio": _fio,
           "io500": _io500, "semantics": _semantics, "quota": _quota,
-          "survey": _survey}
+          "survey": _survey, "network": _network_record}
 
 
 def _build_parser(command: str = "") -> argparse.ArgumentParser:

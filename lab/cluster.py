@@ -22,6 +22,7 @@ import os
 import shutil
 import signal
 import socket
+import re
 import subprocess
 import sys
 import time
@@ -32,6 +33,7 @@ if not __package__:  # run by file path (the orphan reaper): find the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lab import accounting as acct  # noqa: E402
 from lab import ceph as cfs  # noqa: E402
+from lab import endpoints as ep  # noqa: E402
 from lab import gluster as gfs  # noqa: E402
 from lab import limits as lim  # noqa: E402
 
@@ -52,9 +54,10 @@ def env_port_base() -> int:
 DEFAULT_PORT_BASE = env_port_base()
 MAX_NODES = 64
 #: The highest port above the port base any part of the cluster may take: Ceph's daemons
-#: (+ 301..399; the slurmds + 1..64, accounting + 100, 101, GlusterFS's bricks + 200..299).
+#: (+ 301..399; the slurmds + 1..64, accounting + 100, 101, the iperf3 servers
+#: + 136..199, GlusterFS's bricks + 200..299).
 TOP_PORT_OFFSET = max(MAX_NODES, acct.DB_PORT, acct.DBD_PORT, gfs.BRICK_PORTS[1],
-                      cfs.MON_PORT, cfs.DAEMON_PORTS[1])
+                      cfs.MON_PORT, cfs.DAEMON_PORTS[1], ep.IPERF3_PORTS[1])
 PARTITION = "compute"
 #: sinfo states of a node that is up and responding.
 READY_STATES = frozenset({"idle", "allocated", "mixed", "completing"})
@@ -199,6 +202,7 @@ class ClusterLayout:
                            for port, owner in self.accounting_layout.ports.items()})
         if "gluster" in self.file_systems:
             ranges["GlusterFS bricks"] = gluster_layout(self).brick_ports
+            ranges["iperf3 servers"] = endpoints(self).port_range
         if "cephfs" in self.file_systems:
             ceph = ceph_layout(self)
             ranges["ceph-mon"] = (ceph.mon_port,) * 2
@@ -317,6 +321,13 @@ def parse_sinfo_states(text: str) -> dict[str, str]:
 # Daemon handling (not pure: runs munged, slurmctld, slurmd)
 # --------------------------------------------------------------------------
 
+def endpoints(layout: ClusterLayout) -> ep.Endpoints:
+    """The lab's iperf3 servers (lab/endpoints.py): on the GlusterFS servers' address,
+    one per node."""
+    return ep.Endpoints(layout.state_dir, layout.port_base, gluster_layout(layout).address,
+                        layout.nodes)
+
+
 def gluster_layout(layout: ClusterLayout) -> gfs.GlusterLayout:
     return gfs.GlusterLayout.for_port_base(layout.state_dir.parent / "gluster",
                                            layout.port_base,
@@ -388,6 +399,7 @@ class LocalCluster:
         self.gluster = gfs.Gluster(gluster_layout(layout))
         self.ceph = cfs.Ceph(ceph_layout(layout))
         self.limits = lim.Limits(layout.state_dir, layout.port_base)
+        self.endpoints = endpoints(layout)
         # Always known, so that `down` stops what an `up` with accounting started.
         self.accounting = acct.Accounting(
             layout.accounting_layout or acct.AccountingLayout(
@@ -543,6 +555,7 @@ class LocalCluster:
                 self.accounting.up(_user())  # revives a killed slurmdbd or MariaDB
             if "gluster" in file_systems:
                 self.gluster.up()  # revives a killed brick daemon or login client
+                self._endpoints_up()
                 # A node whose client died (or that was started without it) is
                 # restarted with a new one; all of them if the login node's client was
                 # mounted again (its mount reached their namespaces, over their own).
@@ -598,7 +611,9 @@ class LocalCluster:
         if "gluster" in file_systems:
             try:
                 notes.append(self.gluster.up())
-            except gfs.GlusterError as err:
+                if (started := self._endpoints_up()):
+                    notes.append(started)
+            except (gfs.GlusterError, ClusterError) as err:
                 self.down()  # nothing half-started stays running: accounting, munged too
                 raise ClusterError(str(err)) from None
         if "cephfs" in file_systems:
@@ -606,6 +621,7 @@ class LocalCluster:
                 notes.append(self.ceph_up()[0])
             except ClusterError:
                 if "gluster" in file_systems:
+                    self.endpoints.down()
                     self.gluster.down()  # brought up for this cluster, which failed
                 raise
         record_fs(self.layout.state_dir, self.layout.fs)
@@ -622,6 +638,12 @@ class LocalCluster:
         notes.append(f"local cluster up: {self.layout.nodes} idle nodes "
                      f"(SLURM_CONF={self.conf})")
         return "\n".join(notes)
+
+    def _endpoints_up(self) -> str:
+        try:
+            return self.endpoints.up()
+        except (ep.EndpointError, OSError, subprocess.SubprocessError) as err:
+            raise ClusterError(f"iperf3 servers: {err}") from None
 
     def ceph_up(self) -> tuple[str, bool]:
         """Bring the CephFS up (or revive what of it is not running) and mount the login
@@ -780,7 +802,7 @@ class LocalCluster:
             + self._log_tails())
 
     def down(self, timeout: float = 20) -> str:
-        cleared = self.limits.clear() if self.limits.current() else ""
+        cleared = self.limits.clear() if self.limits.current() or self.limits.network() else ""
         live = self.running_daemons()
         if "slurmctld" in live:
             # Our own cluster: every job on it is ours.
@@ -818,7 +840,8 @@ class LocalCluster:
                 live["munged (started by up)"] = munged
                 self.MUNGED_HANDOVER.unlink(missing_ok=True)
             own.unlink(missing_ok=True)
-        gluster = self.gluster.down() if self.gluster.layout.run_dir.is_dir() else []
+        gluster = self.endpoints.down()
+        gluster += self.gluster.down() if self.gluster.layout.run_dir.is_dir() else []
         # Its clients (the nodes' and the login node's), then its daemons, by pid file.
         gluster += self.ceph.down() if self.ceph.layout.run_dir.is_dir() else []
         kept += f"; {cleared}" if cleared else ""
@@ -843,6 +866,23 @@ class LocalCluster:
             raise ClusterError(f"limit: no running target {target!r} (running: "
                                f"{', '.join(known) or 'none'})")
         return self.limits.slow_target(target, [pid], percent)
+
+    def slow_network(self, rate: str) -> str:
+        """Limit the network between the clients and the GlusterFS servers to ``rate``
+        (``50MiB/s``) each way (lab/limits.py): what goes to the servers' address and
+        what comes from it, the iperf3 servers' too."""
+        if "gluster" not in parse_fs(recorded_fs(self.layout.state_dir)):
+            raise ClusterError("limit --network: the lab runs no GlusterFS (up --fs gluster)")
+        match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*([KMG]i?B)/s", rate.strip())
+        if not match:
+            raise ClusterError(f"limit --network: {rate!r} is not a rate like 50MiB/s")
+        unit = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "KB": 10**3, "MB": 10**6,
+                "GB": 10**9}.get(match[2])
+        if unit is None:
+            raise ClusterError(f"limit --network: {match[2]!r} is not KiB, MiB, GiB, KB, MB "
+                               "or GB")
+        return self.limits.limit_network(self.gluster.layout.address,
+                                         int(float(match[1]) * unit))
 
     def fail_node(self, name: str) -> str:
         """Kill node ``name`` the way a crash would: its slurmd and every
@@ -1139,6 +1179,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="for `limit`: the storage target to make slow, a brick (b2) or, "
                              "with CephFS, an OSD (osd.1): its daemon gets --percent of one "
                              "CPU (cgroup v1's cpu controller); `status` shows the limits")
+    parser.add_argument("--network", default=None, metavar="RATE",
+                        help="for `limit`: limit the network between the clients and the "
+                             "GlusterFS servers (and the lab's iperf3 servers) to RATE each "
+                             "way, e.g. 50MiB/s (tc htb on lo); `status` shows it")
     parser.add_argument("--percent", type=float, default=lim.DEFAULT_PERCENT,
                         help="for `limit --target`: the CPU share, in percent of one CPU "
                              f"(default {lim.DEFAULT_PERCENT:g})")
@@ -1215,9 +1259,11 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "restore":
             print(cluster.ceph_restore())
         elif args.command == "limit":
-            if args.clear == bool(args.target):
-                raise ClusterError("limit needs either --target NAME or --clear")
+            if args.clear + bool(args.target) + bool(args.network) != 1:
+                raise ClusterError("limit needs one of --target NAME, --network RATE or "
+                                   "--clear")
             print(cluster.limits.clear() if args.clear
+                  else cluster.slow_network(args.network) if args.network
                   else cluster.slow_target(args.target, args.percent))
         elif args.command == "remount":
             if not args.node:
@@ -1238,6 +1284,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"export SLURM_CONF={cluster.conf}")
     except (ClusterError, gfs.GlusterError, cfs.CephError, acct.AccountingError,
+            ep.EndpointError,
             lim.LimitError) as err:
         print(f"local-cluster: error: {err}", file=sys.stderr)
         return 2

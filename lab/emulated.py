@@ -97,7 +97,7 @@ def emulated_system(name: str, descr: str, benchmarks: str = "path",
             # (the Epilog of lab/cluster.py's slurm.conf).
             "max_jobs": 2,
             "env_vars": [[k, v] for k, v in OPENMPI_ENV.items()],
-            "features": ["mpi", EMULATED_FEATURE, "fio", *features],
+            "features": ["mpi", EMULATED_FEATURE, "fio", "iperf3", *features],
             "extras": {"benchmarks": benchmarks, **(extras or {})},
         }],
     }

@@ -1,5 +1,6 @@
-"""The lab's explicit limits: one storage target made slow, on purpose, so that a test can
-make a slow brick or OSD and the survey must name it.
+"""The lab's explicit limits: one storage target made slow, or the network to the file
+system's servers, on purpose, so that a test can make a slow brick, OSD or link and the
+components checks must name it.
 
 The host's loopback and disk are faster than anything the lab serves, so the lab sets its
 limits itself.  A target is slowed by the CPU bandwidth controller of cgroup v1: its
@@ -9,6 +10,15 @@ lab's own, ``/sys/fs/cgroup/cpu/fsaccept-lab-<port base>/<target>``, allowed
 pids and the cgroup each came from), and :meth:`Limits.clear` undoes exactly that: it
 moves those pids back where they were, if they still run, and removes the cgroups it
 made.  Nothing else on the host is touched.
+
+The network is limited by tc on the loopback device (every lab daemon talks over it):
+an HTB root qdisc of fsaccept's own handle (``fa00:``, made if ``lo`` has none; one of
+another's is refused), and for this lab two classes of ``rate`` each, one for what goes
+to the server address and one for what comes from it (a full-duplex link), each chosen
+by a u32 filter at this lab's own priority.  Traffic no filter chooses passes unshaped
+(HTB sends what has no class directly).  The record (``<state>/network-limit.json``)
+names the classes and the priority; :meth:`Limits.clear` deletes exactly those, and the
+root qdisc only when no class of any lab is left under it.
 """
 
 from __future__ import annotations
@@ -16,6 +26,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +36,16 @@ CPU_ROOT = Path("/sys/fs/cgroup/cpu")
 PERIOD_US = 100_000
 #: What ``limit --target`` gives a target by default: 2 % of one CPU.
 DEFAULT_PERCENT = 2.0
+#: The device, and fsaccept's HTB root qdisc on it.
+NETWORK_DEVICE = "lo"
+ROOT_HANDLE = "fa00:"
+#: The rates ``limit --network`` accepts, bytes per second.
+MIN_RATE = 1 << 20
+MAX_RATE = 100 << 30
+
+
+def _tc(args: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(["tc", *args], capture_output=True, text=True, timeout=30)
 
 
 class LimitError(RuntimeError):
@@ -55,6 +77,8 @@ class Limits:
     state_dir: Path
     port_base: int
     cpu_root: Path = CPU_ROOT
+    #: How tc is run (a test gives its own).
+    tc: Callable[[list[str]], subprocess.CompletedProcess] = _tc
 
     @property
     def record_dir(self) -> Path:
@@ -112,13 +136,111 @@ class Limits:
         return {f.stem: r for f in sorted(self.record_dir.glob("*.json"))
                 if (r := self._read(f.stem)) is not None}
 
+    # -- the network ----------------------------------------------------------------
+    @property
+    def network_record(self) -> Path:
+        return self.state_dir / "network-limit.json"
+
+    @property
+    def classes(self) -> tuple[str, str]:
+        """This lab's two HTB classes (to the servers, from them), by its port base."""
+        minor = 0x4000 + (self.port_base % 0x1000) * 2
+        return f"{ROOT_HANDLE}{minor:x}", f"{ROOT_HANDLE}{minor + 1:x}"
+
+    @property
+    def priority(self) -> int:
+        """This lab's u32 filters' priority, by its port base."""
+        return 1 + self.port_base % 0xfffe
+
+    def network(self) -> dict | None:
+        """The network limit's record (None: none is set)."""
+        try:
+            return json.loads(self.network_record.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as err:
+            raise LimitError(f"cannot read the limit record {self.network_record}: {err}")
+
+    def _tc_ok(self, args: list[str]) -> str:
+        proc = self.tc(args)
+        if proc.returncode != 0:
+            raise LimitError(f"tc {' '.join(args)}: {(proc.stderr or proc.stdout).strip()}")
+        return proc.stdout
+
+    def limit_network(self, address: str, rate: int) -> str:
+        """Limit what goes to ``address`` and what comes from it to ``rate`` bytes/s each
+        (see the module's docstring).  A network already limited is limited again."""
+        if not re.fullmatch(r"127(\.\d{1,3}){3}", address):
+            raise LimitError(f"{address!r} is not a loopback address of the lab's servers")
+        if not MIN_RATE <= rate <= MAX_RATE:
+            raise LimitError(f"a rate of {rate:,} bytes/s is not between 1 MiB/s and "
+                             "100 GiB/s")
+        if self.network():
+            self.clear_network()
+        root = self._tc_ok(["qdisc", "show", "dev", NETWORK_DEVICE]).splitlines()
+        ours = any(line.startswith(f"qdisc htb {ROOT_HANDLE} root") for line in root)
+        if not ours and not any(line.startswith("qdisc noqueue 0: root") for line in root):
+            raise LimitError(f"{NETWORK_DEVICE} has a root qdisc fsaccept did not make "
+                             f"({root[0] if root else 'none shown'}): not touched")
+        prio = self.priority
+        filters = self._tc_ok(["filter", "show", "dev", NETWORK_DEVICE, "parent",
+                               ROOT_HANDLE]) if ours else ""
+        if f"pref {prio} " in filters:
+            raise LimitError(f"tc filters at priority {prio} on {NETWORK_DEVICE} are not "
+                             "this lab's (no record of them): not touched")
+        to, back = self.classes
+        burst = str(max(256 << 10, rate // 100))
+        self.network_record.parent.mkdir(parents=True, exist_ok=True)
+        part = self.network_record.with_suffix(".part")
+        part.write_text(json.dumps({"address": address, "rate": rate, "device":
+                                    NETWORK_DEVICE, "classes": [to, back],
+                                    "priority": prio, "made_root": not ours}))
+        part.replace(self.network_record)  # recorded before anything is made
+        if not ours:
+            self._tc_ok(["qdisc", "add", "dev", NETWORK_DEVICE, "root", "handle",
+                         ROOT_HANDLE, "htb"])
+        for classid in (to, back):
+            self._tc_ok(["class", "add", "dev", NETWORK_DEVICE, "parent", ROOT_HANDLE,
+                         "classid", classid, "htb", "rate", f"{rate * 8}bit", "ceil",
+                         f"{rate * 8}bit", "burst", burst, "cburst", burst, "quantum",
+                         "60000"])
+        for way, classid in (("dst", to), ("src", back)):
+            self._tc_ok(["filter", "add", "dev", NETWORK_DEVICE, "parent", ROOT_HANDLE,
+                         "protocol", "ip", "prio", str(prio), "u32", "match", "ip", way,
+                         f"{address}/32", "flowid", classid])
+        return (f"network to and from {address}: limited to {_rate(rate)} each way (tc htb "
+                f"classes {to} and {back} on {NETWORK_DEVICE})")
+
+    def clear_network(self) -> str:
+        """Undo the recorded network limit: its filters, its classes, and the root qdisc
+        when no class is left under it; "" when none was set."""
+        rec = self.network()
+        if rec is None:
+            return ""
+        dev = rec["device"]
+        shown = self.tc(["filter", "show", "dev", dev, "parent", ROOT_HANDLE]).stdout
+        if f"pref {rec['priority']} " in shown:
+            self._tc_ok(["filter", "del", "dev", dev, "parent", ROOT_HANDLE, "prio",
+                         str(rec["priority"])])
+        shown = self.tc(["class", "show", "dev", dev]).stdout
+        for classid in rec["classes"]:
+            if f"class htb {classid} " in shown:
+                self._tc_ok(["class", "del", "dev", dev, "classid", classid])
+        left = self.tc(["class", "show", "dev", dev]).stdout.strip()
+        root = self.tc(["qdisc", "show", "dev", dev]).stdout
+        if not left and f"qdisc htb {ROOT_HANDLE} root" in root:
+            self._tc_ok(["qdisc", "del", "dev", dev, "root"])
+        self.network_record.unlink()
+        return f"network to and from {rec['address']} ({_rate(rec['rate'])})"
+
     def describe(self) -> str:
         """``limits: target b2 at 2 % of one CPU, ...``; "" when none is set."""
-        limits = self.current()
-        if not limits:
-            return ""
-        return "limits: " + ", ".join(f"target {t} at {r['percent']:g} % of one CPU"
-                                      for t, r in limits.items())
+        limits = [f"target {t} at {r['percent']:g} % of one CPU"
+                  for t, r in self.current().items()]
+        if (net := self.network()):
+            limits.append(f"network to and from {net['address']} at {_rate(net['rate'])} "
+                          "each way")
+        return "limits: " + ", ".join(limits) if limits else ""
 
     def clear(self) -> str:
         """Undo every recorded limit: each pid back to its own cgroup if it still runs,
@@ -142,4 +264,10 @@ class Limits:
             said.append(f"target {target} ({moved} pid(s) moved back)")
         if self.group_root.is_dir() and not any(p.is_dir() for p in self.group_root.iterdir()):
             self.group_root.rmdir()
+        if (net := self.clear_network()):
+            said.append(net)
         return "limits cleared: " + (", ".join(said) if said else "none was set")
+
+
+def _rate(rate: int) -> str:
+    return f"{rate / (1 << 20):g} MiB/s"

@@ -361,12 +361,12 @@ class Condition:
     reference: tuple[str, ...]
     #: The ReFrame class names of its checks (fixtures excepted: they follow their test).
     checks: tuple[str, ...]
-    #: The sign-off's module that judges its evidence again when a run report is re-read,
-    #: by the live check's own functions, under ``fsaccept/``
-    #: (``reporting/signoff/degraded.py``; a row of ``reporting/evidence.py``'s
-    #: ``JUDGES`` reaches it).  A condition judged on its cases' figures alone (a
+    #: The sign-off's modules that judge its evidence again when a run report is re-read,
+    #: by the live checks' own functions, under ``fsaccept/``, one per owner
+    #: (``("reporting/signoff/degraded.py",)``; a row of ``reporting/evidence.py``'s
+    #: ``JUDGES`` reaches each).  A condition judged on its cases' figures alone (a
     #: scaling curve) names its report module.
-    judge: str
+    judges: tuple[str, ...]
     #: The sign-off's module that lays out its report section, under ``fsaccept/``
     #: (``reporting/degraded.py``).
     report: str

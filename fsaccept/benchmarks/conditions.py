@@ -4,7 +4,8 @@
 A condition's checks are read from the catalogue (:mod:`fsaccept.benchmarks.registry`):
 a degraded-mode test's record says ``degraded``, a filled re-run's ``filled``, a sweep's
 role ``scaling``, fio's soak and noisy neighbour are kinds of fio (``command.KINDS``),
-the semantics program, quota and the target survey are benchmarks of their own.  ``fsaccept reference
+the semantics program, quota, the target survey and the network check are benchmarks of
+their own.  ``fsaccept reference
 --list`` and the docs' conditions table (:mod:`fsaccept.suite.listing`) read these
 records; ``tests/unit/test_conditions.py`` holds each to its checks, its report section
 and its fragments.  docs/dev/adding-a-condition.md says how to add one.
@@ -44,7 +45,7 @@ def _folder(tests: Iterable[TestSpec]) -> str:
 _SOAK, _INTERFERENCE = _fio_kind("soak"), _fio_kind("interference")
 _SEMANTICS = registry.BENCHMARKS["semantics"].tests
 _QUOTA = registry.BENCHMARKS["quota"].tests
-_SURVEY = registry.BENCHMARKS["survey"].tests
+_SURVEY = registry.BENCHMARKS["survey"].tests + registry.BENCHMARKS["network"].tests
 
 #: Every condition by its name, in the order the report's sections come.
 CONDITIONS: dict[str, Condition] = {c.name: c for c in (
@@ -52,55 +53,58 @@ CONDITIONS: dict[str, Condition] = {c.name: c for c in (
               "reader on different nodes (visibility, locks, rename, links, namespace "
               "scale, root squash, ACLs)",
               reference=_entries(_SEMANTICS), checks=_checks(_SEMANTICS),
-              judge="reporting/signoff/semantics.py",
+              judges=("reporting/signoff/semantics.py",),
               report="reporting/semantics.py", section="Semantics and features",
               fragments=("words/semantics.j2",), checks_dir=_folder(_SEMANTICS),
               page="semantics.md"),
     Condition(name="quota", descr="a quota the site's command sets: EDQUOT within the "
               "slack, the reported usage following the data",
               reference=_entries(_QUOTA), checks=_checks(_QUOTA),
-              judge="reporting/signoff/quota.py",
+              judges=("reporting/signoff/quota.py",),
               report="reporting/semantics.py", section="Semantics and features",
               fragments=("words/semantics.j2",), checks_dir=_folder(_QUOTA),
               page="quota.md"),
     Condition(name="components", descr="each storage target written alone from the "
-              "clients, in rounds; a target far below the median named with its server",
+              "clients, in rounds; a target far below the median named with its server; "
+              "iperf3 from each node to the servers, alone and all at once, the slow link "
+              "named",
               reference=_entries(_SURVEY), checks=_checks(_SURVEY),
-              judge="reporting/signoff/survey.py",
+              judges=("reporting/signoff/survey.py", "reporting/signoff/network.py"),
               report="reporting/components.py", section="Components",
-              fragments=("words/components.j2",), checks_dir=_folder(_SURVEY),
+              fragments=("words/components.j2", "words/network.j2"),
+              checks_dir=_folder(_SURVEY),
               page="components.md"),
     Condition(name="soak", descr="fio writing for hours, judged on its time series: "
               "stalls, drift, a slow node",
               reference=_entries(_SOAK), checks=_checks(_SOAK),
-              judge="reporting/signoff/soak.py",
+              judges=("reporting/signoff/soak.py",),
               report="reporting/soak.py", section="Soak:",
               fragments=("words/soak.j2",), checks_dir=_folder(_SOAK), page="soak.md"),
     Condition(name="interference", descr="a noisy neighbour: the victims' p99 alone and "
               "beside the aggressors, in one job, the overlap proven",
               reference=_entries(_INTERFERENCE), checks=_checks(_INTERFERENCE),
-              judge="reporting/signoff/interference.py",
+              judges=("reporting/signoff/interference.py",),
               report="reporting/interference.py", section="Interference:",
               fragments=("words/interference.j2",), checks_dir=_folder(_INTERFERENCE),
               page="interference.md"),
     Condition(name="degraded", descr="a benchmark test run while a storage server is "
               "down, the fault proven on every node",
               reference=("degraded",), checks=_checks(registry.DEGRADED),
-              judge="reporting/signoff/degraded.py",
+              judges=("reporting/signoff/degraded.py",),
               report="reporting/degraded.py", section="Degraded mode",
               checks_dir="degraded", page="degraded.md"),
     Condition(name="fill", descr="the target filled to a declared level, then tests run "
               "again and judged against their empty figures",
               reference=("fill",),
               checks=_checks((registry.FILL_TARGET, *registry.FILLED)),
-              judge="reporting/signoff/fill.py",
+              judges=("reporting/signoff/fill.py",),
               report="reporting/fill.py", section="Fill level",
               fragments=("words/fill-contract.j2", "words/fill.j2"), checks_dir="fill",
               page="fill.md"),
     Condition(name="scaling", descr="a test swept along a dimension (nodes, ranks per "
               "node, transfer size, stripes), its curve judged",
               reference=("sweeps",), checks=_checks(registry.SCALING_TESTS),
-              judge="reporting/scaling.py",
+              judges=("reporting/scaling.py",),
               report="reporting/scaling.py", section="Scaling", checks_dir="scaling",
               page="scaling.md"),
 )}

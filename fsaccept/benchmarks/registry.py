@@ -25,6 +25,7 @@ from fsaccept.benchmarks.io500 import spec as io500_spec
 from fsaccept.benchmarks.ior import spec as ior_spec
 from fsaccept.benchmarks.md_workbench import spec as md_workbench_spec
 from fsaccept.benchmarks.mdtest import spec as mdtest_spec
+from fsaccept.benchmarks.network import spec as network_spec
 from fsaccept.benchmarks.quota import spec as quota_spec
 from fsaccept.benchmarks.semantics import spec as semantics_spec
 from fsaccept.benchmarks.survey import spec as survey_spec
@@ -35,7 +36,7 @@ from fsaccept.core.reduction import PATTERNS as REDUCTION_PATTERNS
 BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     ior_spec.BENCHMARK, mdtest_spec.BENCHMARK, md_workbench_spec.BENCHMARK,
     fio_spec.BENCHMARK, io500_spec.BENCHMARK, semantics_spec.BENCHMARK,
-    quota_spec.BENCHMARK, survey_spec.BENCHMARK)}
+    quota_spec.BENCHMARK, survey_spec.BENCHMARK, network_spec.BENCHMARK)}
 
 #: The checks that run before the benchmarks and judge no threshold, and the fixture
 #: that finds every benchmark test's binaries.

@@ -84,6 +84,32 @@ def survey_plan(targets: Sequence[Target], nodes: Sequence[str]) -> list[list[St
     return rounds
 
 
+def network_plan(nodes: Sequence[str], endpoints: Sequence[tuple[str, int]]
+                 ) -> tuple[list[list[tuple[str, str, int]]], list[tuple[str, str, int]]]:
+    """The network check's rounds, each step ``(node, server, port)``: the ``alone``
+    rounds, where each server takes one node at a time (so a node's figure is its own
+    link's), and the ``together`` round, every node at once, each to an endpoint of its
+    own.  ``endpoints`` in the order the servers take them (every server's first port,
+    then every server's second...); a server's first port is the one its ``alone`` steps
+    use.  ValueError when the endpoints are fewer than the nodes."""
+    if not nodes:
+        raise ValueError("the network check needs at least one node")
+    if len(set(nodes)) != len(nodes) or len(set(endpoints)) != len(endpoints):
+        raise ValueError("a node or an endpoint is listed twice")
+    if len(endpoints) < len(nodes):
+        raise ValueError(f"{len(endpoints)} endpoints for {len(nodes)} nodes: every node "
+                         "needs one of its own to measure all at once (more ports)")
+    first: dict[str, int] = {}
+    for server, port in endpoints:
+        first.setdefault(server, port)
+    servers = list(first)
+    alone = [[(node, servers[j], first[servers[j]])
+              for j, node in enumerate(nodes[r:r + len(servers)])]
+             for r in range(0, len(nodes), len(servers))]
+    together = [(node, *endpoints[i]) for i, node in enumerate(nodes)]
+    return alone, together
+
+
 def fewest_rounds(targets: Sequence[Target], nodes: int) -> int:
     """No plan has fewer rounds: the most targets of one server, or ceil(targets/nodes)."""
     if not targets:

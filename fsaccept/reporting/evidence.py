@@ -24,6 +24,7 @@ from fsaccept.benchmarks.catalogue import ACCEPTANCE, TestSpec
 from fsaccept.benchmarks.fio.command import KINDS as FIO_KINDS
 from fsaccept.benchmarks.io500 import spec as io500_spec
 from fsaccept.benchmarks.quota import spec as quota_spec
+from fsaccept.benchmarks.network import spec as network_spec
 from fsaccept.benchmarks.survey import spec as survey_spec
 from fsaccept.benchmarks.semantics import spec as semantics_spec
 from fsaccept.reporting.case import Case
@@ -43,6 +44,7 @@ from fsaccept.reporting.signoff.quota import quota_reasons
 from fsaccept.reporting.signoff.reduction import reduction_reasons
 from fsaccept.reporting.signoff.semantics import semantics_reasons
 from fsaccept.reporting.signoff.soak import soak_reasons
+from fsaccept.reporting.signoff.network import network_reasons
 from fsaccept.reporting.signoff.survey import survey_reasons
 
 #: One owner's re-judging: (case, its catalogue record, the verified reference or None,
@@ -75,6 +77,7 @@ JUDGES: dict[Any, Judge] = {
     (semantics_spec.BENCHMARK.name, ACCEPTANCE): _with_files(semantics_reasons),
     (quota_spec.BENCHMARK.name, ACCEPTANCE): _with_files(quota_reasons),
     (survey_spec.BENCHMARK.name, ACCEPTANCE): _with_files(survey_reasons),
+    (network_spec.BENCHMARK.name, ACCEPTANCE): _with_files(network_reasons),
     **{kind: _with_files(soak_reasons if kind.soak else
                          interference_reasons if kind.interference else fio_reasons)
        for kind in FIO_KINDS.values()},

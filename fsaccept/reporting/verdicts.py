@@ -123,7 +123,7 @@ def figure_failures(figures: list[Figure]) -> list[str]:
 #: semantics check's violations); every
 #: other figure is a rate or a
 #: time, which a test that did I/O cannot measure as 0.
-COUNT_UNITS = frozenset({"nodes", "transfers", "violations", "targets", ""})
+COUNT_UNITS = frozenset({"nodes", "transfers", "violations", "targets", "links", ""})
 
 
 def bogus_figures(figures: list[Figure], may_be_zero: tuple[str, ...] = ()) -> list[str]:

@@ -13,22 +13,20 @@ import os
 import shlex
 import sys
 
-import reframe.utility.sanity as sn
-from reframe.core.backends import getlauncher
-from reframe.core.builtins import run_after, run_before, variable
+from reframe.core.builtins import run_after, variable
 from reframe.core.exceptions import SanityError
 from reframe.core.logging import getlogger
 
 from fsaccept.benchmarks.survey import command, parse, validity
 from fsaccept.core import guards
 from fsaccept.core.paths import REPO_ROOT
-from fsaccept.rfm.benchmark import BenchmarkTest
+from fsaccept.rfm.ownprogram import OwnProgramTest
 
 #: The survey's own directory, below the test's (``target_dir``).
 SUBDIR = "survey"
 
 
-class SurveyTest(BenchmarkTest):
+class SurveyTest(OwnProgramTest):
     """Each storage target written alone from the clients; the slow one named."""
 
     #: The program's lines as printed: the sign-off parses and judges them again.
@@ -40,15 +38,10 @@ class SurveyTest(BenchmarkTest):
     max_spread = variable(float, value=0.0, loggable=True)
 
     #: No slow target is a measurement.
-    counts = BenchmarkTest.counts | {command.SLOW}
+    counts = OwnProgramTest.counts | {command.SLOW}
 
     valid_systems = ["+fio"]
-    # The nodes are checked in a step of their own: the program runs once, not per node.
-    node_check_in_step = False
-
-    def load_entry(self) -> None:
-        self.entry = self.refdata.entry(self.reference_key, needed_by=self.display_name)
-        self.take_placement()
+    FIGURES = command.FIGURES
 
     @property
     def params(self) -> command.SurveyParameters:
@@ -65,11 +58,6 @@ class SurveyTest(BenchmarkTest):
         self.executable_opts = ["-m", "fsaccept.suite.survey", *map(shlex.quote,
                                 command.program_options(self.params, self.survey_dir(), "."))]
         self.keep_files = ["r*-*.json"]
-
-    @run_before("run")
-    def run_once_on_the_first_node(self):
-        # The program launches its own job steps, one per target: it is not one.
-        self.job.launcher = getlauncher("local")()
 
     def prepare_data_cmds(self) -> list[str]:
         return super().prepare_data_cmds() + [f'mkdir -- "$fsaccept_data/{SUBDIR}"']
@@ -89,18 +77,11 @@ class SurveyTest(BenchmarkTest):
     def survey_run(self) -> parse.SurveyRun:
         return self.parsed_run(parse.parse_survey, lambda text: [])
 
-    def _report(self, name: str) -> str | None:
-        try:
-            with open(os.path.join(self.stagedir, name), errors="replace") as fh:
-                return fh.read()
-        except OSError:
-            return None
-
     def values(self):
         """Each target's figure, from its own fio report (cached as pairs: a test's
         attributes go into ReFrame's JSON report, whose keys must be strings)."""
         if not hasattr(self, "_values"):
-            self._values = tuple(validity.measured(self.survey_run(), self._report)[0].items())
+            self._values = tuple(validity.measured(self.survey_run(), self.kept)[0].items())
         return dict(self._values)
 
     def record_run(self, run: parse.SurveyRun) -> None:
@@ -114,14 +95,8 @@ class SurveyTest(BenchmarkTest):
             getlogger().warning(f"fsaccept: {self.display_name}: {self.slow_targets_named}")
 
     def benchmark_reasons(self) -> list[str]:
-        return validity.invalid_reasons(self.survey_run(), self._report, self.params,
+        return validity.invalid_reasons(self.survey_run(), self.kept, self.params,
                                         self.survey_dir())
-
-    @run_before("performance")
-    def set_perf_variables(self):
-        self.perf_variables = {
-            name: sn.make_performance_function(self.figure, command.FIGURES[name], name)
-            for name in command.FIGURES}
 
     def figure(self, name: str) -> float:
         value = validity.figures(self.values(), self.params.max_spread).get(name)

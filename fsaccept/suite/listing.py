@@ -59,7 +59,8 @@ def conditions_table() -> str:
         section = f"{title} (`{cond.report}`" + "".join(
             f", `{f}`" for f in cond.fragments) + ")"
         rows.append(f"| [{cond.name}]({cond.page}) | {keys} | {_cell(checks)} | "
-                    f"`checks/{cond.checks_dir}` | `{cond.judge}` | {_cell(section)} | "
+                    f"`checks/{cond.checks_dir}` | {_cell(', '.join(f'`{j}`' for j in cond.judges))} | "
+                    f"{_cell(section)} | "
                     f"{_cell(cond.descr)} |")
     return "\n".join(rows) + "\n"
 

@@ -83,13 +83,15 @@ def _modules_judges_reach() -> set[str]:
 
 
 @pytest.mark.parametrize("name", sorted(CONDITIONS))
-def test_its_judge_is_a_module_the_sign_off_reaches(name):
-    """Its ``judge`` exists; one under ``reporting/signoff/`` is reached by a row of
-    ``JUDGES``, one that is its report module lays its own section's verdict out."""
+def test_its_judges_are_modules_the_sign_off_reaches(name):
+    """Each of its ``judges`` exists; one under ``reporting/signoff/`` is reached by a row
+    of ``JUDGES``, one that is its report module lays its own section's verdict out."""
     cond = CONDITIONS[name]
-    assert (PACKAGE / cond.judge).is_file(), cond.judge
-    module = "fsaccept." + cond.judge.removesuffix(".py").replace("/", ".")
-    if cond.judge.startswith("reporting/signoff/"):
-        assert module in _modules_judges_reach(), (name, module)
-    else:
-        assert cond.judge == cond.report, name
+    assert cond.judges and len(set(cond.judges)) == len(cond.judges), name
+    for judge in cond.judges:
+        assert (PACKAGE / judge).is_file(), judge
+        module = "fsaccept." + judge.removesuffix(".py").replace("/", ".")
+        if judge.startswith("reporting/signoff/"):
+            assert module in _modules_judges_reach(), (name, module)
+        else:
+            assert judge == cond.report, name

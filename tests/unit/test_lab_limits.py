@@ -95,3 +95,94 @@ def test_a_damaged_record_is_named(tmp_path, tree):
     limits.record("b3").write_text("{not json")
     with pytest.raises(lim.LimitError, match="b3.json"):
         limits.clear()
+
+
+# --------------------------------------------------------------------------- the network
+class FakeTc:
+    """tc on a loopback device of the test's own: the root qdisc, classes and filters it
+    was given, shown as tc shows them (the lines lab/limits.py reads)."""
+
+    def __init__(self, root="qdisc noqueue 0: root refcnt 2"):
+        self.root, self.classes, self.filters, self.calls = root, [], {}, []
+
+    def __call__(self, args):
+        self.calls.append(args)
+        out, code = "", 0
+        verb = args[:2]
+        if verb == ["qdisc", "show"]:
+            out = self.root + "\n"
+        elif verb == ["qdisc", "add"]:
+            self.root = f"qdisc htb {args[args.index('handle') + 1]} root refcnt 2 r2q 10"
+        elif verb == ["qdisc", "del"]:
+            self.root = "qdisc noqueue 0: root refcnt 2"
+        elif verb == ["class", "show"]:
+            out = "".join(f"class htb {c} root prio 0 rate 400Mbit\n" for c in self.classes)
+        elif verb == ["class", "add"]:
+            self.classes.append(args[args.index("classid") + 1])
+        elif verb == ["class", "del"]:
+            self.classes.remove(args[args.index("classid") + 1])
+        elif verb == ["filter", "show"]:
+            out = "".join(f"filter parent fa00: protocol ip pref {p} u32 chain 0\n"
+                          for p in self.filters)
+        elif verb == ["filter", "add"]:
+            self.filters.setdefault(int(args[args.index("prio") + 1]), []).append(args)
+        elif verb == ["filter", "del"]:
+            del self.filters[int(args[args.index("prio") + 1])]
+        return subprocess.CompletedProcess(["tc", *args], code, out, "")
+
+
+def test_the_network_is_limited_both_ways_by_the_labs_own_handles_and_cleared(tmp_path):
+    tc = FakeTc()
+    one = lim.Limits(tmp_path / "a", 17000, tc=tc)
+    other = lim.Limits(tmp_path / "b", 18100, tc=tc)
+    said = one.limit_network("127.0.0.2", 50 << 20)
+    assert "limited to 50 MiB/s each way" in said and tc.root.startswith("qdisc htb fa00:")
+    other.limit_network("127.0.70.180", 10 << 20)
+    assert set(one.classes).isdisjoint(other.classes) and one.priority != other.priority
+    rules = [a[a.index("match"):a.index("flowid") + 2] for a in tc.filters[one.priority]]
+    assert rules == [["match", "ip", "dst", "127.0.0.2/32", "flowid", one.classes[0]],
+                     ["match", "ip", "src", "127.0.0.2/32", "flowid", one.classes[1]]]
+    rate = [a for a in tc.calls if a[:2] == ["class", "add"]][0]
+    assert rate[rate.index("rate") + 1] == f"{(50 << 20) * 8}bit"
+    assert one.describe() == "limits: network to and from 127.0.0.2 at 50 MiB/s each way"
+    # One lab's clear leaves the other's limit, and the root qdisc it still needs.
+    assert "network to and from 127.0.0.2" in one.clear()
+    assert tc.classes == list(other.classes) and tc.root.startswith("qdisc htb fa00:")
+    assert one.network() is None and one.describe() == ""
+    other.clear()
+    assert tc.classes == [] and tc.filters == {} and tc.root.startswith("qdisc noqueue")
+
+
+def test_a_network_limit_set_again_replaces_the_first(tmp_path):
+    tc = FakeTc()
+    limits = lim.Limits(tmp_path, 17000, tc=tc)
+    limits.limit_network("127.0.0.2", 50 << 20)
+    limits.limit_network("127.0.0.2", 20 << 20)
+    assert len(tc.classes) == 2 and len(tc.filters[limits.priority]) == 2
+    assert limits.network()["rate"] == 20 << 20
+
+
+@pytest.mark.parametrize("address, rate, words", [
+    ("10.0.0.1", 50 << 20, "not a loopback address"),
+    ("127.0.0.2; rm -rf /", 50 << 20, "not a loopback address"),
+    ("127.0.0.2", 10, "not between 1 MiB/s and 100 GiB/s"),
+    ("127.0.0.2", 1 << 50, "not between 1 MiB/s and 100 GiB/s"),
+])
+def test_a_bad_network_limit_is_refused_and_nothing_made(tmp_path, address, rate, words):
+    tc = FakeTc()
+    with pytest.raises(lim.LimitError, match=words):
+        lim.Limits(tmp_path, 17000, tc=tc).limit_network(address, rate)
+    assert tc.calls == [] and not (tmp_path / "network-limit.json").exists()
+
+
+def test_a_root_qdisc_or_a_priority_of_another_is_not_touched(tmp_path):
+    tc = FakeTc(root="qdisc fq_codel 8001: root refcnt 2")
+    limits = lim.Limits(tmp_path, 17000, tc=tc)
+    with pytest.raises(lim.LimitError, match="root qdisc fsaccept did not make"):
+        limits.limit_network("127.0.0.2", 50 << 20)
+    tc = FakeTc(root="qdisc htb fa00: root refcnt 2 r2q 10")
+    tc.filters[lim.Limits(tmp_path, 17000).priority] = [["someone"]]
+    with pytest.raises(lim.LimitError, match="not this lab's"):
+        lim.Limits(tmp_path, 17000, tc=tc).limit_network("127.0.0.2", 50 << 20)
+    assert [a[1] for a in tc.calls] == ["show", "show"]
+    assert not (tmp_path / "network-limit.json").exists()

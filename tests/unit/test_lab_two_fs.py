@@ -6,6 +6,7 @@ test here starts a daemon or makes a mount namespace."""
 
 import os
 import subprocess
+from types import SimpleNamespace
 import sys
 from pathlib import Path
 
@@ -191,6 +192,8 @@ def _restartable(tmp_path, monkeypatch, fs=BOTH):
     monkeypatch.setattr(lc, "stop_slurmd", lambda name: said.append(f"slurmd {name}"))
     monkeypatch.setattr(lc, "wait_ready", lambda timeout: said.append("wait_ready"))
     _stub_clients(lc, monkeypatch, said)
+    lc.endpoints = SimpleNamespace(up=lambda: said.append("iperf3 up") or "",
+                                   down=lambda: said.append("iperf3 down") or [])
     return lc, started, said
 
 
@@ -250,7 +253,7 @@ def test_up_of_a_running_cluster_restarts_a_node_whose_either_client_died(tmp_pa
     monkeypatch.setattr(lc.gluster, "client_pid", lambda n: n not in dead["gluster"])
     monkeypatch.setattr(lc.ceph, "client_pid", lambda n: n not in dead["ceph"])
     assert lc.up() == "local cluster: restarted slurmd of n3, n1"
-    assert said == ["gluster up", "slurmd n3", "ceph up", "slurmd n1",
+    assert said == ["gluster up", "iperf3 up", "slurmd n3", "ceph up", "slurmd n1",
                     "gluster n3", "ceph n3", "gluster n1", "ceph n1", "wait_ready"]
     assert [argv[-1] for argv in started] == ["n3", "n1"]
     assert all(len(_scripts(argv)) == 2 for argv in started)
@@ -266,7 +269,7 @@ def test_up_of_a_whole_running_cluster_changes_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(lc.gluster, "client_pid", lambda n: 1)
     monkeypatch.setattr(lc.ceph, "client_pid", lambda n: 1)
     assert lc.up() == "local cluster already running with 4 nodes (no change)"
-    assert said == ["gluster up", "ceph up", "wait_ready"] and started == []
+    assert said == ["gluster up", "iperf3 up", "ceph up", "wait_ready"] and started == []
 
 
 def _fresh(tmp_path, monkeypatch):
@@ -286,7 +289,7 @@ def test_up_brings_glusterfs_up_then_cephfs_then_the_nodes(tmp_path, monkeypatch
     monkeypatch.setattr(lc, "ceph_up", lambda: said.append("ceph up") or ("ceph: up", True))
     assert lc.up().splitlines() == ["gluster: up", "ceph: up",
                                     f"local cluster up: 4 idle nodes (SLURM_CONF={lc.conf})"]
-    assert said[:3] == ["gluster up", "ceph up", "slurmctld -c"]
+    assert said[:4] == ["gluster up", "iperf3 up", "ceph up", "slurmctld -c"]
     assert said[-1] == "wait_ready"
     assert [argv[-1] for argv in started] == ["n1", "n2", "n3", "n4"]
     assert cluster.recorded_fs(lc.layout.state_dir) == BOTH
@@ -301,7 +304,7 @@ def test_up_whose_cephfs_fails_stops_the_glusterfs_it_brought_up(tmp_path, monke
     monkeypatch.setattr(lc, "ceph_up", ceph_fails)
     with pytest.raises(cluster.ClusterError, match="^ceph-mon did not answer"):
         lc.up()
-    assert said == ["gluster up", "ceph up", "gluster down"] and started == []
+    assert said == ["gluster up", "iperf3 up", "ceph up", "iperf3 down", "gluster down"] and started == []
     assert not (lc.layout.state_dir / "fs").exists()
 
 

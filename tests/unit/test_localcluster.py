@@ -188,7 +188,7 @@ def test_every_owner_of_a_port_is_listed_with_both_file_systems(tmp_path):
     layout = ClusterLayout(tmp_path / "cluster", nodes=64, port_base=17000, fs="gluster,cephfs")
     assert layout.port_ranges == {
         "slurmctld": (17000, 17000), "slurmd": (17001, 17064), "slurmdbd": (17100, 17100),
-        "mariadbd": (17101, 17101), "GlusterFS bricks": (17200, 17299),
+        "mariadbd": (17101, 17101), "GlusterFS bricks": (17200, 17299), "iperf3 servers": (17136, 17199),
         "ceph-mon": (17300, 17300), "Ceph daemons": (17301, 17399)}
     # `up` finds Slurm's free first; GlusterFS and Ceph check their own.
     assert set(layout.ports.values()) == {"slurmctld", "slurmdbd", "mariadbd",

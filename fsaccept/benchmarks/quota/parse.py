@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from fsaccept.benchmarks.quota.command import USAGE_DELAY, WRITTEN
+from fsaccept.core import ownlines
 from fsaccept.core.findings import (INVALID, Finding, Findings, Judged, json_safe,
                                     line_findings)
 from fsaccept.core.units import MIB
@@ -115,7 +116,7 @@ class QuotaRun(Judged):
 def program_lines(text: str) -> str:
     """The program's own lines of a job's output, as printed (what the check records as
     ``quota_lines``)."""
-    return "\n".join(line for line in text.splitlines() if line.startswith(PREFIX + " "))
+    return ownlines.program_lines(text, PREFIX)
 
 
 def _invalid(run: QuotaRun, kind: str, lineno: int | None, text: str) -> None:
@@ -125,15 +126,8 @@ def _invalid(run: QuotaRun, kind: str, lineno: int | None, text: str) -> None:
 def parse_quota(text: str) -> QuotaRun:
     """The run ``text`` holds; what cannot be trusted is a finding (INVALID)."""
     run = QuotaRun()
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.startswith(PREFIX + " "):
-            continue
-        if len(line) > MAX_LINE or "\x00" in line:
-            _invalid(run, "malformed", lineno, f"{line[:120]!r}: not a line it prints")
-            continue
-        if run.ended:
-            _invalid(run, "after-end", lineno, f"{line[:200]}: after its end line")
-            continue
+    for lineno, line in ownlines.own_lines(text, PREFIX, MAX_LINE, run.findings,
+                                           lambda: run.ended):
         _line(run, lineno, line)
     if run.version is None:
         _invalid(run, "eof", None, f"no '{PREFIX} version' line: the quota program did "

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from fsaccept.benchmarks.fio.parse import parse_fio
+from fsaccept.core import ownlines
 from fsaccept.core.components import Target
 from fsaccept.core.findings import INVALID, Finding, Findings, Judged, json_safe
 from fsaccept.core.units import MIB
@@ -80,7 +81,7 @@ class SurveyRun(Judged):
 
 def program_lines(text: str) -> str:
     """The program's own lines of a job's output, as printed."""
-    return "\n".join(line for line in text.splitlines() if line.startswith(PREFIX + " "))
+    return ownlines.program_lines(text, PREFIX)
 
 
 def _invalid(run: SurveyRun, kind: str, lineno: int | None, text: str) -> None:
@@ -91,14 +92,9 @@ def parse_survey(text: str) -> SurveyRun:
     """The run ``text`` holds; what cannot be trusted is a finding (INVALID)."""
     run = SurveyRun()
     at: dict[tuple[int, str], int] = {}
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.startswith(PREFIX + " "):
-            continue
-        if len(line) > MAX_LINE or "\x00" in line:
-            _invalid(run, "malformed", lineno, f"{line[:120]!r}: not a line it prints")
-        elif run.ended:
-            _invalid(run, "after-end", lineno, f"{line[:200]}: after its end line")
-        elif m := _HEADER.match(line):
+    for lineno, line in ownlines.own_lines(text, PREFIX, MAX_LINE, run.findings,
+                                           lambda: run.ended):
+        if m := _HEADER.match(line):
             if run.version is not None:
                 _invalid(run, "duplicate", lineno, "a second version line")
                 continue

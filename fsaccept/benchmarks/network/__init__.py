@@ -1,0 +1,1 @@
+"""The network check: iperf3 from each client node to the file system's servers."""
