@@ -408,3 +408,19 @@ def test_the_components_section_has_a_row_per_node_and_one_all_at_once(tmp_path)
     assert rows[0].rtt.endswith(" ms")
     invalid = network_rows(SimpleNamespace(name="T", case=case, verdict="INVALID"))
     assert {r.verdict for r in invalid} == {"INVALID"}
+
+
+def test_an_entry_whose_ports_pass_65535_is_refused_by_the_reference_rules(tmp_path):
+    import yaml
+
+    from fsaccept.suite import reference
+    assert registry.BENCHMARKS["network"].entry_rules is command.entry_rules
+    assert command.entry_rules("tests.network_survey", {"port": 65534, "ports": 2}) == []
+    data = yaml.safe_load((Path(__file__).resolve().parents[2] / "reference"
+                           / "local-gluster.yaml").read_text())
+    data["tests"]["network_survey"].update(port=65535, ports=4)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(Exception, match=r"tests.network_survey.ports: 4 ports from 65535 "
+                                         r"pass 65535"):
+        reference.load_reference(path)

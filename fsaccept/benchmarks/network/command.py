@@ -49,6 +49,15 @@ def parameters(name: str, entry: dict[str, Any]) -> NetworkParameters:
         node_fraction=float(entry.get("node_fraction", 1.0)))
 
 
+def entry_rules(where: str, entry: dict[str, Any]) -> list[str]:
+    """What the schema cannot say: the ports of each server are ports of one host."""
+    port, ports = entry.get("port", DEFAULT_PORT), entry.get("ports", 1)
+    if isinstance(port, int) and isinstance(ports, int) and port + ports - 1 > 65535:
+        return [f"{where}.ports: {ports} ports from {port} pass 65535: not ports of one "
+                "host"]
+    return []
+
+
 def placement(entry: dict[str, Any]) -> tuple[float | None, int]:
     """The entry's node fraction, one task per node; the program itself runs once, on
     the job's first node, and each iperf3 client is a step of the job."""

@@ -27,5 +27,6 @@ BENCHMARK = Benchmark(
     name="network", binary="fsaccept.suite.network", spack_package="",
     version_name="network", figure_kinds=("bandwidth",), parser=parse.parse_network,
     tests=TESTS, built_by_check=True, placement=command.placement,
+    entry_rules=command.entry_rules,
     # Opt-in: only a reference file with tests.network_survey loads it.
     checks_dir="components")
