@@ -44,6 +44,11 @@ FILL_CHOICES = ("", FILL_DEFAULT, FILL_OPTIONAL)
 #: the live check builds.
 MISSING = "MISSING"
 
+#: The figure kinds a bound is derived for (``core.components.bound``): bandwidth
+#: written, bandwidth read.  A test's ``bounded`` figures and a component test's
+#: ``ceiling_kinds`` name them.
+BOUND_KINDS = ("write", "read")
+
 #: A deadline-bound phase whose dataset holds less than this many times what the phase
 #: consumes in its deadline gets a warning line in the report, naming the reference key
 #: to raise (:class:`DatasetMargin`).  Never a verdict: a phase that ends before its
@@ -135,13 +140,33 @@ class TestSpec:
     #: ``fill:`` level, judged against its empty counterpart's figures (the test of its
     #: key that is not filled, in the same session).
     filled: bool = False
+    #: The component below the file system it measures (``clients``, ``network``,
+    #: ``targets``: ``core.components.COMPONENTS``); '' for a test of the file system.
+    #: The Components section lays out its rows by it, and its ceiling enters the bound.
+    component: str = ""
+    #: A component test's: the figure kinds (:data:`BOUND_KINDS`) its ceiling bounds
+    #: (the target survey writes, so the targets bound what is written).
+    ceiling_kinds: tuple[str, ...] = ()
+    #: Its figures judged against the bound of the components, each with its kind
+    #: (:data:`BOUND_KINDS`): an aggregate bandwidth of the whole job, never a node's.
+    #: Its degraded, filled and swept variants have none: the bound is the healthy,
+    #: empty file system's on the test's own nodes.
+    bounded: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
             raise ValueError(f"{self.check}: role {self.role!r} is not one of {ROLES}")
         if self.fill not in FILL_CHOICES:
             raise ValueError(f"{self.check}: fill {self.fill!r} is not one of {FILL_CHOICES}")
+        bad = sorted(k for k in (*self.ceiling_kinds, *self.bounded.values())
+                     if k not in BOUND_KINDS)
+        if bad:
+            raise ValueError(f"{self.check}: bound kind {bad[0]!r} is not one of "
+                             f"{BOUND_KINDS}")
+        if self.ceiling_kinds and not self.component:
+            raise ValueError(f"{self.check}: ceiling kinds without a component")
         object.__setattr__(self, "attrs", MappingProxyType(dict(self.attrs)))
+        object.__setattr__(self, "bounded", MappingProxyType(dict(self.bounded)))
 
     @property
     def all_tags(self) -> frozenset[str]:
@@ -176,7 +201,7 @@ def degraded_variant(spec: TestSpec, fault_figures: tuple[str, ...],
                    descr=spec.descr + ", while a storage server is down",
                    tags=(*spec.tags, "degraded"), figures=(*spec.figures, *fault_figures),
                    attrs={**spec.attrs, "benchmark_after_recovery": after_recovery},
-                   degraded=True)
+                   degraded=True, bounded={})
 
 
 #: A filled re-run's class name: this before its empty counterpart's.
@@ -191,7 +216,7 @@ def filled_variant(spec: TestSpec) -> TestSpec:
                        descr=spec.descr + " (on the filled target)")
     return replace(spec, check=FILLED_PREFIX + spec.check, fill="",
                    descr=spec.descr + ", at the declared fill level",
-                   tags=(*spec.tags, "filled"), filled=True)
+                   tags=(*spec.tags, "filled"), filled=True, bounded={})
 
 
 #: A scaling sweep's class name: this, its healthy counterpart's, then the dimension's.
@@ -209,7 +234,7 @@ def scaling_variant(spec: TestSpec, dimension: str) -> TestSpec:
     if spec.role == FIXTURE:
         return replace(spec, check=check, attrs=attrs,
                        descr=spec.descr + f" (scaling sweep over {dimension})")
-    return replace(spec, check=check, role=SCALING, attrs=attrs, fill="",
+    return replace(spec, check=check, role=SCALING, attrs=attrs, fill="", bounded={},
                    descr=spec.descr + f", swept over {dimension}")
 
 

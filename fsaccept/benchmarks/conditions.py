@@ -67,11 +67,11 @@ CONDITIONS: dict[str, Condition] = {c.name: c for c in (
     Condition(name="components", descr="each storage target written alone from the "
               "clients, in rounds; a target far below the median named with its server; "
               "iperf3 from each node to the servers, alone and all at once, the slow link "
-              "named",
-              reference=_entries(_SURVEY), checks=_checks(_SURVEY),
+              "named; each aggregate bandwidth against the bound they set",
+              reference=(*_entries(_SURVEY), "components"), checks=_checks(_SURVEY),
               judges=("reporting/signoff/survey.py", "reporting/signoff/network.py"),
               report="reporting/components.py", section="Components",
-              fragments=("words/components.j2", "words/network.j2"),
+              fragments=("words/components.j2", "words/network.j2", "words/bound.j2"),
               checks_dir=_folder(_SURVEY),
               page="components.md"),
     Condition(name="soak", descr="fio writing for hours, judged on its time series: "

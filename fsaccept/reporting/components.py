@@ -4,6 +4,10 @@ the median target; the slow ones FAIL, named.  Then each node's link the network
 measured, one row each, with its server, its figure alone, its share of the median node,
 its round-trip time and retransmits; and a row of all nodes at once.
 
+A component test is known by its record (``TestSpec.component``), never by its name:
+:data:`ROWS` lays out each component's rows, :data:`CEILINGS` reads the ceiling it sets
+for the bound (:mod:`.bound`).
+
 The rows come from the survey's recorded lines (``survey_lines``: the plan) and each
 target's recorded figure (``target_figures``).  The sign-off holds both to the job's own
 output and to each target's fio report (:mod:`fsaccept.reporting.signoff.survey`): a
@@ -13,15 +17,14 @@ case whose records disagree with them is INVALID, and so is each of its rows.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from fsaccept.benchmarks.network import command as network_command
 from fsaccept.benchmarks.network import parse as network_parse
-from fsaccept.benchmarks.network import spec as network_spec
 from fsaccept.benchmarks.survey import command as survey_command
 from fsaccept.benchmarks.survey import parse as survey_parse
-from fsaccept.benchmarks.survey import spec as survey_spec
 from fsaccept.core import components
 from fsaccept.core.formatting import format_number
 from fsaccept.reporting.runreport import Test
@@ -42,6 +45,7 @@ class TargetRow:
     of_median: str    #: "0.86 x", or "—"
     limit: str        #: "≥ 0.30 x": below it, the target is slow
     verdict: str
+    value: float | None = None  #: MiB/s, as drawn
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class LinkRow:
     retransmits: str
     limit: str        #: "≥ 0.20 x": below it, the link is slow
     verdict: str
+    value: float | None = None  #: MiB/s, as drawn
 
 
 @dataclass(frozen=True)
@@ -74,15 +79,12 @@ class ComponentsSection:
 def components_section(tests: list[Test], reference: Any = None) -> ComponentsSection:
     """A row per target of each survey test and per node of each network test that
     recorded its plan (none: no section)."""
-    targets: list[TargetRow] = []
-    links: list[LinkRow] = []
+    rows: dict[str, list[Any]] = {name: [] for name in ROWS}
     for t in tests:
         spec = spec_of_case(t.case)
-        if spec is not None and spec.benchmark == survey_spec.BENCHMARK.name:
-            targets += survey_rows(t)
-        elif spec is not None and spec.benchmark == network_spec.BENCHMARK.name:
-            links += network_rows(t, reference)
-    return ComponentsSection(targets, links)
+        if spec is not None and spec.component in ROWS:
+            rows[spec.component] += ROWS[spec.component](t, reference)
+    return ComponentsSection(rows["targets"], rows["network"])
 
 
 def _number(x: Any) -> float | None:
@@ -127,7 +129,7 @@ def network_rows(t: Test, reference: Any = None) -> list[LinkRow]:
             f"{value / median:.2f} x" if value is not None and median else "—",
             f"{rtt:.3g} ms" if (rtt := _number(rtts.get(step.node))) is not None else "—",
             str(retr[step.node]) if isinstance(retr.get(step.node), int) else "—",
-            f"≥ {1 - spread:.2f} x{kpis}", verdict))
+            f"≥ {1 - spread:.2f} x{kpis}", verdict, value))
     aggregate = next((f.value for f in t.case.figures
                       if f.name == network_command.AGGREGATE), None)
     rows.append(LinkRow(t.name, "all at once", ", ".join(run.endpoints[:4]) + (
@@ -137,7 +139,7 @@ def network_rows(t: Test, reference: Any = None) -> list[LinkRow]:
     return rows
 
 
-def survey_rows(t: Test) -> list[TargetRow]:
+def survey_rows(t: Test, reference: Any = None) -> list[TargetRow]:
     """The rows of one survey test: its recorded plan, each target's recorded figure, the
     slow ones by the spread the test recorded (the sign-off holds it to the reference)."""
     text = t.case.get("survey_lines")
@@ -164,5 +166,114 @@ def survey_rows(t: Test) -> list[TargetRow]:
             t.name, step.target.name, step.target.server, step.node, step.round,
             f"{format_number(value)} {unit}" if value is not None else "—",
             f"{value / median:.2f} x" if value is not None and median else "—",
-            f"≥ {1 - spread:.2f} x", verdict))
+            f"≥ {1 - spread:.2f} x", verdict, value))
     return rows
+
+
+def plot(rows: Sequence[TargetRow | LinkRow], what: str) -> bytes | None:
+    """One component's rows sorted by figure, slowest first, a FAIL in red, the median a
+    line: the slow target or link shows at a glance (the row of all nodes at once has no
+    value: not drawn).  ``what``: the title.  None when
+    no row has a figure."""
+    from fsaccept.reporting.plots import MAX_BARS, _drawable, _png, _pyplot
+
+    drawn = sorted((r for r in rows if r.value is not None and _drawable(r.value)),
+                   key=lambda r: r.value)
+    if not drawn:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 2.8), layout="constrained")
+    values = [r.value for r in drawn]
+    colors = ["#b00020" if r.verdict == FAIL else "#1a56b0" for r in drawn]
+    names = [getattr(r, "target", None) or getattr(r, "node") for r in drawn]
+    if len(drawn) <= MAX_BARS:
+        ax.bar(range(len(drawn)), values, color=colors)
+        ax.set_xticks(range(len(drawn)), [n.rsplit("/", 1)[-1][:16] for n in names],
+                      fontsize=7, rotation=30 if len(drawn) > 8 else 0)
+    else:  # a thousand targets: one point each, the slowest named
+        ax.scatter(range(len(drawn)), values, s=3, color=colors, linewidths=0)
+        ax.set_xticks([])
+        ax.set_xlabel(f"{len(drawn):,} sorted; slowest: " + ", ".join(names[:3]),
+                      fontsize=7)
+    median = statistics.median(values)
+    ax.axhline(median, color="black", linestyle="--", linewidth=1,
+               label=f"median {format_number(median)} MiB/s")
+    slow = [n for n, r in zip(names, drawn) if r.verdict == FAIL]
+    ax.set_title(what + (f": {len(slow)} slow, " + ", ".join(slow[:2]) if slow else ""),
+                 fontsize=9, loc="left")
+    ax.set_ylabel("MiB/s", fontsize=8)
+    ax.tick_params(labelsize=8)
+    ax.legend(fontsize=7)
+    return _png(fig)
+
+
+#: Each component's rows in the section, by the name its tests' records give
+#: (``TestSpec.component``).
+ROWS: dict[str, Callable[[Test, Any], list[Any]]] = {
+    "targets": survey_rows, "network": network_rows}
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """What one component can move, as one component test measured it: for a test on
+    ``nodes`` (None: all of them), its value in MiB/s, or None and why not."""
+
+    component: str
+    test: str
+    #: (the nodes of the test it bounds, or None) -> (MiB/s or None, how it was derived
+    #: or why there is none).
+    of: Callable[[Sequence[str] | None], tuple[float | None, str]]
+
+
+def _kept_figures(t: Test, field: str) -> dict[str, float]:
+    kept = t.case.get(field)
+    return {str(k): n for k, v in (kept.items() if isinstance(kept, dict) else ())
+            if (n := _number(v)) is not None}
+
+
+def network_ceiling(t: Test) -> Ceiling:
+    """The network: what every node sent at once; for a test on some of the nodes, at
+    most what those nodes sent alone, summed.  A test on a node the check did not
+    measure has no network bound."""
+    aggregate = next((f.value for f in t.case.figures
+                      if f.name == network_command.AGGREGATE), None)
+    alone = _kept_figures(t, "link_figures")
+
+    def of(nodes: Sequence[str] | None) -> tuple[float | None, str]:
+        if aggregate is None:
+            return None, f"{t.name} measured no aggregate"
+        if not nodes:
+            return aggregate, f"{len(alone)} nodes at once"
+        missing = [n for n in nodes if n not in alone]
+        if missing:
+            return None, f"{t.name} measured no link of {missing[0]}"
+        summed = sum(alone[n] for n in nodes)
+        if summed < aggregate:
+            return summed, f"{len(nodes)} node{'s' if len(nodes) != 1 else ''} alone, summed"
+        return aggregate, f"{len(alone)} nodes at once"
+    return Ceiling("network", t.name, of)
+
+
+def targets_ceiling(t: Test) -> Ceiling:
+    """The targets: the sum of each one's figure alone.  A target is what the client
+    places a file on (a replica or disperse set is one target), so its figure already
+    pays the layout's copies: the factor is 1.  A target not measured leaves no
+    bound."""
+    text = t.case.get("survey_lines")
+    run = survey_parse.parse_survey(text) if isinstance(text, str) and text else None
+    kept = _kept_figures(t, "target_figures")
+    planned = [s.target.name for s in run.steps] if run is not None else []
+
+    def of(nodes: Sequence[str] | None) -> tuple[float | None, str]:
+        missing = [name for name in planned if name not in kept]
+        if not planned or missing:
+            return None, (f"{t.name}: target {missing[0]} not measured" if missing
+                          else f"{t.name} recorded no plan")
+        return (components.targets_ceiling(kept[name] for name in planned),
+                f"{len(planned)} target{'s' if len(planned) != 1 else ''} alone, summed")
+    return Ceiling("targets", t.name, of)
+
+
+#: Each component's ceiling, by the name its tests' records give.
+CEILINGS: dict[str, Callable[[Test], Ceiling]] = {
+    "targets": targets_ceiling, "network": network_ceiling}

@@ -34,7 +34,10 @@ from fsaccept.core.formatting import LINE_BREAKS, format_number, one_line, prefi
 from fsaccept.reporting import assessment
 from fsaccept.reporting import manifest as run_manifest
 from fsaccept.reporting.assessment import CeilingError
+from fsaccept.reporting.bound import bound_section
+from fsaccept.reporting.bound import plot as bound_plot
 from fsaccept.reporting.components import components_section
+from fsaccept.reporting.components import plot as components_plot
 from fsaccept.reporting.degraded import degraded_section
 from fsaccept.reporting.io500 import io500_section
 from fsaccept.reporting.plotbudget import MAX_PLOTS, Plot, PlotBudget
@@ -107,6 +110,8 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
     tests = [t for t in tests if not is_beyond(t)]
     # Each figure at the declared fill level against its empty counterpart.
     filled = fill_section(tests, reference)
+    # Each bounded figure against what the measured components can deliver.
+    bounded = bound_section(tests, reference)
     checks = check_summaries(tests)
     budget = PlotBudget(plots, MAX_PLOTS if scaled(tests) else math.inf)
     scripts = job_scripts if callable(job_scripts) else (job_scripts or {}).get
@@ -115,7 +120,8 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
     # Every job script shown is read: the manifest's digests are of those bytes.
     integrity = integrity() if callable(integrity) else integrity
     judged = judge_session(report, tests, reference=reference,
-                           reference_problem=reference_problem, conditions=(sweep, filled),
+                           reference_problem=reference_problem,
+                           conditions=(sweep, filled, bounded),
                            integrity=integrity, checks=checks)
     node_plots = _node_plots(checks, budget)
     degraded = degraded_section(tests, reference)
@@ -125,6 +131,19 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
     soaks = _soaks(tests, budget)
     fill_drawn = budget.draw("fill-level", "\0fill", "Fill level: each figure filled "
                              "against empty", lambda: fill_plot(filled)) if filled else None
+    parts = components_section(tests, reference)
+    parts_plots = [budget.draw(f"components-{name}", f"\0components\0{name}", title,
+                               lambda rows=rows, title=title: components_plot(rows, title))
+                   for name, rows, title in (
+                       ("targets", parts.targets, "Each target written alone, sorted"),
+                       ("network", parts.links, "Each node's link alone, sorted"))
+                   if rows] if budget.drawing else []
+    bound_plots = [budget.draw(
+        f"bound-{k.kind}{'-' + k.target if k.target else ''}", f"\0bound\0{k.target}\0{k.kind}",
+        f"The bound of the {k.words}{f' ({k.target})' if k.target else ''}",
+        lambda k=k: bound_plot(k, [f for f in bounded.figures
+                                   if (f.kind, f.of_kind.target) == (k.kind, k.target)]))
+        for k in bounded.kinds if k.bound is not None] if budget.drawing else []
     curves = [budget.draw(f"scaling-{c.check}", f"\0{c.check}", c.title,
                           lambda c=c: curve_plot(c)) for c in sweep.curves] \
         if budget.drawing else []
@@ -144,7 +163,9 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
             "tests": tests, "has_ceilings": bool(ceilings) or assess.kept > 0,
             "data_reduction": data_reduction_lines(tests),
             "semantics": semantics_section(tests, reference),
-            "components": components_section(tests, reference),
+            "components": parts, "components_plots": [p for p in parts_plots if p],
+            "bound": bounded,
+            "bound_plots": [p for p in bound_plots if p],
             "soaks": soaks,
             "interferences": [{"name": name, "section": section}
                               for name, section in interference_sections(tests)],

@@ -33,7 +33,8 @@ from fsaccept.benchmarks.network.parse import ALONE, FORMAT, PREFIX, TOGETHER, p
 from fsaccept.core import components
 from fsaccept.core.formatting import format_number
 from fsaccept.core.guards import GuardError, mount_of
-from fsaccept.suite.survey import LAUNCHER, SurveyError, _nodes, listed_bricks
+from fsaccept.suite.steps import LAUNCHER, ProgramError, job_nodes
+from fsaccept.suite.survey import listed_bricks
 
 HOST_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:")
 
@@ -56,12 +57,12 @@ def servers_of(given: str | None, directory: str) -> list[str]:
     else:
         mount = mount_of(Path(directory))
         if mount.fstype != "fuse.glusterfs":
-            raise SurveyError(f"{directory}: on {mount.fstype} at {mount.target}; its "
+            raise ProgramError(f"{directory}: on {mount.fstype} at {mount.target}; its "
                               "servers are listed only for GlusterFS: name them (servers:)")
         servers = sorted({host for host, _ in listed_bricks(mount.target)})
     bad = [s for s in servers if not s or set(s) - HOST_CHARS or s[0] in "-:." or len(s) > 253]
     if bad or not servers or len(set(servers)) != len(servers):
-        raise SurveyError(f"--servers: {bad[0][:80]!r} is not a host name" if bad
+        raise ProgramError(f"--servers: {bad[0][:80]!r} is not a host name" if bad
                           else "--servers: no server, or one named twice")
     return servers
 
@@ -124,20 +125,20 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     try:
         if not 3 <= args.runtime <= 3600:
-            raise SurveyError(f"--runtime {args.runtime}: not between 3 and 3600 s (all at "
+            raise ProgramError(f"--runtime {args.runtime}: not between 3 and 3600 s (all at "
                               "once, a node's rate leaves its first and last second out)")
         if not 1 <= args.ports <= 1000 or not 1 <= args.port <= 65536 - args.ports:
-            raise SurveyError(f"--port {args.port} --ports {args.ports}: not ports of "
+            raise ProgramError(f"--port {args.port} --ports {args.ports}: not ports of "
                               "one host")
         if not 0 <= args.max_spread < 1:
-            raise SurveyError(f"--max-spread {args.max_spread}: not in [0, 1)")
+            raise ProgramError(f"--max-spread {args.max_spread}: not in [0, 1)")
         directory = os.path.realpath(args.in_dir)
         if not os.path.isdir(directory):
-            raise SurveyError(f"--in-dir {args.in_dir}: not a directory")
+            raise ProgramError(f"--in-dir {args.in_dir}: not a directory")
         servers = servers_of(args.servers, directory)
-        nodes = _nodes(args.nodes)
+        nodes = job_nodes(args.nodes)
         if len(servers) * args.ports < len(nodes):
-            raise SurveyError(f"{len(servers)} server(s) x {args.ports} port(s) for "
+            raise ProgramError(f"{len(servers)} server(s) x {args.ports} port(s) for "
                               f"{len(nodes)} nodes: every node needs an endpoint of its own "
                               "to send all at once (ports:)")
         out = Path(args.out)
@@ -148,7 +149,7 @@ def main(argv: list[str]) -> int:
         seconds = measure(nodes, servers, args.port, args.ports, args.runtime, out,
                           args.iperf3)
         _say("end")
-    except (SurveyError, GuardError, ValueError, OSError) as err:
+    except (ProgramError, GuardError, ValueError, OSError) as err:
         print(f"fsaccept network: {err}", file=sys.stderr)
         return 2
     return report(out, seconds, args)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shlex
 import sys
 import subprocess
@@ -42,25 +41,20 @@ from fsaccept.core.guards import GuardError, mount_of
 from fsaccept.core.probes.glusterfs import PATHINFO_XATTRS, parse_pathinfo
 from fsaccept.core.units import parse_size
 from fsaccept.suite import owned
+from fsaccept.suite.steps import LAUNCHER, ProgramError, job_nodes
 
 #: Files created per brick at most before a brick that got none is reported as not
 #: placed (a distributed volume hashes names: 4 bricks need about 8 files, 1,000 about
 #: 7,500; 40 per brick leaves a brick unplaced with odds below 1e-15).
 FILES_PER_BRICK = 40
 
-#: A node's name as Slurm prints it.
-NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-
 #: fio's options for one target: every option that changes the figure's meaning is
 #: explicit, so the recorded command says what was measured.
-#: How a step runs on its node: a job step of the allocation, one task.
-LAUNCHER = ("srun", "-N1", "-n1", "--exact")
-
 FIO_WRITE = ("--rw=write", "--bs=1M", "--direct=1", "--ioengine=psync", "--end_fsync=1",
              "--refill_buffers", "--randrepeat=0", "--output-format=json")
 
 
-class SurveyError(RuntimeError):
+class SurveyError(ProgramError):
     """A survey that cannot be run or judged; the message names the path or node."""
 
 
@@ -262,29 +256,6 @@ def record(result: Result, placement: Placement, reasons: list[str], nodes: Sequ
         "unplaced": placement.unplaced, "reasons": reasons}
 
 
-def _nodes(text: str | None) -> list[str]:
-    if text:
-        nodes = [n for n in text.split(",") if n]
-    else:
-        nodelist = os.environ.get("SLURM_JOB_NODELIST", "")
-        if not nodelist:
-            raise SurveyError("no --nodes and no Slurm allocation (SLURM_JOB_NODELIST): "
-                              "run it inside salloc/sbatch, or name the nodes")
-        proc = subprocess.run(["scontrol", "show", "hostnames", nodelist],
-                              capture_output=True, text=True, timeout=60)
-        if proc.returncode != 0:
-            raise SurveyError(f"scontrol show hostnames {nodelist}: {proc.stderr.strip()}")
-        nodes = proc.stdout.split()
-    if not nodes or len(set(nodes)) != len(nodes):
-        raise SurveyError(f"--nodes {text!r}: no node, or a node named twice")
-    # A node's name becomes a file name (r<round>-<node>.json) and an srun -w argument.
-    bad = [n for n in nodes if not NODE_NAME.fullmatch(n)]
-    if bad:
-        raise SurveyError(f"--nodes: {bad[0][:80]!r} is not a node name (letters, digits, "
-                          "'.', '_', '-')")
-    return nodes
-
-
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         prog="fsaccept survey",
@@ -326,13 +297,13 @@ def main(argv: list[str]) -> int:
             raise SurveyError(f"{flag} {given}: on {mount.fstype} at "
                               f"{mount.target}; the survey places files on GlusterFS "
                               "bricks only (fuse.glusterfs)")
-        nodes = _nodes(args.nodes)
+        nodes = job_nodes(args.nodes)
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         survey = survey_in if args.in_dir else run_survey
         result, placement, reasons = survey(target, mount.target, nodes, args.fio, size,
                                             args.runtime, out, args.max_spread)
-    except (SurveyError, GuardError, ValueError, OSError) as err:
+    except (ProgramError, GuardError, ValueError, OSError) as err:
         print(f"fsaccept survey: {err}", file=sys.stderr)
         return 2
     rec = record(result, placement, reasons, nodes, size, args.runtime, args.max_spread)

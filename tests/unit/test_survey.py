@@ -14,7 +14,7 @@ import pytest
 from fsaccept import cli
 from fsaccept.core.components import Step, Target
 from fsaccept.core.probes.glusterfs import parse_pathinfo
-from fsaccept.suite import survey
+from fsaccept.suite import steps, survey
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "glusterfs-pathinfo"
 BRICKS = "/work/main/.state/gluster/bricks"
@@ -148,9 +148,11 @@ def test_a_target_that_is_not_a_glusterfs_directory_is_refused(tmp_path, capsys,
 
 def test_no_nodes_outside_an_allocation_is_refused(monkeypatch):
     monkeypatch.delenv("SLURM_JOB_NODELIST", raising=False)
-    with pytest.raises(survey.SurveyError, match="no Slurm allocation"):
-        survey._nodes(None)
-    assert survey._nodes("n1,n2,") == ["n1", "n2"]
+    with pytest.raises(steps.ProgramError, match="no Slurm allocation"):
+        steps.job_nodes(None)
+    assert steps.job_nodes("n1,n2,") == ["n1", "n2"]
+    with pytest.raises(steps.ProgramError, match="not a node name"):
+        steps.job_nodes("n1,-w n2")
 
 
 def test_its_help_runs_nothing(capsys):

@@ -26,13 +26,19 @@ def _ior(check: str, role: str, key: str, descr: str, phase: str, operation: str
          figures: tuple[str, ...] | None = None, schema: str = "",
          stonewall_figure: bool = False,
          fixed: dict[str, tuple] | None = None, reduction_matters: bool = True,
-         fill: str = "") -> TestSpec:
+         fill: str = "", bounded: dict[str, str] | None = None) -> TestSpec:
     """A test of one IOR phase; an acceptance test reports ``<operation>_<kind>`` and,
-    when the entry asks for slow clients, the outlier count."""
+    when the entry asks for slow clients, the outlier count.  Its aggregate bandwidth
+    (``<operation>_bandwidth``, a checkpoint's volume over its time) is judged against
+    the components' bound of its operation."""
     if figures is None:
         figures = (() if role == FIXTURE else
                    (ior_figures.figure_name(operation, figure_kind),
                     OUTLIER_FIGURE))
+    if bounded is None:
+        main = ior_figures.figure_name(operation, figure_kind)
+        bounded = ({main: operation} if role == ACCEPTANCE and figure_kind == "bandwidth"
+                   and main in figures else {})
     return TestSpec(check=check, role=role, key=key, descr=descr, benchmark="ior",
                     tags=tags, figures=figures,
                     attrs={"phase": phase, "operation": operation,
@@ -40,7 +46,7 @@ def _ior(check: str, role: str, key: str, descr: str, phase: str, operation: str
                            "report_stonewall_figure": stonewall_figure},
                     schema=f"ior.schema.json#/$defs/{schema}" if schema else "",
                     fixed_thresholds=fixed or {}, reduction_matters=reduction_matters,
-                    fill=fill)
+                    fill=fill, bounded=bounded)
 
 
 #: A checkpoint's figures, and its restore's: the slowest rank's open-to-close time (the
@@ -62,14 +68,15 @@ def _checkpoint(variant: str, layout: str, tags: tuple[str, ...] = ()) -> tuple[
         _ior(f"IORCheckpoint{variant}Write", ACCEPTANCE, f"checkpoint{snake}_write",
              f"AI checkpoint saved by every rank, {layout}", f"{phase}_write", "write",
              tags=("checkpoint", *tags), figures=CHECKPOINT_FIGURES,
-             schema=f"checkpoint{snake}_write_test", fill=FILL_OPTIONAL),
+             schema=f"checkpoint{snake}_write_test", fill=FILL_OPTIONAL,
+             bounded={"checkpoint_bandwidth": "write"}),
         _ior(f"IORCheckpoint{variant}Dataset", FIXTURE, f"checkpoint{snake}_restore",
              f"AI checkpoint for the restore, {layout}", f"{phase}_write", "write"),
         _ior(f"IORCheckpoint{variant}Restore", ACCEPTANCE, f"checkpoint{snake}_restore",
              f"AI checkpoint restored on other nodes and verified, {layout}",
              f"{phase}_restore", "read", tags=("checkpoint", *tags), figures=RESTORE_FIGURES,
              schema=f"checkpoint{snake}_restore_test", fixed=NO_WRONG_TRANSFER,
-             fill=FILL_OPTIONAL),
+             fill=FILL_OPTIONAL, bounded={"restore_bandwidth": "read"}),
     )
 
 

@@ -18,6 +18,8 @@ TESTS = (
              tags=("components",), figures=tuple(command.FIGURES),
              schema="network.schema.json",
              named_by={command.SLOW: "slow_links_named"},
+             # From the clients to the servers: what the nodes can send, so write.
+             component="network", ceiling_kinds=("write",),
              # iperf3 sends over the network, not to the file system.
              reduction_matters=False),
 )

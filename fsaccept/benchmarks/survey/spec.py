@@ -16,6 +16,8 @@ TESTS = (
              tags=("components",), figures=tuple(command.FIGURES),
              schema="survey.schema.json",
              named_by={command.SLOW: "slow_targets_named"},
+             # Its targets, each written alone: together, what they can take written.
+             component="targets", ceiling_kinds=("write",),
              # fio's refill_buffers: the data it writes is never reducible.
              reduction_matters=False),
 )
