@@ -26,6 +26,7 @@ components' and the file system's alike.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -171,6 +172,8 @@ def kind_bound(kind: str, measured: dict[str, list[tuple[Test, Ceiling]]],
             parts.append(Part(name, None, f"{t.name} is INVALID"))
             continue
         value, how = ceiling.of(nodes)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            value, how = None, f"{t.name} measured {value:g} MiB/s, no ceiling"
         parts.append(Part(name, value, f"{how}, {t.name}" if value is not None else how))
     return KindBound(kind, tuple(parts),
                      components.bound({p.component: p.value for p in parts}), target)
@@ -213,6 +216,9 @@ def judge(t: Test, figure: str, kind: str, value: float, of_kind: KindBound,
     limit = (f"≤ {1 + tolerance:.2f} x" + (f", ≥ {rules.efficiency_min:.2f} x"
                                           if rules.efficiency_min is not None else ""))
     bound = of_kind.bound
+    if not math.isfinite(value) or value < 0:
+        return Judged(t.name, figure, kind, value, of_kind, None, limit, NOT_JUDGED,
+                      f"{value!r} is not a figure")
     if bound is None:
         return Judged(t.name, figure, kind, value, of_kind, None, limit, NOT_JUDGED,
                       f"no component measured {KIND_WORDS[kind]}")

@@ -16,6 +16,7 @@ case whose records disagree with them is INVALID, and so is each of its rows.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -240,8 +241,11 @@ def network_ceiling(t: Test) -> Ceiling:
     alone = _kept_figures(t, "link_figures")
 
     def of(nodes: Sequence[str] | None) -> tuple[float | None, str]:
-        if aggregate is None:
+        if aggregate is None or not math.isfinite(aggregate):
             return None, f"{t.name} measured no aggregate"
+        bad = sorted(n for n, v in alone.items() if not (math.isfinite(v) and v >= 0))
+        if bad:
+            return None, f"{t.name}: {bad[0]}'s figure {alone[bad[0]]!r} is not a figure"
         if not nodes:
             return aggregate, f"{len(alone)} nodes at once"
         missing = [n for n in nodes if n not in alone]
@@ -265,7 +269,8 @@ def targets_ceiling(t: Test) -> Ceiling:
     planned = [s.target.name for s in run.steps] if run is not None else []
 
     def of(nodes: Sequence[str] | None) -> tuple[float | None, str]:
-        missing = [name for name in planned if name not in kept]
+        missing = [name for name in planned if name not in kept
+                   or not (math.isfinite(kept[name]) and kept[name] >= 0)]
         if not planned or missing:
             return None, (f"{t.name}: target {missing[0]} not measured" if missing
                           else f"{t.name} recorded no plan")

@@ -60,7 +60,7 @@ from fsaccept.reporting.sections import (GROUP_LIMIT, WORST_SHOWN, anchor_of, ca
                                          per_node_values, summary_rows, summary_text,
                                          target_sections, target_text)
 from fsaccept.reporting.verdict import SessionVerdict, console_lines, judge_session
-from fsaccept.reporting.verdicts import RunReportError
+from fsaccept.reporting.verdicts import RunReportError, spec_of_case
 from fsaccept.suite.reference import ReferenceError, load_reference
 
 # --------------------------------------------------------------------------- the context
@@ -187,9 +187,14 @@ class _Assess:
     kept: int = 0
 
     def __call__(self, t: Test) -> tuple[dict[str, float], list[Any]]:
-        """The ceiling of each of ``t``'s figures (drawn on its plot), and its assessments."""
+        """The ceiling of each of ``t``'s figures (drawn on its plot), and its assessments.
+        A component test's figures are none: one target's or one link's figure is no
+        figure of the whole system (its ceiling is the bound's, :mod:`.bound`)."""
         limits: dict[str, float] = {}
-        found = []
+        found: list[Any] = []
+        spec = spec_of_case(t.case)
+        if spec is not None and spec.component:
+            return limits, found
         for fr in t.figures:
             a = assessment.assess(fr.name, fr.value, fr.unit, t.nodes, self.ceilings)
             if a is not None:

@@ -111,3 +111,44 @@ def test_the_program_measures_each_node_against_the_limit(gluster_env, tmp_path)
     assert len(figures) == 4 and all(abs(v - RATE) <= 0.15 * RATE for v in figures), \
         proc.stdout
     assert len(list((tmp_path / "out").glob("[at]*-n*.json"))) == 8
+
+
+def test_a_figure_above_the_bound_the_network_set_is_invalid(gluster_env, tmp_path,
+                                                             results_dirs):
+    """The fixture of a cache: only the lab's iperf3 ports limited, to 1 MiB/s
+    (``limit --network 1MiB/s --endpoints-only``), so the network check measures a
+    network far slower than the one IOR's writes then cross (unshaped).  IOR's write
+    bandwidth exceeds 1.25 x the bound: INVALID, the verdict says why, and nothing of
+    the limit is left once cleared.  No figure is compared with the machine's speed:
+    only the write's exceeding 1.25 MiB/s over the unshaped loopback, which even a loaded
+    host's GlusterFS moves many times over."""
+    env, layout = gluster_env
+
+    def edit(data):
+        data["tests"] = {k: data["tests"][k] for k in ("network_survey",
+                                                       "ior_write_bandwidth")}
+        data.pop("nightly", None)
+    (tmp_path / "above").mkdir()
+    ref = gluster_reference_file(tmp_path / "above", layout, edit)
+    limited = run([str(LOCAL_CLUSTER), "limit", "--network", "1MiB/s", "--endpoints-only"],
+                  env=env)
+    assert limited.returncode == 0, limited.stderr
+    try:
+        assert f"{layout.address} ports {layout.port_base + 136}-" in limited.stdout, \
+            limited.stdout
+        proc = run([str(REPO / "scripts" / "acceptance"), "--system", "local-gluster",
+                    "--no-ceilings", "--signed-by", "CI", "-n",
+                    "^(NetworkSurvey|IORWriteBandwidth)$"],
+                   env=dict(env, FSACCEPT_REFERENCE=str(ref)), timeout=1200)
+    finally:
+        cleared = run([str(LOCAL_CLUSTER), "limit", "--clear"], env=env)
+    out = proc.stdout + proc.stderr
+    results_dirs.extend(Path(p) for p in re.findall(r"acceptance: results in (\S+)", out))
+    assert cleared.returncode == 0 and "limits:" not in run(
+        [str(LOCAL_CLUSTER), "status"], env=env).stdout
+    assert proc.returncode == 1 and "overall verdict: NOT ACCEPTED" in out, out[-3000:]
+    because = out[out.index("not accepted because:"):].splitlines()[1:-1]
+    assert len(because) == 1, because
+    assert because[0].strip().startswith(
+        "IORWriteBandwidth: write_bandwidth INVALID against the components' bound"), because
+    assert "set by the network" in because[0] and "served from a cache" in because[0]

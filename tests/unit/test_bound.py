@@ -223,3 +223,64 @@ def test_a_rule_that_is_no_number_is_refused(tmp_path, value):
                     + f"components:\n  efficiency_min: {value}\n")
     with pytest.raises(ReferenceError, match="components"):
         load_reference(path)
+
+
+def test_the_real_lab_run_is_bound_by_its_limited_network():
+    """The lab's run with its network limited to 50 MiB/s (``local-gluster-bound``),
+    re-judged from its kept outputs with its verified reference (efficiency_min 0.9):
+    the golden report says the network binds, at what, and which figure FAILs."""
+    text = (DATA.parent / "golden" / "local-gluster-bound+reference.report.txt").read_text()
+    assert ("| write bandwidth | not measured (no check of it ran) | 50.001 MiB/s (4 nodes at "
+            "once, NetworkSurvey) | 200.71 MiB/s (4 targets alone, summed, TargetSurvey) | "
+            "50.001 MiB/s | network |") in text
+    assert "| IORWriteBandwidth | write_bandwidth | 48.1 MiB/s | 50.001 MiB/s | network | " \
+        "96.2 % | ≤ 1.25 x, ≥ 0.90 x | PASS |" in text
+    assert text.count("IORSharedFileWrite: write_bandwidth FAIL against the components' "
+                      "bound: 40.65 MiB/s is 81.3 % of the bound") >= 2
+    assert "overall verdict: NOT ACCEPTED" in text
+
+
+@pytest.mark.parametrize("aggregate, alone", [
+    (0.0, None), (-5.0, None), (float("nan"), None), (float("inf"), None),
+    (50.0, {n: float("nan") for n in NODES}), (50.0, {n: -1.0 for n in NODES}),
+    (50.0, {n: "50" for n in NODES}), (50.0, {n: True for n in NODES}), (50.0, [1, 2])])
+def test_a_ceiling_that_is_no_positive_figure_sets_no_bound(aggregate, alone):
+    network = _network(aggregate)
+    if alone is not None:
+        network.case["link_figures"] = alone
+    section = bound_section([network, _ior(value=40.0, nodes=["n1"])])
+    (judged,) = section.figures
+    assert judged.bound is None and judged.verdict == "—", judged
+    assert section.failures == []
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -1.0])
+def test_a_figure_that_is_no_figure_is_not_judged(value):
+    (judged,) = bound_section([_network(50.0), _ior(value=value)]).figures
+    assert judged.verdict == "—" and "not a figure" in judged.reason
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -3.0, "100", None])
+def test_a_target_figure_that_is_no_figure_sets_no_targets_bound(value):
+    survey = _survey(100.0)
+    survey.case["target_figures"][BRICKS[1]] = value
+    (judged,) = bound_section([survey, _ior(value=40.0)]).figures
+    assert judged.bound is None and f"target {BRICKS[1]} not measured" in \
+        judged.of_kind.part("targets").how
+
+
+def test_a_component_tests_figures_are_not_assessed_against_the_typed_ceilings():
+    """One target's figure is no figure of the whole system: the lab's run had its
+    target_write_min at '99.7 % of the devices ceiling'."""
+    from fsaccept.reporting import assessment, report
+    ceilings = assessment.parse_ceilings(
+        {"disk": {"component": "devices", "bandwidth": {"value": 50, "unit": "MiB/s"}}})
+    judge = report._Assess(ceilings, [], "")
+    survey = _survey()
+    survey.figures = [SimpleNamespace(name="target_write_min", value=60.0, unit="MiB/s")]
+    survey.nodes = 4
+    assert judge(survey) == ({}, [])
+    ior = _ior(value=60.0)
+    ior.figures[0].unit, ior.nodes = "MiB/s", 4
+    limits, found = judge(ior)
+    assert limits == {"write_bandwidth": 50.0} and found[0].anomaly

@@ -162,6 +162,27 @@ def test_a_network_limit_set_again_replaces_the_first(tmp_path):
     assert limits.network()["rate"] == 20 << 20
 
 
+def test_the_endpoints_alone_are_limited_by_their_ports_and_cleared_with_them(tmp_path):
+    tc = FakeTc()
+    limits = lim.Limits(tmp_path, 17000, tc=tc)
+    said = limits.limit_network("127.0.0.2", 5 << 20, (17136, 17137))
+    assert "127.0.0.2 ports 17136-17137: limited to 5 MiB/s" in said
+    rules = [a[a.index("match"):a.index("flowid")] for a in tc.filters[limits.priority]]
+    assert rules == [
+        ["match", "ip", "dst", "127.0.0.2/32", "match", "ip", "dport", "17136", "0xffff"],
+        ["match", "ip", "dst", "127.0.0.2/32", "match", "ip", "dport", "17137", "0xffff"],
+        ["match", "ip", "src", "127.0.0.2/32", "match", "ip", "sport", "17136", "0xffff"],
+        ["match", "ip", "src", "127.0.0.2/32", "match", "ip", "sport", "17137", "0xffff"]]
+    assert limits.network()["ports"] == [17136, 17137]
+    assert limits.describe() == ("limits: network to and from 127.0.0.2 ports 17136-17137 "
+                                 "at 5 MiB/s each way")
+    assert "ports 17136-17137" in limits.clear()
+    assert tc.filters == {} and tc.classes == [] and limits.network() is None
+    with pytest.raises(lim.LimitError, match="not up to 64 ports"):
+        limits.limit_network("127.0.0.2", 5 << 20, (0,))
+    assert tc.classes == []
+
+
 @pytest.mark.parametrize("address, rate, words", [
     ("10.0.0.1", 50 << 20, "not a loopback address"),
     ("127.0.0.2; rm -rf /", 50 << 20, "not a loopback address"),
