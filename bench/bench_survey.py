@@ -15,7 +15,10 @@ written as a job keeps them, then the sign-off's re-judging (``survey_reasons``:
 report read and parsed) and the report's Components rows (the budget: 10 s).  So is
 the network check's sign-off for the same nodes and servers: two iperf3 JSONs per node
 (alone and all at once, a real capture's, its bytes changed), re-judged by
-``network_reasons``, with the report's rows.  Exits 1 when a size is over budget.
+``network_reasons``, with the report's rows.  And the bound: derived from those two
+checks' cases, ten IOR aggregate bandwidths on all the nodes judged against it, and the
+bound's and the components' charts drawn (``bound``).  Exits 1 when a size is over
+budget.
 
     python bench/bench_survey.py [--repeat 3] [--sizes 1000x100x1000,10000x1000x1000]
 """
@@ -112,7 +115,7 @@ def signoff(targets: int, servers: int, nodes: int, root: Path) -> float:
     took = time.perf_counter() - start
     assert reasons == [] and len(rows) == targets, reasons[:3]
     assert statistics.median(values.values()) > 0
-    return took
+    return took, case
 
 
 def network_signoff(servers: int, nodes: int, root: Path) -> float:
@@ -178,6 +181,35 @@ def network_signoff(servers: int, nodes: int, root: Path) -> float:
     rows = network_rows(SimpleNamespace(name="NetworkSurvey", case=case, verdict="PASS"))
     took = time.perf_counter() - start
     assert reasons == [] and len(rows) == nodes + 1, reasons[:3]
+    return took, case
+
+
+def bound_section(survey, network, nodes: int, tests: int = 10) -> float:
+    """Seconds the report takes to derive the bound from the two component cases and
+    judge ``tests`` aggregate bandwidths of IOR on all ``nodes`` against it, with the
+    bound's chart and the two components' charts drawn."""
+    from types import SimpleNamespace
+
+    from fsaccept.reporting import bound, components as section
+    from fsaccept.reporting.case import case_of
+
+    names = [f"nid{i:05d}" for i in range(nodes)]
+    ior = [SimpleNamespace(name=f"IORWriteBandwidth_{i}", verdict="PASS", target="",
+                           case=case_of({"name": "IORWriteBandwidth", "result": "pass",
+                                         "job_nodelist": names}),
+                           figures=[SimpleNamespace(name="write_bandwidth",
+                                                    value=1000.0 + i)])
+           for i in range(tests)]
+    parts = [SimpleNamespace(name=n, case=c, verdict="PASS", target="", figures=[])
+             for n, c in (("TargetSurvey", survey), ("NetworkSurvey", network))]
+    start = time.perf_counter()
+    found = bound.bound_section([*parts, *ior])
+    rows = section.components_section(parts)
+    drawn = [bound.plot(k, found.figures) for k in found.kinds if k.bound]
+    drawn += [section.plot(rows.targets, "targets"), section.plot(rows.links, "links")]
+    took = time.perf_counter() - start
+    assert len(found.figures) == tests and all(f.verdict == "PASS" for f in found.figures)
+    assert all(drawn), "a chart was not drawn"
     return took
 
 
@@ -189,7 +221,8 @@ def main() -> int:
     args = ap.parse_args()
     over = False
     print(f"{'targets':>8} {'servers':>8} {'nodes':>6} {'rounds':>7} {'fewest':>7} "
-          f"{'slow':>5} {'in process':>11} {'process':>9} {'sign-off':>9} {'network':>9}")
+          f"{'slow':>5} {'in process':>11} {'process':>9} {'sign-off':>9} {'network':>9} "
+          f"{'bound':>7}")
     for size in args.sizes.split(","):
         t, s, n = (int(x) for x in size.split("x"))
         best = float("inf")
@@ -200,19 +233,22 @@ def main() -> int:
         start = time.perf_counter()
         subprocess.run([sys.executable, __file__, "--one", size], check=True)
         whole = time.perf_counter() - start
-        signed = network = "—"
+        signed = network = bounded = "—"
         if t <= SIGNOFF_AT_MOST:
             with tempfile.TemporaryDirectory(prefix="bench-survey-") as tmp:
-                took = signoff(t, s, n, Path(tmp))
+                took, survey = signoff(t, s, n, Path(tmp))
             over |= took > BUDGET_S
             signed = f"{took:.3f}s"
             with tempfile.TemporaryDirectory(prefix="bench-network-") as tmp:
-                took = network_signoff(s, n, Path(tmp))
+                took, net = network_signoff(s, n, Path(tmp))
             over |= took > BUDGET_S
             network = f"{took:.3f}s"
+            took = bound_section(survey, net, n)
+            over |= took > BUDGET_S
+            bounded = f"{took:.2f}s"
         over |= whole > BUDGET_S
         print(f"{t:>8} {s:>8} {n:>6} {rounds:>7} {fewest:>7} {slow:>5} {best:>10.3f}s "
-              f"{whole:>8.3f}s {signed:>9} {network:>9}")
+              f"{whole:>8.3f}s {signed:>9} {network:>9} {bounded:>7}")
     print(f"budget: {BUDGET_S:g} s a whole process, and a sign-off: "
           f"{'OVER' if over else 'within'}")
     return 1 if over else 0
