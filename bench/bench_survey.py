@@ -13,8 +13,8 @@ The sign-off of a survey of up to :data:`SIGNOFF_AT_MOST` targets is timed too: 
 program's lines and one fio JSON per target (a real capture's, its bandwidth changed)
 written as a job keeps them, then the sign-off's re-judging (``survey_reasons``: every
 report read and parsed) and the report's Components rows (the budget: 10 s).  So is
-the network check's sign-off for the same nodes and servers: two iperf3 JSONs per node
-(alone and all at once, a real capture's, its bytes changed), re-judged by
+the network check's sign-off for the same nodes and servers: three iperf3 JSONs per node
+(alone, all at once, all at once receiving: real captures, their bytes changed), re-judged by
 ``network_reasons``, with the report's rows.  And the bound: derived from those two
 checks' cases, ten IOR aggregate bandwidths on all the nodes judged against it, and the
 bound's and the components' charts drawn (``bound``).  Exits 1 when a size is over
@@ -44,6 +44,7 @@ BUDGET_S = 10.0
 SIGNOFF_AT_MOST = 2000
 CAPTURE = REPO / "tests" / "data" / "survey" / "healthy" / "r0-n1.json"
 IPERF3 = REPO / "tests" / "data" / "network" / "limited-30MiB" / "t-n1.json"
+IPERF3_READ = REPO / "tests" / "data" / "network" / "read-limited-30MiB" / "r-n1.json"
 
 
 def model(targets: int, servers: int, nodes: int) -> tuple[int, int, int]:
@@ -139,16 +140,20 @@ def network_signoff(servers: int, nodes: int, root: Path) -> float:
     ports = math.ceil(nodes / servers)
     endpoints = [(h, 5201 + k) for k in range(ports) for h in hosts]
     alone, together = components.network_plan(names, endpoints)
-    capture = json.loads(IPERF3.read_text())
+    captures = {False: json.loads(IPERF3.read_text()),
+                True: json.loads(IPERF3_READ.read_text())}
     out = root / "output"
     out.mkdir(parents=True)
-    lines = [f"fsaccept-network version 1 runtime_s 5 servers "
+    lines = [f"fsaccept-network version 2 runtime_s 5 servers "
              f"{','.join(f'{h}:{p}' for h, p in endpoints)} nodes {','.join(names)}"]
     steps = [("alone", r, s) for r, round_ in enumerate(alone) for s in round_]
     steps += [("together", len(alone), s) for s in together]
+    steps += [("together_read", len(alone) + 1, s) for s in together]
     lines += [f"fsaccept-network step {k} {r} {n} {h} {p}" for k, r, (n, h, p) in steps]
     for kind, r, (node, _, _) in steps:
-        name = f"a{r}-{node}.json" if kind == "alone" else f"t-{node}.json"
+        name = {"alone": f"a{r}", "together": "t", "together_read": "r"}[kind] + \
+            f"-{node}.json"
+        capture = captures[kind == "together_read"]
         capture["end"]["sum_received"]["bytes"] = int(3e9 * rng.uniform(0.9, 1.1))
         (out / name).write_text(json.dumps(capture))
         lines.append(f"fsaccept-network result {r} {node} 0 {name}")
@@ -164,11 +169,12 @@ def network_signoff(servers: int, nodes: int, root: Path) -> float:
     def read(name: str) -> str:
         return (out / name).read_text()
     links = validity.measured(run, read)[0]
-    figures = validity.figures(links, validity.measured(run, read, "together")[0], p)
+    figures = validity.figures(links, validity.measured(run, read, "together")[0], p,
+                               validity.measured(run, read, "together_read")[0])
     case = case_of({
         "name": "NetworkSurvey", "result": "pass", "outputdir": str(out),
         "perfvalues": {f"s:p:{f}": [figures[f], 0, None, None, u, "pass"]
-                       for f, u in command.FIGURES.items()},
+                       for f, u in command.FIGURES.items() if f in figures},
         "network_lines": parse.program_lines(text), "max_spread": p.max_spread,
         "link_figures": {n: x.mib_s for n, x in links.items()},
         "link_servers": validity.servers_of(run),
@@ -180,7 +186,7 @@ def network_signoff(servers: int, nodes: int, root: Path) -> float:
     reasons = network_reasons(case, registry.TESTS["NetworkSurvey"], ref, files)
     rows = network_rows(SimpleNamespace(name="NetworkSurvey", case=case, verdict="PASS"))
     took = time.perf_counter() - start
-    assert reasons == [] and len(rows) == nodes + 1, reasons[:3]
+    assert reasons == [] and len(rows) == nodes + 2, reasons[:3]
     return took, case
 
 

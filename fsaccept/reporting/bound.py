@@ -6,8 +6,9 @@ bound is the lowest ceiling of the components the run measured
 (``TestSpec.component``, ``ceiling_kinds``; :data:`.components.CEILINGS`):
 
 - the clients: not measured yet (no client check);
-- the network: what the network check's nodes sent at once; for a test on some of them,
-  at most what those nodes sent alone, summed;
+- the network: what the network check's nodes sent at once (a write), or received at
+  once (a read); for a write on some of the nodes, at most what those sent alone,
+  summed;
 - the targets: each target written alone, summed.
 
 A test's figures judged against it are its record's ``bounded`` (IOR's aggregate
@@ -171,7 +172,7 @@ def kind_bound(kind: str, measured: dict[str, list[tuple[Test, Ceiling]]],
         if t.verdict == INVALID:
             parts.append(Part(name, None, f"{t.name} is INVALID"))
             continue
-        value, how = ceiling.of(nodes)
+        value, how = ceiling.of(nodes, kind)
         if value is not None and not (math.isfinite(value) and value > 0):
             value, how = None, f"{t.name} measured {value:g} MiB/s, no ceiling"
         parts.append(Part(name, value, f"{how}, {t.name}" if value is not None else how))
@@ -220,7 +221,7 @@ def judge(t: Test, figure: str, kind: str, value: float, of_kind: KindBound,
         return Judged(t.name, figure, kind, value, of_kind, None, limit, NOT_JUDGED,
                       f"{value!r} is not a figure")
     if bound is None:
-        return Judged(t.name, figure, kind, value, of_kind, None, limit, NOT_JUDGED,
+        return Judged(t.name, figure, kind, value, of_kind, None, NOT_JUDGED, NOT_JUDGED,
                       f"no component measured {KIND_WORDS[kind]}")
     efficiency = bound.efficiency(value)
     part = of_kind.part(bound.binding)

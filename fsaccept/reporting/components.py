@@ -49,6 +49,10 @@ class TargetRow:
     value: float | None = None  #: MiB/s, as drawn
 
 
+#: The rows of all nodes at once: sending, and receiving (the read round).
+TOGETHER_ROW, TOGETHER_READ_ROW = "all at once", "all at once, receiving"
+
+
 @dataclass(frozen=True)
 class LinkRow:
     """One node's link of one network test (or ``all at once``), as the section shows
@@ -131,12 +135,18 @@ def network_rows(t: Test, reference: Any = None) -> list[LinkRow]:
             f"{rtt:.3g} ms" if (rtt := _number(rtts.get(step.node))) is not None else "—",
             str(retr[step.node]) if isinstance(retr.get(step.node), int) else "—",
             f"≥ {1 - spread:.2f} x{kpis}", verdict, value))
-    aggregate = next((f.value for f in t.case.figures
-                      if f.name == network_command.AGGREGATE), None)
-    rows.append(LinkRow(t.name, "all at once", ", ".join(run.endpoints[:4]) + (
-        ", …" if len(run.endpoints) > 4 else ""),
-        f"{format_number(aggregate)} {unit}" if aggregate is not None else "—", "—", "—",
-        "—", "—", INVALID if t.verdict == INVALID or aggregate is None else PASS))
+    figures = {f.name: f.value for f in t.case.figures}
+    servers = ", ".join(run.endpoints[:4]) + (", …" if len(run.endpoints) > 4 else "")
+    for label, name in ((TOGETHER_ROW, network_command.AGGREGATE),
+                        (TOGETHER_READ_ROW, network_command.READ_AGGREGATE)):
+        aggregate = figures.get(name)
+        if aggregate is None and name == network_command.READ_AGGREGATE \
+                and run.version == "1":
+            continue  # format 1 has no read round
+        rows.append(LinkRow(
+            t.name, label, servers,
+            f"{format_number(aggregate)} {unit}" if aggregate is not None else "—", "—",
+            "—", "—", "—", INVALID if t.verdict == INVALID or aggregate is None else PASS))
     return rows
 
 
@@ -221,9 +231,9 @@ class Ceiling:
 
     component: str
     test: str
-    #: (the nodes of the test it bounds, or None) -> (MiB/s or None, how it was derived
-    #: or why there is none).
-    of: Callable[[Sequence[str] | None], tuple[float | None, str]]
+    #: (the nodes of the test it bounds, or None; the figure kind) -> (MiB/s or None, how
+    #: it was derived or why there is none).
+    of: Callable[[Sequence[str] | None, str], tuple[float | None, str]]
 
 
 def _kept_figures(t: Test, field: str) -> dict[str, float]:
@@ -234,27 +244,34 @@ def _kept_figures(t: Test, field: str) -> dict[str, float]:
 
 def network_ceiling(t: Test) -> Ceiling:
     """The network: what every node sent at once; for a test on some of the nodes, at
-    most what those nodes sent alone, summed.  A test on a node the check did not
-    measure has no network bound."""
-    aggregate = next((f.value for f in t.case.figures
-                      if f.name == network_command.AGGREGATE), None)
+    most what those nodes sent alone, summed.  A read: what every node received at once
+    (no node receives alone).  A test on a node the check did not measure has no
+    network bound."""
+    figures = {f.name: f.value for f in t.case.figures}
     alone = _kept_figures(t, "link_figures")
 
-    def of(nodes: Sequence[str] | None) -> tuple[float | None, str]:
+    def of(nodes: Sequence[str] | None, kind: str = "write") -> tuple[float | None, str]:
+        aggregate = figures.get(network_command.READ_AGGREGATE if kind == "read"
+                                else network_command.AGGREGATE)
         if aggregate is None or not math.isfinite(aggregate):
-            return None, f"{t.name} measured no aggregate"
+            return None, (f"{t.name} measured no read: its output, of format 1, has no "
+                          "read round" if kind == "read"
+                          else f"{t.name} measured no aggregate")
         bad = sorted(n for n, v in alone.items() if not (math.isfinite(v) and v >= 0))
         if bad:
             return None, f"{t.name}: {bad[0]}'s figure {alone[bad[0]]!r} is not a figure"
+        at_once = f"{len(alone)} nodes {'receiving ' if kind == 'read' else ''}at once"
         if not nodes:
-            return aggregate, f"{len(alone)} nodes at once"
+            return aggregate, at_once
         missing = [n for n in nodes if n not in alone]
         if missing:
             return None, f"{t.name} measured no link of {missing[0]}"
+        if kind == "read":
+            return aggregate, at_once
         summed = sum(alone[n] for n in nodes)
         if summed < aggregate:
             return summed, f"{len(nodes)} node{'s' if len(nodes) != 1 else ''} alone, summed"
-        return aggregate, f"{len(alone)} nodes at once"
+        return aggregate, at_once
     return Ceiling("network", t.name, of)
 
 
@@ -268,7 +285,7 @@ def targets_ceiling(t: Test) -> Ceiling:
     kept = _kept_figures(t, "target_figures")
     planned = [s.target.name for s in run.steps] if run is not None else []
 
-    def of(nodes: Sequence[str] | None) -> tuple[float | None, str]:
+    def of(nodes: Sequence[str] | None, kind: str = "write") -> tuple[float | None, str]:
         missing = [name for name in planned if name not in kept
                    or not (math.isfinite(kept[name]) and kept[name] >= 0)]
         if not planned or missing:

@@ -2,9 +2,10 @@
 entry's node fraction, one task per node; fsaccept's network program
 (``python -m fsaccept.suite.network``) runs once, on the job's first node, and has each
 node run iperf3 to the servers as a job step of this job (``srun -N1 -n1 --exact -w
-NODE``): each node alone, then all at once.  iperf3's JSON of each step is kept
-(``a<round>-<node>.json``, ``t-<node>.json``): the figures are read from them, by the live
-check and by the sign-off alike (:mod:`fsaccept.benchmarks.network.validity`).  The
+NODE``): each node alone, then all at once sending, then all at once receiving.
+iperf3's JSON of each step is kept (``a<round>-<node>.json``, ``t-<node>.json``,
+``r-<node>.json``): the figures are read from them, by the live check and by the
+sign-off alike (:mod:`fsaccept.benchmarks.network.validity`).  The
 partition declares the feature ``iperf3`` when its nodes have it."""
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class NetworkTest(OwnProgramTest):
         self.executable = shlex.quote(sys.executable)
         self.executable_opts = ["-m", "fsaccept.suite.network", *map(shlex.quote,
                                 command.program_options(self.params, self.target_dir, "."))]
-        self.keep_files = ["a*-*.json", "t-*.json"]
+        self.keep_files = ["a*-*.json", "t-*.json", "r-*.json"]
 
     def deadlines_s(self) -> int:
         return command.deadline_s(self.params)
@@ -78,14 +79,13 @@ class NetworkTest(OwnProgramTest):
         if not hasattr(self, "_links"):
             self._links = {k: tuple(validity.measured(self.network_run(), self.kept,
                                                       k)[0].items())
-                           for k in (parse.ALONE, parse.TOGETHER)}
+                           for k in parse.KINDS}
         return dict(self._links[kind])
 
     def record_run(self, run: parse.NetworkRun) -> None:
         self.job_info()
         self.record_version("network", run.version)
-        self.iperf3_version = ",".join(sorted({link.version for k in (parse.ALONE,
-                                                                       parse.TOGETHER)
+        self.iperf3_version = ",".join(sorted({link.version for k in parse.KINDS
                                                for link in self.links(k).values()}))
         self.network_lines = parse.program_lines(self._stdout_text())
         self.link_figures = {n: link.mib_s for n, link in sorted(self.links().items())}
@@ -102,8 +102,8 @@ class NetworkTest(OwnProgramTest):
         return validity.invalid_reasons(self.network_run(), self.kept, self.params)
 
     def figure(self, name: str) -> float:
-        value = validity.figures(self.links(), self.links(parse.TOGETHER),
-                                 self.params).get(name)
+        value = validity.figures(self.links(), self.links(parse.TOGETHER), self.params,
+                                 self.links(parse.TOGETHER_READ)).get(name)
         if value is None:  # sanity has already made this INVALID
             raise SanityError(f"INVALID: the network check measured no link ({name})")
         return value

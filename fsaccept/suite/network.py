@@ -6,11 +6,14 @@ servers, each node alone and then all at once (``fsaccept network``).
    or the file system's own as its client lists them (a GlusterFS volume's brick hosts,
    ``<mount>/.meta``, as the survey reads them).
 2. **Rounds.** :func:`fsaccept.core.components.network_plan`: alone rounds, where each
-   server takes one node, then one round of every node at once.
+   server takes one node, then one round of every node at once sending, and one of
+   every node at once receiving.
 3. **Measurement.** ``iperf3 -c SERVER -p PORT -t S -J``, one job step per node
    (``srun -N1 -n1 --exact -w NODE``): TCP from the client to the server, what the server
-   received over the test's seconds.  Its JSON is kept (``a<round>-<node>.json``,
-   ``t-<node>.json``) and parsed by :func:`fsaccept.benchmarks.network.parse.link_figure`.
+   received over the test's seconds; then every node at once with ``-R``, the server
+   sending (what a read crosses).  Its JSON is kept (``a<round>-<node>.json``,
+   ``t-<node>.json``, ``r-<node>.json``) and parsed by
+   :func:`fsaccept.benchmarks.network.parse.link_figure`.
 4. **Judgement.** :mod:`fsaccept.benchmarks.network.validity`.
 
 Nothing is written on the file system.
@@ -29,7 +32,8 @@ from pathlib import Path
 
 from fsaccept.benchmarks.network import command as network_command
 from fsaccept.benchmarks.network import validity
-from fsaccept.benchmarks.network.parse import ALONE, FORMAT, PREFIX, TOGETHER, parse_network
+from fsaccept.benchmarks.network.parse import (ALONE, FORMAT, KINDS, PREFIX, TOGETHER,
+                                               TOGETHER_READ, parse_network)
 from fsaccept.core import components
 from fsaccept.core.formatting import format_number
 from fsaccept.core.guards import GuardError, mount_of
@@ -67,8 +71,14 @@ def servers_of(given: str | None, directory: str) -> list[str]:
     return servers
 
 
-def iperf3_argv(iperf3: str, server: str, port: int, runtime_s: int) -> list[str]:
-    return [iperf3, "-c", server, "-p", str(port), "-t", str(runtime_s), "-J"]
+def iperf3_argv(iperf3: str, server: str, port: int, runtime_s: int,
+                reverse: bool = False) -> list[str]:
+    return [iperf3, "-c", server, "-p", str(port), "-t", str(runtime_s), "-J",
+            *(["-R"] if reverse else [])]
+
+
+#: Each kind's file of a node's step (``a<round>-`` alone, ``t-`` together, ``r-`` read).
+FILE_PREFIX = {TOGETHER: "t", TOGETHER_READ: "r"}
 
 
 def measure(nodes: Sequence[str], servers: Sequence[str], port: int, ports: int,
@@ -81,6 +91,7 @@ def measure(nodes: Sequence[str], servers: Sequence[str], port: int, ports: int,
     alone, together = components.network_plan(nodes, endpoints)
     rounds = [(ALONE, r, steps) for r, steps in enumerate(alone)]
     rounds.append((TOGETHER, len(alone), together))
+    rounds.append((TOGETHER_READ, len(alone) + 1, together))
     for kind, r, steps in rounds:
         for node, server, p in steps:
             _say("step", kind, r, node, server, p)
@@ -88,8 +99,9 @@ def measure(nodes: Sequence[str], servers: Sequence[str], port: int, ports: int,
     for kind, r, steps in rounds:
         running = []
         for node, server, p in steps:
-            name = f"a{r}-{node}.json" if kind == ALONE else f"t-{node}.json"
-            argv = [*launcher, "-w", node, *iperf3_argv(iperf3, server, p, runtime_s)]
+            name = f"{FILE_PREFIX.get(kind, f'a{r}')}-{node}.json"
+            argv = [*launcher, "-w", node, *iperf3_argv(iperf3, server, p, runtime_s,
+                                                         KINDS[kind])]
             with open(out_dir / name, "w") as fh:
                 running.append((node, name, subprocess.Popen(
                     argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)))
@@ -169,15 +181,19 @@ def report(out: Path, seconds: float, args: argparse.Namespace) -> int:
         "runtime_s": args.runtime, "max_spread": args.max_spread})
     alone = validity.measured(run, read)[0]
     together = validity.measured(run, read, TOGETHER)[0]
+    received = validity.measured(run, read, TOGETHER_READ)[0]
     servers = validity.servers_of(run)
     print(f"network: {len(alone)} of {len(run.nodes)} nodes measured alone, "
-          f"{len(together)} together ({seconds:.1f} s), slowest first:")
+          f"{len(together)} together, {len(received)} receiving together ({seconds:.1f} s), "
+          "slowest first:")
     for node, link in sorted(alone.items(), key=lambda kv: (kv[1].mib_s, kv[0])):
         rtt = f", round-trip {link.rtt_ms:.3g} ms" if link.rtt_ms is not None else ""
         print(f"  {node} to {servers[node]}  {format_number(link.mib_s)} MiB/s  "
               f"({link.retransmits} retransmits{rtt})")
     if together:
         print(f"  together: {format_number(validity.aggregate(together))} MiB/s")
+    if received:
+        print(f"  receiving together: {format_number(validity.aggregate(received))} MiB/s")
     reasons = validity.invalid_reasons(run, read) + validity.failures(alone, servers, p)
     for reason in reasons:
         print("FAIL: " + reason)

@@ -2,7 +2,7 @@
 nodes to the lab's iperf3 servers on the GlusterFS address, through Slurm.  The lab's
 network is limited to 30 MiB/s each way (`local-cluster limit --network 30MiB/s`: tc htb
 on lo, for what goes to that address and what comes from it); iperf3 measures the limit
-within 15 %, each node alone and all of them at once.  With the entry asking at least
+within 15 %, each node alone and all of them at once, sending and receiving.  With the entry asking at least
 40 MiB/s per node, every link FAILs, named, and the main job is NOT ACCEPTED for that
 reason alone; with the limit cleared it is ACCEPTED, and nothing of the limit is left.
 No figure is compared with the machine's speed: the loopback moves ten times the limit
@@ -77,11 +77,14 @@ def test_a_limited_network_is_measured_and_a_slow_link_named(gluster_env, tmp_pa
     assert all(abs(v - RATE) <= 0.15 * RATE for v in case["link_figures"].values()), case
     figures = {k.split(":")[-1]: v[0] for k, v in case["perfvalues"].items()}
     assert abs(figures["network_aggregate"] - RATE) <= 0.15 * RATE, figures
+    # What every node received at once (iperf3 -R): the limit each way.
+    assert abs(figures["network_read_aggregate"] - RATE) <= 0.15 * RATE, figures
     md = (run_dir / "report.md").read_text()
     section = md[md.index("## Components"):md.index("## Tests")]
     rows = [line for line in section.splitlines() if line.startswith("| NetworkSurvey")]
-    assert len(rows) == 5 and all(r.endswith("| FAIL |") for r in rows[:4]), section
+    assert len(rows) == 6 and all(r.endswith("| FAIL |") for r in rows[:4]), section
     assert "| all at once |" in rows[4] and rows[4].endswith("| PASS |"), rows
+    assert "| all at once, receiving |" in rows[5] and rows[5].endswith("| PASS |"), rows
 
     # Cleared: nothing of the limit left, the same entry's KPI met by the loopback.
     assert "limits:" not in run([str(LOCAL_CLUSTER), "status"], env=env).stdout
@@ -91,7 +94,7 @@ def test_a_limited_network_is_measured_and_a_slow_link_named(gluster_env, tmp_pa
     assert proc.returncode == 0 and "overall verdict: ACCEPTED" in out, out[-3000:]
     md = (run_dir / "report.md").read_text()
     section = md[md.index("## Components"):md.index("## Tests")]
-    assert section.count("| PASS |") == 5 and "| FAIL |" not in section, section
+    assert section.count("| PASS |") == 6 and "| FAIL |" not in section, section
 
 
 def test_the_program_measures_each_node_against_the_limit(gluster_env, tmp_path):
@@ -110,7 +113,8 @@ def test_the_program_measures_each_node_against_the_limit(gluster_env, tmp_path)
     figures = [float(m) for m in re.findall(r"to \S+  ([0-9.]+) MiB/s", proc.stdout)]
     assert len(figures) == 4 and all(abs(v - RATE) <= 0.15 * RATE for v in figures), \
         proc.stdout
-    assert len(list((tmp_path / "out").glob("[at]*-n*.json"))) == 8
+    assert len(list((tmp_path / "out").glob("[atr]*-n*.json"))) == 12
+    assert re.search(r"receiving together: [0-9.]+ MiB/s", proc.stdout), proc.stdout
 
 
 def test_a_figure_above_the_bound_the_network_set_is_invalid(gluster_env, tmp_path,

@@ -49,10 +49,13 @@ class _Test:
     figures: list[Any] = field(default_factory=list)
 
 
-def _network(aggregate=50.0, alone=None, verdict="PASS", target=""):
+def _network(aggregate=50.0, alone=None, verdict="PASS", target="", read=None):
     alone = alone if alone is not None else {n: 50.0 for n in NODES}
-    return _Test("NetworkSurvey", _Case("NetworkSurvey", {"network_aggregate": aggregate},
-                                        link_figures=alone), verdict, target)
+    figures = {"network_aggregate": aggregate}
+    if read is not None:
+        figures["network_read_aggregate"] = read
+    return _Test("NetworkSurvey", _Case("NetworkSurvey", figures, link_figures=alone),
+                 verdict, target)
 
 
 def _survey(per_target=100.0, verdict="PASS", target="", missing=()):
@@ -74,7 +77,8 @@ def _reference(**section):
 def test_the_catalogue_says_which_tests_set_a_ceiling_and_which_figures_are_bounded():
     specs = list(registry.TESTS.values())
     assert {s.check: (s.component, s.ceiling_kinds) for s in specs if s.component} == {
-        "TargetSurvey": ("targets", ("write",)), "NetworkSurvey": ("network", ("write",))}
+        "TargetSurvey": ("targets", ("write",)),
+        "NetworkSurvey": ("network", ("write", "read"))}
     assert all(s.component in components.COMPONENTS for s in specs if s.component)
     bounded = {s.check: dict(s.bounded) for s in specs if s.bounded}
     assert bounded["IORWriteBandwidth"] == {"write_bandwidth": "write"}
@@ -101,7 +105,8 @@ def test_the_network_binds_the_write_and_the_read_has_no_bound():
     assert (write.kind, write.bound.value, write.bound.binding) == ("write", 50.0, "network")
     assert write.part("targets").value == 400.0
     assert write.part("clients").value is None
-    assert read.bound is None and "does not measure read" in read.part("network").how
+    assert read.bound is None and "measured no read" in read.part("network").how
+    assert "does not measure read" in read.part("targets").how
     (judged,) = section.figures
     assert (judged.verdict, judged.binding, judged.efficiency_text) == ("PASS", "network",
                                                                          "80.0 %")
@@ -284,3 +289,20 @@ def test_a_component_tests_figures_are_not_assessed_against_the_typed_ceilings()
     ior.figures[0].unit, ior.nodes = "MiB/s", 4
     limits, found = judge(ior)
     assert limits == {"write_bandwidth": 50.0} and found[0].anomaly
+
+
+def test_a_read_is_bound_by_what_the_nodes_received_at_once_and_a_cache_is_invalid():
+    """The network's read round bounds what is read, on any of its nodes; the lab's
+    restore read 82.7 MiB/s through a network limited to 50: a cache answered."""
+    section = bound_section([_network(50.0, read=49.9),
+                             _ior("IORStonewalledRead", "read_bandwidth", 45.0,
+                                  nodes=["n1", "n2"]),
+                             _ior("IORCheckpointSharedRestore", "restore_bandwidth", 82.7)])
+    write, read = section.kinds
+    assert (read.bound.value, read.bound.binding) == (49.9, "network")
+    assert read.part("network").how.startswith("4 nodes receiving at once")
+    ok, cached = section.figures
+    assert (ok.verdict, ok.efficiency_text) == ("PASS", "90.2 %")
+    assert cached.verdict == "INVALID" and "served from a cache" in cached.reason
+    assert section.failures[0].startswith(
+        "IORCheckpointSharedRestore: restore_bandwidth INVALID against the components' bound")

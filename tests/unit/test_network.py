@@ -210,14 +210,14 @@ def test_what_could_not_be_measured_is_invalid_naming_the_node_and_endpoint():
 @pytest.mark.parametrize("edit, words", [
     (lambda t: t.replace("runtime_s 5", "runtime_s 2"), "ran 2 s per step"),
     (lambda t: t.replace("step together 4 n4 127.0.0.2 17139",
-                         "step together 4 n4 127.0.0.2 17136"), "one endpoint together"),
+                         "step together 4 n4 127.0.0.2 17136"), "one endpoint in the together round"),
     (lambda t: t.replace("step alone 3 n4", "step alone 2 n4"), "a server take two nodes"),
     (lambda t: t.replace("step together 4 n4", "step together 5 n4")
                .replace("result 4 n4", "result 5 n4"), "more than one round"),
     (lambda t: t.replace("step alone 3 n4 127.0.0.2 17136", "step alone 3 n4 10.0.0.1 5201"),
      "not an endpoint the check lists"),
     (lambda t: t.replace("nodes n1,n2,n3,n4", "nodes n1,n2,n3"), "not a node of the check"),
-    (lambda t: t.replace("version 1 ", "version 9 "), "format 9, not 1"),
+    (lambda t: t.replace("version 1 ", "version 9 "), "format 9, not one of 1, 2"),
 ])
 def test_a_plan_no_network_check_makes_is_invalid(edit, words):
     run = parse.parse_network(edit(_stdout("limited-30MiB")))
@@ -250,8 +250,9 @@ def test_the_program_names_the_slow_node_from_the_reports_it_kept(tmp_path, caps
     launcher = _script(tmp_path / "srun", 'shift 4; FSACCEPT_NODE="$1"; shift; '
                        'export FSACCEPT_NODE; exec "$@"\n')
     iperf3 = _script(tmp_path / "iperf3", f'''
-case "$FSACCEPT_NODE" in
-  n2) cat "{DATA}/limited-30MiB/a1-n2.json" ;;
+case "$FSACCEPT_NODE $*" in
+  *-R*) cat "{DATA}/read-loopback/r-n1.json" ;;
+  n2*) cat "{DATA}/limited-30MiB/a1-n2.json" ;;
   *) cat "{DATA}/loopback/a0-n1.json" ;;
 esac
 ''')
@@ -272,7 +273,9 @@ esac
     assert fails == ["FAIL: slow link: n2 to srv: sent 30.023 MiB/s, 0.02 x the median "
                      "1,409.3 MiB/s: below 0.80 x"], printed
     assert sorted(p.name for p in out.iterdir()) == [
-        "a0-n1.json", "a1-n2.json", "a2-n3.json", "t-n1.json", "t-n2.json", "t-n3.json"]
+        "a0-n1.json", "a1-n2.json", "a2-n3.json", "r-n1.json", "r-n2.json", "r-n3.json",
+        "t-n1.json", "t-n2.json", "t-n3.json"]
+    assert "  receiving together: " in printed
 
 
 @pytest.mark.parametrize("args, words", [
@@ -308,17 +311,19 @@ def _case(name: str, root: Path, edit=None, entry=None):
     copied to ``root`` as ReFrame keeps them."""
     p = command.parameters("network_survey", entry or ENTRY)
     alone, together = _links(name), _links(name, parse.TOGETHER)
-    figures = validity.figures(alone, together, p)
+    figures = validity.figures(alone, together, p, _links(name, parse.TOGETHER_READ))
     failed = bool(figures[command.SLOW])
     result = "fail" if failed else "pass"
     out = root / "output" / "NetworkSurvey"
     out.mkdir(parents=True, exist_ok=True)
     shutil.copy(DATA / name / "stdout.txt", out / "rfm_job.out")
     (out / "rfm_job.err").write_text("")
-    for report in (DATA / name).glob("[at]*-*.json"):
+    for report in (DATA / name).glob("[atr]*-*.json"):
         shutil.copy(report, out / report.name)
     perf = {}
     for fig, unit in command.FIGURES.items():
+        if fig not in figures:  # a capture of format 1 has no read round
+            continue
         ref = command.references(p).get(fig, (0, None, None, unit))
         perf[f"local-gluster:compute:{fig}"] = [figures[fig], *ref[:3], unit, result]
     servers = validity.servers_of(parse.parse_network(_stdout(name)))
@@ -346,7 +351,8 @@ def _files(root: Path) -> RunFiles:
     return RunFiles(inputs.Reader(root))
 
 
-@pytest.mark.parametrize("name", ["limited-30MiB", "loopback"])
+@pytest.mark.parametrize("name", ["limited-30MiB", "loopback", "read-limited-30MiB",
+                                  "read-loopback"])
 def test_the_sign_off_rebuilds_a_real_run_and_agrees(tmp_path, name):
     assert network_reasons(_case(name, tmp_path), SPEC, _Reference(), _files(tmp_path)) == []
 
@@ -424,3 +430,67 @@ def test_an_entry_whose_ports_pass_65535_is_refused_by_the_reference_rules(tmp_p
     with pytest.raises(Exception, match=r"tests.network_survey.ports: 4 ports from 65535 "
                                          r"pass 65535"):
         reference.load_reference(path)
+
+
+# -- the read round (format 2) ------------------------------------------------------------
+
+def test_the_read_round_gives_what_every_node_received_at_once():
+    run = parse.parse_network(_stdout("read-limited-30MiB"))
+    assert run.version == "2" and [s.report for s in run.of(parse.TOGETHER_READ)] == [
+        f"r-n{i}.json" for i in range(1, 5)]
+    assert validity.invalid_reasons(run, _reports("read-limited-30MiB"), P) == []
+    read = _links("read-limited-30MiB", parse.TOGETHER_READ)
+    figures = validity.figures(_links("read-limited-30MiB"),
+                               _links("read-limited-30MiB", parse.TOGETHER), P, read)
+    assert figures[command.READ_AGGREGATE] == pytest.approx(30.0, rel=0.02)
+    # Format 1 has none: no figure, and valid.
+    assert command.READ_AGGREGATE not in validity.figures(
+        _links("limited-30MiB"), _links("limited-30MiB", parse.TOGETHER), P,
+        _links("limited-30MiB", parse.TOGETHER_READ))
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda t: "\n".join(x for x in t.splitlines() if "together_read" not in x
+                         and " r-n" not in x), "the together_read steps measured 0 of"),
+    (lambda t: t.replace("0 r-n2.json", "0 t-n2.json"), "not a reverse test"),
+    (lambda t: t.replace("version 2 ", "version 1 "), "a read round in an output of format 1"),
+    (lambda t: t.replace("step together_read 5 n4 127.0.82.8 21139",
+                         "step together_read 5 n4 127.0.82.8 21138"),
+     "one endpoint in the together_read round"),
+])
+def test_a_read_round_no_network_check_makes_is_invalid(edit, words):
+    run = parse.parse_network(edit(_stdout("read-limited-30MiB")))
+    reasons = validity.invalid_reasons(run, _reports("read-limited-30MiB"), P)
+    assert any(words in r for r in reasons), reasons
+
+
+def test_a_reverse_report_is_refused_where_the_client_sent_and_taken_where_it_received():
+    text = _capture("iperf3-3.12-n2-limited-50MiB-reverse.json")
+    with pytest.raises(ValueError, match="a reverse test"):
+        parse.parse_iperf3(text)
+    assert parse.parse_iperf3(text, reverse=True).mib_s == pytest.approx(50, rel=0.02)
+    with pytest.raises(ValueError, match="not a reverse test"):
+        parse.parse_iperf3(_capture("iperf3-3.12-n1-limited-50MiB.json"), reverse=True)
+
+
+def test_the_sign_off_refuses_a_read_figure_left_out_or_changed(tmp_path):
+    def drop(r):
+        del r["perfvalues"]["local-gluster:compute:network_read_aggregate"]
+    reasons = network_reasons(_case("read-limited-30MiB", tmp_path, drop), SPEC,
+                              _Reference(), _files(tmp_path))
+    assert any("network_read_aggregate is not recorded, but its iperf3 reports give"
+               in r for r in reasons), reasons
+
+    def change(r):
+        r["perfvalues"]["local-gluster:compute:network_read_aggregate"][0] = 9000.0
+    reasons = network_reasons(_case("read-limited-30MiB", tmp_path, change), SPEC,
+                              _Reference(), _files(tmp_path))
+    assert any("network_read_aggregate is recorded as 9000.0" in r for r in reasons), reasons
+
+
+def test_the_components_section_has_a_row_of_all_nodes_receiving(tmp_path):
+    case = _case("read-limited-30MiB", tmp_path)
+    rows = network_rows(SimpleNamespace(name="NetworkSurvey", case=case, verdict="PASS"))
+    assert [(r.node, r.verdict) for r in rows[-2:]] == [("all at once", "PASS"),
+                                                        ("all at once, receiving", "PASS")]
+    assert rows[-1].measured.endswith(" MiB/s") and rows[-1].value is None

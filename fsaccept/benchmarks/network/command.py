@@ -9,13 +9,15 @@ from typing import Any
 
 from fsaccept.core import components
 
-#: The figures: the slowest and the median node's link alone, all nodes at once, and how
-#: many links fail (must be 0).
+#: The figures: the slowest and the median node's link alone, all nodes at once, how
+#: many links fail (must be 0), and what all nodes received at once (the read round).
 NODE_MIN = "network_node_min"
 NODE_MEDIAN = "network_node_median"
 AGGREGATE = "network_aggregate"
 SLOW = "slow_links"
-FIGURES = {NODE_MIN: "MiB/s", NODE_MEDIAN: "MiB/s", AGGREGATE: "MiB/s", SLOW: "links"}
+READ_AGGREGATE = "network_read_aggregate"
+FIGURES = {NODE_MIN: "MiB/s", NODE_MEDIAN: "MiB/s", AGGREGATE: "MiB/s", SLOW: "links",
+           READ_AGGREGATE: "MiB/s"}
 #: iperf3's own default port.
 DEFAULT_PORT = 5201
 #: Seconds allowed per round beyond its runtime (job steps start, iperf3 connects).
@@ -72,9 +74,9 @@ def program_options(p: NetworkParameters, directory: str, out: str) -> list[str]
 
 
 def deadline_s(p: NetworkParameters, nodes: int = 64, servers: int = 1) -> int:
-    """Seconds the job may run: the alone rounds (nodes over servers) and the together
-    round, each its runtime and a margin."""
-    rounds = math.ceil(nodes / max(1, servers)) + 1
+    """Seconds the job may run: the alone rounds (nodes over servers) and the two
+    together rounds (sending, then receiving), each its runtime and a margin."""
+    rounds = math.ceil(nodes / max(1, servers)) + 2
     return rounds * (p.runtime_s + ROUND_MARGIN_S) + 120
 
 

@@ -4,7 +4,8 @@ parsed: pure, the live check and the sign-off call it on the same bytes.
 The program's lines (``fsaccept-network`` first)::
 
     fsaccept-network version V runtime_s S servers H1:P1,H2:P2 nodes N1,N2
-    fsaccept-network step KIND ROUND NODE SERVER PORT   (the plan; KIND alone|together)
+    fsaccept-network step KIND ROUND NODE SERVER PORT   (the plan; KIND alone|together|
+                                                         together_read)
     fsaccept-network result ROUND NODE EXIT FILE        (iperf3's JSON of that step, kept)
     fsaccept-network end
 
@@ -13,8 +14,10 @@ own link's; the ``together`` round has every node send at once, each to an endpo
 its own: the aggregate is the sum of each node's steady rate, what it sent in its
 1-second intervals but its first and its last over their seconds (the edges, where a
 node that started earlier or ended later than the others had the link to itself, are
-left out: the job steps start within a second of each other).  A figure is never printed: it is read from
-iperf3's own JSON (``iperf3 -J``), which the job keeps (:func:`link_figure`).
+left out: the job steps start within a second of each other).  Format 2 adds the
+``together_read`` round: every node at once again, each from its own endpoint, the
+server sending (``iperf3 -R``): what a read crosses.  A figure is never printed: it is
+read from iperf3's own JSON (``iperf3 -J``), which the job keeps (:func:`link_figure`).
 """
 
 from __future__ import annotations
@@ -30,9 +33,13 @@ from fsaccept.core.findings import INVALID, Finding, Findings, Judged, json_safe
 from fsaccept.core.units import MIB
 
 PREFIX = "fsaccept-network"
-#: The output format the program prints as its version.
-FORMAT = "1"
-ALONE, TOGETHER = "alone", "together"
+#: The output format the program prints as its version, and those still read (format 1
+#: has no read round: its run measured no read).
+FORMAT = "2"
+FORMATS = ("1", "2")
+ALONE, TOGETHER, TOGETHER_READ = "alone", "together", "together_read"
+#: Each kind of step, and the server sends in it (iperf3 -R).
+KINDS = {ALONE: False, TOGETHER: False, TOGETHER_READ: True}
 #: A line at most this long is read (the version line lists every node and endpoint).
 MAX_LINE = 1 << 20
 #: iperf3's JSON of one step is read up to this size (a 1-second interval report is
@@ -47,9 +54,9 @@ _NODE_NAME = re.compile(_NODE)
 _ENDPOINT = re.compile(rf"{_HOST}:{_PORT}")
 _HEADER = re.compile(rf"^{PREFIX} version (\S+) runtime_s {_INT} servers (\S+) "
                      rf"nodes (\S+)$")
-_STEP = re.compile(rf"^{PREFIX} step ({ALONE}|{TOGETHER}) {_INT} {_NODE} {_HOST} {_PORT}$")
+_STEP = re.compile(rf"^{PREFIX} step ({'|'.join(KINDS)}) {_INT} {_NODE} {_HOST} {_PORT}$")
 _RESULT = re.compile(rf"^{PREFIX} result {_INT} {_NODE} (-?[0-9]{{1,4}}) "
-                     r"((?:a[0-9]{1,6}|t)-[A-Za-z0-9._-]{1,64}\.json)$")
+                     r"((?:a[0-9]{1,6}|t|r)-[A-Za-z0-9._-]{1,64}\.json)$")
 
 
 @dataclass(frozen=True)
@@ -173,9 +180,10 @@ def _number(x: Any) -> float | None:
     return float(x)
 
 
-def parse_iperf3(report: str) -> Link:
+def parse_iperf3(report: str, reverse: bool = False) -> Link:
     """One client's ``iperf3 -J`` report; ValueError, saying why, for one that is not a
-    complete TCP test from client to server."""
+    complete TCP test from client to server (``reverse``: from server to client, ``-R``:
+    then what the client received, and the server's retransmits and round-trip)."""
     if len(report) > MAX_REPORT:
         raise ValueError(f"{len(report):,} characters, more than an iperf3 report "
                          f"({MAX_REPORT:,})")
@@ -193,8 +201,10 @@ def parse_iperf3(report: str) -> Link:
     test = start.get("test_start") if isinstance(start.get("test_start"), dict) else {}
     if test.get("protocol") != "TCP":
         raise ValueError(f"protocol {test.get('protocol')!r}, not TCP")
-    if test.get("reverse") not in (0, False):
+    if not reverse and test.get("reverse") not in (0, False):
         raise ValueError("a reverse test (-R): the server sent, not the client")
+    if reverse and test.get("reverse") not in (1, True):
+        raise ValueError("not a reverse test (-R): the client sent, not the server")
     received = end.get("sum_received") if isinstance(end.get("sum_received"), dict) else {}
     sent = end.get("sum_sent") if isinstance(end.get("sum_sent"), dict) else {}
     got, seconds = _number(received.get("bytes")), _number(received.get("seconds"))
@@ -228,14 +238,16 @@ def parse_iperf3(report: str) -> Link:
                 sum(rtts) / len(rtts) / 1000 if rtts else None, version.split()[1], steady)
 
 
-def link_figure(report: str | None, exit_code: int | None) -> tuple[Link | None, str]:
-    """(a step's link, or None; why not) from its iperf3 JSON and exit status."""
+def link_figure(report: str | None, exit_code: int | None, reverse: bool = False
+                ) -> tuple[Link | None, str]:
+    """(a step's link, or None; why not) from its iperf3 JSON and exit status
+    (``reverse``: a step of the read round)."""
     if exit_code is None:
         return None, "its step has no result line"
     if report is None:
         return None, "its iperf3 report is missing"
     try:
-        link = parse_iperf3(report)
+        link = parse_iperf3(report, reverse)
     except ValueError as err:
         why = str(err)
         return None, (f"iperf3 exited {exit_code}: {why}" if exit_code else why)

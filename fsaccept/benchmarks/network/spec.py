@@ -18,8 +18,9 @@ TESTS = (
              tags=("components",), figures=tuple(command.FIGURES),
              schema="network.schema.json",
              named_by={command.SLOW: "slow_links_named"},
-             # From the clients to the servers: what the nodes can send, so write.
-             component="network", ceiling_kinds=("write",),
+             # To the servers and from them: what the nodes can send (a write) and
+             # receive (a read).
+             component="network", ceiling_kinds=("write", "read"),
              # iperf3 sends over the network, not to the file system.
              reduction_matters=False),
 )

@@ -8,8 +8,9 @@ import statistics
 from collections.abc import Callable
 
 from fsaccept.benchmarks.network import command
-from fsaccept.benchmarks.network.parse import (ALONE, FORMAT, TOGETHER, Link, NetworkRun,
-                                               Planned, link_figure)
+from fsaccept.benchmarks.network.parse import (ALONE, FORMATS, KINDS, TOGETHER,
+                                               TOGETHER_READ, Link, NetworkRun, Planned,
+                                               link_figure)
 from fsaccept.core import components
 from fsaccept.core.formatting import format_number
 from fsaccept.core.pernode import find_outliers
@@ -24,7 +25,8 @@ def measured(run: NetworkRun, reports: Reports, kind: str = ALONE
     not measured."""
     links, not_measured = {}, []
     for step in run.of(kind):
-        link, why = link_figure(reports(step.report) if step.report else None, step.exit)
+        link, why = link_figure(reports(step.report) if step.report else None, step.exit,
+                                KINDS[kind])
         if link is None:
             not_measured.append(f"{step.node} to {step.endpoint} ({kind}): not measured "
                                 f"({why})")
@@ -38,6 +40,11 @@ def servers_of(run: NetworkRun) -> dict[str, str]:
     return {s.node: s.server for s in run.of(ALONE)}
 
 
+def kinds_of(run: NetworkRun) -> tuple[str, ...]:
+    """The kinds of step its format has: format 1 has no read round."""
+    return (ALONE, TOGETHER) if run.version == "1" else tuple(KINDS)
+
+
 def invalid_reasons(run: NetworkRun, reports: Reports,
                     p: command.NetworkParameters | None = None) -> list[str]:
     """INVALID reasons; none: the figures may be judged.  A check that measured only part
@@ -45,8 +52,9 @@ def invalid_reasons(run: NetworkRun, reports: Reports,
     reasons = list(run.reasons)
     if run.version is None:
         return reasons
-    if run.version != FORMAT:
-        reasons.append(f"network output format {run.version}, not {FORMAT}")
+    if run.version not in FORMATS:
+        reasons.append(f"network output format {run.version}, not one of "
+                       f"{', '.join(FORMATS)}")
     if p is not None and run.runtime_s != p.runtime_s:
         reasons.append(f"iperf3 ran {run.runtime_s} s per step, not the entry's "
                        f"{p.runtime_s} s")
@@ -57,13 +65,14 @@ def invalid_reasons(run: NetworkRun, reports: Reports,
             reasons.append(f"the program measured endpoints {','.join(run.endpoints)}, not "
                            "the entry's servers and ports")
     reasons += plan_reasons(run)
-    for kind in (ALONE, TOGETHER):
+    for kind in kinds_of(run):
         reasons += measured(run, reports, kind)[1]
-    reasons += [f"{node} together: {link.seconds:.3g} s of intervals, fewer than 3: no "
+    reasons += [f"{node} {kind}: {link.seconds:.3g} s of intervals, fewer than 3: no "
                 "steady rate (runtime_s at least 3)"
-                for node, link in measured(run, reports, TOGETHER)[0].items()
+                for kind in kinds_of(run)[1:]
+                for node, link in measured(run, reports, kind)[0].items()
                 if link.steady_mib_s is None]
-    versions = {link.version for kind in (ALONE, TOGETHER)
+    versions = {link.version for kind in kinds_of(run)
                 for link in measured(run, reports, kind)[0].values()}
     if len(versions) > 1:
         reasons.append(f"the nodes ran iperf3 {', '.join(sorted(versions))}: not one "
@@ -83,7 +92,7 @@ def plan_reasons(run: NetworkRun) -> list[str]:
                        f"({','.join(run.nodes)})")
         if s.endpoint not in listed:
             out.append(f"{s.node} sent to {s.endpoint}, not an endpoint the check lists")
-    for kind in (ALONE, TOGETHER):
+    for kind in kinds_of(run):
         nodes = [s.node for s in run.of(kind)]
         if sorted(nodes) != sorted(run.nodes):
             out.append(f"the {kind} steps measured {len(nodes)} of the {len(run.nodes)} "
@@ -95,24 +104,32 @@ def plan_reasons(run: NetworkRun) -> list[str]:
         if len({s.server for s in steps}) != len(steps):
             out.append(f"alone round {r} had a server take two nodes: their figures are "
                        "not each link's own")
-    together = [s.endpoint for s in run.of(TOGETHER)]
-    if len(set(together)) != len(together):
-        out.append("two nodes sent to one endpoint together: iperf3 serves one at a time")
-    if len({s.round for s in run.of(TOGETHER)}) > 1:
-        out.append("the together steps are in more than one round: not all at once")
+    for kind in kinds_of(run)[1:]:
+        together = [s.endpoint for s in run.of(kind)]
+        if len(set(together)) != len(together):
+            out.append(f"two nodes used one endpoint in the {kind} round: iperf3 serves "
+                       "one at a time")
+        if len({s.round for s in run.of(kind)}) > 1:
+            out.append(f"the {kind} steps are in more than one round: not all at once")
+    if run.version == "1" and run.of(TOGETHER_READ):
+        out.append("a read round in an output of format 1")
     return out
 
 
 def figures(alone: dict[str, Link], together: dict[str, Link],
-            p: command.NetworkParameters) -> dict[str, float]:
+            p: command.NetworkParameters, read: dict[str, Link] | None = None
+            ) -> dict[str, float]:
     """The slowest and the median node alone, the aggregate together, the failing links'
-    count."""
+    count; with the read round's links (format 2), what all nodes received at once."""
     if not alone or not together:
         return {}
     values = [link.mib_s for link in alone.values()]
-    return {command.NODE_MIN: min(values), command.NODE_MEDIAN: statistics.median(values),
-            command.AGGREGATE: aggregate(together),
-            command.SLOW: float(len(failing(alone, p)))}
+    out = {command.NODE_MIN: min(values), command.NODE_MEDIAN: statistics.median(values),
+           command.AGGREGATE: aggregate(together),
+           command.SLOW: float(len(failing(alone, p)))}
+    if read:
+        out[command.READ_AGGREGATE] = aggregate(read)
+    return out
 
 
 def aggregate(together: dict[str, Link]) -> float:

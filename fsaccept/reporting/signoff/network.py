@@ -52,9 +52,12 @@ def network_reasons(case: Case, spec: TestSpec, reference: Any = None,
         params = network_command.parameters(spec.key, {})
     alone = network_validity.measured(run, report)[0]
     together = network_validity.measured(run, report, network_parse.TOGETHER)[0]
-    out += figures_agree(case, network_command.FIGURES,
-                         network_validity.figures(alone, together, params),
-                         "iperf3 reports")
+    read = network_validity.measured(run, report, network_parse.TOGETHER_READ)[0]
+    rebuilt = network_validity.figures(alone, together, params, read)
+    out += figures_agree(case, network_command.FIGURES, rebuilt, "iperf3 reports")
+    recorded = {f.name for f in case.figures if f.value is not None}
+    out += [f"{name} is not recorded, but its iperf3 reports give {value}"
+            for name, value in rebuilt.items() if name not in recorded]
     kept = case.get("link_figures")
     if not isinstance(kept, dict) or set(kept) != set(alone) or any(
             isinstance(kept[k], bool) or not isinstance(kept[k], (int, float))
