@@ -96,6 +96,13 @@ def _number(x: Any) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
+def _kept_figures(t: Test, field: str) -> dict[str, float]:
+    """A case's recorded figures by name (node, target): the numbers among them."""
+    kept = t.case.get(field)
+    return {str(k): n for k, v in (kept.items() if isinstance(kept, dict) else ())
+            if (n := _number(v)) is not None}
+
+
 def network_rows(t: Test, reference: Any = None) -> list[LinkRow]:
     """The rows of one network test: its recorded plan and each node's recorded figure,
     the failing ones by the names the test recorded (the sign-off holds both to the
@@ -105,10 +112,8 @@ def network_rows(t: Test, reference: Any = None) -> list[LinkRow]:
     if not isinstance(text, str) or not text:
         return []
     run = network_parse.parse_network(text)
-    kept = t.case.get("link_figures")
-    kept = kept if isinstance(kept, dict) else {}
-    values = {s.node: v for s in run.of(network_parse.ALONE)
-              if (v := _number(kept.get(s.node))) is not None}
+    kept = _kept_figures(t, "link_figures")
+    values = {s.node: kept[s.node] for s in run.of(network_parse.ALONE) if s.node in kept}
     spread = _number(t.case.get("max_spread"))
     spread = spread if spread is not None and 0 <= spread < 1 \
         else components.DEFAULT_MAX_SPREAD
@@ -157,11 +162,8 @@ def survey_rows(t: Test, reference: Any = None) -> list[TargetRow]:
     if not isinstance(text, str) or not text:
         return []
     run = survey_parse.parse_survey(text)
-    kept = t.case.get("target_figures")
-    kept = kept if isinstance(kept, dict) else {}
-    values = {s.target: float(kept[s.target.name]) for s in run.steps
-              if isinstance(kept.get(s.target.name), (int, float))
-              and not isinstance(kept.get(s.target.name), bool)}
+    kept = _kept_figures(t, "target_figures")
+    values = {s.target: kept[s.target.name] for s in run.steps if s.target.name in kept}
     spread = t.case.get("max_spread")
     spread = spread if isinstance(spread, (int, float)) and 0 <= spread < 1 \
         else components.DEFAULT_MAX_SPREAD
@@ -234,12 +236,6 @@ class Ceiling:
     #: (the nodes of the test it bounds, or None; the figure kind) -> (MiB/s or None, how
     #: it was derived or why there is none).
     of: Callable[[Sequence[str] | None, str], tuple[float | None, str]]
-
-
-def _kept_figures(t: Test, field: str) -> dict[str, float]:
-    kept = t.case.get(field)
-    return {str(k): n for k, v in (kept.items() if isinstance(kept, dict) else ())
-            if (n := _number(v)) is not None}
 
 
 def network_ceiling(t: Test) -> Ceiling:
