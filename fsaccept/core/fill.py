@@ -1,5 +1,9 @@
 """Acceptance at a declared fill level (issue 39 §1).
 
+(Over 900 lines, one concept: a fill level's settings, arithmetic and judges, which
+the live check and the sign-off call alike; each piece reads the same typed
+:class:`Settings` and :class:`Df`.)
+
 A file system is fast empty.  A contract often says how fast it must stay once it is
 full: "at 80 % of its capacity, each figure at least 70 % of its empty figure".  The
 tests measured on the empty target are measured again once a **filler** (random,

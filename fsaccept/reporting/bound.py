@@ -36,6 +36,7 @@ from fsaccept.benchmarks.catalogue import BOUND_KINDS
 from fsaccept.core import components
 from fsaccept.core.formatting import format_number
 from fsaccept.reporting.components import CEILINGS, Ceiling
+from fsaccept.reporting.plotbudget import Plot, PlotBudget
 from fsaccept.reporting.runreport import Test
 from fsaccept.reporting.verdicts import FAIL, INVALID, PASS, spec_of_case
 
@@ -240,6 +241,18 @@ def judge(t: Test, figure: str, kind: str, value: float, of_kind: KindBound,
         return Judged(t.name, figure, kind, value, of_kind, efficiency, limit, FAIL,
                       f"{said}: below components.efficiency_min {rules.efficiency_min:g}")
     return Judged(t.name, figure, kind, value, of_kind, efficiency, limit, PASS, said)
+
+
+def drawn(section: BoundSection, budget: PlotBudget) -> list[Plot]:
+    """The section's charts through the report's plot budget: one per figure kind (and
+    target) with a bound (:func:`plot`)."""
+    charts = [budget.draw(
+        f"bound-{k.kind}{'-' + k.target if k.target else ''}", f"\0bound\0{k.target}\0{k.kind}",
+        f"The bound of the {k.words}{f' ({k.target})' if k.target else ''}",
+        lambda k=k: plot(k, [f for f in section.figures
+                             if (f.kind, f.of_kind.target) == (k.kind, k.target)]))
+        for k in section.kinds if k.bound is not None] if budget.drawing else []
+    return [c for c in charts if c]
 
 
 def plot(kind: KindBound, figures: Sequence[Judged]) -> bytes | None:

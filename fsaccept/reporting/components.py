@@ -28,6 +28,7 @@ from fsaccept.benchmarks.survey import command as survey_command
 from fsaccept.benchmarks.survey import parse as survey_parse
 from fsaccept.core import components
 from fsaccept.core.formatting import format_number
+from fsaccept.reporting.plotbudget import Plot, PlotBudget
 from fsaccept.reporting.runreport import Test
 from fsaccept.reporting.signoff.common import entry_parameters
 from fsaccept.reporting.verdicts import FAIL, INVALID, PASS, spec_of_case
@@ -181,6 +182,18 @@ def survey_rows(t: Test, reference: Any = None) -> list[TargetRow]:
             f"{value / median:.2f} x" if value is not None and median else "—",
             f"≥ {1 - spread:.2f} x", verdict, value))
     return rows
+
+
+def drawn(parts: ComponentsSection, budget: PlotBudget) -> list[Plot]:
+    """The section's charts through the report's plot budget: each component's rows
+    sorted (:func:`plot`), the targets' first."""
+    charts = [budget.draw(f"components-{name}", f"\0components\0{name}", title,
+                          lambda rows=rows, title=title: plot(rows, title))
+              for name, rows, title in (
+                  ("targets", parts.targets, "Each target written alone, sorted"),
+                  ("network", parts.links, "Each node's link alone, sorted"))
+              if rows] if budget.drawing else []
+    return [c for c in charts if c]
 
 
 def plot(rows: Sequence[TargetRow | LinkRow], what: str) -> bytes | None:

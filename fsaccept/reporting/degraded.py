@@ -18,6 +18,8 @@ from typing import Any
 from fsaccept.core import degraded
 from fsaccept.core.formatting import format_number
 from fsaccept.core.reference import TIME_UNITS, ReferenceError
+from fsaccept.reporting.plotbudget import Plot, PlotBudget
+from fsaccept.reporting.plots import timeline_plot
 from fsaccept.reporting.runreport import Test
 from fsaccept.reporting.verdicts import spec_of_case
 
@@ -124,6 +126,14 @@ def _healthy_counterparts(tests: list[Test]) -> dict[str, Test]:
 def _healthy_value(test: Test | None, figure: str) -> float | None:
     row = next((fr for fr in test.figures if fr.name == figure), None) if test else None
     return row.value if row is not None and test.verdict == "PASS" else None
+
+
+def drawn(section: DegradedSection | None, budget: PlotBudget) -> Plot | None:
+    """The section's timeline through the report's plot budget, drawn whatever the budget
+    (:func:`.plots.timeline_plot`); None without a section."""
+    return budget.draw("degraded-mode-timeline", "\0degraded", "Degraded mode: faults and "
+                       "recoveries", lambda: timeline_plot(section),
+                       budgeted=False) if section else None
 
 
 def degraded_section(tests: list[Test], reference: Any = None) -> DegradedSection:

@@ -23,6 +23,7 @@ from typing import Any
 from fsaccept.benchmarks.catalogue import ACCEPTANCE
 from fsaccept.core import fill
 from fsaccept.core.formatting import format_number
+from fsaccept.reporting.plotbudget import Plot, PlotBudget
 from fsaccept.reporting.signoff.fill import fill_evidence_of
 from fsaccept.reporting.runreport import FAIL, PASS, Test
 from fsaccept.reporting.verdicts import spec_of_case
@@ -223,6 +224,13 @@ def fill_section(tests: list[Test], reference: Any = None) -> FillSection:
             elif judged.verdict == fill.INVALID:
                 out.incomplete += [f"fill: {r}" for r in judged.reasons]
     return out
+
+
+def drawn(section: FillSection | None, budget: PlotBudget) -> Plot | None:
+    """The section's chart through the report's plot budget (:func:`plot`); None without
+    a section."""
+    return budget.draw("fill-level", "\0fill", "Fill level: each figure filled against "
+                       "empty", lambda: plot(section)) if section else None
 
 
 def plot(section: FillSection) -> bytes | None:

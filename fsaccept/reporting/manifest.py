@@ -1,6 +1,9 @@
 """A tamper-evident run: the SHA-256 of every file its sign-off rests on, and optionally
 a site's SSH signature of that list.
 
+(Over 600 lines, one concept: one record, written and verified by the same code, and
+its signature.)
+
 ``scripts/acceptance`` writes ``manifest.json`` into the run directory after ReFrame
 finishes and before ``fsaccept report``: the run report, every regular file in each
 test's output and stage directories that the run report names (``rfm_job.sh``,

@@ -4,6 +4,10 @@ the session's verdict (:mod:`.verdict`, decided there), their sections
 (:mod:`.sections`), plots (:mod:`.plots`, :mod:`.plotbudget`) and the assessment against
 hardware ceilings (:mod:`.assessment`).  ``fsaccept report RUN_REPORT`` writes it.
 
+(Over 700 lines, one concept: the one pass from a run's files to the written report,
+its context, escaping, reading and command; each section is laid out in a module of its
+own, with its charts.)
+
 One pass (:func:`write_report_context`): every file the sign-off uses is read once
 (:class:`fsaccept.core.inputs.Reader`: the run report, the reference file, a ceilings
 file, the job scripts shown, the manifest and its signature), and what is parsed or
@@ -35,21 +39,23 @@ from fsaccept.reporting import assessment
 from fsaccept.reporting import manifest as run_manifest
 from fsaccept.reporting.assessment import CeilingError
 from fsaccept.reporting.bound import bound_section
-from fsaccept.reporting.bound import plot as bound_plot
+from fsaccept.reporting.bound import drawn as bound_drawn
 from fsaccept.reporting.components import components_section
-from fsaccept.reporting.components import plot as components_plot
+from fsaccept.reporting.components import drawn as components_drawn
 from fsaccept.reporting.degraded import degraded_section
+from fsaccept.reporting.degraded import drawn as degraded_drawn
 from fsaccept.reporting.io500 import io500_section
 from fsaccept.reporting.plotbudget import MAX_PLOTS, Plot, PlotBudget
-from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot, timeline_plot
+from fsaccept.reporting.plots import check_plot, figure_plot, per_node_plot
 from fsaccept.reporting.reduction import data_reduction_lines
 from fsaccept.reporting.semantics import semantics_section
 from fsaccept.reporting.fill import fill_section
-from fsaccept.reporting.fill import plot as fill_plot
+from fsaccept.reporting.fill import drawn as fill_drawn
 from fsaccept.reporting.interference import interference_sections
 from fsaccept.reporting.soak import plots as soak_plots
 from fsaccept.reporting.soak import soak_sections
-from fsaccept.reporting.scaling import curve_plot, is_beyond, scaling_section, swept
+from fsaccept.reporting.scaling import drawn as scaling_drawn
+from fsaccept.reporting.scaling import is_beyond, scaling_section, swept
 from fsaccept.reporting.case import TypedReport, typed
 from fsaccept.reporting.signoff.common import RunFiles
 from fsaccept.reporting.signoff.output import dataset_margin_of
@@ -125,28 +131,12 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
                            integrity=integrity, checks=checks)
     node_plots = _node_plots(checks, budget)
     degraded = degraded_section(tests, reference)
-    degraded_plot = budget.draw(
-        "degraded-mode-timeline", "\0degraded", "Degraded mode: faults and recoveries",
-        lambda: timeline_plot(degraded), budgeted=False) if degraded else None
+    degraded_plot = degraded_drawn(degraded, budget)
     soaks = _soaks(tests, budget)
-    fill_drawn = budget.draw("fill-level", "\0fill", "Fill level: each figure filled "
-                             "against empty", lambda: fill_plot(filled)) if filled else None
+    fill_plot = fill_drawn(filled, budget)
     parts = components_section(tests, reference)
-    parts_plots = [budget.draw(f"components-{name}", f"\0components\0{name}", title,
-                               lambda rows=rows, title=title: components_plot(rows, title))
-                   for name, rows, title in (
-                       ("targets", parts.targets, "Each target written alone, sorted"),
-                       ("network", parts.links, "Each node's link alone, sorted"))
-                   if rows] if budget.drawing else []
-    bound_plots = [budget.draw(
-        f"bound-{k.kind}{'-' + k.target if k.target else ''}", f"\0bound\0{k.target}\0{k.kind}",
-        f"The bound of the {k.words}{f' ({k.target})' if k.target else ''}",
-        lambda k=k: bound_plot(k, [f for f in bounded.figures
-                                   if (f.kind, f.of_kind.target) == (k.kind, k.target)]))
-        for k in bounded.kinds if k.bound is not None] if budget.drawing else []
-    curves = [budget.draw(f"scaling-{c.check}", f"\0{c.check}", c.title,
-                          lambda c=c: curve_plot(c)) for c in sweep.curves] \
-        if budget.drawing else []
+    parts_plots, bound_plots = components_drawn(parts, budget), bound_drawn(bounded, budget)
+    curves = scaling_drawn(sweep, budget)
     signoff = _signoff(report.info, tests, judged, signed_by=signed_by,
                        harness_version=harness_version, git_commit=git_commit,
                        reference_check=reference_check, integrity=integrity,
@@ -163,16 +153,14 @@ def build_context(report: TypedReport | dict[str, Any], *, signed_by: str = "",
             "tests": tests, "has_ceilings": bool(ceilings) or assess.kept > 0,
             "data_reduction": data_reduction_lines(tests),
             "semantics": semantics_section(tests, reference),
-            "components": parts, "components_plots": [p for p in parts_plots if p],
-            "bound": bounded,
-            "bound_plots": [p for p in bound_plots if p],
-            "soaks": soaks,
+            "components": parts, "components_plots": parts_plots,
+            "bound": bounded, "bound_plots": bound_plots, "soaks": soaks,
             "interferences": [{"name": name, "section": section}
                               for name, section in interference_sections(tests)],
             "degraded": degraded, "degraded_plot": degraded_plot,
-            "fill": filled, "fill_plot": fill_drawn,
+            "fill": filled, "fill_plot": fill_plot,
             "io500": io500_section(tests),
-            "scaling": sweep, "scaling_curves": list(zip(sweep.curves, curves)),
+            "scaling": sweep, "scaling_curves": curves,
             "data_left": data_left_lines(tests)}
 
 

@@ -24,6 +24,7 @@ from fsaccept.core import placement, scaling
 from fsaccept.core.formatting import format_number
 from fsaccept.core.scaling import CurveVerdict, Point
 from fsaccept.reporting.case import Case
+from fsaccept.reporting.plotbudget import Plot, PlotBudget
 from fsaccept.reporting.runreport import Test
 from fsaccept.reporting.verdicts import FAIL, PASS, SKIPPED, spec_of_case
 
@@ -229,6 +230,14 @@ def _curve(spec: Any, tests: list[Test], sweeps: scaling.Sweeps, planned: bool) 
                               judged.reasons + tuple(f"{p.case}: {p.reason}" for p in lines
                                                      if p.x is None), judged.efficiency)
     return Curve(spec.key, spec.check, dimension, figure, unit, lines, beyond, floor, judged)
+
+
+def drawn(section: ScalingSection, budget: PlotBudget) -> list[tuple[Curve, Plot | None]]:
+    """Each curve of the section (:func:`scaling_section`) with its chart through the
+    report's plot budget (:func:`curve_plot`), None where none is drawn."""
+    return [(c, budget.draw(f"scaling-{c.check}", f"\0{c.check}", c.title,
+                            lambda c=c: curve_plot(c)) if budget.drawing else None)
+            for c in section.curves]
 
 
 def curve_plot(curve: Curve) -> bytes | None:

@@ -7,6 +7,9 @@ reasons (``assert_valid``); each benchmark's module (:mod:`.ior`, :mod:`.mdtest`
 :mod:`.fio`, :mod:`.md_workbench`) supplies only what differs: its command, its planned
 volume and deadlines, its parsed run and its own reasons.
 
+(Over 650 lines, one concept: one class's hooks, in the order ReFrame runs them; split
+across modules, their order could no longer be read in one place.)
+
 Verdicts: PASS is ReFrame's pass; FAIL is a performance failure against the threshold;
 INVALID is a sanity failure whose message starts with ``INVALID:`` and gives the reasons.
 A figure is never judged when invalid.

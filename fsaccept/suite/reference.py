@@ -1,5 +1,8 @@
 """Reading and validating a reference file, ``reference/<system>.yaml``.
 
+(Over 650 lines, one concept: one file read from its bytes to the typed reference, and
+every rule that names one of its keys.)
+
 It is validated against a JSON Schema (``reference.schema.json`` beside this module, with
 each benchmark's ``schema.json``) and each benchmark's own entry rules (the registry) when
 loaded; every error names the file and the key, and nothing is submitted with a bad file.
