@@ -374,8 +374,9 @@ def _checkpoint_case(data, name="IORCheckpointWrite"):
 def signoff_run(tmp_path, monkeypatch):
     from fsaccept.reporting import report as signoff
     from tests.conftest import capture_with_reference
-    for name in ("figure_plot", "check_plot", "per_node_plot", "timeline_plot"):
+    for name in ("figure_plot", "check_plot", "per_node_plot"):
         monkeypatch.setattr(signoff, name, lambda *a, **k: b"")
+    monkeypatch.setattr("fsaccept.reporting.degraded.timeline_plot", lambda *a, **k: b"")
     return capture_with_reference(SIGNOFF_CAPTURE, tmp_path)
 
 

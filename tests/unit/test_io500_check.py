@@ -329,8 +329,9 @@ def synthetic_run(tmp_path, capture="standard-2rank", edit_record=lambda d: None
 
 @pytest.fixture(autouse=True)
 def _no_plots(monkeypatch):
-    for name in ("figure_plot", "check_plot", "per_node_plot", "timeline_plot"):
+    for name in ("figure_plot", "check_plot", "per_node_plot"):
         monkeypatch.setattr(signoff, name, lambda *a, **k: b"")
+    monkeypatch.setattr("fsaccept.reporting.degraded.timeline_plot", lambda *a, **k: b"")
 
 
 def _signoff(data, tmp_path):
